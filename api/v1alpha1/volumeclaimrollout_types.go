@@ -1,0 +1,180 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Kind is the kind of the VolumeClaimRollout.
+const Kind = "VolumeClaimRollout"
+
+// Annotations and labels read from StatefulSets.
+const (
+	// IgnoreAnnotation set to "true" on a StatefulSet opts it out of claimwarden.
+	IgnoreAnnotation = "claimwarden.dev/ignore"
+	// UpdateStrategyAnnotation overrides the configured update strategy of one StatefulSet.
+	UpdateStrategyAnnotation = "claimwarden.dev/update-strategy"
+)
+
+// UpdateStrategy says how existing claims follow a changed template (KEP-4650).
+// +kubebuilder:validation:Enum=InPlace;OnClaimDelete
+type UpdateStrategy string
+
+const (
+	// InPlace patches existing claims where only mutable fields differ.
+	InPlace UpdateStrategy = "InPlace"
+	// OnClaimDelete leaves existing claims alone; only new claims get the new template.
+	OnClaimDelete UpdateStrategy = "OnClaimDelete"
+)
+
+// ClaimPhase is where one claim is in its rollout.
+// +kubebuilder:validation:Enum=Pending;Denied;Patching;Resizing;Compatible;Failed
+type ClaimPhase string
+
+const (
+	// ClaimPending waits for its turn (or for its PVC to be created).
+	ClaimPending ClaimPhase = "Pending"
+	// ClaimDenied cannot be changed: a policy or an immutable field says no.
+	ClaimDenied ClaimPhase = "Denied"
+	// ClaimPatching has a patch being written.
+	ClaimPatching ClaimPhase = "Patching"
+	// ClaimResizing is patched and waits for the storage to report the new capacity.
+	ClaimResizing ClaimPhase = "Resizing"
+	// ClaimCompatible matches its template as KEP-4650 defines it.
+	ClaimCompatible ClaimPhase = "Compatible"
+	// ClaimFailed was rejected by the API server or its resize failed.
+	ClaimFailed ClaimPhase = "Failed"
+)
+
+// VolumeClaimRolloutSpec is empty: the StatefulSet of the same name is the desired state.
+type VolumeClaimRolloutSpec struct{}
+
+// Source is where a proposal came from.
+type Source struct {
+	// Kind of the source object, e.g. StatefulSet, Kustomization or Application.
+	Kind string `json:"kind"`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	// Repository URL the revision belongs to, when known.
+	// +optional
+	Repository string `json:"repository,omitempty"`
+	// Revision (commit) that proposed the templates, when known.
+	// +optional
+	Revision string `json:"revision,omitempty"`
+}
+
+// Proposal is the desired state the rollout works towards.
+type Proposal struct {
+	Source Source `json:"source"`
+	// TemplatesHash identifies the desired volumeClaimTemplates.
+	TemplatesHash string `json:"templatesHash"`
+}
+
+// ClaimStatus is the state of one claim (template × ordinal).
+type ClaimStatus struct {
+	// Name of the PersistentVolumeClaim.
+	Name     string `json:"name"`
+	Template string `json:"template"`
+	Ordinal  int32  `json:"ordinal"`
+	// From is the claim's storage request before the rollout.
+	// +optional
+	From string `json:"from,omitempty"`
+	// To is the storage request the rollout brings it to.
+	// +optional
+	To    string     `json:"to,omitempty"`
+	Phase ClaimPhase `json:"phase"`
+	// OverSized is true when the claim is larger than its template (never shrunk).
+	// +optional
+	OverSized bool `json:"overSized,omitempty"`
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// Counts summarise the claims of a rollout.
+type Counts struct {
+	Total      int32 `json:"total"`
+	Compatible int32 `json:"compatible"`
+	Updating   int32 `json:"updating"`
+	Denied     int32 `json:"denied"`
+	Failed     int32 `json:"failed"`
+	OverSized  int32 `json:"overSized"`
+	// Capacity is the sum of the claims' status capacity.
+	// +optional
+	Capacity string `json:"capacity,omitempty"`
+}
+
+// PendingRecreate records a StatefulSet that is being orphan-deleted and re-created,
+// written before the delete so that a restarted controller finishes the job.
+type PendingRecreate struct {
+	// UID of the StatefulSet being deleted.
+	UID string `json:"uid"`
+	// Object is the StatefulSet to create, server-set fields dropped.
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	Object runtime.RawExtension `json:"object"`
+}
+
+// VolumeClaimRolloutStatus reports the rollout.
+type VolumeClaimRolloutStatus struct {
+	// ObservedGeneration is the StatefulSet generation last reconciled.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// +optional
+	Strategy UpdateStrategy `json:"strategy,omitempty"`
+	// +optional
+	Proposal *Proposal `json:"proposal,omitempty"`
+	// +optional
+	Claims []ClaimStatus `json:"claims,omitempty"`
+	// +optional
+	Counts Counts `json:"counts,omitempty"`
+	// Progress reads "compatible/total" for the printer columns.
+	// +optional
+	Progress string `json:"progress,omitempty"`
+	// Problems are differences claimwarden reports but does not act on.
+	// +optional
+	Problems []string `json:"problems,omitempty"`
+	// +optional
+	PendingRecreate *PendingRecreate `json:"pendingRecreate,omitempty"`
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// VolumeClaimRollout brings one StatefulSet's PVCs to its volumeClaimTemplates.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=vcr
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Compatible",type=string,JSONPath=`.status.progress`
+// +kubebuilder:printcolumn:name="Updating",type=integer,JSONPath=`.status.counts.updating`
+// +kubebuilder:printcolumn:name="Denied",type=integer,JSONPath=`.status.counts.denied`
+// +kubebuilder:printcolumn:name="OverSized",type=integer,JSONPath=`.status.counts.overSized`
+// +kubebuilder:printcolumn:name="Capacity",type=string,JSONPath=`.status.counts.capacity`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type VolumeClaimRollout struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   VolumeClaimRolloutSpec   `json:"spec,omitempty"`
+	Status VolumeClaimRolloutStatus `json:"status,omitempty"`
+}
+
+// GetConditions returns the status conditions (fluxcd/pkg/runtime conditions.Getter).
+func (in *VolumeClaimRollout) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions sets the status conditions (fluxcd/pkg/runtime conditions.Setter).
+func (in *VolumeClaimRollout) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
+
+// VolumeClaimRolloutList is a list of VolumeClaimRollouts.
+// +kubebuilder:object:root=true
+type VolumeClaimRolloutList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []VolumeClaimRollout `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&VolumeClaimRollout{}, &VolumeClaimRolloutList{})
+}

@@ -1,0 +1,106 @@
+// Package diff compares a StatefulSet's volumeClaimTemplates with its
+// PersistentVolumeClaims the way KEP-4650 defines it. It is pure: no clients,
+// no clock, no I/O; callers bring the objects.
+package diff
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Field names an immutable PVC field that differs between template and claim.
+type Field string
+
+// Immutable PVC fields that a patch can never change.
+const (
+	FieldStorageClass Field = "spec.storageClassName"
+	FieldAccessModes  Field = "spec.accessModes"
+	FieldVolumeMode   Field = "spec.volumeMode"
+	FieldSelector     Field = "spec.selector"
+	FieldDataSource   Field = "spec.dataSourceRef"
+)
+
+// Mismatch is one immutable field that differs; Live and Desired are rendered for people.
+type Mismatch struct {
+	Field   Field
+	Live    string
+	Desired string
+}
+
+// ClaimChange is the difference between one live claim (template × ordinal)
+// and its template, and whether the claim is compatible with it.
+type ClaimChange struct {
+	Template string
+	Ordinal  int32
+	// Name is the claim's name: <template>-<statefulset>-<ordinal>.
+	Name string
+	// Missing is true when no PVC exists yet; the StatefulSet controller creates it.
+	Missing bool
+
+	// TemplateRequest is the template's storage request.
+	TemplateRequest resource.Quantity
+	// RequestFrom is the PVC's current storage request.
+	RequestFrom resource.Quantity
+	// RequestTo is max(template, PVC request): storage never shrinks.
+	RequestTo resource.Quantity
+	// Capacity is the PVC's status.capacity storage (zero when unknown).
+	Capacity resource.Quantity
+
+	// VACFrom is the PVC's spec.volumeAttributesClassName, VACTo the template's.
+	VACFrom, VACTo *string
+	// CurrentVAC is status.currentVolumeAttributesClassName.
+	CurrentVAC *string
+
+	// Labels and Annotations are the template's entries (GitOps tracking keys
+	// removed) that the PVC lacks or has with another value.
+	Labels, Annotations map[string]string
+
+	// Immutable lists immutable fields that differ: such a claim is never patched.
+	Immutable []Mismatch
+
+	// Compatible is KEP-4650's compatibility: immutable fields equal, labels and
+	// annotations a superset, capacity ≥ template request, current VAC = template VAC.
+	Compatible bool
+	// OverSized: the PVC requests more than its template (compatible, never shrunk).
+	OverSized bool
+	// Reasons say, for people, why the claim is not compatible.
+	Reasons []string
+}
+
+// NeedsPatch reports whether an in-place patch would change the PVC's spec or metadata.
+func (c ClaimChange) NeedsPatch() bool {
+	if c.Missing || len(c.Immutable) > 0 {
+		return false
+	}
+	return c.RequestTo.Cmp(c.RequestFrom) != 0 || !equalPtr(c.VACFrom, c.VACTo) ||
+		len(c.Labels) > 0 || len(c.Annotations) > 0
+}
+
+func equalPtr(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+// Result is the diff of one StatefulSet.
+type Result struct {
+	Claims []ClaimChange
+	// TemplatesAdded and TemplatesRemoved name templates that appear in the desired
+	// StatefulSet but not in the live one, or the other way round. They are reported,
+	// never acted on (KEP-4650: an orphan-recreated StatefulSet would then fail on
+	// its adopted Pods).
+	TemplatesAdded, TemplatesRemoved []string
+}
+
+// Input is everything the diff reads.
+type Input struct {
+	// Desired is the StatefulSet whose templates are the desired state.
+	Desired *appsv1.StatefulSet
+	// LiveTemplates are the templates of the live StatefulSet when it differs
+	// from Desired (a GitOps proposal); nil means Desired is the live object.
+	LiveTemplates []corev1.PersistentVolumeClaim
+	// PVCs are the namespace's claims; those not belonging to Desired are ignored.
+	PVCs []corev1.PersistentVolumeClaim
+}
