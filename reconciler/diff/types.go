@@ -64,6 +64,10 @@ type ClaimChange struct {
 	Compatible bool
 	// OverSized: the PVC requests more than its template (compatible, never shrunk).
 	OverSized bool
+	// ResizeError is the message of a failed expansion reported on the PVC
+	// (ControllerResizeError / NodeResizeError conditions, or an infeasible
+	// allocatedResourceStatuses entry); empty when none.
+	ResizeError string
 	// Reasons say, for people, why the claim is not compatible.
 	Reasons []string
 }
