@@ -1,0 +1,422 @@
+// Package config loads the configuration of `claimwarden run`.
+//
+// Every key can be set in a YAML file (--config PATH), in the environment
+// (CLAIMWARDEN_ followed by the key upper-cased, dots as underscores) and by a
+// flag; a flag wins over the environment, the environment over the file, the
+// file over the default. Keys lists the names each key goes by; the comments on
+// Config and its nested types are the reference documentation of each key.
+//
+// Unknown keys in the file, unknown CLAIMWARDEN_* variables and invalid values
+// are errors that name the key (or variable) and the value, so that a typo stops
+// the controller instead of being silently ignored.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+)
+
+// EnvPrefix starts the name of every environment variable read as configuration.
+const EnvPrefix = "CLAIMWARDEN_"
+
+// DefaultLeaderElectionNamespace holds the leader election Lease when the
+// controller runs outside a Pod and no namespace is configured.
+const DefaultLeaderElectionNamespace = "claimwarden-system"
+
+// Config is the configuration of `claimwarden run`. The mapstructure tag of a
+// field is its key in the configuration file.
+type Config struct {
+	// Kubeconfig is the path of a kubeconfig file to reach the API server with.
+	// Empty (the default) uses the in-cluster configuration of the Pod's
+	// ServiceAccount.
+	Kubeconfig string `mapstructure:"kubeconfig"`
+
+	// Namespaces limits the controller to StatefulSets and claims in these
+	// namespaces. Empty (the default) watches all namespaces. In the environment
+	// the names are separated by commas.
+	Namespaces []string `mapstructure:"namespaces"`
+
+	// LabelSelector limits the controller to StatefulSets whose labels match this
+	// Kubernetes label selector, e.g. "app in (db,cache),tier!=test". Empty (the
+	// default) selects every StatefulSet.
+	LabelSelector string `mapstructure:"labelSelector"`
+
+	// UpdateStrategy is how existing claims follow a changed volumeClaimTemplate
+	// when the StatefulSet's claimwarden.dev/update-strategy annotation does not
+	// say: InPlace (the default) patches existing claims where only mutable
+	// fields differ; OnClaimDelete leaves them alone, so only newly created
+	// claims get the new template.
+	UpdateStrategy v1alpha1.UpdateStrategy `mapstructure:"updateStrategy"`
+
+	// MaxConcurrentPatches is how many claims of one StatefulSet are patched
+	// before waiting for them to become compatible; at least 1, default 1.
+	MaxConcurrentPatches int `mapstructure:"maxConcurrentPatches"`
+
+	// MetricsAddr is the host:port the Prometheus metrics endpoint (/metrics)
+	// listens on; default ":8080", "0" disables it.
+	MetricsAddr string `mapstructure:"metricsAddr"`
+
+	// HealthAddr is the host:port of the liveness (/healthz) and readiness
+	// (/readyz) probes; default ":8081", "0" disables them.
+	HealthAddr string `mapstructure:"healthAddr"`
+
+	// LeaderElection keeps a single active replica.
+	LeaderElection LeaderElection `mapstructure:"leaderElection"`
+
+	// Log configures the structured logs written to standard error.
+	Log Log `mapstructure:"log"`
+}
+
+// LeaderElection configures the Lease that elects the one active replica.
+type LeaderElection struct {
+	// Enabled turns leader election on (the default). Turn it off only when
+	// exactly one replica runs, e.g. outside the cluster during development.
+	Enabled bool `mapstructure:"enabled"`
+
+	// Namespace holds the Lease. Default: the namespace of the Pod the controller
+	// runs in, or "claimwarden-system" outside a Pod.
+	Namespace string `mapstructure:"namespace"`
+
+	// ID is the name of the Lease; default "claimwarden.claimwarden.dev".
+	// Replicas compete for the Lease of the same name.
+	ID string `mapstructure:"id"`
+}
+
+// Log configures logging.
+type Log struct {
+	// Level is the lowest level written: debug, info (the default) or error.
+	Level string `mapstructure:"level"`
+
+	// Format is json (the default), one object per line for log collectors, or
+	// console, human-readable text.
+	Format string `mapstructure:"format"`
+}
+
+// Allowed values, in the order error messages list them.
+var (
+	updateStrategies = []string{string(v1alpha1.InPlace), string(v1alpha1.OnClaimDelete)}
+	logLevels        = []string{"debug", "info", "error"}
+	logFormats       = []string{"json", "console"}
+)
+
+// Default returns the configuration used where nothing is set. Its
+// LeaderElection.Namespace depends on where it runs: see podNamespace.
+func Default() Config {
+	return Config{
+		UpdateStrategy:       v1alpha1.InPlace,
+		MaxConcurrentPatches: 1,
+		MetricsAddr:          ":8080",
+		HealthAddr:           ":8081",
+		LeaderElection: LeaderElection{
+			Enabled:   true,
+			Namespace: podNamespace(),
+			ID:        "claimwarden.claimwarden.dev",
+		},
+		Log: Log{Level: "info", Format: "json"},
+	}
+}
+
+// Key names one configuration key in each place it can be set.
+type Key struct {
+	// Name is the key in the configuration file; dots separate nesting levels.
+	Name string
+	// Flag is the flag of `claimwarden run`, without the leading dashes.
+	Flag string
+	// Env is the environment variable.
+	Env string
+}
+
+// keys pairs each file key with its flag, in the order of Config's fields.
+var keys = []struct{ name, flag string }{
+	{"kubeconfig", "kubeconfig"},
+	{"namespaces", "namespaces"},
+	{"labelSelector", "label-selector"},
+	{"updateStrategy", "update-strategy"},
+	{"maxConcurrentPatches", "max-concurrent-patches"},
+	{"metricsAddr", "metrics-addr"},
+	{"healthAddr", "health-addr"},
+	{"leaderElection.enabled", "leader-election"},
+	{"leaderElection.namespace", "leader-election-namespace"},
+	{"leaderElection.id", "leader-election-id"},
+	{"log.level", "log-level"},
+	{"log.format", "log-format"},
+}
+
+// Keys returns every configuration key, in the order of Config's fields.
+func Keys() []Key {
+	out := make([]Key, len(keys))
+	for i, k := range keys {
+		out[i] = Key{
+			Name: k.name,
+			Flag: k.flag,
+			Env:  EnvPrefix + strings.ToUpper(strings.ReplaceAll(k.name, ".", "_")),
+		}
+	}
+	return out
+}
+
+// BindFlags registers the flags of every key on fs, with the defaults of Default.
+func BindFlags(fs *pflag.FlagSet) {
+	d := Default()
+	fs.String("kubeconfig", d.Kubeconfig, "path of a kubeconfig file; empty uses the in-cluster configuration")
+	fs.StringSlice("namespaces", d.Namespaces, "namespaces to watch, comma-separated; empty watches all namespaces")
+	fs.String("label-selector", d.LabelSelector, "label selector of the StatefulSets to manage; empty selects all")
+	fs.String("update-strategy", string(d.UpdateStrategy), "how existing claims follow a changed template unless annotated: "+strings.Join(updateStrategies, " or "))
+	fs.Int("max-concurrent-patches", d.MaxConcurrentPatches, "claims of one StatefulSet patched before waiting for them to become compatible (at least 1)")
+	fs.String("metrics-addr", d.MetricsAddr, `host:port of the metrics endpoint; "0" disables it`)
+	fs.String("health-addr", d.HealthAddr, `host:port of the /healthz and /readyz probes; "0" disables them`)
+	fs.Bool("leader-election", d.LeaderElection.Enabled, "elect one active replica through a Lease")
+	fs.String("leader-election-namespace", d.LeaderElection.Namespace, "namespace of the leader election Lease; inside a Pod the default is the Pod's namespace")
+	fs.String("leader-election-id", d.LeaderElection.ID, "name of the leader election Lease")
+	fs.String("log-level", d.Log.Level, "lowest log level written: "+strings.Join(logLevels, ", "))
+	fs.String("log-format", d.Log.Format, "log format: "+strings.Join(logFormats, " or "))
+}
+
+// namespaceFile is where Kubernetes mounts the Pod's namespace; tests point it elsewhere.
+var namespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// Load reads the configuration file at path (none when empty), the CLAIMWARDEN_*
+// variables of environ (as os.Environ returns it) and the flags of flags that were
+// set (flags may be nil), layers them over Default, and validates the result.
+// Environment variables set to the empty string count as unset.
+func Load(flags *pflag.FlagSet, path string, environ []string) (Config, error) {
+	v := viper.New()
+	if path != "" {
+		v.SetConfigFile(path)
+		// The file is YAML whatever its extension (a ConfigMap key may have none).
+		v.SetConfigType("yaml")
+		if err := v.ReadInConfig(); err != nil {
+			return Config{}, fmt.Errorf("reading config file %s: %w", path, err)
+		}
+		if err := checkFileKeys(v.AllKeys()); err != nil {
+			return Config{}, fmt.Errorf("config file %s: %w", path, err)
+		}
+	}
+
+	env, err := envSettings(environ)
+	if err != nil {
+		return Config{}, err
+	}
+	// Viper reads the environment only from the process; merging the variables
+	// over the file gives them the same precedence without touching os.Environ.
+	if err := v.MergeConfigMap(env); err != nil {
+		return Config{}, err
+	}
+
+	if flags != nil {
+		for _, k := range keys {
+			if f := flags.Lookup(k.flag); f != nil {
+				// Viper takes a bound flag's value only when it was set on the command line.
+				if err := v.BindPFlag(k.name, f); err != nil {
+					return Config{}, err
+				}
+			}
+		}
+	}
+
+	cfg := Default()
+	if err := v.Unmarshal(&cfg); err != nil {
+		return Config{}, decodeError(err)
+	}
+	return cfg, cfg.Validate()
+}
+
+// checkFileKeys rejects keys of the file that are not configuration keys.
+// Viper lower-cases keys, so the comparison (and the message) is in lower case.
+func checkFileKeys(fileKeys []string) error {
+	var unknown []string
+	for _, fk := range fileKeys {
+		known := false
+		for _, k := range keys {
+			name := strings.ToLower(k.name)
+			// A parent such as "log" appears when it holds no map; decoding then
+			// reports the wrong type, which says more than "unknown key" would.
+			if fk == name || strings.HasPrefix(name, fk+".") {
+				known = true
+				break
+			}
+		}
+		if !known {
+			unknown = append(unknown, strconv.Quote(fk))
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = k.name
+	}
+	return fmt.Errorf("%s %s (known keys: %s)", plural(len(unknown), "unknown key"), strings.Join(unknown, ", "), strings.Join(names, ", "))
+}
+
+// envSettings turns the CLAIMWARDEN_* variables of environ into a nested map of
+// file keys, rejecting variables that name no key.
+func envSettings(environ []string) (map[string]any, error) {
+	byEnv := map[string]string{}
+	for _, k := range Keys() {
+		byEnv[k.Env] = k.Name
+	}
+	settings := map[string]any{}
+	var unknown []string
+	for _, kv := range environ {
+		name, value, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, EnvPrefix) {
+			continue
+		}
+		key, ok := byEnv[name]
+		if !ok {
+			unknown = append(unknown, name)
+			continue
+		}
+		if value == "" {
+			continue
+		}
+		// Nest "log.level" as {"log": {"level": value}}, the shape of the file.
+		parts := strings.Split(key, ".")
+		m := settings
+		for _, p := range parts[:len(parts)-1] {
+			child, ok := m[p].(map[string]any)
+			if !ok {
+				child = map[string]any{}
+				m[p] = child
+			}
+			m = child
+		}
+		m[parts[len(parts)-1]] = value
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return nil, fmt.Errorf("%s %s: no configuration key is named so", plural(len(unknown), "unknown environment variable"), strings.Join(unknown, ", "))
+	}
+	return settings, nil
+}
+
+// plural appends an "s" to noun unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
+}
+
+// decodeError rewrites mapstructure's errors, one line per key, as
+// `key: "value" is not a valid T`.
+func decodeError(err error) error {
+	var lines []string
+	var walk func(error)
+	walk = func(err error) {
+		switch e := err.(type) {
+		case interface{ Unwrap() []error }:
+			for _, child := range e.Unwrap() {
+				walk(child)
+			}
+		case *mapstructure.DecodeError:
+			var pe *mapstructure.ParseError
+			var ue *mapstructure.UnconvertibleTypeError
+			switch inner := e.Unwrap(); {
+			case errors.As(inner, &pe):
+				lines = append(lines, fmt.Sprintf("%s: %q is not a valid %s", e.Name(), fmt.Sprint(pe.Value), pe.Expected.Type()))
+			case errors.As(inner, &ue):
+				lines = append(lines, fmt.Sprintf("%s: %q is not a valid %s", e.Name(), fmt.Sprint(ue.Value), ue.Expected.Type()))
+			default:
+				lines = append(lines, fmt.Sprintf("%s: %v", e.Name(), inner))
+			}
+		case interface{ Unwrap() error }:
+			walk(e.Unwrap())
+		default:
+			lines = append(lines, err.Error())
+		}
+	}
+	walk(err)
+	return errors.New(strings.Join(lines, "\n"))
+}
+
+// podNamespace is the namespace of the Pod the controller runs in, or
+// DefaultLeaderElectionNamespace outside a Pod.
+func podNamespace() string {
+	if b, err := os.ReadFile(namespaceFile); err == nil {
+		if ns := strings.TrimSpace(string(b)); ns != "" {
+			return ns
+		}
+	}
+	return DefaultLeaderElectionNamespace
+}
+
+// Selector parses LabelSelector; the empty selector selects everything.
+func (c Config) Selector() (labels.Selector, error) {
+	return labels.Parse(c.LabelSelector)
+}
+
+// Validate reports every invalid value, one line per key, naming the key and the value.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(key string, value any, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %q %s", key, fmt.Sprint(value), fmt.Sprintf(format, args...)))
+	}
+
+	for _, ns := range c.Namespaces {
+		if problems := validation.IsDNS1123Label(ns); len(problems) > 0 {
+			bad("namespaces", ns, "is not a namespace name: %s", strings.Join(problems, "; "))
+		}
+	}
+	if _, err := c.Selector(); err != nil {
+		bad("labelSelector", c.LabelSelector, "is not a label selector: %v", err)
+	}
+	if !slices.Contains(updateStrategies, string(c.UpdateStrategy)) {
+		bad("updateStrategy", c.UpdateStrategy, "is not one of %s", strings.Join(updateStrategies, ", "))
+	}
+	if c.MaxConcurrentPatches < 1 {
+		bad("maxConcurrentPatches", c.MaxConcurrentPatches, "is less than 1")
+	}
+	if err := checkAddr(c.MetricsAddr); err != nil {
+		bad("metricsAddr", c.MetricsAddr, "%v", err)
+	}
+	if err := checkAddr(c.HealthAddr); err != nil {
+		bad("healthAddr", c.HealthAddr, "%v", err)
+	}
+	// Namespace and ID name Kubernetes objects; checking them here fails at start
+	// rather than when the first Lease is written.
+	if problems := validation.IsDNS1123Label(c.LeaderElection.Namespace); len(problems) > 0 {
+		bad("leaderElection.namespace", c.LeaderElection.Namespace, "is not a namespace name: %s", strings.Join(problems, "; "))
+	}
+	if problems := validation.IsDNS1123Subdomain(c.LeaderElection.ID); len(problems) > 0 {
+		bad("leaderElection.id", c.LeaderElection.ID, "is not a Lease name: %s", strings.Join(problems, "; "))
+	}
+	if !slices.Contains(logLevels, c.Log.Level) {
+		bad("log.level", c.Log.Level, "is not one of %s", strings.Join(logLevels, ", "))
+	}
+	if !slices.Contains(logFormats, c.Log.Format) {
+		bad("log.format", c.Log.Format, "is not one of %s", strings.Join(logFormats, ", "))
+	}
+	return errors.Join(errs...)
+}
+
+// checkAddr accepts "0" (disabled) or host:port with a numeric port.
+func checkAddr(addr string) error {
+	if addr == "0" {
+		return nil
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf(`is not "0" or host:port: %w`, err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("has no port number between 0 and 65535")
+	}
+	return nil
+}
