@@ -47,7 +47,9 @@ type ClaimChange struct {
 	// Capacity is the PVC's status.capacity storage (zero when unknown).
 	Capacity resource.Quantity
 
-	// VACFrom is the PVC's spec.volumeAttributesClassName, VACTo the template's.
+	// VACFrom is the PVC's spec.volumeAttributesClassName, VACTo what a patch
+	// sets: the template's, or VACFrom when the storage classes differ or the
+	// template has none (an applied class cannot be cleared). "" is stored as nil.
 	VACFrom, VACTo *string
 	// CurrentVAC is status.currentVolumeAttributesClassName.
 	CurrentVAC *string
@@ -60,7 +62,8 @@ type ClaimChange struct {
 	Immutable []Mismatch
 
 	// Compatible is KEP-4650's compatibility: immutable fields equal, labels and
-	// annotations a superset, capacity ≥ template request, current VAC = template VAC.
+	// annotations a superset, capacity ≥ template request, current VAC = template VAC
+	// (when the template sets one).
 	Compatible bool
 	// OverSized: the PVC requests more than its template (compatible, never shrunk).
 	OverSized bool
@@ -68,6 +71,10 @@ type ClaimChange struct {
 	// (ControllerResizeError / NodeResizeError conditions, or an infeasible
 	// allocatedResourceStatuses entry); empty when none.
 	ResizeError string
+	// ModifyError is the message of a failed volume attributes class change
+	// (ModifyVolumeError condition, or an Infeasible modifyVolumeStatus); empty
+	// when none. Like ResizeError it leaves the claim stuck until people act.
+	ModifyError string
 	// Reasons say, for people, why the claim is not compatible.
 	Reasons []string
 }

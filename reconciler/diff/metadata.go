@@ -1,0 +1,43 @@
+package diff
+
+import "strings"
+
+// trackingPrefixes are key prefixes GitOps tools own; see IsTrackingKey.
+var trackingPrefixes = []string{
+	"argocd.argoproj.io/",
+	"kustomize.toolkit.fluxcd.io/",
+}
+
+// IsTrackingKey reports whether a label or annotation key is a GitOps tracking
+// key. Such keys are never copied onto PVCs: Argo CD and Flux would then count
+// the PVCs as resources they manage and prune or diff them.
+func IsTrackingKey(k string) bool {
+	if k == "app.kubernetes.io/instance" {
+		return true
+	}
+	for _, p := range trackingPrefixes {
+		if strings.HasPrefix(k, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// missingEntries returns the template entries, tracking keys excluded, that
+// live lacks or holds with another value; nil when live is a superset.
+func missingEntries(tmpl, live map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range tmpl {
+		if IsTrackingKey(k) {
+			continue
+		}
+		if lv, ok := live[k]; ok && lv == v {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]string)
+		}
+		out[k] = v
+	}
+	return out
+}
