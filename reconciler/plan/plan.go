@@ -1,0 +1,120 @@
+// Package plan decides what a rollout does next with a StatefulSet's claims,
+// following KEP-4650: highest ordinal first, a bounded number of claims in
+// flight, patch what can be patched, stop on failures. It is pure: the
+// controller performs the patches and calls Build again on the next diff.
+package plan
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/reconciler/diff"
+)
+
+// Options tune a plan.
+type Options struct {
+	// Strategy is InPlace or OnClaimDelete; any other value patches nothing,
+	// so that a mistyped strategy never touches volumes.
+	Strategy v1alpha1.UpdateStrategy
+	// MaxConcurrent bounds the claims in flight (being patched, resizing or
+	// failed); values below 1 mean 1.
+	MaxConcurrent int
+}
+
+// Step is one claim and where it stands.
+type Step struct {
+	Claim   diff.ClaimChange
+	Phase   v1alpha1.ClaimPhase
+	Message string
+}
+
+// Plan is what the rollout does next.
+type Plan struct {
+	// Steps are every claim with its phase, in diff order.
+	Steps []Step
+	// Patch are the claims to patch now, highest ordinal first, at most
+	// MaxConcurrent minus the claims already in flight.
+	Patch []diff.ClaimChange
+	// Done is true when every claim is compatible. It says nothing about
+	// Blocked: a removed template can leave Done true and Blocked set.
+	Done bool
+	// Blocked, when set, says for people why the rollout cannot finish:
+	// failed claims (no new patches), denied claims and added or removed
+	// templates (reported; the other claims still proceed).
+	Blocked string
+}
+
+// Build plans the next step of a rollout from a diff.
+func Build(r diff.Result, o Options) Plan {
+	maxInFlight := max(o.MaxConcurrent, 1)
+	p := Plan{Steps: make([]Step, len(r.Claims))}
+	added := make(map[string]bool, len(r.TemplatesAdded))
+	for _, t := range r.TemplatesAdded {
+		added[t] = true
+	}
+
+	var candidates []int // steps that need a patch, in diff order
+	var failed, denied []string
+	inFlight, compatible := 0, 0
+	for i, c := range r.Claims {
+		s := Step{Claim: c}
+		f := failure(c)
+		switch {
+		case c.Compatible:
+			s.Phase, s.Message = v1alpha1.ClaimCompatible, compatibleMessage(c)
+			compatible++
+		case c.Missing:
+			s.Phase, s.Message = v1alpha1.ClaimPending, missingMessage(added[c.Template])
+		case len(c.Immutable) > 0:
+			// Never patched, so a failure on it is not ours: report, don't block.
+			s.Phase, s.Message = v1alpha1.ClaimDenied, deniedMessage(c)
+			denied = append(denied, c.Name)
+		case f != "":
+			// Counted in flight and blocking: retrying would loop on the same error.
+			s.Phase, s.Message = v1alpha1.ClaimFailed, f
+			failed = append(failed, c.Name)
+			inFlight++
+		case !c.NeedsPatch():
+			// Spec already asks for the template: the storage is catching up.
+			s.Phase, s.Message = v1alpha1.ClaimResizing, "spec matches the template; waiting for storage: "+strings.Join(c.Reasons, "; ")
+			inFlight++
+		case o.Strategy != v1alpha1.InPlace:
+			s.Phase = v1alpha1.ClaimPending
+			s.Message = "strategy " + string(o.Strategy) + ": keeps its old spec until the PVC is deleted (template wants " + patchSummary(c) + ")"
+		default:
+			candidates = append(candidates, i)
+		}
+		p.Steps[i] = s
+	}
+
+	// Highest ordinal first, as the StatefulSet controller rolls Pods; within an
+	// ordinal, diff order, which is template order.
+	slices.SortFunc(candidates, func(a, b int) int {
+		if c := cmp.Compare(r.Claims[b].Ordinal, r.Claims[a].Ordinal); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	slots := maxInFlight - inFlight
+	if len(failed) > 0 {
+		slots = 0
+	}
+	for k, i := range candidates {
+		s := &p.Steps[i]
+		switch {
+		case k < slots:
+			s.Phase, s.Message = v1alpha1.ClaimPatching, "patching: "+patchSummary(s.Claim)
+			p.Patch = append(p.Patch, s.Claim)
+		case len(failed) > 0:
+			s.Phase, s.Message = v1alpha1.ClaimPending, "waiting: patches stopped by failed claims "+nameList(failed)+"; will patch "+patchSummary(s.Claim)
+		default:
+			s.Phase, s.Message = v1alpha1.ClaimPending, waitingMessage(inFlight+len(p.Patch), maxInFlight, s.Claim)
+		}
+	}
+
+	p.Done = compatible == len(r.Claims)
+	p.Blocked = blocked(o.Strategy, failed, denied, r.TemplatesAdded, r.TemplatesRemoved)
+	return p
+}
