@@ -426,3 +426,15 @@ func TestValidateAccepts(t *testing.T) {
 		t.Errorf("Selector() = %s does not select as written", sel)
 	}
 }
+
+// TestShippedConfigFile loads the file the Deployment mounts: it must stay
+// valid and spell out the defaults.
+func TestShippedConfigFile(t *testing.T) {
+	c, err := Load(nil, "manager/config.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(Default(), c, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("manager/config.yaml differs from Default() (-want +got):\n%s", diff)
+	}
+}
