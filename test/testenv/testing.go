@@ -1,0 +1,63 @@
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+)
+
+// testStartTimeout is generous: CI machines can be several times slower than a laptop.
+const testStartTimeout = 3 * time.Minute
+
+// RunTests is a whole TestMain: it starts an Env, stores it in *env, runs the
+// package's tests, and stops the Env. When a test fails it prints the last lines of
+// every component log and keeps a temporary Dir so the full logs can be read. It
+// returns the exit code for os.Exit:
+//
+//	func TestMain(m *testing.M) { os.Exit(testenv.RunTests(m, testenv.Options{Kwok: true}, &env)) }
+func RunTests(m *testing.M, o Options, env **Env) int {
+	ctx, cancel := context.WithTimeout(context.Background(), testStartTimeout)
+	e, err := Start(ctx, o)
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	*env = e
+	code := m.Run()
+	if code != 0 {
+		e.KeepDir = true
+		fmt.Fprintf(os.Stderr, "testenv: tests failed; full logs kept in %s; last lines:\n%s", e.Dir, e.LogTails(30))
+	}
+	if err := e.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
+
+// StartT starts an Env for one test (or benchmark) and stops it in t.Cleanup. A
+// failed test gets the log tails in its output and keeps a temporary Dir.
+func StartT(t testing.TB, o Options) *Env {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testStartTimeout)
+	defer cancel()
+	e, err := Start(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			e.KeepDir = true
+			t.Logf("testenv: full logs kept in %s; last lines:\n%s", e.Dir, e.LogTails(30))
+		}
+		if err := e.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return e
+}
