@@ -49,7 +49,8 @@ type Converger struct {
 	Journal Journal
 	// Reader serves every read; defaults to Client. Pass the manager's API
 	// reader: a cache lags, and the decisions here (is the old object gone, who
-	// created the new one) must be made on the server's current state.
+	// created the new one) must be made on the server's current state; a cache
+	// that strips managedFields would also hide that we created an object.
 	Reader client.Reader
 	// FieldOwner is the field manager of our writes. It also identifies the
 	// object we created when a crash hid the outcome of our own create.

@@ -22,7 +22,9 @@ func liveLike() *appsv1.StatefulSet {
 		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "web", Namespace: "shop",
-			UID: "uid-1", ResourceVersion: "42", Generation: 3, SelfLink: "/apis/apps/v1/x",
+			UID: "uid-1", ResourceVersion: "42", Generation: 3,
+			//lint:ignore SA1019 old servers still return selfLink, and Prepare must drop it
+			SelfLink:          "/apis/apps/v1/x",
 			CreationTimestamp: now, DeletionTimestamp: &now, DeletionGracePeriodSeconds: ptr.To[int64](0),
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kustomize-controller"}},
 			Labels:        map[string]string{"app": "web"},
@@ -57,6 +59,7 @@ func TestPrepareDropsServerFields(t *testing.T) {
 	got := Prepare(in)
 
 	m := got.ObjectMeta
+	//lint:ignore SA1019 checks that the legacy field is dropped
 	if m.UID != "" || m.ResourceVersion != "" || m.Generation != 0 || m.SelfLink != "" ||
 		!m.CreationTimestamp.IsZero() || m.DeletionTimestamp != nil || m.DeletionGracePeriodSeconds != nil || m.ManagedFields != nil {
 		t.Errorf("server-set metadata survived: %+v", m)

@@ -71,8 +71,8 @@ func (c *Converger) finish(ctx context.Context, key types.NamespacedName, oldUID
 	if c.createdByUs(cur) {
 		return c.clear(ctx, key, nil)
 	}
-	return c.clear(ctx, key, fmt.Errorf("statefulset %s: %w (uid %s, managers %v); not creating a duplicate",
-		key, ErrRecreatedElsewhere, cur.UID, managers(cur)))
+	return c.clear(ctx, key, fmt.Errorf("%w: %s now has uid %s (managers %v); not creating a duplicate",
+		ErrRecreatedElsewhere, key, cur.UID, managers(cur)))
 }
 
 // waitGone polls until no object with oldUID exists under key. It returns the
