@@ -1,0 +1,35 @@
+// Package storagesim is the STORAGE SIMULATOR of claimwarden's test environment.
+//
+// It is the only simulated part of that environment: the API server, etcd,
+// kube-controller-manager (PV binder, expand controller), the scheduler and
+// kwok are the real programs. No real CSI driver runs there, so the roles of
+// three out-of-tree components are played by this package instead:
+//
+//   - the CSI external-provisioner: a pending claim of a StorageClass whose
+//     provisioner is Simulator.Provisioner gets a PersistentVolume pre-bound to
+//     it (claimRef with UID), which the real PV binder then binds;
+//     WaitForFirstConsumer claims are provisioned once the scheduler has set
+//     volume.kubernetes.io/selected-node. Released volumes with reclaim policy
+//     Delete are deleted.
+//   - the CSI external-resizer: a bound claim whose request exceeds its
+//     capacity is grown after Simulator.Delay (the simulated storage speed),
+//     reporting ControllerResizeInProgress meanwhile, exactly through the same
+//     status fields the real resizer writes; failures can be injected.
+//     VolumeAttributesClass changes are applied the same way.
+//   - the kubelet's part of an expansion: the simulated volumes need no file
+//     system resize, so a controller resize finishes the expansion.
+//
+// Use it next to the real control plane, either in an existing manager
+// (sim.SetupWithManager(mgr)) or on its own until ctx ends:
+//
+//	sim := &storagesim.Simulator{Delay: 2 * time.Second}
+//	go sim.Start(ctx, cfg)
+//	c.Create(ctx, storagesim.StorageClass("sim-fast", true))
+//
+// Failures are injected per claim with sim.FailResize / sim.ClearFailure or
+// the FailResizeAnnotation; a failure sticks (no flapping back to
+// ControllerResizeInProgress) until cleared, then the next attempt succeeds.
+//
+// It is for tests and the local demo only and is never linked into the
+// product binary.
+package storagesim
