@@ -93,12 +93,19 @@ type ClaimStatus struct {
 
 // Counts summarise the claims of a rollout.
 type Counts struct {
-	Total      int32 `json:"total"`
-	Compatible int32 `json:"compatible"`
-	Updating   int32 `json:"updating"`
-	Denied     int32 `json:"denied"`
-	Failed     int32 `json:"failed"`
-	OverSized  int32 `json:"overSized"`
+	// +optional
+	Total int32 `json:"total,omitempty"`
+	// +optional
+	Compatible int32 `json:"compatible,omitempty"`
+	// Updating counts claims being patched or resized.
+	// +optional
+	Updating int32 `json:"updating,omitempty"`
+	// +optional
+	Denied int32 `json:"denied,omitempty"`
+	// +optional
+	Failed int32 `json:"failed,omitempty"`
+	// +optional
+	OverSized int32 `json:"overSized,omitempty"`
 	// Capacity is the sum of the claims' status capacity.
 	// +optional
 	Capacity string `json:"capacity,omitempty"`

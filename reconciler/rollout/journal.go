@@ -1,0 +1,51 @@
+package rollout
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+)
+
+// rolloutJournal keeps the StatefulSet being re-created in its
+// VolumeClaimRollout's status, so the record outlives a controller restart
+// and the orphan delete (which strips owner references instead of cascading).
+type rolloutJournal struct {
+	client client.Client
+}
+
+func (j *rolloutJournal) Save(ctx context.Context, key types.NamespacedName, rec v1alpha1.PendingRecreate) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		vcr := &v1alpha1.VolumeClaimRollout{}
+		err := j.client.Get(ctx, key, vcr)
+		if apierrors.IsNotFound(err) {
+			vcr = &v1alpha1.VolumeClaimRollout{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+			err = j.client.Create(ctx, vcr, client.FieldOwner(FieldOwner))
+		}
+		if err != nil {
+			return fmt.Errorf("recording the re-create of StatefulSet %s: %w", key, err)
+		}
+		vcr.Status.PendingRecreate = &rec
+		return j.client.Status().Update(ctx, vcr, client.FieldOwner(FieldOwner))
+	})
+}
+
+func (j *rolloutJournal) Load(ctx context.Context, key types.NamespacedName) (*v1alpha1.PendingRecreate, error) {
+	vcr := &v1alpha1.VolumeClaimRollout{}
+	if err := j.client.Get(ctx, key, vcr); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	return vcr.Status.PendingRecreate, nil
+}
+
+func (j *rolloutJournal) Clear(ctx context.Context, key types.NamespacedName) error {
+	vcr := &v1alpha1.VolumeClaimRollout{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"status":{"pendingRecreate":null}}`))
+	return client.IgnoreNotFound(j.client.Status().Patch(ctx, vcr, patch, client.FieldOwner(FieldOwner)))
+}

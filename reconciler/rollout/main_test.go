@@ -1,0 +1,108 @@
+package rollout_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/reconciler/rollout"
+	"github.com/claimwarden/claimwarden/test/storagesim"
+	"github.com/claimwarden/claimwarden/test/testenv"
+)
+
+// The storage classes every test may use, all served by the storage simulator.
+const (
+	classExpandable = "sim"       // allowVolumeExpansion: true
+	classOther      = "sim-other" // allowVolumeExpansion: true, another class
+	classFixed      = "sim-fixed" // allowVolumeExpansion: false
+	simDelay        = 750 * time.Millisecond
+)
+
+var (
+	env *testenv.Env
+	k8s client.Client
+	sim *storagesim.Simulator
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(testenv.RunTests(m, testenv.Options{Kwok: true, CRDDirs: []string{filepath.Join("..", "..", "config", "crd", "bases")}}, &env))
+}
+
+var (
+	setupOnce sync.Once
+	setupErr  error
+)
+
+// started returns a client once the storage simulator and the controller under
+// test run (started by the first test that needs them, in one manager).
+func started(t *testing.T) client.Client {
+	t.Helper()
+	setupOnce.Do(func() { setupErr = setup(context.Background(), env) })
+	if setupErr != nil {
+		t.Fatal(setupErr)
+	}
+	return k8s
+}
+
+func setup(ctx context.Context, e *testenv.Env) error {
+	logs, err := os.Create(filepath.Join(e.Dir, "controller.log"))
+	if err != nil {
+		return err
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(logs), zap.UseDevMode(true)))
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if k8s, err = client.New(e.Config, client.Options{Scheme: scheme}); err != nil {
+		return err
+	}
+	for _, sc := range []struct {
+		name   string
+		expand bool
+	}{{classExpandable, true}, {classOther, true}, {classFixed, false}} {
+		if err := k8s.Create(ctx, storagesim.StorageClass(sc.name, sc.expand)); err != nil {
+			return err
+		}
+	}
+	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	})
+	if err != nil {
+		return err
+	}
+	sim = &storagesim.Simulator{Delay: simDelay}
+	if err := sim.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := rollout.SetupWithManager(mgr, rollout.Options{
+		MaxConcurrentPatches: 1,
+		RetryBaseDelay:       time.Second,
+		RetryMaxDelay:        5 * time.Second,
+	}); err != nil {
+		return err
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "manager:", err)
+		}
+	}()
+	return nil
+}

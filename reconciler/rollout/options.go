@@ -1,0 +1,47 @@
+package rollout
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+)
+
+// FieldOwner is the server-side-apply field manager of every claimwarden write.
+const FieldOwner = "claimwarden"
+
+// Options configure the rollout controller.
+type Options struct {
+	// Namespaces limits the StatefulSets managed; empty means all namespaces.
+	// The manager's cache is expected to be restricted the same way.
+	Namespaces []string
+	// LabelSelector limits the StatefulSets managed; nil means all.
+	LabelSelector labels.Selector
+	// Strategy applies to StatefulSets without the update-strategy annotation.
+	Strategy v1alpha1.UpdateStrategy
+	// MaxConcurrentPatches bounds the claims of one StatefulSet being changed at once.
+	MaxConcurrentPatches int
+	// RetryBaseDelay and RetryMaxDelay bound the back-off after a patch the API
+	// server rejected; a change to the StatefulSet or its claims retries at once.
+	RetryBaseDelay, RetryMaxDelay time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.Strategy == "" {
+		o.Strategy = v1alpha1.InPlace
+	}
+	if o.MaxConcurrentPatches < 1 {
+		o.MaxConcurrentPatches = 1
+	}
+	if o.LabelSelector == nil {
+		o.LabelSelector = labels.Everything()
+	}
+	if o.RetryBaseDelay <= 0 {
+		o.RetryBaseDelay = 10 * time.Second
+	}
+	if o.RetryMaxDelay <= 0 {
+		o.RetryMaxDelay = 10 * time.Minute
+	}
+	return o
+}

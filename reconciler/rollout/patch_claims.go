@@ -1,0 +1,115 @@
+package rollout
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/claimwarden/claimwarden/reconciler/diff"
+)
+
+// patchOutcome is what the patch step did.
+type patchOutcome struct {
+	// patched are the claims the API server accepted a patch for.
+	patched map[string]bool
+	// rejected is the patch the API server refused (the rollout then stops).
+	rejected *rejection
+}
+
+// patchClaims patches the planned claims in order and stops at the first
+// rejection. A rejection seen before is not repeated until its back-off ends,
+// unless the StatefulSet or the claim changed since.
+func (r *Reconciler) patchClaims(ctx context.Context, sts *appsv1.StatefulSet, pvcs []corev1.PersistentVolumeClaim, todo []diff.ClaimChange) patchOutcome {
+	key := client.ObjectKeyFromObject(sts)
+	out := patchOutcome{patched: map[string]bool{}}
+	versions := make(map[string]string, len(pvcs))
+	for i := range pvcs {
+		versions[pvcs[i].Name] = pvcs[i].ResourceVersion
+	}
+	if v, ok := r.rejected.Load(key); ok {
+		prev := v.(*rejection)
+		if prev.generation == sts.Generation && prev.pvcVersion == versions[prev.claim] && time.Now().Before(prev.notBefore) {
+			out.rejected = prev
+			return out
+		}
+		r.rejected.Delete(key)
+	}
+	for _, c := range todo {
+		if err := r.applyClaim(ctx, sts, c); err != nil {
+			rej := &rejection{
+				claim:      c.Name,
+				pvcVersion: versions[c.Name],
+				generation: sts.Generation,
+				message:    fmt.Sprintf("patching PVC %s/%s: %v", sts.Namespace, c.Name, err),
+				notBefore:  time.Now().Add(r.retry.When(key)),
+			}
+			r.rejected.Store(key, rej)
+			out.rejected = rej
+			return out
+		}
+		out.patched[c.Name] = true
+		r.recorder.Eventf(sts, nil, corev1.EventTypeNormal, "ClaimPatched", "Patch", "%s", describePatch(c))
+		ctrl.LoggerFrom(ctx).Info("patched claim", "pvc", c.Name, "from", c.RequestFrom.String(), "to", c.RequestTo.String())
+	}
+	return out
+}
+
+// applyClaim is where a PVC is patched: one server-side apply under our field
+// manager carrying the storage request (never lower than the claim's own),
+// the template's VolumeAttributesClass when the storage classes match, and the
+// template's labels and annotations except GitOps tracking keys. Applying the
+// whole template set means a label dropped from the template is released by
+// us, as KEP-4650 describes; entries others set are never touched.
+func (r *Reconciler) applyClaim(ctx context.Context, sts *appsv1.StatefulSet, c diff.ClaimChange) error {
+	spec := corev1ac.PersistentVolumeClaimSpec().
+		WithResources(corev1ac.VolumeResourceRequirements().
+			WithRequests(corev1.ResourceList{corev1.ResourceStorage: c.RequestTo}))
+	if c.VACTo != nil && *c.VACTo != "" {
+		spec.WithVolumeAttributesClassName(*c.VACTo)
+	}
+	pvc := corev1ac.PersistentVolumeClaim(c.Name, sts.Namespace).WithSpec(spec)
+	if t := templateNamed(sts, c.Template); t != nil {
+		pvc.WithLabels(withoutTrackingKeys(t.Labels)).WithAnnotations(withoutTrackingKeys(t.Annotations))
+	}
+	return r.client.Apply(ctx, pvc, client.FieldOwner(FieldOwner), client.ForceOwnership)
+}
+
+func templateNamed(sts *appsv1.StatefulSet, name string) *corev1.PersistentVolumeClaim {
+	for i := range sts.Spec.VolumeClaimTemplates {
+		if sts.Spec.VolumeClaimTemplates[i].Name == name {
+			return &sts.Spec.VolumeClaimTemplates[i]
+		}
+	}
+	return nil
+}
+
+func withoutTrackingKeys(in map[string]string) map[string]string {
+	out := make(map[string]string, len(in))
+	for k, v := range in {
+		if !diff.IsTrackingKey(k) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// describePatch renders a claim change for events and messages.
+func describePatch(c diff.ClaimChange) string {
+	s := fmt.Sprintf("patched PVC %s", c.Name)
+	if c.RequestTo.Cmp(c.RequestFrom) != 0 {
+		s += fmt.Sprintf(": storage %s → %s", c.RequestFrom.String(), c.RequestTo.String())
+	}
+	if c.VACTo != nil && (c.VACFrom == nil || *c.VACFrom != *c.VACTo) {
+		s += fmt.Sprintf(", volumeAttributesClassName → %s", *c.VACTo)
+	}
+	if n := len(c.Labels) + len(c.Annotations); n > 0 {
+		s += fmt.Sprintf(", %d label(s)/annotation(s)", n)
+	}
+	return s
+}

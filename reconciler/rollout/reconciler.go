@@ -1,0 +1,185 @@
+// Package rollout is the rollout controller: for every managed StatefulSet it
+// brings the PersistentVolumeClaims to the volumeClaimTemplates the way
+// KEP-4650 specifies, and reports progress in a VolumeClaimRollout.
+package rollout
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/patch"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/reconciler/converge"
+	"github.com/claimwarden/claimwarden/reconciler/diff"
+	"github.com/claimwarden/claimwarden/reconciler/plan"
+)
+
+// Reconciler reconciles one StatefulSet's claims per request.
+type Reconciler struct {
+	client    client.Client
+	recorder  events.EventRecorder
+	opts      Options
+	converger *converge.Converger
+	// retry paces attempts after the API server rejected a patch.
+	retry workqueue.TypedRateLimiter[types.NamespacedName]
+	// rejected remembers, per StatefulSet, the last rejected patch so that
+	// unrelated events do not repeat it before its back-off ends.
+	rejected sync.Map
+	// skipped holds the StatefulSets already logged as not ours, so each is logged once.
+	skipped *sync.Map
+}
+
+// rejection is a patch the API server refused, and what must change to try at once.
+type rejection struct {
+	claim, pvcVersion string
+	generation        int64
+	message           string
+	notBefore         time.Time
+}
+
+// Reconcile runs the phases of one rollout: finish an interrupted re-create,
+// load the StatefulSet, diff its claims, plan, patch, report.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	log := ctrl.LoggerFrom(ctx)
+
+	resumed, err := r.converger.Resume(ctx, req.NamespacedName)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("finishing the re-create of StatefulSet %s: %w", req.NamespacedName, err)
+	}
+	if resumed {
+		log.Info("finished re-creating the StatefulSet after an interrupted convergence")
+	}
+
+	var sts appsv1.StatefulSet
+	if err := r.client.Get(ctx, req.NamespacedName, &sts); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !sts.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	if why := skipReason(&sts); why != "" {
+		if _, logged := r.skipped.LoadOrStore(req.NamespacedName, true); !logged {
+			log.Info("not managing this StatefulSet", "reason", why)
+		}
+		return ctrl.Result{}, nil
+	}
+	r.skipped.Delete(req.NamespacedName)
+
+	vcr, err := r.rolloutFor(ctx, &sts)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	helper, err := patch.NewHelper(vcr, r.client)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	defer func() {
+		if err := helper.Patch(ctx, vcr,
+			patch.WithOwnedConditions{Conditions: ownedConditions},
+			patch.WithFieldOwner(FieldOwner)); err != nil && !apierrors.IsNotFound(err) {
+			retErr = kerrors.NewAggregate([]error{retErr, fmt.Errorf("writing VolumeClaimRollout status: %w", err)})
+		}
+	}()
+	if err := r.adopt(&sts, vcr); err != nil {
+		return ctrl.Result{}, err
+	}
+
+	strategy, err := r.strategyOf(&sts)
+	if err != nil {
+		r.stall(&sts, vcr, v1alpha1.ReasonInvalidAnnotation, err.Error())
+		return ctrl.Result{}, nil
+	}
+
+	var pvcs corev1.PersistentVolumeClaimList
+	if err := r.client.List(ctx, &pvcs, client.InNamespace(sts.Namespace)); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing claims of StatefulSet %s: %w", req.NamespacedName, err)
+	}
+	res, err := diff.Compute(diff.Input{Desired: &sts, PVCs: pvcs.Items})
+	if err != nil {
+		// Bad templates wait for the StatefulSet to change; retrying cannot help.
+		r.stall(&sts, vcr, v1alpha1.ReasonInvalidTemplate, err.Error())
+		return ctrl.Result{}, nil
+	}
+	p := plan.Build(res, plan.Options{Strategy: strategy, MaxConcurrent: r.opts.MaxConcurrentPatches})
+
+	out := r.patchClaims(ctx, &sts, pvcs.Items, p.Patch)
+	r.report(&sts, vcr, strategy, res, p, out)
+
+	if out.rejected != nil {
+		return ctrl.Result{RequeueAfter: time.Until(out.rejected.notBefore)}, nil
+	}
+	r.retry.Forget(req.NamespacedName)
+	return ctrl.Result{}, nil
+}
+
+// skipReason says why a StatefulSet is not ours to manage, or "".
+func skipReason(sts *appsv1.StatefulSet) string {
+	if sts.Annotations[v1alpha1.IgnoreAnnotation] == "true" {
+		return fmt.Sprintf("annotation %s is \"true\"", v1alpha1.IgnoreAnnotation)
+	}
+	if owner := metav1.GetControllerOf(sts); owner != nil {
+		return fmt.Sprintf("controlled by %s %s, which owns its claims", owner.Kind, owner.Name)
+	}
+	return ""
+}
+
+// strategyOf reads the update-strategy annotation, falling back to the configured default.
+func (r *Reconciler) strategyOf(sts *appsv1.StatefulSet) (v1alpha1.UpdateStrategy, error) {
+	v, ok := sts.Annotations[v1alpha1.UpdateStrategyAnnotation]
+	if !ok {
+		return r.opts.Strategy, nil
+	}
+	switch s := v1alpha1.UpdateStrategy(v); s {
+	case v1alpha1.InPlace, v1alpha1.OnClaimDelete:
+		return s, nil
+	}
+	return "", fmt.Errorf("StatefulSet %s/%s: annotation %s: %q is not one of %s, %s",
+		sts.Namespace, sts.Name, v1alpha1.UpdateStrategyAnnotation, v, v1alpha1.InPlace, v1alpha1.OnClaimDelete)
+}
+
+// rolloutFor returns the StatefulSet's VolumeClaimRollout, creating it when missing.
+func (r *Reconciler) rolloutFor(ctx context.Context, sts *appsv1.StatefulSet) (*v1alpha1.VolumeClaimRollout, error) {
+	vcr := &v1alpha1.VolumeClaimRollout{}
+	err := r.client.Get(ctx, client.ObjectKeyFromObject(sts), vcr)
+	if err == nil || !apierrors.IsNotFound(err) {
+		return vcr, err
+	}
+	vcr = &v1alpha1.VolumeClaimRollout{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
+	if err := controllerutil.SetOwnerReference(sts, vcr, r.client.Scheme()); err != nil {
+		return nil, err
+	}
+	if err := r.client.Create(ctx, vcr, client.FieldOwner(FieldOwner)); err != nil {
+		return nil, fmt.Errorf("creating VolumeClaimRollout %s/%s: %w", sts.Namespace, sts.Name, err)
+	}
+	return vcr, nil
+}
+
+// adopt points the rollout's owner reference at the current StatefulSet: an
+// orphan delete (ours or a user's) strips it, and a re-created StatefulSet has a new UID.
+func (r *Reconciler) adopt(sts *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRollout) error {
+	refs := vcr.OwnerReferences[:0]
+	for _, ref := range vcr.OwnerReferences {
+		if ref.Kind != "StatefulSet" || ref.UID == sts.UID {
+			refs = append(refs, ref)
+		}
+	}
+	vcr.OwnerReferences = refs
+	return controllerutil.SetOwnerReference(sts, vcr, r.client.Scheme())
+}
+
+var ownedConditions = []string{meta.ReadyCondition, meta.ReconcilingCondition, meta.StalledCondition}

@@ -1,0 +1,201 @@
+package rollout
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/reconciler/diff"
+	"github.com/claimwarden/claimwarden/reconciler/plan"
+)
+
+// report writes the rollout's status and emits the events a person needs:
+// a block (once per distinct message) and the completion.
+func (r *Reconciler) report(sts *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRollout, strategy v1alpha1.UpdateStrategy, res diff.Result, p plan.Plan, out patchOutcome) {
+	prevReady := copyCondition(conditions.Get(vcr, meta.ReadyCondition))
+	prevStalled := copyCondition(conditions.Get(vcr, meta.StalledCondition))
+
+	st := &vcr.Status
+	st.ObservedGeneration = sts.Generation
+	st.Strategy = strategy
+	st.Proposal = &v1alpha1.Proposal{
+		Source:        v1alpha1.Source{Kind: "StatefulSet", Namespace: sts.Namespace, Name: sts.Name},
+		TemplatesHash: templatesHash(sts),
+	}
+	st.Claims, st.Counts = claimStatuses(p, out)
+	st.Progress = fmt.Sprintf("%d/%d", st.Counts.Compatible, st.Counts.Total)
+	st.Problems = problems(res, p)
+	setConditions(vcr, strategy, res, p, out)
+
+	if c := conditions.Get(vcr, meta.StalledCondition); c != nil && (prevStalled == nil || prevStalled.Message != c.Message) {
+		r.recorder.Eventf(sts, vcr, corev1.EventTypeWarning, c.Reason, "Block", "%s", c.Message)
+	}
+	if conditions.IsReady(vcr) && prevReady != nil && prevReady.Status != metav1.ConditionTrue {
+		r.recorder.Eventf(sts, vcr, corev1.EventTypeNormal, v1alpha1.ReasonCompatible, "Complete", "%s", conditions.GetMessage(vcr, meta.ReadyCondition))
+	}
+}
+
+// stall reports a StatefulSet the controller cannot act on until it changes.
+func (r *Reconciler) stall(sts *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRollout, reason, msg string) {
+	prev := conditions.GetMessage(vcr, meta.StalledCondition)
+	vcr.Status.ObservedGeneration = sts.Generation
+	conditions.MarkStalled(vcr, reason, "%s", msg)
+	conditions.MarkFalse(vcr, meta.ReadyCondition, reason, "%s", msg)
+	conditions.Delete(vcr, meta.ReconcilingCondition)
+	if prev != msg {
+		r.recorder.Eventf(sts, vcr, corev1.EventTypeWarning, reason, "Block", "%s", msg)
+	}
+}
+
+// claimStatuses turns the plan (and what was patched just now) into per-claim status and counts.
+func claimStatuses(p plan.Plan, out patchOutcome) ([]v1alpha1.ClaimStatus, v1alpha1.Counts) {
+	claims := make([]v1alpha1.ClaimStatus, 0, len(p.Steps))
+	var n v1alpha1.Counts
+	capacity := resource.Quantity{}
+	for _, s := range p.Steps {
+		c := s.Claim
+		cs := v1alpha1.ClaimStatus{
+			Name: c.Name, Template: c.Template, Ordinal: c.Ordinal,
+			To: c.RequestTo.String(), Phase: s.Phase, OverSized: c.OverSized, Message: s.Message,
+		}
+		if !c.Missing {
+			cs.From = c.RequestFrom.String()
+			capacity.Add(c.Capacity)
+		}
+		switch {
+		case out.rejected != nil && out.rejected.claim == c.Name:
+			cs.Phase, cs.Message = v1alpha1.ClaimFailed, out.rejected.message
+		case out.patched[c.Name]:
+			cs.Phase, cs.Message = v1alpha1.ClaimPatching, describePatch(c)
+		}
+		n.Total++
+		switch cs.Phase {
+		case v1alpha1.ClaimCompatible:
+			n.Compatible++
+		case v1alpha1.ClaimPatching, v1alpha1.ClaimResizing:
+			n.Updating++
+		case v1alpha1.ClaimDenied:
+			n.Denied++
+		case v1alpha1.ClaimFailed:
+			n.Failed++
+		}
+		if c.OverSized {
+			n.OverSized++
+		}
+		claims = append(claims, cs)
+	}
+	n.Capacity = capacity.String()
+	return claims, n
+}
+
+// problems lists what the controller reports but does not act on.
+func problems(res diff.Result, p plan.Plan) []string {
+	var out []string
+	for _, s := range p.Steps {
+		if s.Phase == v1alpha1.ClaimDenied {
+			out = append(out, s.Message)
+		}
+	}
+	if len(res.TemplatesAdded) > 0 {
+		out = append(out, "templates added (not acted on): "+strings.Join(res.TemplatesAdded, ", "))
+	}
+	if len(res.TemplatesRemoved) > 0 {
+		out = append(out, "templates removed (not acted on): "+strings.Join(res.TemplatesRemoved, ", "))
+	}
+	return out
+}
+
+// setConditions sets kstatus conditions: Ready when every claim is
+// compatible; Reconciling while claims change; Stalled when nothing can
+// progress without a person (a rejected patch, a failed resize, a field no
+// patch can change, templates added or removed).
+func setConditions(vcr *v1alpha1.VolumeClaimRollout, strategy v1alpha1.UpdateStrategy, res diff.Result, p plan.Plan, out patchOutcome) {
+	n := vcr.Status.Counts
+	progressing := n.Updating > 0 || len(out.patched) > 0
+	switch {
+	case out.rejected != nil:
+		markStalled(vcr, v1alpha1.ReasonPatchRejected, out.rejected.message)
+	case p.Done:
+		msg := fmt.Sprintf("%d/%d claims compatible", n.Compatible, n.Total)
+		if n.OverSized > 0 {
+			msg += fmt.Sprintf(" (%d over-sized, left as they are)", n.OverSized)
+		}
+		conditions.MarkTrue(vcr, meta.ReadyCondition, v1alpha1.ReasonCompatible, "%s", msg)
+		conditions.Delete(vcr, meta.ReconcilingCondition)
+		conditions.Delete(vcr, meta.StalledCondition)
+	case p.Blocked != "" && !progressing:
+		markStalled(vcr, blockedReason(res), blockedMessage(p))
+	case strategy == v1alpha1.OnClaimDelete && !progressing:
+		msg := fmt.Sprintf("%d/%d claims compatible; %s keeps existing claims until they are deleted", n.Compatible, n.Total, v1alpha1.OnClaimDelete)
+		conditions.MarkFalse(vcr, meta.ReadyCondition, v1alpha1.ReasonWaitingForClaims, "%s", msg)
+		conditions.Delete(vcr, meta.ReconcilingCondition)
+		conditions.Delete(vcr, meta.StalledCondition)
+	default:
+		msg := fmt.Sprintf("%d/%d claims compatible, %d updating", n.Compatible, n.Total, n.Updating)
+		if p.Blocked != "" {
+			msg += "; " + p.Blocked
+		}
+		conditions.MarkReconciling(vcr, v1alpha1.ReasonProgressing, "%s", msg)
+		conditions.MarkUnknown(vcr, meta.ReadyCondition, v1alpha1.ReasonProgressing, "%s", msg)
+		conditions.Delete(vcr, meta.StalledCondition)
+	}
+}
+
+func markStalled(vcr *v1alpha1.VolumeClaimRollout, reason, msg string) {
+	conditions.MarkStalled(vcr, reason, "%s", msg)
+	conditions.MarkFalse(vcr, meta.ReadyCondition, reason, "%s", msg)
+	conditions.Delete(vcr, meta.ReconcilingCondition)
+}
+
+// blockedMessage is the plan's summary followed by the first blocked claim's
+// own message, which names the field and both values, or the storage's error.
+func blockedMessage(p plan.Plan) string {
+	for _, s := range p.Steps {
+		if s.Phase == v1alpha1.ClaimFailed || s.Phase == v1alpha1.ClaimDenied {
+			return p.Blocked + ": " + s.Claim.Name + ": " + s.Message
+		}
+	}
+	return p.Blocked
+}
+
+// blockedReason names the cause of a blocked plan, most urgent first.
+func blockedReason(res diff.Result) string {
+	reason := v1alpha1.ReasonTemplatesChanged
+	for _, c := range res.Claims {
+		if c.ResizeError != "" {
+			return v1alpha1.ReasonResizeFailed
+		}
+		if len(c.Immutable) > 0 {
+			reason = v1alpha1.ReasonImmutableField
+		}
+	}
+	return reason
+}
+
+// templatesHash identifies the desired templates; encoding/json sorts map keys, so it is stable.
+func templatesHash(sts *appsv1.StatefulSet) string {
+	b, err := json.Marshal(sts.Spec.VolumeClaimTemplates)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+func copyCondition(c *metav1.Condition) *metav1.Condition {
+	if c == nil {
+		return nil
+	}
+	cp := *c
+	return &cp
+}
