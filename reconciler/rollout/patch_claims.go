@@ -28,13 +28,19 @@ type patchOutcome struct {
 func (r *Reconciler) patchClaims(ctx context.Context, sts *appsv1.StatefulSet, pvcs []corev1.PersistentVolumeClaim, todo []diff.ClaimChange) patchOutcome {
 	key := client.ObjectKeyFromObject(sts)
 	out := patchOutcome{patched: map[string]bool{}}
-	versions := make(map[string]string, len(pvcs))
+	byName := make(map[string]*corev1.PersistentVolumeClaim, len(pvcs))
 	for i := range pvcs {
-		versions[pvcs[i].Name] = pvcs[i].ResourceVersion
+		byName[pvcs[i].Name] = &pvcs[i]
+	}
+	version := func(name string) string {
+		if pvc := byName[name]; pvc != nil {
+			return pvc.ResourceVersion
+		}
+		return ""
 	}
 	if v, ok := r.rejected.Load(key); ok {
 		prev := v.(*rejection)
-		if prev.generation == sts.Generation && prev.pvcVersion == versions[prev.claim] && time.Now().Before(prev.notBefore) {
+		if prev.generation == sts.Generation && prev.pvcVersion == version(prev.claim) && time.Now().Before(prev.notBefore) {
 			out.rejected = prev
 			return out
 		}
@@ -44,7 +50,7 @@ func (r *Reconciler) patchClaims(ctx context.Context, sts *appsv1.StatefulSet, p
 		if err := r.applyClaim(ctx, sts, c); err != nil {
 			rej := &rejection{
 				claim:      c.Name,
-				pvcVersion: versions[c.Name],
+				pvcVersion: version(c.Name),
 				generation: sts.Generation,
 				message:    fmt.Sprintf("patching PVC %s/%s: %v", sts.Namespace, c.Name, err),
 				notBefore:  time.Now().Add(r.retry.When(key)),
@@ -54,7 +60,9 @@ func (r *Reconciler) patchClaims(ctx context.Context, sts *appsv1.StatefulSet, p
 			return out
 		}
 		out.patched[c.Name] = true
-		r.recorder.Eventf(sts, nil, corev1.EventTypeNormal, "ClaimPatched", "Patch", "%s", describePatch(c))
+		// The claim is the related object: the events API folds events that
+		// share reason, regarding and related objects into one series.
+		r.recorder.Eventf(sts, byName[c.Name], corev1.EventTypeNormal, "ClaimPatched", "Patch", "%s", describePatch(c))
 		ctrl.LoggerFrom(ctx).Info("patched claim", "pvc", c.Name, "from", c.RequestFrom.String(), "to", c.RequestTo.String())
 	}
 	return out
