@@ -5,6 +5,7 @@ package rollout
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -15,8 +16,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/types"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -58,6 +59,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	log := ctrl.LoggerFrom(ctx)
 
 	resumed, err := r.converger.Resume(ctx, req.NamespacedName)
+	if errors.Is(err, converge.ErrRecreatedElsewhere) {
+		log.Info("the StatefulSet was re-created by someone else while claimwarden converged it; continuing with that object")
+		err = nil
+	}
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("finishing the re-create of StatefulSet %s: %w", req.NamespacedName, err)
 	}

@@ -34,6 +34,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		opts:     opts,
 		converger: &converge.Converger{
 			Client:  c,
+			Reader:  mgr.GetAPIReader(),
 			Journal: &rolloutJournal{client: c},
 		},
 		retry:   workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](opts.RetryBaseDelay, opts.RetryMaxDelay),
