@@ -30,5 +30,12 @@ lint: ## go vet, gofmt, staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(STATICCHECK) ./...
 
+demo: testenv build ## run the whole story locally: control plane, storage simulator, controller, a template bump
+	$(GO) run ./test/demo
+
+bench: testenv build ## diff/plan micro-benchmarks, then the scale run on the real control plane
+	$(GO) test -run XXX -bench . -benchmem ./reconciler/...
+	$(GO) run ./test/scale
+
 clean: ## remove build output (the testenv cache outside the repo stays)
 	rm -rf $(BIN)

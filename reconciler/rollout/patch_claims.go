@@ -48,6 +48,7 @@ func (r *Reconciler) patchClaims(ctx context.Context, sts *appsv1.StatefulSet, p
 	}
 	for _, c := range todo {
 		if err := r.applyClaim(ctx, sts, c); err != nil {
+			patchesTotal.WithLabelValues("rejected").Inc()
 			rej := &rejection{
 				claim:      c.Name,
 				pvcVersion: version(c.Name),
@@ -59,6 +60,7 @@ func (r *Reconciler) patchClaims(ctx context.Context, sts *appsv1.StatefulSet, p
 			out.rejected = rej
 			return out
 		}
+		patchesTotal.WithLabelValues("accepted").Inc()
 		out.patched[c.Name] = true
 		// The claim is the related object: the events API folds events that
 		// share reason, regarding and related objects into one series.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/patch"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -72,6 +73,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 
 	var sts appsv1.StatefulSet
 	if err := r.client.Get(ctx, req.NamespacedName, &sts); err != nil {
+		if apierrors.IsNotFound(err) {
+			forgetMetrics(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !sts.DeletionTimestamp.IsZero() {
@@ -81,6 +85,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		if _, logged := r.skipped.LoadOrStore(req.NamespacedName, true); !logged {
 			log.Info("not managing this StatefulSet", "reason", why)
 		}
+		forgetMetrics(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	r.skipped.Delete(req.NamespacedName)
@@ -94,6 +99,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, err
 	}
 	defer func() {
+		recordMetrics(req.NamespacedName, vcr.Status.Claims, conditions.IsStalled(vcr))
 		if err := helper.Patch(ctx, vcr,
 			patch.WithOwnedConditions{Conditions: ownedConditions},
 			patch.WithFieldOwner(FieldOwner)); err != nil && !apierrors.IsNotFound(err) {

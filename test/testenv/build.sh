@@ -47,19 +47,16 @@ if [[ ! -x $kwok_dir/kwok ]]; then
 	mkdir -p "$kwok_dir"
 	GOFLAGS= GOBIN="$kwok_dir" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
 fi
-# Stages: nodes become Ready and keep a Lease; Pods become Ready, complete and go away.
-if [[ ! -s $kwok_dir/stages.yaml ]]; then
-	src=$(GOFLAGS= go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
-	stage="$src/kustomize/stage"
-	{
-		for f in "$stage/node/fast/node-initialize.yaml" "$stage"/node/heartbeat-with-lease/*.yaml \
-			"$stage/pod/fast/pod-ready.yaml" "$stage/pod/fast/pod-complete.yaml" "$stage/pod/fast/pod-delete.yaml"; do
-			echo '---'
-			cat "$f"
-		done
-	} >"$kwok_dir/stages.yaml.tmp"
-	mv "$kwok_dir/stages.yaml.tmp" "$kwok_dir/stages.yaml"
-fi
+# Stages: nodes become Ready and keep a Lease; Pods become Ready, complete and go
+# away. Rewritten on every run (it is cheap) so a change of this list takes effect.
+src=$(GOFLAGS= go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+stage="$src/kustomize/stage"
+for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
+	pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
+	echo '---'
+	cat "$stage/$f"
+done >"$kwok_dir/stages.yaml.tmp"
+mv "$kwok_dir/stages.yaml.tmp" "$kwok_dir/stages.yaml"
 ln -sfn "$kwok_dir/kwok" "$OUT/kwok"
 ln -sfn "$kwok_dir/stages.yaml" "$OUT/kwok-stages.yaml"
 

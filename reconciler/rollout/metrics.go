@@ -1,0 +1,57 @@
+package rollout
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+)
+
+var (
+	patchesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "claimwarden_claim_patches_total",
+		Help: "PVC patches sent, by result (accepted or rejected by the API server).",
+	}, []string{"result"})
+
+	claimsByPhase = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "claimwarden_rollout_claims",
+		Help: "Claims of each managed StatefulSet, by rollout phase.",
+	}, []string{"namespace", "statefulset", "phase"})
+
+	stalledRollouts = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "claimwarden_rollout_stalled",
+		Help: "1 when a StatefulSet's rollout cannot progress without a person, else 0.",
+	}, []string{"namespace", "statefulset"})
+)
+
+func init() {
+	metrics.Registry.MustRegister(patchesTotal, claimsByPhase, stalledRollouts)
+}
+
+var phases = []v1alpha1.ClaimPhase{
+	v1alpha1.ClaimPending, v1alpha1.ClaimDenied, v1alpha1.ClaimPatching,
+	v1alpha1.ClaimResizing, v1alpha1.ClaimCompatible, v1alpha1.ClaimFailed,
+}
+
+// recordMetrics exports a rollout's claim phases and whether it is stalled.
+func recordMetrics(key types.NamespacedName, claims []v1alpha1.ClaimStatus, stalled bool) {
+	n := map[v1alpha1.ClaimPhase]float64{}
+	for _, c := range claims {
+		n[c.Phase]++
+	}
+	for _, p := range phases {
+		claimsByPhase.WithLabelValues(key.Namespace, key.Name, string(p)).Set(n[p])
+	}
+	v := 0.0
+	if stalled {
+		v = 1
+	}
+	stalledRollouts.WithLabelValues(key.Namespace, key.Name).Set(v)
+}
+
+// forgetMetrics drops the series of a StatefulSet that is gone or no longer managed.
+func forgetMetrics(key types.NamespacedName) {
+	claimsByPhase.DeletePartialMatch(prometheus.Labels{"namespace": key.Namespace, "statefulset": key.Name})
+	stalledRollouts.DeleteLabelValues(key.Namespace, key.Name)
+}
