@@ -8,10 +8,12 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -265,9 +267,22 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
+// mainEnv, when set, makes the test binary run Main instead of the tests, so
+// that a test can start claimwarden as a process of its own: signals reach it,
+// and controller-runtime's process-wide state (controller names, signal
+// handler, loggers) is fresh.
+const mainEnv = "APP_TEST_RUN_CLAIMWARDEN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(mainEnv) != "" {
+		os.Exit(Main(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
 // TestRunServesProbes starts `claimwarden run` against an API server that does
-// not answer: the manager still serves its probes and metrics, and a cancelled
-// context (a signal) stops it.
+// not answer: the manager still serves its probes and metrics, and SIGTERM
+// stops it with exit code 0.
 func TestRunServesProbes(t *testing.T) {
 	kubeconfig := writeFile(t, "kubeconfig", `apiVersion: v1
 kind: Config
@@ -277,14 +292,24 @@ contexts: [{name: c, context: {cluster: c, user: u}}]
 current-context: c
 `)
 	metrics, health := freeAddr(t), freeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	cmd := exec.Command(os.Args[0], "run", "--kubeconfig", kubeconfig, "--leader-election=false",
+		"--metrics-addr", metrics, "--health-addr", health)
+	// Only the switch to Main: a CLAIMWARDEN_* variable of the test's own
+	// environment would be rejected as unknown configuration.
+	cmd.Env = []string{mainEnv + "=1"}
 	var stderr bytes.Buffer
-	done := make(chan int)
-	go func() {
-		done <- execute(ctx, []string{"run", "--kubeconfig", kubeconfig, "--leader-election=false",
-			"--metrics-addr", metrics, "--health-addr", health}, nil, new(bytes.Buffer), &stderr)
-	}()
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
 
 	get := func(url string) int {
 		resp, err := http.Get(url)
@@ -296,11 +321,14 @@ current-context: c
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for get("http://"+health+"/readyz") != http.StatusOK {
-		if time.Now().After(deadline) {
-			cancel()
-			t.Fatalf("/readyz did not answer 200 within 20s; exit %d, stderr:\n%s", <-done, stderr.String())
+		select {
+		case err := <-done:
+			t.Fatalf("claimwarden exited early (%v):\n%s", err, stderr.String())
+		case <-time.After(50 * time.Millisecond):
 		}
-		time.Sleep(50 * time.Millisecond)
+		if time.Now().After(deadline) {
+			t.Fatal("/readyz did not answer 200 within 20s")
+		}
 	}
 	if code := get("http://" + health + "/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz = %d, want 200", code)
@@ -309,11 +337,16 @@ current-context: c
 		t.Errorf("/metrics = %d, want 200", code)
 	}
 
-	cancel()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
 	select {
-	case <-done:
+	case err := <-done:
+		if err != nil {
+			t.Errorf("after SIGTERM: %v, want exit code 0; stderr:\n%s", err, stderr.String())
+		}
 	case <-time.After(30 * time.Second):
-		t.Fatal("run did not return after its context was cancelled")
+		t.Fatal("claimwarden did not exit within 30s of SIGTERM")
 	}
 	if !strings.Contains(stderr.String(), `"msg":"starting"`) {
 		t.Errorf("stderr has no JSON \"starting\" line:\n%s", stderr.String())

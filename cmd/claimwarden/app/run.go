@@ -97,7 +97,9 @@ func newLogger(l config.Log, w io.Writer) (logr.Logger, error) {
 	if l.Format == "console" {
 		encoder = zap.ConsoleEncoder()
 	}
-	return zap.New(zap.WriteTo(w), zap.Level(level), encoder), nil
+	// Many goroutines log at once; the lock keeps their lines whole.
+	sink := zapcore.Lock(zapcore.AddSync(w))
+	return zap.New(zap.WriteTo(sink), zap.Level(level), encoder), nil
 }
 
 // loadRESTConfig reads the kubeconfig at path, or the in-cluster configuration
