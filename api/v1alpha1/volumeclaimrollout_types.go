@@ -181,7 +181,3 @@ type VolumeClaimRolloutList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []VolumeClaimRollout `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&VolumeClaimRollout{}, &VolumeClaimRolloutList{})
-}
