@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -143,4 +142,3 @@ func condition(v *v1alpha1.VolumeClaimRollout, t string) string {
 	return c.Reason + ": " + c.Message
 }
 
-var _ = meta.ReadyCondition

@@ -12,13 +12,13 @@ import (
 const (
 	// module is the path of the repository's module; BinDir looks for its go.mod.
 	module = "github.com/claimwarden/claimwarden"
-	// BinDirEnv overrides where the binaries are looked for (the Makefile sets it).
-	BinDirEnv = "CLAIMWARDEN_TESTENV"
+	// BinDirEnv overrides where the binaries are looked for (e.g. a binary directory built elsewhere).
+	BinDirEnv = "TESTENV_BIN_DIR"
 	// stagesFile holds the kwok stages that make Nodes Ready (with a Lease) and Pods Ready.
 	stagesFile = "kwok-stages.yaml"
 )
 
-// BinDir returns the directory holding the control-plane binaries: $CLAIMWARDEN_TESTENV
+// BinDir returns the directory holding the control-plane binaries: $TESTENV_BIN_DIR
 // when set, otherwise <repo root>/bin/testenv, the repo root being the nearest parent
 // of the working directory whose go.mod declares this module. Tests run in their
 // package's directory, so walking up finds the root from any package.

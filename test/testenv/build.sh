@@ -6,7 +6,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TOOLS="$ROOT/test/testenv/tools"
-CACHE=${CLAIMWARDEN_TESTENV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/claimwarden/testenv}
+CACHE=${TESTENV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/claimwarden/testenv}
 OUT="$ROOT/bin/testenv"
 
 K8S_VERSION=v1.37.2

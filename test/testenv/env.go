@@ -47,7 +47,7 @@ type Env struct {
 	// NodeName is the kwok Node's name ("" without Options.Kwok).
 	NodeName string
 	// KeepDir keeps a temporary Dir at Stop, e.g. to read the logs after a failure.
-	// Start sets it when $CLAIMWARDEN_TESTENV_KEEP is non-empty.
+	// Start sets it when $TESTENV_KEEP is non-empty.
 	KeepDir bool
 	// StartupTime is how long Start took, for reports and for noticing regressions.
 	StartupTime time.Duration
@@ -65,7 +65,7 @@ type Env struct {
 }
 
 // KeepEnv, when set to anything, keeps every temporary Dir for inspection.
-const KeepEnv = "CLAIMWARDEN_TESTENV_KEEP"
+const KeepEnv = "TESTENV_KEEP"
 
 // defaultStartTimeout bounds Start when ctx has no deadline. A cold start takes
 // seconds; a minute means something is wrong, and the error carries the log tail.

@@ -19,7 +19,7 @@ import (
 // orphanChildEnv makes the test binary, re-executed by
 // TestKilledTestBinaryLeavesNoProcesses, start a control plane in the directory it
 // names, print the component PIDs and wait to be killed.
-const orphanChildEnv = "CLAIMWARDEN_TESTENV_ORPHAN_CHILD"
+const orphanChildEnv = "TESTENV_ORPHAN_CHILD"
 
 func orphanChild() {
 	e, err := Start(context.Background(), Options{Dir: os.Getenv(orphanChildEnv)})

@@ -1,0 +1,176 @@
+package rollout_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/reconciler/converge"
+	"github.com/claimwarden/claimwarden/test/fixtures"
+)
+
+// A controller that died between the orphan delete and the create finds the
+// record in the VolumeClaimRollout and re-creates the StatefulSet; the Pods
+// are re-adopted, not restarted, and the new template's claims are rolled out.
+func TestInterruptedRecreateIsFinishedFromTheRolloutRecord(t *testing.T) {
+	c := started(t)
+	ctx := context.Background()
+	ns := namespace(t, c)
+	sts := fixtures.StatefulSet(ns, "pg", 2, classExpandable, "1Gi")
+	createReady(t, c, sts)
+	key := client.ObjectKeyFromObject(sts)
+	podUIDs := podUIDsOf(t, c, ns)
+
+	var live appsv1.StatefulSet
+	if err := c.Get(ctx, key, &live); err != nil {
+		t.Fatal(err)
+	}
+	desired := live.DeepCopy()
+	fixtures.SetTemplateSize("2Gi")(desired)
+	raw, err := json.Marshal(converge.Prepare(desired))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the converger writes before its delete, then the delete it did
+	// before "dying": nothing but the record tells anyone to create it again.
+	vcr := &v1alpha1.VolumeClaimRollout{}
+	if err := c.Get(ctx, key, vcr); err != nil {
+		t.Fatal(err)
+	}
+	vcr.Status.PendingRecreate = &v1alpha1.PendingRecreate{UID: string(live.UID), Object: runtime.RawExtension{Raw: raw}}
+	if err := c.Status().Update(ctx, vcr); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, &live, client.PropagationPolicy(metav1.DeletePropagationOrphan),
+		client.Preconditions{UID: &live.UID}); err != nil {
+		t.Fatal(err)
+	}
+
+	var recreated appsv1.StatefulSet
+	err = wait.PollUntilContextTimeout(ctx, fixtures.Poll, timeout, true, func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, key, &recreated); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		return recreated.UID != live.UID, nil
+	})
+	if err != nil {
+		t.Fatalf("StatefulSet not re-created from the record: %v", err)
+	}
+	got := recreated.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage]
+	if got.String() != "2Gi" {
+		t.Errorf("re-created with template %s, want 2Gi", got.String())
+	}
+	done := waitRollout(t, c, key, "Ready at 2Gi with the record cleared", func(v *v1alpha1.VolumeClaimRollout) bool {
+		return readyTrue(v) && v.Status.PendingRecreate == nil && v.Status.Counts.Capacity == "4Gi"
+	})
+	if len(done.OwnerReferences) != 1 || done.OwnerReferences[0].UID != recreated.UID {
+		t.Errorf("rollout owners %+v, want only the re-created StatefulSet %s", done.OwnerReferences, recreated.UID)
+	}
+	if after := podUIDsOf(t, c, ns); !equalMaps(podUIDs, after) {
+		t.Errorf("Pods changed: before %v, after %v", podUIDs, after)
+	}
+}
+
+// A rejected patch is not repeated by events that change nothing relevant:
+// annotating the StatefulSet triggers reconciles but no further patch until
+// the back-off has passed.
+func TestRejectedPatchIsNotRetriedInALoop(t *testing.T) {
+	c := started(t)
+	ctx := context.Background()
+	ns := namespace(t, c)
+	sts := fixtures.StatefulSet(ns, "loop", 1, classFixed, "1Gi")
+	createReady(t, c, sts)
+	key := client.ObjectKeyFromObject(sts)
+	if err := fixtures.ReplaceTemplates(ctx, c, key, fixtures.SetTemplateSize("2Gi")); err != nil {
+		t.Fatal(err)
+	}
+	waitRollout(t, c, key, "Stalled", stalled)
+	rejected := counter(t, "claimwarden_claim_patches_total", "result", "rejected")
+	reconciles := counter(t, "controller_runtime_reconcile_total", "controller", "volumeclaimrollout")
+
+	// Each annotation is an update event the controller reconciles.
+	for i := range 5 {
+		var live appsv1.StatefulSet
+		if err := c.Get(ctx, key, &live); err != nil {
+			t.Fatal(err)
+		}
+		if live.Annotations == nil {
+			live.Annotations = map[string]string{}
+		}
+		live.Annotations["touched"] = strings.Repeat("x", i+1)
+		if err := c.Update(ctx, &live); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := wait.PollUntilContextTimeout(ctx, fixtures.Poll, timeout, true, func(context.Context) (bool, error) {
+		return counter(t, "controller_runtime_reconcile_total", "controller", "volumeclaimrollout") >= reconciles+5, nil
+	})
+	if err != nil {
+		t.Fatal("the controller did not reconcile the annotated StatefulSet")
+	}
+	// The back-off starts at one second in these tests, so a patch repeated
+	// on each event would show here.
+	if now := counter(t, "claimwarden_claim_patches_total", "result", "rejected"); now != rejected {
+		t.Errorf("%v more rejected patches after 5 unrelated events, want none", now-rejected)
+	}
+}
+
+// counter sums a counter of the controller-runtime registry over the series
+// whose label has value.
+func counter(t *testing.T, name, label, value string) float64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label && l.GetValue() == value {
+					sum += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return sum
+}
+
+func podUIDsOf(t *testing.T, c client.Client, ns string) map[string]string {
+	t.Helper()
+	var pods corev1.PodList
+	if err := c.List(context.Background(), &pods, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, p := range pods.Items {
+		out[p.Name] = string(p.UID)
+	}
+	return out
+}
+
+func equalMaps(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
