@@ -80,13 +80,16 @@ func patchSummary(c diff.ClaimChange) string {
 }
 
 // blocked explains, for people, what keeps the rollout from finishing.
-func blocked(strategy v1alpha1.UpdateStrategy, failed, denied, added, removed []string) string {
+func blocked(strategy v1alpha1.UpdateStrategy, failed, denied, policyDenied, added, removed []string) string {
 	var parts []string
 	if strategy != v1alpha1.InPlace && strategy != v1alpha1.OnClaimDelete {
 		parts = append(parts, fmt.Sprintf("unknown update strategy %q: nothing is patched", strategy))
 	}
 	if len(failed) > 0 {
 		parts = append(parts, "failed claims stop new patches: "+nameList(failed))
+	}
+	if len(policyDenied) > 0 {
+		parts = append(parts, "denied by policy: "+nameList(policyDenied))
 	}
 	if len(denied) > 0 {
 		parts = append(parts, "immutable fields differ on "+nameList(denied))

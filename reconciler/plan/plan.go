@@ -21,6 +21,10 @@ type Options struct {
 	// MaxConcurrent bounds the claims in flight (being patched, resizing or
 	// failed); values below 1 mean 1.
 	MaxConcurrent int
+	// PolicyDenied maps claim names to the policies' denial. A denied claim is
+	// not patched, and any denial stops every patch of the StatefulSet: the
+	// organisation's guardrails decide the whole proposal.
+	PolicyDenied map[string]string
 }
 
 // Step is one claim and where it stands.
@@ -56,12 +60,18 @@ func Build(r diff.Result, o Options) Plan {
 	}
 
 	var candidates []int // steps that need a patch, in diff order
-	var failed, denied []string
+	var failed, denied, policyDenied []string
 	inFlight, compatible := 0, 0
 	for i, c := range r.Claims {
 		s := Step{Claim: c}
 		f := failure(c)
+		denial, isDenied := o.PolicyDenied[c.Name]
 		switch {
+		case isDenied && !c.Missing:
+			// Even a compatible claim: an over-sized one may be denied by a
+			// policy on template decreases, and that is worth a report.
+			s.Phase, s.Message = v1alpha1.ClaimDenied, "denied by policy: "+denial
+			policyDenied = append(policyDenied, c.Name)
 		case c.Compatible:
 			s.Phase, s.Message = v1alpha1.ClaimCompatible, compatibleMessage(c)
 			compatible++
@@ -98,7 +108,7 @@ func Build(r diff.Result, o Options) Plan {
 		return cmp.Compare(a, b)
 	})
 	slots := maxInFlight - inFlight
-	if len(failed) > 0 {
+	if len(failed) > 0 || len(policyDenied) > 0 {
 		slots = 0
 	}
 	for k, i := range candidates {
@@ -109,12 +119,14 @@ func Build(r diff.Result, o Options) Plan {
 			p.Patch = append(p.Patch, s.Claim)
 		case len(failed) > 0:
 			s.Phase, s.Message = v1alpha1.ClaimPending, "waiting: patches stopped by failed claims "+nameList(failed)+"; will patch "+patchSummary(s.Claim)
+		case len(policyDenied) > 0:
+			s.Phase, s.Message = v1alpha1.ClaimPending, "waiting: patches stopped by policy denials of "+nameList(policyDenied)+"; would patch "+patchSummary(s.Claim)
 		default:
 			s.Phase, s.Message = v1alpha1.ClaimPending, waitingMessage(inFlight+len(p.Patch), maxInFlight, s.Claim)
 		}
 	}
 
 	p.Done = compatible == len(r.Claims)
-	p.Blocked = blocked(o.Strategy, failed, denied, r.TemplatesAdded, r.TemplatesRemoved)
+	p.Blocked = blocked(o.Strategy, failed, denied, policyDenied, r.TemplatesAdded, r.TemplatesRemoved)
 	return p
 }

@@ -136,6 +136,30 @@ func TestBuild(t *testing.T) {
 		blocked:  []string{"immutable fields differ on data-web-2"},
 		messages: map[string]string{"data-web-2": `spec.storageClassName: PVC "standard", template "fast"`},
 	}, {
+		name: "a policy denial stops every patch of the StatefulSet",
+		diff: claims(claim("data", 0, "grow"), claim("data", 1, "grow"), claim("data", 2, "grow")),
+		opts: Options{Strategy: v1alpha1.InPlace, MaxConcurrent: 3,
+			PolicyDenied: map[string]string{"data-web-1": "max-step: +150% is more than 100%"}},
+		phases:  []v1alpha1.ClaimPhase{pending, denied, pending},
+		blocked: []string{"denied by policy: data-web-1"},
+		messages: map[string]string{
+			"data-web-1": "denied by policy: max-step: +150%",
+			"data-web-2": "patches stopped by policy denials of data-web-1",
+		},
+	}, {
+		name: "a policy may deny a compatible over-sized claim (a template decrease)",
+		diff: claims(claim("data", 0, "oversized")),
+		opts: Options{Strategy: v1alpha1.InPlace, MaxConcurrent: 1,
+			PolicyDenied: map[string]string{"data-web-0": "increase-only: 20Gi is below 30Gi"}},
+		phases:   []v1alpha1.ClaimPhase{denied},
+		blocked:  []string{"denied by policy: data-web-0"},
+		messages: map[string]string{"data-web-0": "increase-only"},
+	}, {
+		name:   "a policy denial of a missing claim waits for the claim",
+		diff:   claims(claim("data", 0, "missing")),
+		opts:   Options{Strategy: v1alpha1.InPlace, MaxConcurrent: 1, PolicyDenied: map[string]string{"data-web-0": "x"}},
+		phases: []v1alpha1.ClaimPhase{pending},
+	}, {
 		name:     "missing claims wait for the StatefulSet controller, not in flight",
 		diff:     claims(claim("data", 0, "grow"), claim("data", 1, "missing")),
 		opts:     inPlace(1),
