@@ -141,4 +141,3 @@ func condition(v *v1alpha1.VolumeClaimRollout, t string) string {
 	}
 	return c.Reason + ": " + c.Message
 }
-

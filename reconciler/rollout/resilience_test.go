@@ -173,4 +173,3 @@ func equalMaps(a, b map[string]string) bool {
 	}
 	return true
 }
-
