@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/test/storagesim"
+	"github.com/claimwarden/claimwarden/test/testenv"
+)
+
+// Paths relative to the repository root, where `go run ./test/demo` runs.
+const (
+	crdDir        = "config/crd/bases"
+	controllerBin = "bin/claimwarden"
+)
+
+// cluster is everything the demo started, stopped in reverse order.
+type cluster struct {
+	env    *testenv.Env
+	client client.WithWatch
+	ctrl   *controller
+
+	simCancel context.CancelFunc
+	simDone   chan struct{} // closed when the simulator has returned simErr
+	simErr    error
+	simTold   bool // alive reported the simulator's end; stop need not repeat it
+	simLog    *os.File
+}
+
+// startCluster starts the control plane, the storage simulator and the
+// controller. On error it stops whatever it had started.
+func startCluster(ctx context.Context, o options, out *printer) (_ *cluster, err error) {
+	for _, p := range []string{crdDir, controllerBin} {
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("%s not found: run the demo from the repository root after `make testenv build`", p)
+		}
+	}
+
+	out.step("Starting a local control plane")
+	out.note("etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok (one simulated Node)")
+	env, err := testenv.Start(ctx, testenv.Options{Kwok: true, CRDDirs: []string{crdDir}})
+	if err != nil {
+		return nil, err
+	}
+	cl := &cluster{env: env}
+	defer func() {
+		if err != nil {
+			failed := ctx.Err() == nil // an interrupt is not a failure worth logs
+			err = errors.Join(err, cl.stop(failed))
+			if failed {
+				err = fmt.Errorf("%w\nlogs kept in %s", err, env.Dir)
+			}
+		}
+	}()
+	out.ok(fmt.Sprintf("control plane ready in %s (component logs in %s)", env.StartupTime.Round(100*time.Millisecond), env.Dir))
+
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if cl.client, err = client.NewWithWatch(env.Config, client.Options{Scheme: scheme}); err != nil {
+		return nil, err
+	}
+
+	if err := cl.startSimulator(o.delay); err != nil {
+		return nil, err
+	}
+	out.ok(fmt.Sprintf("storage simulator running: a resize takes %s (log %s)", o.delay, cl.simLog.Name()))
+
+	cl.ctrl, err = startController(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	out.ok(fmt.Sprintf("claimwarden controller running as pid %d (log %s)", cl.ctrl.cmd.Process.Pid, cl.ctrl.log))
+	return cl, nil
+}
+
+// startSimulator runs the storage simulator in this process. Its logs (and
+// client-go's) go to a file so they do not interleave with the story.
+func (cl *cluster) startSimulator(delay time.Duration) error {
+	f, err := os.Create(filepath.Join(cl.env.Dir, "storagesim.log"))
+	if err != nil {
+		return err
+	}
+	cl.simLog = f
+	logger := zap.New(zap.WriteTo(f), zap.UseDevMode(true))
+	ctrl.SetLogger(logger)
+	klog.SetLogger(logger)
+
+	sim := &storagesim.Simulator{Delay: delay}
+	if delay == 0 {
+		sim.Delay = -1 // the simulator's zero means its default; -delay 0 means instant
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cl.simCancel, cl.simDone = cancel, make(chan struct{})
+	go func() {
+		cl.simErr = sim.Start(ctx, cl.env.Config)
+		close(cl.simDone)
+	}()
+	return nil
+}
+
+// alive returns an error once the controller or the simulator has stopped on
+// its own, so that waits fail at once with the reason instead of at their deadline.
+func (cl *cluster) alive() error {
+	if err := cl.ctrl.exited(); err != nil {
+		return err
+	}
+	select {
+	case <-cl.simDone:
+		cl.simTold = true
+		return fmt.Errorf("storage simulator stopped: %v (log %s)", cl.simErr, cl.simLog.Name())
+	default:
+		return nil
+	}
+}
+
+// stop stops the controller, then the simulator, then the control plane, so
+// that nothing is left talking to an API server that is gone. keepLogs keeps
+// the environment's directory (after a failure).
+func (cl *cluster) stop(keepLogs bool) error {
+	var errs []error
+	if cl.ctrl != nil {
+		errs = append(errs, cl.ctrl.stop())
+	}
+	if cl.simCancel != nil {
+		cl.simCancel()
+		select {
+		case <-cl.simDone:
+			if !cl.simTold {
+				errs = append(errs, cl.simErr)
+			}
+		case <-time.After(15 * time.Second):
+			errs = append(errs, errors.New("storage simulator did not stop within 15s"))
+		}
+		cl.simLog.Close()
+	}
+	if keepLogs {
+		cl.env.KeepDir = true
+	}
+	errs = append(errs, cl.env.Stop())
+	return errors.Join(errs...)
+}

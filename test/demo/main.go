@@ -1,0 +1,115 @@
+// Command demo tells claimwarden's story on a local control plane: a
+// StatefulSet whose volumeClaimTemplates cannot be changed, the orphan delete
+// and re-create users do today, and claimwarden bringing the existing claims
+// to the new template while the Pods keep running.
+//
+// Run it from the repository root after `make testenv build`:
+//
+//	go run ./test/demo [-delay 3s] [-replicas 3] [-keep]
+//
+// The control plane (etcd, kube-apiserver, kube-controller-manager,
+// kube-scheduler, kwok) and the controller are the real programs; only the
+// storage is simulated (test/storagesim).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+// options are the demo's command-line flags.
+type options struct {
+	delay    time.Duration
+	replicas int
+	keep     bool
+}
+
+func main() {
+	var o options
+	flag.DurationVar(&o.delay, "delay", 3*time.Second, "how long each simulated volume resize takes")
+	flag.IntVar(&o.replicas, "replicas", 3, "replicas (and claims) of the demo StatefulSet")
+	flag.BoolVar(&o.keep, "keep", false, "leave the cluster running after the story, until Ctrl-C")
+	flag.Parse()
+	if o.replicas < 1 || o.delay < 0 || flag.NArg() > 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
+
+	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
+	// After the first Ctrl-C the default action comes back, so a second one
+	// kills the demo at once; the components die with it (parent-death signal).
+	go func() {
+		<-ctx.Done()
+		stopSignals()
+	}()
+
+	out := newPrinter(os.Stdout)
+	err := run(ctx, o, out)
+	switch {
+	case err == nil:
+		return
+	case ctx.Err() != nil:
+		// Whatever failed after the signal failed because of it.
+		out.fail("interrupted; everything the demo started has been stopped")
+		os.Exit(130)
+	default:
+		out.fail("demo failed: " + err.Error())
+		os.Exit(1)
+	}
+}
+
+// run starts the cluster, tells the story and always stops what it started.
+func run(ctx context.Context, o options, out *printer) (err error) {
+	out.title("claimwarden demo: growing a StatefulSet's volumes without deleting its Pods")
+	out.note(fmt.Sprintf("Storage is SIMULATED: test/storagesim plays the CSI provisioner, resizer and kubelet (each resize takes %s).", o.delay))
+	out.note("Everything else is real: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok and the claimwarden binary.")
+
+	cl, err := startCluster(ctx, o, out)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil && ctx.Err() != nil {
+			out.warn("interrupted: stopping what the demo started")
+		}
+		out.step("Cleaning up")
+		// A failure keeps the logs for reading; an interrupt is not a failure.
+		failed := err != nil && ctx.Err() == nil
+		if stopErr := cl.stop(failed); stopErr != nil {
+			out.fail(stopErr.Error())
+			err = errors.Join(err, stopErr)
+			return
+		}
+		out.ok("stopped the controller, the storage simulator and the control plane")
+		if failed {
+			out.note("logs kept in " + cl.env.Dir)
+		}
+	}()
+
+	if err := tell(ctx, cl, o, out); err != nil {
+		return err
+	}
+	if o.keep {
+		return keepRunning(ctx, cl, out)
+	}
+	return nil
+}
+
+// keepRunning leaves the cluster to the user until Ctrl-C.
+func keepRunning(ctx context.Context, cl *cluster, out *printer) error {
+	kubectl := cl.env.BinDir + "/kubectl --kubeconfig " + cl.env.Kubeconfig
+	out.step("The cluster keeps running; press Ctrl-C to stop it")
+	out.cmd(kubectl + " get vcr,sts,pvc,pods -n " + namespace)
+	out.cmd(kubectl + " get events -n " + namespace + " --sort-by=.metadata.creationTimestamp")
+	out.note("controller log: " + cl.ctrl.log)
+	<-ctx.Done()
+	fmt.Println()
+	return nil
+}
