@@ -86,26 +86,27 @@ type ClaimStatus struct {
 	Phase ClaimPhase `json:"phase"`
 	// OverSized is true when the claim is larger than its template (never shrunk).
 	// +optional
-	OverSized bool `json:"overSized,omitempty"`
+	OverSized bool `json:"overSized"`
 	// +optional
 	Message string `json:"message,omitempty"`
 }
 
-// Counts summarise the claims of a rollout.
+// Counts summarise the claims of a rollout. Zeros are written (optional, not
+// omitted) so that printer columns show 0 rather than blanks.
 type Counts struct {
 	// +optional
-	Total int32 `json:"total,omitempty"`
+	Total int32 `json:"total"`
 	// +optional
-	Compatible int32 `json:"compatible,omitempty"`
+	Compatible int32 `json:"compatible"`
 	// Updating counts claims being patched or resized.
 	// +optional
-	Updating int32 `json:"updating,omitempty"`
+	Updating int32 `json:"updating"`
 	// +optional
-	Denied int32 `json:"denied,omitempty"`
+	Denied int32 `json:"denied"`
 	// +optional
-	Failed int32 `json:"failed,omitempty"`
+	Failed int32 `json:"failed"`
 	// +optional
-	OverSized int32 `json:"overSized,omitempty"`
+	OverSized int32 `json:"overSized"`
 	// Capacity is the sum of the claims' status capacity.
 	// +optional
 	Capacity string `json:"capacity,omitempty"`
