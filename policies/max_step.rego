@@ -1,0 +1,109 @@
+# max-step: one change grows a claim by at most max_step_percent (default 100)
+# of its current request and by at most max_step_bytes (unset by default).
+#
+# A fat-fingered template (100Gi for 10Gi) is expensive and, with
+# increase-only, irreversible: a PVC never shrinks back. Bounding each step
+# makes large growth a sequence of deliberate changes.
+#
+# Parameters: max_step_percent is a number > 0; max_step_bytes is a whole
+# number of bytes > 0 or a quantity string such as "50Gi"; null unsets either
+# limit.
+package claimwarden.claims
+
+deny contains {"policy": "max-step", "msg": msg} if {
+	_max_step_applies
+	limit := params.max_step_percent
+	_valid_limit("max_step_percent", limit)
+	limit != null
+	storage_from_bytes > 0
+
+	# Integer arithmetic, so that exactly the limit (10Gi → 20Gi at 100) passes.
+	(storage_to_bytes - storage_from_bytes) * 100 > limit * storage_from_bytes
+	msg := sprintf(
+		"%s: %s → %s is +%v%%, more than max_step_percent %v",
+		[claim_ref, storage_from, storage_to, _step_percent, limit],
+	)
+}
+
+deny contains {"policy": "max-step", "msg": msg} if {
+	_max_step_applies
+	limit := _max_step_bytes
+	step := storage_to_bytes - storage_from_bytes
+	step > limit
+	msg := sprintf(
+		"%s: %s → %s is +%s, more than max_step_bytes %s",
+		[claim_ref, storage_from, storage_to, format_bytes(step), format_bytes(limit)],
+	)
+}
+
+# A malformed limit is a denial, not a silently skipped check: the operator
+# asked for a bound and must learn that it is not in force.
+deny contains {"policy": "max-step", "msg": msg} if {
+	is_claim_change
+	not disabled("max-step")
+	some name in ["max_step_percent", "max_step_bytes"]
+	not _valid_limit(name, params[name])
+	msg := sprintf(
+		"parameter %s (policies.params) must be %s, or null for no limit; got %s",
+		[name, _limit_kinds[name], json.marshal(params[name])],
+	)
+}
+
+# Without a current request (0) no percentage exists; say that only the
+# absolute limit, if any, was checked rather than pass silently.
+warn contains {"policy": "max-step", "msg": msg} if {
+	_max_step_applies
+	is_number(params.max_step_percent)
+	storage_from_bytes <= 0
+	msg := sprintf(
+		"%s: the current request is %s, so max_step_percent %v was not checked",
+		[claim_ref, storage_from, params.max_step_percent],
+	)
+}
+
+_max_step_applies if {
+	is_claim_change
+	not disabled("max-step")
+	storage_grows
+}
+
+# _step_percent is the increase in percent, rounded up to one decimal so that a
+# step just above the limit never reads as equal to it. Undefined from 0: a
+# division by zero is an error, and the engine makes errors fatal.
+_step_percent := ceil(((storage_to_bytes - storage_from_bytes) * 1000) / storage_from_bytes) / 10 if {
+	storage_from_bytes > 0
+}
+
+_max_step_bytes := p if {
+	p := params.max_step_bytes
+	is_number(p)
+	_valid_limit("max_step_bytes", p)
+} else := units.parse_bytes(p) if {
+	p := params.max_step_bytes
+	_valid_limit("max_step_bytes", p)
+	is_string(p)
+}
+
+_limit_kinds := {
+	"max_step_percent": "a number greater than 0",
+	"max_step_bytes": `a whole number of bytes greater than 0 or a quantity such as "50Gi"`,
+}
+
+_valid_limit(_, null)
+
+_valid_limit("max_step_percent", p) if {
+	is_number(p)
+	p > 0
+}
+
+_valid_limit("max_step_bytes", p) if {
+	is_number(p)
+	p > 0
+	round(p) == p
+}
+
+_valid_limit("max_step_bytes", p) if {
+	is_string(p)
+	regex.match(`^([0-9]+(\.[0-9]+)?(k|Ki|M|Mi|G|Gi|T|Ti|P|Pi|E|Ei)|[0-9]+)$`, p)
+	units.parse_bytes(p) > 0
+}
