@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,13 +23,17 @@ import (
 
 const timeout = 90 * time.Second
 
+var namespaces atomic.Int32
+
 // namespace creates a namespace for one test.
 func namespace(t *testing.T, c client.Client) string {
 	t.Helper()
 	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
-	if len(name) > 60 {
-		name = name[:60]
+	if len(name) > 55 {
+		name = name[:55]
 	}
+	// Unique per run, so -count=N works.
+	name = fmt.Sprintf("%s-%d", name, namespaces.Add(1))
 	if err := fixtures.Namespace(context.Background(), c, name); err != nil {
 		t.Fatal(err)
 	}

@@ -10,11 +10,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
-	"github.com/fluxcd/pkg/runtime/patch"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -94,16 +93,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	helper, err := patch.NewHelper(vcr, r.client)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
+	before := vcr.DeepCopy()
 	defer func() {
 		recordMetrics(req.NamespacedName, vcr.Status.Claims, conditions.IsStalled(vcr))
-		if err := helper.Patch(ctx, vcr,
-			patch.WithOwnedConditions{Conditions: ownedConditions},
-			patch.WithFieldOwner(FieldOwner)); err != nil && !apierrors.IsNotFound(err) {
-			retErr = kerrors.NewAggregate([]error{retErr, fmt.Errorf("writing VolumeClaimRollout status: %w", err)})
+		if err := r.writeRollout(ctx, before, vcr); err != nil && !apierrors.IsNotFound(err) {
+			retErr = kerrors.NewAggregate([]error{retErr, fmt.Errorf("writing VolumeClaimRollout %s: %w", req.NamespacedName, err)})
 		}
 	}()
 	if err := r.adopt(&sts, vcr); err != nil {
@@ -193,4 +187,24 @@ func (r *Reconciler) adopt(sts *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRol
 	return controllerutil.SetOwnerReference(sts, vcr, r.client.Scheme())
 }
 
-var ownedConditions = []string{meta.ReadyCondition, meta.ReconcilingCondition, meta.StalledCondition}
+// writeRollout writes what the reconcile changed: metadata (the owner
+// reference) and the status, each only when it differs, the status in ONE
+// merge patch. fluxcd/pkg/runtime's patch helper writes conditions and the
+// rest of the status in two requests, so watchers (kstatus readers such as
+// Flux health checks among them) would briefly see Ready=True beside the
+// previous claims; every condition here is ours, so nothing is lost by
+// patching them together.
+func (r *Reconciler) writeRollout(ctx context.Context, before, after *v1alpha1.VolumeClaimRollout) error {
+	if !equality.Semantic.DeepEqual(before.ObjectMeta, after.ObjectMeta) {
+		// The response overwrites after, status included: keep ours.
+		status := after.Status.DeepCopy()
+		if err := r.client.Patch(ctx, after, client.MergeFrom(before), client.FieldOwner(FieldOwner)); err != nil {
+			return err
+		}
+		after.Status = *status
+	}
+	if equality.Semantic.DeepEqual(before.Status, after.Status) {
+		return nil
+	}
+	return r.client.Status().Patch(ctx, after, client.MergeFrom(before), client.FieldOwner(FieldOwner))
+}
