@@ -1,0 +1,93 @@
+package policies
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+)
+
+// Change kinds: what an evaluation is about.
+const (
+	// KindClaim is one claim (template × ordinal) whose template differs from the PVC.
+	KindClaim = "claim"
+	// KindStatefulSet is a StatefulSet-level change, evaluated before a
+	// convergence and when templates are added or removed.
+	KindStatefulSet = "statefulset"
+)
+
+// Input is the document a policy sees as `input`; docs/policy-input.md shows
+// a full example. Params are added by the engine from configuration and are
+// also visible as data.claimwarden.params.
+type Input struct {
+	Change Change `json:"change"`
+	// PVC is the live claim; null when it does not exist yet or for KindStatefulSet.
+	PVC *corev1.PersistentVolumeClaim `json:"pvc"`
+	// StorageClass is the live claim's StorageClass; null when unknown.
+	StorageClass *storagev1.StorageClass `json:"storageClass"`
+	// Template is the desired volumeClaimTemplate; null for KindStatefulSet.
+	Template *corev1.PersistentVolumeClaim `json:"template"`
+	// StatefulSet is the desired StatefulSet.
+	StatefulSet *appsv1.StatefulSet `json:"statefulSet"`
+	// Namespace is the StatefulSet's Namespace (its labels say e.g. tier=prod);
+	// null when unknown.
+	Namespace *corev1.Namespace `json:"namespace"`
+	Source      Source              `json:"source"`
+	Params      map[string]any      `json:"params"`
+}
+
+// Change describes what would change.
+type Change struct {
+	Kind        string `json:"kind"`
+	Namespace   string `json:"namespace"`
+	StatefulSet string `json:"statefulSet"`
+	// Claim, Template and Ordinal identify the claim (KindClaim only).
+	Claim    string `json:"claim,omitempty"`
+	Template string `json:"template,omitempty"`
+	Ordinal  int32  `json:"ordinal"`
+	// Storage: from is the PVC's current request, to the template's request
+	// (as proposed; the controller never lowers a request whatever the verdict).
+	Storage *QuantityChange `json:"storage,omitempty"`
+	// StorageClassName: from the PVC, to the template; present when the
+	// template names a class.
+	StorageClassName *StringChange `json:"storageClassName,omitempty"`
+	// VolumeAttributesClassName: from the PVC, to the template; present when they differ.
+	VolumeAttributesClassName *StringChange `json:"volumeAttributesClassName,omitempty"`
+	// Immutable lists immutable fields that differ (never patched).
+	Immutable []Mismatch `json:"immutable,omitempty"`
+	// Labels and Annotations are the template entries the PVC lacks (GitOps tracking keys excluded).
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+	// TemplatesAdded and TemplatesRemoved name templates by name (KindStatefulSet).
+	TemplatesAdded   []string `json:"templatesAdded,omitempty"`
+	TemplatesRemoved []string `json:"templatesRemoved,omitempty"`
+}
+
+// QuantityChange is a resource quantity before and after, as text and in bytes.
+type QuantityChange struct {
+	From      string `json:"from"`
+	To        string `json:"to"`
+	FromBytes int64  `json:"fromBytes"`
+	ToBytes   int64  `json:"toBytes"`
+}
+
+// StringChange is a value before and after ("" for unset).
+type StringChange struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// Mismatch is an immutable field that differs.
+type Mismatch struct {
+	Field   string `json:"field"`
+	Live    string `json:"live"`
+	Desired string `json:"desired"`
+}
+
+// Source is where the proposal came from.
+type Source struct {
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name"`
+	Repository string `json:"repository,omitempty"`
+	Revision   string `json:"revision,omitempty"`
+}

@@ -1,0 +1,32 @@
+package policies
+
+import "context"
+
+// Reason is one denial or warning: the policy that said it and its message.
+type Reason struct {
+	Policy  string `json:"policy"`
+	Message string `json:"msg"`
+}
+
+// Verdict is the decision for one Input.
+type Verdict struct {
+	// Allowed is true when no policy denies. An evaluation that failed
+	// (compile error, runtime error, wrong result shape, timeout) is a denial
+	// naming the cause: the engine fails closed.
+	Allowed  bool
+	Denials  []Reason
+	Warnings []Reason
+	// InputDigest identifies the input (sha256 of its JSON), for decision records.
+	InputDigest string
+	// Revision identifies the policy set that decided; it changes whenever
+	// the policies or their parameters change.
+	Revision string
+}
+
+// Evaluator decides claim changes. The rollout controller asks it before
+// every PVC patch and every StatefulSet convergence.
+type Evaluator interface {
+	Evaluate(ctx context.Context, in Input) Verdict
+	// Revision is the current policy set's revision (see Verdict.Revision).
+	Revision() string
+}
