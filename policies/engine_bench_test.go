@@ -1,0 +1,96 @@
+package policies
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+)
+
+// Run on one core, as the targets are stated:
+//
+//	go test ./policies/ -run '^$' -bench Evaluate -cpu 1
+//
+// Targets: median verdict < 100µs; 10,000 claim changes in < 2s.
+
+// engShipped starts an engine on the shipped policies.
+func engShipped(b *testing.B) *Engine {
+	e := engNew(b, Options{defaults: shipped})
+	if st := e.Status(); !st.Ready {
+		b.Fatalf("shipped policies: %s", st.Message)
+	}
+	return e
+}
+
+// BenchmarkEvaluate is the latency of one verdict on the shipped set: a
+// claim growing by 50%, evaluated over and over. Besides ns/op (the mean)
+// it reports the median and 99th percentile and verdicts/s.
+func BenchmarkEvaluate(b *testing.B) {
+	e := engShipped(b)
+	in := engInput(0, 100, 150)
+	ctx := context.Background()
+	if v := e.Evaluate(ctx, in); !v.Allowed {
+		b.Fatalf("the benchmark claim change is denied: %+v", v)
+	}
+	took := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		e.Evaluate(ctx, in)
+		took = append(took, time.Since(start))
+	}
+	b.StopTimer()
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(took[len(took)*99/100].Nanoseconds()), "p99-ns")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "verdicts/s")
+}
+
+// BenchmarkEvaluate10k re-evaluates 10,000 varied claim changes (what
+// Changes() asks of the controller after a policy update): different
+// claims, sizes, growths, shrinks and class changes, so no two inputs are
+// alike. One op is all 10,000.
+func BenchmarkEvaluate10k(b *testing.B) {
+	e := engShipped(b)
+	ins := engVaried(10_000)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	denied := 0
+	for range b.N {
+		for _, in := range ins {
+			if !e.Evaluate(ctx, in).Allowed {
+				denied++
+			}
+		}
+	}
+	b.StopTimer()
+	if denied == 0 {
+		b.Fatal("no change was denied: the inputs do not exercise the policies")
+	}
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/10k")
+	b.ReportMetric(float64(b.N*len(ins))/b.Elapsed().Seconds(), "verdicts/s")
+}
+
+// engVaried builds n different claim changes.
+func engVaried(n int) []Input {
+	ins := make([]Input, n)
+	for i := range ins {
+		from := int64(10 + i%90)
+		to := from + int64(i%7) - 2 // mostly growth, some shrinks and no-ops
+		switch i % 5 {
+		case 0:
+			to = from * 3 // over the default max step
+		case 1:
+			to = from + from/2
+		}
+		in := engInput(int32(i%50), from, to)
+		in.Change.StatefulSet = "db-" + string(rune('a'+i%26))
+		if i%11 == 0 {
+			in.Change.StorageClassName = &StringChange{From: "fast", To: "slow"}
+		}
+		ins[i] = in
+	}
+	return ins
+}

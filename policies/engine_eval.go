@@ -1,0 +1,107 @@
+package policies
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/topdown"
+)
+
+// EnginePolicy is the policy id of denials the engine itself issues when
+// it cannot get an answer from the policies (compile error, runtime error,
+// wrong result shape, timeout, unreadable source).
+const EnginePolicy = "policy-engine"
+
+// UnnamedPolicy is the policy id of a result given as a bare string: the
+// string is the message and the rule did not say who it is.
+const UnnamedPolicy = "unknown"
+
+// Evaluate decides one claim change: one evaluation of the prepared query
+// for data.claimwarden.claims.deny and .warn with in as input (in.Params
+// set from configuration). It never fails open: every way of not getting a
+// well-formed answer is a denial naming the cause. The verdict is logged as
+// a decision record and, when configured, sent to OPA's decision-log plugin.
+func (e *Engine) Evaluate(ctx context.Context, in Input) Verdict {
+	c := e.cur.Load()
+	in.Params = c.params
+	start := time.Now()
+	v := Verdict{Revision: c.revision}
+	// One encoding serves the digest and OPA (rego.EvalInput would marshal
+	// the struct a second time).
+	raw, input, err := encodeInput(in)
+	switch {
+	case err != nil:
+		v.deny("encoding the policy input: " + err.Error())
+	case c.failure != "":
+		v.deny(c.failure)
+	default:
+		e.eval(ctx, c, input, &v)
+	}
+	sum := sha256.Sum256(raw)
+	v.InputDigest = hex.EncodeToString(sum[:])
+	v.Allowed = len(v.Denials) == 0
+	e.record(ctx, c, in, input, v, time.Since(start))
+	return v
+}
+
+// eval runs the prepared query under the evaluation timeout and reads the
+// result into v.
+func (e *Engine) eval(parent context.Context, c *compiled, input ast.Value, v *Verdict) {
+	if err := parent.Err(); err != nil {
+		// OPA notices cancellation asynchronously; a short evaluation
+		// would finish and answer for a caller that has given up.
+		v.deny("policy evaluation cancelled: " + err.Error())
+		return
+	}
+	ctx, cancel := context.WithTimeout(parent, e.timeout)
+	defer cancel()
+	// Cancel OPA's evaluation when ctx ends (timeout or caller). Handing
+	// OPA the Cancel saves the goroutine it would start per evaluation to
+	// watch ctx; the callback runs only if ctx ends first.
+	stop := topdown.NewCancel()
+	defer context.AfterFunc(ctx, stop.Cancel)()
+	rs, err := c.query.Eval(ctx, rego.EvalParsedInput(input), rego.EvalExternalCancel(stop))
+	if err != nil {
+		v.deny(e.describeEvalError(parent, ctx, err))
+		return
+	}
+	if len(rs) != 1 || len(rs[0].Bindings) != 2 {
+		// The query's comprehensions are always defined; anything else
+		// is a bug worth a denial rather than an allow.
+		v.deny(fmt.Sprintf("policy result of the wrong shape: %d results for the deny/warn query", len(rs)))
+		return
+	}
+	var errs []string
+	v.Denials, errs = readReasons("deny", rs[0].Bindings["deny"], errs)
+	v.Warnings, errs = readReasons("warn", rs[0].Bindings["warn"], errs)
+	for _, msg := range errs {
+		v.deny(msg)
+	}
+}
+
+// describeEvalError names why an evaluation gave no answer: the caller
+// gave up (parent done), the evaluation timeout expired (ctx done, which
+// OPA reports as a cancellation, or as a deadline error from http.send), or
+// the policy failed at run time (OPA's message carries file:line).
+func (e *Engine) describeEvalError(parent, ctx context.Context, err error) string {
+	var te *topdown.Error
+	cancelled := errors.As(err, &te) && te.Code == topdown.CancelErr
+	switch {
+	case parent.Err() != nil:
+		return "policy evaluation cancelled: " + parent.Err().Error()
+	case ctx.Err() != nil && (cancelled || errors.Is(err, context.DeadlineExceeded)):
+		return fmt.Sprintf("policy evaluation timed out after %s", e.timeout)
+	}
+	return "policy evaluation failed: " + err.Error()
+}
+
+// deny adds an engine denial.
+func (v *Verdict) deny(msg string) {
+	v.Denials = append(v.Denials, Reason{Policy: EnginePolicy, Message: msg})
+}

@@ -1,0 +1,104 @@
+package policies
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+)
+
+// encodeInput returns the input's JSON (exactly json.Marshal(in): the
+// digest is defined on it) and the value OPA evaluates.
+//
+// The value is lazy: a top-level field (the StatefulSet, the PVC, ...) is
+// decoded and converted to AST only when a policy first reads it. Claim
+// policies read input.change and little else, and converting the whole
+// input cost as much as evaluating the shipped policies. The lazy object is
+// OPA's own (the one it uses for documents read from its store); it is not
+// safe for concurrent use, which is fine for one evaluation's input.
+//
+// Each top-level field is marshalled on its own, so that the pieces OPA may
+// need are at hand without splitting the document again; the pieces joined
+// are byte for byte what json.Marshal(in) writes, as encoding/json writes a
+// struct's fields in order as "name":value without spaces.
+func encodeInput(in Input) ([]byte, ast.Value, error) {
+	if inputFields == nil {
+		return encodeInputWhole(in)
+	}
+	v := reflect.ValueOf(in)
+	native := make(map[string]any, len(inputFields))
+	var buf bytes.Buffer
+	buf.Grow(4096)
+	buf.WriteByte('{')
+	for i, f := range inputFields {
+		b, err := json.Marshal(v.Field(f.index).Interface())
+		if err != nil {
+			return nil, nil, err
+		}
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.WriteString(f.quoted)
+		buf.WriteByte(':')
+		buf.Write(b)
+		// OPA converts a json.RawMessage with a JSON round trip when it is
+		// first read (ast.InterfaceToValue's fallback).
+		native[f.name] = json.RawMessage(b)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), ast.LazyObject(native), nil
+}
+
+// encodeInputWhole is the general path: marshal, then split the top level.
+func encodeInputWhole(in Input) ([]byte, ast.Value, error) {
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &top); err != nil {
+		return nil, nil, err
+	}
+	native := make(map[string]any, len(top))
+	for k, v := range top {
+		native[k] = v
+	}
+	return raw, ast.LazyObject(native), nil
+}
+
+// inputField is a top-level field of Input as encoding/json names it.
+type inputField struct {
+	index  int
+	name   string
+	quoted string // the JSON key, "name"
+}
+
+// inputFields lists Input's fields in declaration order as encoding/json
+// encodes them; nil when a field uses an encoding this fast path does not
+// reproduce (omitempty, embedding, ...), and encodeInputWhole is used.
+var inputFields = func() []inputField {
+	t := reflect.TypeFor[Input]()
+	var out []inputField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case !f.IsExported() && !f.Anonymous:
+			continue
+		case name == "-" && opts == "":
+			continue
+		case f.Anonymous || opts != "":
+			return nil
+		case name == "":
+			name = f.Name
+		}
+		q, err := json.Marshal(name)
+		if err != nil {
+			return nil
+		}
+		out = append(out, inputField{index: i, name: name, quoted: string(q)})
+	}
+	return out
+}()

@@ -1,0 +1,288 @@
+package policies
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+)
+
+func TestEngineAllowsAndDenies(t *testing.T) {
+	e := engNew(t, Options{})
+	if v := e.Evaluate(context.Background(), engInput(0, 10, 20)); !v.Allowed || len(v.Denials) != 0 {
+		t.Fatalf("growing: want allowed, got %+v", v)
+	}
+	v := e.Evaluate(context.Background(), engInput(0, 20, 10))
+	if v.Allowed || len(v.Denials) != 1 || v.Denials[0] != (Reason{Policy: "test-shrink", Message: "shrinks"}) {
+		t.Fatalf("shrinking: want the test-shrink denial, got %+v", v)
+	}
+	if v.Revision == "" || v.Revision != e.Revision() {
+		t.Fatalf("verdict revision %q, engine revision %q", v.Revision, e.Revision())
+	}
+	st := e.Status()
+	if !st.Ready || st.Stale || st.CompileError != "" || len(st.Modules) != 1 || st.Modules[0] != "policies/shrink.rego" {
+		t.Fatalf("status: %+v", st)
+	}
+}
+
+func TestEngineInputDigestIsSHA256OfTheInputJSON(t *testing.T) {
+	params := map[string]any{"max_step_percent": 50}
+	e := engNew(t, Options{Params: params})
+	in := engInput(1, 10, 20)
+	v := e.Evaluate(context.Background(), in)
+
+	// The digest covers the input as policies see it, params included.
+	in.Params = map[string]any{"max_step_percent": float64(50)}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	if want := hex.EncodeToString(sum[:]); v.InputDigest != want {
+		t.Fatalf("digest %s, want %s", v.InputDigest, want)
+	}
+	if other := e.Evaluate(context.Background(), engInput(2, 10, 20)); other.InputDigest == v.InputDigest {
+		t.Fatal("two different claims share a digest")
+	}
+}
+
+func TestEngineParamsInInputAndData(t *testing.T) {
+	defaults := fstest.MapFS{"p.rego": {Data: []byte(`package claimwarden.claims
+
+deny contains sprintf("data %v input %v", [data.claimwarden.params.limit, input.params.limit]) if true
+`)}}
+	e := engNew(t, Options{defaults: defaults, Params: map[string]any{"limit": 7}})
+	v := e.Evaluate(context.Background(), engInput(0, 1, 2))
+	if engDenied(v) != "unknown: data 7 input 7" {
+		t.Fatalf("got %q", engDenied(v))
+	}
+}
+
+func TestEngineStringResultsAndWarnings(t *testing.T) {
+	defaults := fstest.MapFS{"w.rego": {Data: []byte(`package claimwarden.claims
+
+warn contains "plain warning" if true
+
+warn contains {"policy": "big", "msg": "big step"} if input.change.storage.toBytes > 100
+`)}}
+	e := engNew(t, Options{defaults: defaults})
+	v := e.Evaluate(context.Background(), engInput(0, 1, 2))
+	if !v.Allowed {
+		t.Fatalf("warnings must not deny: %+v", v)
+	}
+	// Sets come out in OPA's order (strings before objects): deterministic.
+	want := []Reason{{Policy: UnnamedPolicy, Message: "plain warning"}, {Policy: "big", Message: "big step"}}
+	if !slices.Equal(v.Warnings, want) {
+		t.Fatalf("warnings %+v, want %+v", v.Warnings, want)
+	}
+}
+
+func TestEngineWrongShapeDenies(t *testing.T) {
+	for name, rule := range map[string]string{
+		"number":           `deny := 42`,
+		"set of numbers":   `deny contains 1 if true`,
+		"object sans msg":  `deny contains {"policy": "x"} if true`,
+		"msg not a string": `deny contains {"policy": "x", "msg": 3} if true`,
+		"warn number":      `warn := 1.5`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			defaults := fstest.MapFS{"bad.rego": {Data: []byte("package claimwarden.claims\n\n" + rule + "\n")}}
+			e := engNew(t, Options{defaults: defaults})
+			v := e.Evaluate(context.Background(), engInput(0, 1, 2))
+			if v.Allowed || len(v.Denials) != 1 || v.Denials[0].Policy != EnginePolicy ||
+				!strings.HasPrefix(v.Denials[0].Message, "policy result of the wrong shape: data.claimwarden.claims.") {
+				t.Fatalf("want a wrong-shape denial, got %+v", v)
+			}
+			if !e.Status().Ready {
+				t.Fatal("a wrong shape is a verdict-time problem, not a compile error")
+			}
+		})
+	}
+}
+
+func TestEngineWrongShapeNamesTheValue(t *testing.T) {
+	defaults := fstest.MapFS{"bad.rego": {Data: []byte("package claimwarden.claims\n\ndeny := 42\n")}}
+	e := engNew(t, Options{defaults: defaults})
+	got := engDenied(e.Evaluate(context.Background(), engInput(0, 1, 2)))
+	if !strings.Contains(got, "data.claimwarden.claims.deny is a number (42)") {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestEngineRuntimeErrorDenies(t *testing.T) {
+	// to_number("ten") is a builtin error: with strict builtin errors it
+	// fails the evaluation instead of quietly making the deny undefined.
+	defaults := fstest.MapFS{"rt.rego": {Data: []byte(`package claimwarden.claims
+
+deny contains "too big" if to_number("ten") > 5
+`)}}
+	e := engNew(t, Options{defaults: defaults})
+	got := engDenied(e.Evaluate(context.Background(), engInput(0, 1, 2)))
+	if !strings.HasPrefix(got, EnginePolicy+": policy evaluation failed: policies/rt.rego:3:") {
+		t.Fatalf("want a runtime failure naming file:line, got %q", got)
+	}
+}
+
+func TestEngineMalformedRegoDeniesEverything(t *testing.T) {
+	e := engNew(t, Options{})
+	engDrain(e)
+	before := e.Revision()
+	e.SetConfigMapPolicies("claimwarden-system", "org-rules", map[string]string{
+		"prod.rego": "package claimwarden.claims\n\ndeny contains msg if {\n\tmsg := \"x\"\n\tinput.change.\n}\n",
+	})
+	if e.Revision() == before || !engSignalled(e) {
+		t.Fatal("a new ConfigMap must change the revision and signal Changes")
+	}
+	v := e.Evaluate(context.Background(), engInput(0, 10, 20))
+	got := engDenied(v)
+	if v.Allowed || !strings.Contains(got, "policies do not compile: configmap/claimwarden-system/org-rules/prod.rego:6: rego_parse_error: unexpected whitespace token") {
+		t.Fatalf("want a denial naming the file and line, got %q", got)
+	}
+	st := e.Status()
+	if st.Ready || !strings.HasPrefix(st.CompileError, "configmap/claimwarden-system/org-rules/prod.rego:6:") {
+		t.Fatalf("status: %+v", st)
+	}
+
+	// Fixing the ConfigMap heals the engine without a restart.
+	e.SetConfigMapPolicies("claimwarden-system", "org-rules", map[string]string{
+		"prod.rego": "package claimwarden.claims\n\nwarn contains \"prod\" if true\n",
+	})
+	if v := e.Evaluate(context.Background(), engInput(0, 10, 20)); !v.Allowed || len(v.Warnings) != 1 {
+		t.Fatalf("after the fix: %+v", v)
+	}
+	if st := e.Status(); !st.Ready || st.CompileError != "" {
+		t.Fatalf("status after the fix: %+v", st)
+	}
+}
+
+func TestEngineTypeErrorNamesFileAndLine(t *testing.T) {
+	defaults := fstest.MapFS{"t.rego": {Data: []byte(`package claimwarden.claims
+
+deny contains "x" if {
+	count(42) > 1
+}
+`)}}
+	e := engNew(t, Options{defaults: defaults})
+	if got := e.Status().CompileError; !strings.HasPrefix(got, "policies/t.rego:4: rego_type_error:") {
+		t.Fatalf("compile error %q", got)
+	}
+}
+
+func TestEngineTimeoutDenies(t *testing.T) {
+	// 10^10 iterations over small arrays: runs for minutes unless the
+	// evaluation is cancelled, and allocates little while it runs.
+	defaults := fstest.MapFS{"loop.rego": {Data: []byte(`package claimwarden.claims
+
+deny contains "never" if {
+	some i in numbers.range(1, 100000)
+	some j in numbers.range(1, 100000)
+	i * j < 0
+}
+`)}}
+	const timeout = 300 * time.Millisecond
+	e := engNew(t, Options{defaults: defaults, Timeout: timeout})
+	start := time.Now()
+	v := e.Evaluate(context.Background(), engInput(0, 1, 2))
+	took := time.Since(start)
+	if got := engDenied(v); got != EnginePolicy+": policy evaluation timed out after 300ms" {
+		t.Fatalf("got %q", got)
+	}
+	// OPA checks for cancellation between evaluation steps; 1.5× leaves
+	// room for a loaded machine while proving the loop was stopped.
+	if took < timeout || took > timeout*3/2 {
+		t.Fatalf("evaluation took %s for a %s timeout", took, timeout)
+	}
+	t.Logf("stopped after %s", took)
+}
+
+func TestEngineCallerCancellationDenies(t *testing.T) {
+	e := engNew(t, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	v := e.Evaluate(ctx, engInput(0, 1, 2))
+	if got := engDenied(v); v.Allowed || got != EnginePolicy+": policy evaluation cancelled: context canceled" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestEngineDefaultTimeoutIsOneSecond(t *testing.T) {
+	e := engNew(t, Options{})
+	if e.timeout != time.Second {
+		t.Fatalf("default timeout %s", e.timeout)
+	}
+}
+
+func TestEngineBadParamsAreAConfigError(t *testing.T) {
+	_, err := New(context.Background(), Options{defaults: engDefaults, Params: map[string]any{"f": func() {}}})
+	if err == nil || !strings.Contains(err.Error(), "policies.params") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestEngineDataConflictWithParamsFailsClosed(t *testing.T) {
+	dir := t.TempDir()
+	engWrite(t, dir, "claimwarden/params/data.json", `{"limit": 1}`)
+	e := engNew(t, Options{Dirs: []string{dir}, Params: map[string]any{"limit": 2}})
+	got := engDenied(e.Evaluate(context.Background(), engInput(0, 1, 2)))
+	if !strings.Contains(got, "policies.params: data.claimwarden.params.limit is defined by two sources") {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestEngineShippedPolicies(t *testing.T) {
+	e := engNew(t, Options{defaults: shipped})
+	st := e.Status()
+	if !st.Ready || !slices.Contains(st.Modules, "policies/max_step.rego") || slices.ContainsFunc(st.Modules, isRegoTest) {
+		t.Fatalf("shipped set: %+v", st)
+	}
+	ctx := context.Background()
+	if v := e.Evaluate(ctx, engInput(0, 100, 150)); !v.Allowed {
+		t.Fatalf("+50%%: %s", engDenied(v))
+	}
+	v := e.Evaluate(ctx, engInput(0, 100, 250))
+	if v.Allowed || len(v.Denials) != 1 || v.Denials[0].Policy != "max-step" {
+		t.Fatalf("+150%%: want a max-step denial, got %q", engDenied(v))
+	}
+	if v := e.Evaluate(ctx, engInput(0, 100, 50)); v.Allowed || v.Denials[0].Policy != "increase-only" {
+		t.Fatalf("shrink: want an increase-only denial, got %q", engDenied(v))
+	}
+	// Parameters from configuration reach the shipped policies.
+	lax := engNew(t, Options{defaults: shipped, Params: map[string]any{"max_step_percent": 200}})
+	if v := lax.Evaluate(ctx, engInput(0, 100, 250)); !v.Allowed {
+		t.Fatalf("+150%% under max_step_percent 200: %s", engDenied(v))
+	}
+}
+
+func TestEngineInputEncodingIsJSONMarshal(t *testing.T) {
+	if inputFields == nil {
+		t.Fatal("Input gained a field the fast encoder does not handle: evaluations take the slower path")
+	}
+	in := engInput(4, 10, 20)
+	in.Params = map[string]any{"a": []any{1, "b"}}
+	fast, lazy, err := encodeInput(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, eager, err := encodeInputWhole(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if std, _ := json.Marshal(in); !bytes.Equal(fast, std) || !bytes.Equal(whole, std) {
+		t.Fatalf("encodings differ from json.Marshal:\n%s\n%s", fast, std)
+	}
+	if lazy.Compare(eager) != 0 {
+		t.Fatal("the two paths give different values")
+	}
+	want, err := ast.ValueFromReader(bytes.NewReader(fast))
+	if err != nil || lazy.Compare(want) != 0 {
+		t.Fatalf("the lazy input differs from the JSON: %v", err)
+	}
+}

@@ -1,0 +1,62 @@
+package policies
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"slices"
+	"strings"
+)
+
+// module is one Rego file as the engine compiles it: name is what compile
+// and runtime errors print ("policies/max_step.rego:12: ..."), so it says
+// where the file came from (see the source files for each naming scheme).
+type module struct {
+	name string
+	text string
+}
+
+// contribution is what one source adds to the policy set.
+type contribution struct {
+	modules []module
+	// data is merged into OPA's data document (rooted at data).
+	data map[string]any
+	// failure, when set, is why the source could not be read. The engine
+	// then fails closed: every verdict is a denial quoting it.
+	failure string
+	// digest identifies modules, data and failure, so the engine can tell a
+	// real change from a re-read of the same content without recompiling.
+	digest string
+}
+
+// newContribution sorts the modules (so the digest does not depend on
+// directory or map order) and computes the digest.
+func newContribution(mods []module, data map[string]any, failure string) contribution {
+	slices.SortFunc(mods, func(a, b module) int { return strings.Compare(a.name, b.name) })
+	h := sha256.New()
+	for _, m := range mods {
+		// Lengths delimit the fields, so no two module sets hash alike.
+		writeField(h, m.name)
+		writeField(h, m.text)
+	}
+	if len(data) > 0 {
+		// encoding/json sorts map keys: the encoding is canonical.
+		b, err := json.Marshal(data)
+		if err != nil {
+			failure = strings.TrimSpace(failure + " data is not JSON: " + err.Error())
+		}
+		writeField(h, string(b))
+	}
+	writeField(h, failure)
+	return contribution{modules: mods, data: data, failure: failure, digest: hex.EncodeToString(h.Sum(nil))}
+}
+
+// writeField writes s preceded by its length.
+func writeField(h io.Writer, s string) {
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+	_, _ = h.Write(n[:])
+	_, _ = io.WriteString(h, s)
+}
