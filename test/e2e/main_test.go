@@ -1,0 +1,203 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/test/storagesim"
+	"github.com/claimwarden/claimwarden/test/testenv"
+)
+
+const (
+	module = "github.com/claimwarden/claimwarden"
+
+	// The identity config/rbac creates and binds.
+	controllerNamespace = "claimwarden-system"
+	serviceAccount      = "claimwarden"
+	saUser              = "system:serviceaccount:" + controllerNamespace + ":" + serviceAccount
+
+	// class is the StorageClass of every test StatefulSet, served by the simulator.
+	class = "sim"
+	// simDelay is the simulated resize time. It must be long enough for a test
+	// to see a patched claim and act (SIGKILL, SIGTERM, scrape metrics) before
+	// the controller could patch the next one, which it does only once the
+	// previous claim has reached its capacity: 3 s is ~30 polls.
+	simDelay = 3 * time.Second
+
+	// timeout bounds each wait; a rollout of 3 claims takes 3 × simDelay, plus
+	// up to a lease duration (15 s) after a SIGKILL.
+	timeout = 2 * time.Minute
+)
+
+// saGroups are the groups a token of the ServiceAccount authenticates with.
+// The impersonating kubeconfig names them explicitly, so the controller's
+// requests carry exactly the identity it has in a Pod.
+var saGroups = []string{"system:serviceaccounts", "system:serviceaccounts:" + controllerNamespace, "system:authenticated"}
+
+var (
+	env    *testenv.Env
+	scheme = runtime.NewScheme()
+)
+
+func TestMain(m *testing.M) {
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	os.Exit(testenv.RunTests(m, testenv.Options{
+		Kwok:    true,
+		CRDDirs: []string{filepath.Join("..", "..", "config", "crd", "bases")},
+	}, &env))
+}
+
+// cluster is what every test shares: the admin client, the controller's
+// kubeconfig and binary, and the storage simulator (one per test binary:
+// they all serve the same provisioner).
+type cluster struct {
+	admin      client.Client
+	kubeconfig string // the controller's: admin credentials impersonating the ServiceAccount
+	binary     string
+}
+
+var (
+	setupOnce sync.Once
+	shared    *cluster
+	setupErr  error
+)
+
+// started installs config/rbac and the storage class and starts the storage
+// simulator, once; every test calls it first.
+func started(t *testing.T) *cluster {
+	t.Helper()
+	setupOnce.Do(func() { shared, setupErr = setup(context.Background()) })
+	if setupErr != nil {
+		t.Fatal(setupErr)
+	}
+	return shared
+}
+
+func setup(ctx context.Context) (*cluster, error) {
+	bin, err := controllerBinary()
+	if err != nil {
+		return nil, err
+	}
+	// The simulator's own logs go to a file kept with the control plane's;
+	// without a logger controller-runtime complains on stderr.
+	logs, err := os.Create(filepath.Join(env.Dir, "storagesim.log"))
+	if err != nil {
+		return nil, err
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(logs), zap.UseDevMode(true)))
+
+	admin, err := client.New(env.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, err
+	}
+	if err := installRBAC(ctx, admin); err != nil {
+		return nil, err
+	}
+	if err := admin.Create(ctx, storagesim.StorageClass(class, true)); err != nil {
+		return nil, err
+	}
+	sim := &storagesim.Simulator{Delay: simDelay}
+	go func() {
+		// The simulator runs until the test binary exits; it stopping earlier
+		// would show as rollouts that never finish.
+		if err := sim.Start(context.Background(), env.Config); err != nil {
+			fmt.Fprintln(os.Stderr, "storagesim:", err)
+		}
+	}()
+	kubeconfig := filepath.Join(env.Dir, "claimwarden.kubeconfig")
+	if err := writeImpersonatingKubeconfig(kubeconfig); err != nil {
+		return nil, err
+	}
+	return &cluster{admin: admin, kubeconfig: kubeconfig, binary: bin}, nil
+}
+
+// controllerBinary returns <repo root>/bin/claimwarden, where `make build`
+// puts it; the root is found from the working directory as testenv.BinDir
+// finds it. Testing a binary (not the packages) is the point of this package,
+// so a missing one fails instead of being built behind the developer's back.
+func controllerBinary() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		if isModuleRoot(dir) {
+			bin := filepath.Join(dir, "bin", "claimwarden")
+			if fi, err := os.Stat(bin); err != nil || fi.IsDir() {
+				return "", fmt.Errorf("e2e: no controller binary at %s: run `make build`", bin)
+			}
+			// Log which build runs: a stale binary tests stale code.
+			out, err := exec.Command(bin, "version").CombinedOutput()
+			if err != nil {
+				return "", fmt.Errorf("e2e: %s version: %v: %s", bin, err, out)
+			}
+			fmt.Fprintf(os.Stderr, "e2e: testing %s (%s)\n", bin, strings.TrimSpace(string(out)))
+			return bin, nil
+		}
+		if filepath.Dir(dir) == dir {
+			return "", fmt.Errorf("e2e: no go.mod of %s above %s", module, wd)
+		}
+	}
+}
+
+// isModuleRoot reports whether dir/go.mod declares the repository's module
+// (the nested modules under test/testenv/tools must not match).
+func isModuleRoot(dir string) bool {
+	f, err := os.Open(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if fields := strings.Fields(sc.Text()); len(fields) == 2 && fields[0] == "module" {
+			return strings.Trim(fields[1], `"`) == module
+		}
+	}
+	return false
+}
+
+// writeImpersonatingKubeconfig writes the controller's kubeconfig: the admin
+// client certificate authenticates, and the API server then authorizes every
+// request as the ServiceAccount (as: / as-groups:). That is how the tests run
+// the binary outside a Pod yet with exactly the permissions of config/rbac.
+func writeImpersonatingKubeconfig(path string) error {
+	if env.Config.CertData == nil || env.Config.KeyData == nil {
+		return errors.New("e2e: the testenv admin config has no embedded client certificate to impersonate with")
+	}
+	const name = "claimwarden-e2e"
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: env.Config.Host, CertificateAuthorityData: env.Config.CAData}
+	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{
+		ClientCertificateData: env.Config.CertData,
+		ClientKeyData:         env.Config.KeyData,
+		Impersonate:           saUser,
+		ImpersonateGroups:     saGroups,
+	}
+	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
+	cfg.CurrentContext = name
+	return clientcmd.WriteToFile(*cfg, path)
+}

@@ -1,0 +1,117 @@
+package e2e
+
+import (
+	"context"
+	"testing"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// TestControllerKubeconfigIsTheServiceAccount proves the premise of every
+// other test: the kubeconfig handed to the binary really acts as the
+// ServiceAccount. Were impersonation silently dropped, the controller would
+// run as the admin and no missing permission could ever show.
+func TestControllerKubeconfigIsTheServiceAccount(t *testing.T) {
+	cl := started(t)
+	ctx := context.Background()
+	cfg, err := clientcmd.BuildConfigFromFlags("", cl.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	review := &authenticationv1.SelfSubjectReview{}
+	if err := c.Create(ctx, review); err != nil {
+		t.Fatal(err)
+	}
+	if got := review.Status.UserInfo.Username; got != saUser {
+		t.Errorf("the controller's kubeconfig authenticates as %q, want %q", got, saUser)
+	}
+	// Secrets are what no rule grants; the admin could read them.
+	err = c.List(ctx, &corev1.SecretList{}, client.InNamespace(controllerNamespace))
+	if !apierrors.IsForbidden(err) {
+		t.Errorf("listing secrets with the controller's kubeconfig: %v, want Forbidden", err)
+	}
+}
+
+// TestServiceAccountPermissions asks the API server's authorizer, with
+// SubjectAccessReviews, what config/rbac lets the ServiceAccount do. The
+// rollouts below prove it has enough; this proves it has no more than the
+// controller's promises (never delete a claim, never touch a Pod, no
+// secrets, leader election only in its own namespace), and the permissions
+// its StatefulSet re-creation needs.
+func TestServiceAccountPermissions(t *testing.T) {
+	cl := started(t)
+	const ns = "any-namespace" // the ClusterRoleBinding applies in every namespace
+	for _, tc := range []struct {
+		verb, group, resource, subresource, namespace string
+		allowed                                       bool
+	}{
+		// Needed.
+		{"patch", "", "persistentvolumeclaims", "", ns, true},
+		{"watch", "", "persistentvolumeclaims", "", "", true},
+		{"get", "apps", "statefulsets", "", ns, true},
+		{"create", "apps", "statefulsets", "", ns, true},
+		{"delete", "apps", "statefulsets", "", ns, true},
+		{"create", "claimwarden.dev", "volumeclaimrollouts", "", ns, true},
+		{"patch", "claimwarden.dev", "volumeclaimrollouts", "status", ns, true},
+		{"create", "events.k8s.io", "events", "", ns, true},
+		{"patch", "events.k8s.io", "events", "", ns, true},
+		{"update", "coordination.k8s.io", "leases", "", controllerNamespace, true},
+		// Refused: claimwarden never deletes a claim.
+		{"delete", "", "persistentvolumeclaims", "", ns, false},
+		{"deletecollection", "", "persistentvolumeclaims", "", ns, false},
+		// Refused: it never writes a Pod (no restart, no eviction).
+		{"create", "", "pods", "", ns, false},
+		{"update", "", "pods", "", ns, false},
+		{"patch", "", "pods", "", ns, false},
+		{"delete", "", "pods", "", ns, false},
+		{"deletecollection", "", "pods", "", ns, false},
+		{"create", "", "pods", "eviction", ns, false},
+		// Refused: no secrets at all.
+		{"get", "", "secrets", "", ns, false},
+		{"list", "", "secrets", "", ns, false},
+		{"watch", "", "secrets", "", "", false},
+		{"get", "", "secrets", "", controllerNamespace, false},
+		// Refused: the volumes themselves belong to the storage.
+		{"update", "", "persistentvolumes", "", "", false},
+		{"delete", "", "persistentvolumes", "", "", false},
+		// Refused: the Lease is the controller's own, in its own namespace.
+		{"update", "coordination.k8s.io", "leases", "", ns, false},
+		// Refused: no privilege escalation through RBAC.
+		{"create", "rbac.authorization.k8s.io", "clusterrolebindings", "", "", false},
+		{"bind", "rbac.authorization.k8s.io", "clusterroles", "", "", false},
+		{"escalate", "rbac.authorization.k8s.io", "clusterroles", "", "", false},
+		{"impersonate", "", "serviceaccounts", "", ns, false},
+	} {
+		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User:   saUser,
+			Groups: saGroups,
+			ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Namespace: tc.namespace, Verb: tc.verb, Group: tc.group,
+				Resource: tc.resource, Subresource: tc.subresource,
+			},
+		}}
+		if err := cl.admin.Create(context.Background(), sar); err != nil {
+			t.Fatal(err)
+		}
+		if sar.Status.Allowed != tc.allowed {
+			res := tc.resource
+			if tc.subresource != "" {
+				res += "/" + tc.subresource
+			}
+			if tc.group != "" {
+				res += "." + tc.group
+			}
+			t.Errorf("%s %s in namespace %q: allowed=%v (%s), want %v",
+				tc.verb, res, tc.namespace, sar.Status.Allowed, sar.Status.Reason, tc.allowed)
+		}
+	}
+}
