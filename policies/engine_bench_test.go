@@ -94,3 +94,19 @@ func engVaried(n int) []Input {
 	}
 	return ins
 }
+
+// BenchmarkEvaluateOverhead is the engine's own cost per verdict (input
+// encoding and digest, lazy conversion, the prepared query's set-up, result
+// reading): one trivial policy instead of the shipped set.
+func BenchmarkEvaluateOverhead(b *testing.B) {
+	e := engNew(b, Options{})
+	in := engInput(0, 100, 150)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if !e.Evaluate(ctx, in).Allowed {
+			b.Fatal("denied")
+		}
+	}
+}

@@ -93,10 +93,13 @@ func revisionOf(contribs []contribution, params map[string]any, allowNetwork boo
 // the failure every verdict of this revision quotes.
 func (e *Engine) compile(ctx context.Context, contribs []contribution, rev string) *compiled {
 	c := &compiled{revision: rev, params: e.params}
-	var failures []string
+	var failures, compileErrs []string
 	for _, s := range contribs {
 		if s.failure != "" {
 			failures = append(failures, s.failure)
+		}
+		if s.compileError != "" {
+			compileErrs = append(compileErrs, s.compileError)
 		}
 		for _, m := range s.modules {
 			c.modules = append(c.modules, m.name)
@@ -104,6 +107,7 @@ func (e *Engine) compile(ctx context.Context, contribs []contribution, rev strin
 	}
 	if len(failures) > 0 {
 		c.failure = strings.Join(failures, "; ")
+		c.compileError = strings.Join(compileErrs, "; ")
 		return c
 	}
 

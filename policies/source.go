@@ -26,6 +26,9 @@ type contribution struct {
 	// failure, when set, is why the source could not be read. The engine
 	// then fails closed: every verdict is a denial quoting it.
 	failure string
+	// compileError is the part of failure that is a parse error, with
+	// file:line, for Status.CompileError.
+	compileError string
 	// digest identifies modules, data and failure, so the engine can tell a
 	// real change from a re-read of the same content without recompiling.
 	digest string

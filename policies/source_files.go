@@ -3,6 +3,7 @@ package policies
 import (
 	"context"
 	"embed"
+	"errors"
 	"io/fs"
 	"path"
 	"strings"
@@ -56,13 +57,40 @@ func dirContribution(dirs []string) contribution {
 		WithProcessAnnotation(true).
 		Filtered(dirs, skipInDirs)
 	if err != nil {
-		return newContribution(nil, nil, "loading policies.dirs: "+err.Error())
+		return dirFailure(err)
 	}
 	mods := make([]module, 0, len(res.Modules))
 	for _, f := range res.Modules {
 		mods = append(mods, module{name: f.Name, text: string(f.Raw)})
 	}
 	return newContribution(mods, res.Documents, "")
+}
+
+// dirFailure describes a failed load. Parse errors read like compile
+// errors ("/etc/claimwarden/policies/org.rego:5: rego_parse_error: ...") and
+// are reported as such; anything else (a missing directory, bad JSON) is a
+// source failure.
+func dirFailure(err error) contribution {
+	var errs loader.Errors
+	var parse ast.Errors
+	if errors.As(err, &errs) {
+		for _, e := range errs {
+			var ae *ast.Error
+			if !errors.As(e, &ae) {
+				parse = nil
+				break
+			}
+			parse = append(parse, ae)
+		}
+	}
+	if len(parse) > 0 {
+		msg := describeCompileError(parse)
+		c := newContribution(nil, nil, "policies do not compile: "+msg)
+		c.compileError = msg
+		return c
+	}
+	first, _, _ := strings.Cut(err.Error(), "\n")
+	return newContribution(nil, nil, "loading policies.dirs: "+first)
 }
 
 // skipInDirs is the loader filter for policies.dirs: hidden entries (a

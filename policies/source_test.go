@@ -210,3 +210,17 @@ func TestEngineEvaluateDuringRecompiles(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestEngineDirParseErrorIsACompileError(t *testing.T) {
+	dir := t.TempDir()
+	engWrite(t, dir, "org.rego", "package claimwarden.claims\n\ndeny contains \"x\" if {\n\tinput.\n}\n")
+	e := engNew(t, Options{Dirs: []string{dir}, PollInterval: -1})
+	want := filepath.Join(dir, "org.rego") + ":5: rego_parse_error: unexpected whitespace token: expected identifier"
+	if st := e.Status(); st.Ready || st.CompileError != want {
+		t.Fatalf("compile error %q, want %q", st.CompileError, want)
+	}
+	v := e.Evaluate(context.Background(), engInput(0, 1, 2))
+	if v.Allowed || engDenied(v) != EnginePolicy+": policies do not compile: "+want {
+		t.Fatalf("got %q", engDenied(v))
+	}
+}
