@@ -31,8 +31,8 @@ type Input struct {
 	// Namespace is the StatefulSet's Namespace (its labels say e.g. tier=prod);
 	// null when unknown.
 	Namespace *corev1.Namespace `json:"namespace"`
-	Source      Source              `json:"source"`
-	Params      map[string]any      `json:"params"`
+	Source    Source            `json:"source"`
+	Params    map[string]any    `json:"params"`
 }
 
 // Change describes what would change.
