@@ -1,0 +1,110 @@
+// Command scale measures claimwarden at scale on a real control plane.
+//
+// Run it from the repository root after `make testenv` (it builds the
+// controller itself unless -controller names a binary):
+//
+//	go run ./test/scale [-statefulsets 200] [-replicas 3] [-delay 2s] [-out report.json]
+//
+// It starts etcd, kube-apiserver, kube-controller-manager, kube-scheduler and
+// kwok (test/testenv), the storage simulator in this process
+// (test/storagesim) and the claimwarden binary as a subprocess, then:
+//
+//  1. creates the StatefulSets (1Gi claims) across namespaces and waits until
+//     every Pod is Ready, every PVC Bound and every VolumeClaimRollout Ready;
+//  2. measures the controller at rest: an idle window, then one no-op
+//     reconcile of every StatefulSet; both must write nothing;
+//  3. bumps every StatefulSet's template to 2Gi the way users do today
+//     (orphan delete and re-create) and times the rollouts until every
+//     VolumeClaimRollout is Ready at 2Gi, against the simulator's lower bound;
+//  4. reports the controller's API requests during the bump per PVC changed,
+//     split by verb and resource, and its peak memory.
+//
+// Everything it started is stopped at the end and on Ctrl-C; a second Ctrl-C
+// kills it at once, and the components die with it (parent-death signal).
+// Set testenv's keep variable (testenv.KeepEnv) to keep the logs
+// (claimwarden.log, storagesim.log and the control plane's) in the
+// directory printed at the end.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+// options are the command-line flags.
+type options struct {
+	statefulSets int
+	replicas     int
+	namespaces   int
+	delay        time.Duration
+	workers      int
+	out          string
+	controller   string
+	settle       time.Duration
+	restWindow   time.Duration
+	timeout      time.Duration
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.statefulSets, "statefulsets", 200, "StatefulSets to create")
+	flag.IntVar(&o.replicas, "replicas", 3, "replicas (and PVCs) per StatefulSet")
+	flag.IntVar(&o.namespaces, "namespaces", 10, "namespaces the StatefulSets are spread over")
+	flag.DurationVar(&o.delay, "delay", 2*time.Second, "simulated duration of one volume resize (0: instant)")
+	flag.IntVar(&o.workers, "workers", 20, "concurrent creates and template bumps (orphan delete + re-create)")
+	flag.StringVar(&o.out, "out", "", "also write the report as JSON to this file")
+	flag.StringVar(&o.controller, "controller", "", "claimwarden binary to run (default: build ./cmd/claimwarden)")
+	flag.DurationVar(&o.settle, "settle", 5*time.Second, "the controller is quiet once its reconcile and request counts do not change over this long")
+	flag.DurationVar(&o.restWindow, "rest-window", 30*time.Second, "idle window observed at rest")
+	flag.DurationVar(&o.timeout, "timeout", 45*time.Minute, "give up on the whole run after this long")
+	flag.Parse()
+	if o.statefulSets < 1 || o.replicas < 1 || o.namespaces < 1 || o.workers < 1 || o.delay < 0 ||
+		o.settle <= 0 || o.restWindow < 0 || flag.NArg() > 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	o.namespaces = min(o.namespaces, o.statefulSets)
+
+	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
+	// After the first Ctrl-C the default action comes back, so a second one
+	// kills the run at once.
+	go func() {
+		<-ctx.Done()
+		stopSignals()
+	}()
+
+	began := time.Now()
+	rep, err := run(ctx, o)
+	if rep != nil {
+		// The effective values, defaults included: `go run` leaves only a
+		// temporary binary's path in os.Args[0].
+		flag.VisitAll(func(f *flag.Flag) {
+			rep.Flags = append(rep.Flags, "-"+f.Name+"="+f.Value.String())
+		})
+		rep.WallSeconds = time.Since(began).Seconds()
+		rep.print(os.Stdout)
+		if o.out != "" {
+			if werr := rep.writeJSON(o.out); werr != nil {
+				err = errors.Join(err, werr)
+			} else {
+				fmt.Printf("JSON report: %s\n", o.out)
+			}
+		}
+	}
+	switch {
+	case err == nil:
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		fmt.Fprintln(os.Stderr, "interrupted; everything the run started has been stopped")
+		os.Exit(130)
+	default:
+		fmt.Fprintln(os.Stderr, "scale run failed:", err)
+		os.Exit(1)
+	}
+}
