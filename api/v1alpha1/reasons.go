@@ -7,6 +7,8 @@ const (
 	ReasonCompatible = "ClaimsCompatible"
 	// ReasonProgressing: claims are being patched or resized.
 	ReasonProgressing = "Progressing"
+	// ReasonPolicyDenied: a policy denied a claim change or the StatefulSet change.
+	ReasonPolicyDenied = "PolicyDenied"
 	// ReasonPatchRejected: the API server refused a claim patch.
 	ReasonPatchRejected = "PatchRejected"
 	// ReasonResizeFailed: the storage reported a failed expansion.

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/policies"
 )
 
 // FieldOwner is the server-side-apply field manager of every claimwarden write.
@@ -22,6 +23,11 @@ type Options struct {
 	Strategy v1alpha1.UpdateStrategy
 	// MaxConcurrentPatches bounds the claims of one StatefulSet being changed at once.
 	MaxConcurrentPatches int
+	// Policies decide every claim change before it is patched; required.
+	Policies policies.Evaluator
+	// PolicyChanges, when set, signals that the policies changed: every
+	// StatefulSet is then evaluated again.
+	PolicyChanges <-chan struct{}
 	// RetryBaseDelay and RetryMaxDelay bound the back-off after a patch the API
 	// server rejected; a change to the StatefulSet or its claims retries at once.
 	RetryBaseDelay, RetryMaxDelay time.Duration

@@ -25,13 +25,9 @@ type patchOutcome struct {
 // patchClaims patches the planned claims in order and stops at the first
 // rejection. A rejection seen before is not repeated until its back-off ends,
 // unless the StatefulSet or the claim changed since.
-func (r *Reconciler) patchClaims(ctx context.Context, sts *appsv1.StatefulSet, pvcs []corev1.PersistentVolumeClaim, todo []diff.ClaimChange) patchOutcome {
+func (r *Reconciler) patchClaims(ctx context.Context, sts *appsv1.StatefulSet, byName map[string]*corev1.PersistentVolumeClaim, todo []diff.ClaimChange) patchOutcome {
 	key := client.ObjectKeyFromObject(sts)
 	out := patchOutcome{patched: map[string]bool{}}
-	byName := make(map[string]*corev1.PersistentVolumeClaim, len(pvcs))
-	for i := range pvcs {
-		byName[pvcs[i].Name] = &pvcs[i]
-	}
 	version := func(name string) string {
 		if pvc := byName[name]; pvc != nil {
 			return pvc.ResourceVersion

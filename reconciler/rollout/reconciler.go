@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/converge"
 	"github.com/claimwarden/claimwarden/reconciler/diff"
 	"github.com/claimwarden/claimwarden/reconciler/plan"
@@ -43,6 +45,8 @@ type Reconciler struct {
 	rejected sync.Map
 	// skipped holds the StatefulSets already logged as not ours, so each is logged once.
 	skipped *sync.Map
+	// verdicts caches policy decisions (see gate.go).
+	verdicts verdictCache
 }
 
 // rejection is a patch the API server refused, and what must change to try at once.
@@ -77,7 +81,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !sts.DeletionTimestamp.IsZero() {
+	if !sts.DeletionTimestamp.IsZero() || !r.inScope(&sts) {
 		return ctrl.Result{}, nil
 	}
 	if why := skipReason(&sts); why != "" {
@@ -120,10 +124,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		r.stall(&sts, vcr, v1alpha1.ReasonInvalidTemplate, err.Error())
 		return ctrl.Result{}, nil
 	}
-	p := plan.Build(res, plan.Options{Strategy: strategy, MaxConcurrent: r.opts.MaxConcurrentPatches})
+	byName := make(map[string]*corev1.PersistentVolumeClaim, len(pvcs.Items))
+	for i := range pvcs.Items {
+		byName[pvcs.Items[i].Name] = &pvcs.Items[i]
+	}
+	verdict, err := r.gate(ctx, &sts, res, byName, policies.Source{Kind: "StatefulSet", Namespace: sts.Namespace, Name: sts.Name})
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	p := plan.Build(res, plan.Options{Strategy: strategy, MaxConcurrent: r.opts.MaxConcurrentPatches, PolicyDenied: verdict.claims})
+	if verdict.statefulSet != "" {
+		p.Patch = nil
+		p.Blocked = strings.TrimPrefix(p.Blocked+"; denied by policy: "+verdict.statefulSet, "; ")
+	}
 
-	out := r.patchClaims(ctx, &sts, pvcs.Items, p.Patch)
-	r.report(&sts, vcr, strategy, res, p, out)
+	out := r.patchClaims(ctx, &sts, byName, p.Patch)
+	r.report(&sts, vcr, strategy, res, p, verdict, out)
 
 	if out.rejected != nil {
 		return ctrl.Result{RequeueAfter: time.Until(out.rejected.notBefore)}, nil

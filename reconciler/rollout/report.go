@@ -21,7 +21,7 @@ import (
 
 // report writes the rollout's status and emits the events a person needs:
 // a block (once per distinct message) and the completion.
-func (r *Reconciler) report(sts *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRollout, strategy v1alpha1.UpdateStrategy, res diff.Result, p plan.Plan, out patchOutcome) {
+func (r *Reconciler) report(sts *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRollout, strategy v1alpha1.UpdateStrategy, res diff.Result, p plan.Plan, g gateResult, out patchOutcome) {
 	prevReady := copyCondition(conditions.Get(vcr, meta.ReadyCondition))
 	prevStalled := copyCondition(conditions.Get(vcr, meta.StalledCondition))
 
@@ -34,8 +34,8 @@ func (r *Reconciler) report(sts *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRo
 	}
 	st.Claims, st.Counts = claimStatuses(p, out)
 	st.Progress = fmt.Sprintf("%d/%d", st.Counts.Compatible, st.Counts.Total)
-	st.Problems = problems(res, p)
-	setConditions(vcr, strategy, res, p, out)
+	st.Problems = problems(res, p, g)
+	setConditions(vcr, strategy, res, p, g, out)
 
 	if c := conditions.Get(vcr, meta.StalledCondition); c != nil && (prevStalled == nil || prevStalled.Message != c.Message) {
 		r.recorder.Eventf(sts, vcr, corev1.EventTypeWarning, c.Reason, "Block", "%s", c.Message)
@@ -99,12 +99,15 @@ func claimStatuses(p plan.Plan, out patchOutcome) ([]v1alpha1.ClaimStatus, v1alp
 }
 
 // problems lists what the controller reports but does not act on.
-func problems(res diff.Result, p plan.Plan) []string {
+func problems(res diff.Result, p plan.Plan, g gateResult) []string {
 	var out []string
 	for _, s := range p.Steps {
 		if s.Phase == v1alpha1.ClaimDenied {
 			out = append(out, s.Message)
 		}
+	}
+	if g.statefulSet != "" {
+		out = append(out, "StatefulSet change denied by policy: "+g.statefulSet)
 	}
 	if len(res.TemplatesAdded) > 0 {
 		out = append(out, "templates added (not acted on): "+strings.Join(res.TemplatesAdded, ", "))
@@ -119,13 +122,15 @@ func problems(res diff.Result, p plan.Plan) []string {
 // compatible; Reconciling while claims change; Stalled when nothing can
 // progress without a person (a rejected patch, a failed resize, a field no
 // patch can change, templates added or removed).
-func setConditions(vcr *v1alpha1.VolumeClaimRollout, strategy v1alpha1.UpdateStrategy, res diff.Result, p plan.Plan, out patchOutcome) {
+func setConditions(vcr *v1alpha1.VolumeClaimRollout, strategy v1alpha1.UpdateStrategy, res diff.Result, p plan.Plan, g gateResult, out patchOutcome) {
 	n := vcr.Status.Counts
 	progressing := n.Updating > 0 || len(out.patched) > 0
 	switch {
 	case out.rejected != nil:
 		markStalled(vcr, v1alpha1.ReasonPatchRejected, out.rejected.message)
-	case p.Done:
+	case g.denied() && !progressing:
+		markStalled(vcr, v1alpha1.ReasonPolicyDenied, blockedMessage(p))
+	case p.Done && !g.denied():
 		msg := fmt.Sprintf("%d/%d claims compatible", n.Compatible, n.Total)
 		if n.OverSized > 0 {
 			msg += fmt.Sprintf(" (%d over-sized, left as they are)", n.OverSized)

@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
@@ -19,14 +21,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/converge"
 )
 
 // SetupWithManager registers the rollout controller with mgr.
 func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	opts = opts.withDefaults()
+	if opts.Policies == nil {
+		return errors.New("rollout: Options.Policies is required: no claim is patched without a verdict")
+	}
 	c := mgr.GetClient()
 	r := &Reconciler{
 		client:   c,
@@ -37,8 +44,15 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 			Reader:  mgr.GetAPIReader(),
 			Journal: &rolloutJournal{client: c},
 		},
-		retry:   workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](opts.RetryBaseDelay, opts.RetryMaxDelay),
-		skipped: &sync.Map{},
+		retry:    workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](opts.RetryBaseDelay, opts.RetryMaxDelay),
+		skipped:  &sync.Map{},
+		verdicts: verdictCache{m: map[string]policies.Verdict{}},
+	}
+	policyEvents := make(chan event.GenericEvent)
+	if opts.PolicyChanges != nil {
+		if err := mgr.Add(&policyRelay{client: c, changes: opts.PolicyChanges, out: policyEvents}); err != nil {
+			return err
+		}
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("volumeclaimrollout").
@@ -52,6 +66,13 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 				UpdateFunc: func(event.UpdateEvent) bool { return false },
 			})).
 		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(r.statefulSetsOfClaim)).
+		// Policy input beyond the StatefulSet and its claims: a StorageClass
+		// (allowVolumeExpansion) and the Namespace (labels such as tier=prod).
+		Watches(&storagev1.StorageClass{}, handler.EnqueueRequestsFromMapFunc(r.statefulSetsIn(""))).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			return r.statefulSetsIn(o.GetName())(ctx, o)
+		}), builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		WatchesRawSource(source.Channel(policyEvents, &handler.EnqueueRequestForObject{})).
 		Complete(r)
 }
 
@@ -59,12 +80,63 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 // label selector. Annotation and ownership checks happen in Reconcile so that
 // they can be logged and reported.
 func (r *Reconciler) managedPredicate() predicate.Predicate {
-	return predicate.NewPredicateFuncs(func(o client.Object) bool {
-		if len(r.opts.Namespaces) > 0 && !slices.Contains(r.opts.Namespaces, o.GetNamespace()) {
-			return false
+	return predicate.NewPredicateFuncs(r.inScope)
+}
+
+// inScope reports whether a StatefulSet is inside the configured namespaces
+// and label selector. Reconcile checks it too, because StorageClass,
+// Namespace and policy events enqueue StatefulSets without the predicate.
+func (r *Reconciler) inScope(o client.Object) bool {
+	if len(r.opts.Namespaces) > 0 && !slices.Contains(r.opts.Namespaces, o.GetNamespace()) {
+		return false
+	}
+	return r.opts.LabelSelector.Matches(labels.Set(o.GetLabels()))
+}
+
+// statefulSetsIn maps an object to every StatefulSet in namespace ("" = all).
+func (r *Reconciler) statefulSetsIn(namespace string) handler.MapFunc {
+	return func(ctx context.Context, _ client.Object) []reconcile.Request {
+		var list appsv1.StatefulSetList
+		if err := r.client.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing StatefulSets", "namespace", namespace)
+			return nil
 		}
-		return r.opts.LabelSelector.Matches(labels.Set(o.GetLabels()))
-	})
+		reqs := make([]reconcile.Request, 0, len(list.Items))
+		for i := range list.Items {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+		return reqs
+	}
+}
+
+// policyRelay turns policy changes into one generic event per StatefulSet.
+type policyRelay struct {
+	client  client.Client
+	changes <-chan struct{}
+	out     chan<- event.GenericEvent
+}
+
+// Start implements manager.Runnable.
+func (p *policyRelay) Start(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-p.changes:
+		}
+		var list appsv1.StatefulSetList
+		if err := p.client.List(ctx, &list); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing StatefulSets after a policy change")
+			continue
+		}
+		for i := range list.Items {
+			select {
+			case p.out <- event.GenericEvent{Object: &list.Items[i]}:
+			case <-ctx.Done():
+				return nil
+			}
+		}
+	}
 }
 
 // statefulSetsOfClaim maps a PVC to the StatefulSets whose templates name it
