@@ -1,14 +1,19 @@
 // Package config loads the configuration of `claimwarden run`.
 //
-// Every key can be set in a YAML file (--config PATH), in the environment
-// (CLAIMWARDEN_ followed by the key upper-cased, dots as underscores) and by a
-// flag; a flag wins over the environment, the environment over the file, the
-// file over the default. Keys lists the names each key goes by; the comments on
-// Config and its nested types are the reference documentation of each key.
+// Every key can be set in a YAML file (--config PATH), and most also in the
+// environment (CLAIMWARDEN_ followed by the key upper-cased, dots as
+// underscores) and by a flag; a flag wins over the environment, the environment
+// over the file, the file over the default. Lists of objects and free-form maps
+// (policies.bundles, policies.params, policies.decisionLogs) have no flat
+// spelling and are set in the file only. Keys lists the names each key goes by;
+// the comments on Config and its nested types are the reference documentation
+// of each key. Durations are written as Go durations: "500ms", "10s", "1m30s".
 //
-// Unknown keys in the file, unknown CLAIMWARDEN_* variables and invalid values
-// are errors that name the key (or variable) and the value, so that a typo stops
-// the controller instead of being silently ignored.
+// Unknown keys in the file (inside bundle entries too), unknown CLAIMWARDEN_*
+// variables and invalid values are errors that name the key (or variable) and
+// the value, so that a typo stops the controller instead of being silently
+// ignored. Below policies.params and policies.decisionLogs every key is
+// accepted: they are handed on to the policies and to OPA as written.
 package config
 
 import (
@@ -16,9 +21,11 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/pflag"
@@ -78,6 +85,9 @@ type Config struct {
 
 	// Log configures the structured logs written to standard error.
 	Log Log `mapstructure:"log"`
+
+	// Policies configures the OPA/Rego policies that decide every claim change.
+	Policies Policies `mapstructure:"policies"`
 }
 
 // LeaderElection configures the Lease that elects the one active replica.
@@ -113,8 +123,10 @@ var (
 )
 
 // Default returns the configuration used where nothing is set. Its
-// LeaderElection.Namespace depends on where it runs: see podNamespace.
+// LeaderElection.Namespace and Policies.ConfigMapNamespace depend on where it
+// runs: see podNamespace.
 func Default() Config {
+	ns := podNamespace()
 	return Config{
 		UpdateStrategy:       v1alpha1.InPlace,
 		MaxConcurrentPatches: 1,
@@ -122,10 +134,11 @@ func Default() Config {
 		HealthAddr:           ":8081",
 		LeaderElection: LeaderElection{
 			Enabled:   true,
-			Namespace: podNamespace(),
+			Namespace: ns,
 			ID:        "claimwarden.claimwarden.dev",
 		},
-		Log: Log{Level: "info", Format: "json"},
+		Log:      Log{Level: "info", Format: "json"},
+		Policies: defaultPolicies(ns),
 	}
 }
 
@@ -133,13 +146,18 @@ func Default() Config {
 type Key struct {
 	// Name is the key in the configuration file; dots separate nesting levels.
 	Name string
-	// Flag is the flag of `claimwarden run`, without the leading dashes.
+	// Flag is the flag of `claimwarden run`, without the leading dashes; empty
+	// for a key set in the file only.
 	Flag string
-	// Env is the environment variable.
+	// Env is the environment variable; empty for a key set in the file only.
 	Env string
 }
 
-// keys pairs each file key with its flag, in the order of Config's fields.
+// FileOnly reports whether the key can be set in the configuration file only.
+func (k Key) FileOnly() bool { return k.Flag == "" }
+
+// keys pairs each file key with its flag, in the order of Config's fields. An
+// empty flag marks a key set in the file only; it has no variable either.
 var keys = []struct{ name, flag string }{
 	{"kubeconfig", "kubeconfig"},
 	{"namespaces", "namespaces"},
@@ -153,19 +171,36 @@ var keys = []struct{ name, flag string }{
 	{"leaderElection.id", "leader-election-id"},
 	{"log.level", "log-level"},
 	{"log.format", "log-format"},
+	{"policies.dirs", "policy-dir"},
+	{"policies.pollInterval", "policy-poll-interval"},
+	{"policies.timeout", "policy-timeout"},
+	{"policies.allowNetworkBuiltins", "policy-allow-network-builtins"},
+	{"policies.configMaps", "policy-configmaps"},
+	{"policies.configMapNamespace", "policy-configmap-namespace"},
+	{"policies.bundles", ""},
+	{"policies.params", ""},
+	{"policies.decisionLogs", ""},
 }
+
+// freeForm are the keys below which any key is accepted: their maps are handed
+// on to the policies and to OPA as written, so only they know the keys.
+var freeForm = []string{"policies.params", "policies.decisionLogs"}
 
 // Keys returns every configuration key, in the order of Config's fields.
 func Keys() []Key {
 	out := make([]Key, len(keys))
 	for i, k := range keys {
-		out[i] = Key{
-			Name: k.name,
-			Flag: k.flag,
-			Env:  EnvPrefix + strings.ToUpper(strings.ReplaceAll(k.name, ".", "_")),
+		out[i] = Key{Name: k.name, Flag: k.flag}
+		if k.flag != "" {
+			out[i].Env = envName(k.name)
 		}
 	}
 	return out
+}
+
+// envName is the environment variable a key would have.
+func envName(key string) string {
+	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
 }
 
 // BindFlags registers the flags of every key on fs, with the defaults of Default.
@@ -183,6 +218,12 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.String("leader-election-id", d.LeaderElection.ID, "name of the leader election Lease")
 	fs.String("log-level", d.Log.Level, "lowest log level written: "+strings.Join(logLevels, ", "))
 	fs.String("log-format", d.Log.Format, "log format: "+strings.Join(logFormats, " or "))
+	fs.StringSlice("policy-dir", d.Policies.Dirs, "directory or file of .rego policies and .json/.yaml data read besides the shipped policies; repeatable or comma-separated")
+	fs.Duration("policy-poll-interval", d.Policies.PollInterval, "how often the --policy-dir paths are re-read")
+	fs.Duration("policy-timeout", d.Policies.Timeout, "longest evaluation of the policies for one change, at most "+MaxPolicyTimeout.String()+"; a timeout denies the change")
+	fs.Bool("policy-allow-network-builtins", d.Policies.AllowNetworkBuiltins, "let policies call builtins that reach the network, such as http.send")
+	fs.Bool("policy-configmaps", d.Policies.ConfigMaps, "read policies from the ConfigMaps labelled claimwarden.dev/policy=true")
+	fs.String("policy-configmap-namespace", d.Policies.ConfigMapNamespace, "namespace of the policy ConfigMaps; inside a Pod the default is the Pod's namespace")
 }
 
 // namespaceFile is where Kubernetes mounts the Pod's namespace; tests point it elsewhere.
@@ -218,6 +259,9 @@ func Load(flags *pflag.FlagSet, path string, environ []string) (Config, error) {
 
 	if flags != nil {
 		for _, k := range keys {
+			if k.flag == "" {
+				continue
+			}
 			if f := flags.Lookup(k.flag); f != nil {
 				// Viper takes a bound flag's value only when it was set on the command line.
 				if err := v.BindPFlag(k.name, f); err != nil {
@@ -228,28 +272,108 @@ func Load(flags *pflag.FlagSet, path string, environ []string) (Config, error) {
 	}
 
 	cfg := Default()
-	if err := v.Unmarshal(&cfg); err != nil {
+	// Metadata collects the keys decoding left unused, with their full path
+	// ("policies.bundles[0].urll"). checkFileKeys has already refused every
+	// unknown key viper can see, which excludes keys inside list entries:
+	// what remains unused is a typo inside a bundle.
+	var md mapstructure.Metadata
+	err = v.Unmarshal(&cfg,
+		viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
+			durationHook,
+			// Viper's default, which splits "a,b" from a variable into a list.
+			mapstructure.StringToWeakSliceHookFunc(","),
+		)),
+		func(c *mapstructure.DecoderConfig) { c.Metadata = &md },
+	)
+	if err != nil {
 		return Config{}, decodeError(err)
+	}
+	if len(md.Unused) > 0 {
+		return Config{}, fmt.Errorf("config file %s: %w", path, unknownBundleKeys(md.Unused))
+	}
+
+	// Unmarshal decodes viper's flattened view of the file, in which a name
+	// holding a dot ("example.com/tier") is split into nested maps and null
+	// values and empty maps are dropped. The free-form maps are handed on to
+	// the policies, where null unsets a parameter, so they are taken as read.
+	for _, ff := range []struct {
+		key string
+		dst *map[string]any
+	}{{"policies.params", &cfg.Policies.Params}, {"policies.decisionLogs", &cfg.Policies.DecisionLogs}} {
+		if m, ok := v.Get(ff.key).(map[string]any); ok && len(m) > 0 {
+			*ff.dst = m
+		}
 	}
 	return cfg, cfg.Validate()
 }
 
+// durationHook decodes time.Duration values. Strings are Go durations ("10s",
+// "1m30s"), as flags and variables spell them. Numbers other than 0 are
+// refused: mapstructure would read `timeout: 5` as 5ns where a reader of the
+// file expects seconds.
+func durationHook(from, to reflect.Type, data any) (any, error) {
+	if to != reflect.TypeFor[time.Duration]() {
+		return data, nil
+	}
+	value := reflect.ValueOf(data)
+	switch from.Kind() {
+	case reflect.String:
+		d, err := time.ParseDuration(value.String())
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a duration such as 500ms, 10s or 1m30s", value.String())
+		}
+		return d, nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		if value.IsZero() {
+			return time.Duration(0), nil
+		}
+		return nil, fmt.Errorf("%q has no unit: write a duration such as 500ms, 10s or 1m30s", fmt.Sprint(data))
+	}
+	return data, nil
+}
+
+// unknownBundleKeys reports the unknown keys decoding found inside bundle
+// entries, with the keys a bundle has.
+func unknownBundleKeys(unused []string) error {
+	quoted := make([]string, len(unused))
+	for i, k := range unused {
+		quoted[i] = strconv.Quote(k)
+	}
+	slices.Sort(quoted)
+	var known []string
+	for f := range reflect.TypeFor[Bundle]().Fields() {
+		known = append(known, f.Tag.Get("mapstructure"))
+	}
+	return fmt.Errorf("%s %s (known keys of a bundle: %s)", plural(len(unused), "unknown key"), strings.Join(quoted, ", "), strings.Join(known, ", "))
+}
+
 // checkFileKeys rejects keys of the file that are not configuration keys.
 // Viper lower-cases keys, so the comparison (and the message) is in lower case.
+// Viper lists a nested map's leaves, not the map: below a free-form key any
+// leaf is known. Viper does not descend into lists, so the keys of bundle
+// entries are checked when decoding (see Load).
 func checkFileKeys(fileKeys []string) error {
-	var unknown []string
-	for _, fk := range fileKeys {
-		known := false
+	known := func(fk string) bool {
+		for _, ff := range freeForm {
+			if strings.HasPrefix(fk, strings.ToLower(ff)+".") {
+				return true
+			}
+		}
 		for _, k := range keys {
 			name := strings.ToLower(k.name)
 			// A parent such as "log" appears when it holds no map; decoding then
 			// reports the wrong type, which says more than "unknown key" would.
 			if fk == name || strings.HasPrefix(name, fk+".") {
-				known = true
-				break
+				return true
 			}
 		}
-		if !known {
+		return false
+	}
+	var unknown []string
+	for _, fk := range fileKeys {
+		if !known(fk) {
 			unknown = append(unknown, strconv.Quote(fk))
 		}
 	}
@@ -268,14 +392,25 @@ func checkFileKeys(fileKeys []string) error {
 // file keys, rejecting variables that name no key.
 func envSettings(environ []string) (map[string]any, error) {
 	byEnv := map[string]string{}
+	// fileOnly maps the variable a file-only key would have to the key, to
+	// say why the variable is refused.
+	fileOnly := map[string]string{}
 	for _, k := range Keys() {
+		if k.FileOnly() {
+			fileOnly[envName(k.Name)] = k.Name
+			continue
+		}
 		byEnv[k.Env] = k.Name
 	}
 	settings := map[string]any{}
-	var unknown []string
+	var unknown, inFileOnly []string
 	for _, kv := range environ {
 		name, value, _ := strings.Cut(kv, "=")
 		if !strings.HasPrefix(name, EnvPrefix) {
+			continue
+		}
+		if key, ok := fileOnly[name]; ok {
+			inFileOnly = append(inFileOnly, fmt.Sprintf("environment variable %s: %s can be set in the configuration file only", name, key))
 			continue
 		}
 		key, ok := byEnv[name]
@@ -299,9 +434,17 @@ func envSettings(environ []string) (map[string]any, error) {
 		}
 		m[parts[len(parts)-1]] = value
 	}
+	var errs []error
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
-		return nil, fmt.Errorf("%s %s: no configuration key is named so", plural(len(unknown), "unknown environment variable"), strings.Join(unknown, ", "))
+		errs = append(errs, fmt.Errorf("%s %s: no configuration key is named so", plural(len(unknown), "unknown environment variable"), strings.Join(unknown, ", ")))
+	}
+	slices.Sort(inFileOnly)
+	for _, msg := range inFileOnly {
+		errs = append(errs, errors.New(msg))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return settings, nil
 }
@@ -403,6 +546,7 @@ func (c Config) Validate() error {
 	if !slices.Contains(logFormats, c.Log.Format) {
 		bad("log.format", c.Log.Format, "is not one of %s", strings.Join(logFormats, ", "))
 	}
+	c.Policies.validate(bad)
 	return errors.Join(errs...)
 }
 

@@ -1,11 +1,14 @@
 package config
 
 import (
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -14,6 +17,10 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 )
+
+// testPEM is a PEM block: Validate checks that key and CA files hold one,
+// OPA parses the key when it verifies a signature.
+const testPEM = "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----\n"
 
 // writeConfig writes a configuration file and returns its path.
 func writeConfig(t *testing.T, yaml string) string {
@@ -48,6 +55,12 @@ func TestDefaultIsValid(t *testing.T) {
 		HealthAddr:           ":8081",
 		LeaderElection:       LeaderElection{Enabled: true, Namespace: podNamespace(), ID: "claimwarden.claimwarden.dev"},
 		Log:                  Log{Level: "info", Format: "json"},
+		Policies: Policies{
+			PollInterval:       10 * time.Second,
+			Timeout:            time.Second,
+			ConfigMaps:         true,
+			ConfigMapNamespace: podNamespace(),
+		},
 	}
 	if !reflect.DeepEqual(d, want) {
 		t.Errorf("Default() = %+v, want %+v", d, want)
@@ -70,11 +83,18 @@ func TestPodNamespace(t *testing.T) {
 	if got := Default().LeaderElection.Namespace; got != "ops" {
 		t.Errorf("in a Pod: Default().LeaderElection.Namespace = %q, want ops", got)
 	}
+	if got := Default().Policies.ConfigMapNamespace; got != "ops" {
+		t.Errorf("in a Pod: Default().Policies.ConfigMapNamespace = %q, want ops", got)
+	}
 }
 
-// TestKeysCoverConfig keeps Keys, BindFlags and the struct tags from drifting apart.
+// TestKeysCoverConfig keeps Keys, BindFlags and the struct tags from drifting
+// apart, and keeps to the file exactly the keys a flag cannot spell.
 func TestKeysCoverConfig(t *testing.T) {
 	var tags []string
+	// noFlatSpelling are the keys holding a map or a list of objects, which
+	// neither a flag nor a variable can express.
+	noFlatSpelling := map[string]bool{}
 	var walk func(reflect.Type, string)
 	walk = func(typ reflect.Type, prefix string) {
 		for f := range typ.Fields() {
@@ -84,6 +104,9 @@ func TestKeysCoverConfig(t *testing.T) {
 				continue
 			}
 			tags = append(tags, name)
+			if f.Type.Kind() == reflect.Map || (f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct) {
+				noFlatSpelling[name] = true
+			}
 		}
 	}
 	walk(reflect.TypeFor[Config](), "")
@@ -96,6 +119,15 @@ func TestKeysCoverConfig(t *testing.T) {
 	var names []string
 	for _, k := range Keys() {
 		names = append(names, k.Name)
+		if k.FileOnly() != noFlatSpelling[k.Name] {
+			t.Errorf("key %s: FileOnly() = %t, want %t", k.Name, k.FileOnly(), noFlatSpelling[k.Name])
+		}
+		if k.FileOnly() {
+			if k.Env != "" {
+				t.Errorf("file-only key %s has the variable %s", k.Name, k.Env)
+			}
+			continue
+		}
 		if !flags[k.Flag] {
 			t.Errorf("key %s: BindFlags registers no flag --%s", k.Name, k.Flag)
 		}
@@ -114,11 +146,20 @@ func TestKeysEnv(t *testing.T) {
 		"leaderElection.enabled": "CLAIMWARDEN_LEADERELECTION_ENABLED",
 		"maxConcurrentPatches":   "CLAIMWARDEN_MAXCONCURRENTPATCHES",
 		"log.format":             "CLAIMWARDEN_LOG_FORMAT",
+		"policies.dirs":          "CLAIMWARDEN_POLICIES_DIRS",
+		"policies.pollInterval":  "CLAIMWARDEN_POLICIES_POLLINTERVAL",
+		"policies.bundles":       "",
+		"policies.params":        "",
+		"policies.decisionLogs":  "",
 	}
 	for _, k := range Keys() {
 		if w, ok := want[k.Name]; ok && k.Env != w {
-			t.Errorf("key %s: Env = %s, want %s", k.Name, k.Env, w)
+			t.Errorf("key %s: Env = %q, want %q", k.Name, k.Env, w)
 		}
+		delete(want, k.Name)
+	}
+	if len(want) > 0 {
+		t.Errorf("Keys() lacks %v", want)
 	}
 }
 
@@ -159,7 +200,8 @@ log:
 			want.LeaderElection.Enabled = false
 			want.LeaderElection.ID = "from-file"
 			want.Log.Level = "debug"
-			if diff := cmp.Diff(want, c); diff != "" {
+			// An unset list flag's default reads as an empty list, not nil.
+			if diff := cmp.Diff(want, c, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		},
@@ -253,6 +295,192 @@ log:
 	}
 }
 
+func TestLoadPolicies(t *testing.T) {
+	const file = `
+policies:
+  dirs: [/file/a]
+  pollInterval: 30s
+  timeout: 2s
+  configMapNamespace: from-file
+`
+	tests := []struct {
+		name  string
+		file  string
+		env   []string
+		flags []string
+		want  func(p *Policies) // changes Default().Policies into the expected value
+	}{{
+		name: "defaults",
+		want: func(p *Policies) {},
+	}, {
+		name: "file over default",
+		file: file,
+		want: func(p *Policies) {
+			p.Dirs = []string{"/file/a"}
+			p.PollInterval = 30 * time.Second
+			p.Timeout = 2 * time.Second
+			p.ConfigMapNamespace = "from-file"
+		},
+	}, {
+		name: "env over file",
+		file: file,
+		env:  []string{"CLAIMWARDEN_POLICIES_DIRS=/env/a,/env/b", "CLAIMWARDEN_POLICIES_TIMEOUT=1500ms", "CLAIMWARDEN_POLICIES_CONFIGMAPS=false"},
+		want: func(p *Policies) {
+			p.Dirs = []string{"/env/a", "/env/b"}
+			p.PollInterval = 30 * time.Second
+			p.Timeout = 1500 * time.Millisecond
+			p.ConfigMaps = false
+			p.ConfigMapNamespace = "from-file"
+		},
+	}, {
+		name:  "flag over env over file",
+		file:  file,
+		env:   []string{"CLAIMWARDEN_POLICIES_DIRS=/env/a", "CLAIMWARDEN_POLICIES_TIMEOUT=3s", "CLAIMWARDEN_POLICIES_POLLINTERVAL=45s"},
+		flags: []string{"--policy-dir=/flag/a", "--policy-dir=/flag/b,/flag/c", "--policy-timeout=1m", "--policy-allow-network-builtins", "--policy-configmap-namespace=from-flag"},
+		want: func(p *Policies) {
+			p.Dirs = []string{"/flag/a", "/flag/b", "/flag/c"}
+			p.PollInterval = 45 * time.Second // env, no flag
+			p.Timeout = time.Minute
+			p.AllowNetworkBuiltins = true
+			p.ConfigMapNamespace = "from-flag"
+		},
+	}, {
+		name:  "no ConfigMaps: their namespace is not checked",
+		flags: []string{"--policy-configmaps=false", "--policy-configmap-namespace=Not_A_Namespace"},
+		want: func(p *Policies) {
+			p.ConfigMaps = false
+			p.ConfigMapNamespace = "Not_A_Namespace"
+		},
+	}, {
+		name: "zero duration without unit",
+		file: "policies:\n  bundles:\n  - name: org\n    url: https://x/org\n    pollMin: 0\n",
+		want: func(p *Policies) { p.Bundles = []Bundle{{Name: "org", URL: "https://x/org"}} },
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := ""
+			if tt.file != "" {
+				path = writeConfig(t, tt.file)
+			}
+			c, err := Load(parsedFlags(t, tt.flags...), path, tt.env)
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			want := Default().Policies
+			tt.want(&want)
+			if diff := cmp.Diff(want, c.Policies, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("Policies (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestLoadFileOnlyPolicies loads every file-only key and checks that the
+// free-form maps arrive as written, nested, null and dotted entries included.
+func TestLoadFileOnlyPolicies(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{"token": "s3cret\n", "ca.pem": testPEM, "key.pem": testPEM}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := strings.ReplaceAll(`
+policies:
+  bundles:
+  - name: org
+    url: https://bundles.example.com/org/claims.tar.gz
+    pollMin: 30s
+    pollMax: 2m
+    tokenFile: DIR/token
+    caCertFile: DIR/ca.pem
+    publicKeyFile: DIR/key.pem
+    keyID: org-2024
+    algorithm: ES256
+    scope: claims
+    sizeLimitBytes: 1048576
+    trigger: manual
+  - NAME: team
+    Url: http://bundle-server.policies:8080/team.tar.gz
+  params:
+    max_step_percent: 50
+    max_step_bytes: null
+    disabled: [class-must-match]
+    Tiers:
+      gold: {max_size: 1Ti, classes: [fast, "premium"]}
+    example.com/owner: storage-team
+    empty: {}
+  decisionLogs:
+    services:
+      logs:
+        url: https://logs.example.com
+        headers: {X-Tenant: claims}
+    decision_logs:
+      service: logs
+      reporting: {min_delay_seconds: 5}
+`, "DIR", dir)
+	c, err := Load(parsedFlags(t), writeConfig(t, file), nil)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	want := Default().Policies
+	want.Bundles = []Bundle{{
+		Name:           "org",
+		URL:            "https://bundles.example.com/org/claims.tar.gz",
+		PollMin:        30 * time.Second,
+		PollMax:        2 * time.Minute,
+		TokenFile:      filepath.Join(dir, "token"),
+		CACertFile:     filepath.Join(dir, "ca.pem"),
+		PublicKeyFile:  filepath.Join(dir, "key.pem"),
+		KeyID:          "org-2024",
+		Algorithm:      "ES256",
+		Scope:          "claims",
+		SizeLimitBytes: 1 << 20,
+		Trigger:        "manual",
+	}, {
+		// Keys of bundle entries are case-insensitive like every other key.
+		Name: "team",
+		URL:  "http://bundle-server.policies:8080/team.tar.gz",
+	}}
+	want.Params = map[string]any{
+		"max_step_percent": 50,
+		"max_step_bytes":   nil,
+		"disabled":         []any{"class-must-match"},
+		// Parameter names are read in lower case.
+		"tiers": map[string]any{
+			"gold": map[string]any{"max_size": "1Ti", "classes": []any{"fast", "premium"}},
+		},
+		"example.com/owner": "storage-team",
+		"empty":             map[string]any{},
+	}
+	want.DecisionLogs = map[string]any{
+		"services": map[string]any{
+			"logs": map[string]any{"url": "https://logs.example.com", "headers": map[string]any{"x-tenant": "claims"}},
+		},
+		"decision_logs": map[string]any{"service": "logs", "reporting": map[string]any{"min_delay_seconds": 5}},
+	}
+	if diff := cmp.Diff(want, c.Policies, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("Policies (-want +got):\n%s", diff)
+	}
+	if _, ok := c.Policies.Params["max_step_bytes"]; !ok {
+		t.Error("the null parameter max_step_bytes was dropped; in Rego null unsets a limit")
+	}
+}
+
+// TestDurationFlags: pflag parses the duration flags itself, so a flag without
+// a unit fails before Load, naming the flag.
+func TestDurationFlags(t *testing.T) {
+	for _, flag := range []string{"policy-timeout", "policy-poll-interval"} {
+		fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		BindFlags(fs)
+		err := fs.Parse([]string{"--" + flag + "=10"})
+		if err == nil || !strings.Contains(err.Error(), "--"+flag) {
+			t.Errorf("--%s=10: error = %v, want one naming the flag", flag, err)
+		}
+	}
+}
+
 func TestLoadWithoutFlags(t *testing.T) {
 	c, err := Load(nil, "", []string{"CLAIMWARDEN_LOG_LEVEL=error"})
 	if err != nil {
@@ -273,7 +501,66 @@ func TestLoadRejects(t *testing.T) {
 	}{{
 		name: "unknown top-level key in file",
 		file: "labelSelectr: app=db\n",
-		want: `unknown key "labelselectr" (known keys: kubeconfig, namespaces, labelSelector, updateStrategy, maxConcurrentPatches, metricsAddr, healthAddr, leaderElection.enabled, leaderElection.namespace, leaderElection.id, log.level, log.format)`,
+		want: `unknown key "labelselectr" (known keys: kubeconfig, namespaces, labelSelector, updateStrategy, maxConcurrentPatches, metricsAddr, healthAddr, leaderElection.enabled, leaderElection.namespace, leaderElection.id, log.level, log.format, ` +
+			`policies.dirs, policies.pollInterval, policies.timeout, policies.allowNetworkBuiltins, policies.configMaps, policies.configMapNamespace, policies.bundles, policies.params, policies.decisionLogs)`,
+	}, {
+		name: "unknown policies key",
+		file: "policies:\n  foo: 1\n  timeout: 2s\n",
+		want: `unknown key "policies.foo" (known keys: ...`,
+	}, {
+		name: "unknown key inside a bundle",
+		file: "policies:\n  bundles:\n  - name: org\n    urll: https://bundles.example.com/org.tar.gz\n",
+		want: `unknown key "policies.bundles[0].urll" (known keys of a bundle: name, url, pollMin, pollMax, tokenFile, caCertFile, publicKeyFile, keyID, algorithm, scope, sizeLimitBytes, trigger)`,
+	}, {
+		name: "unknown keys inside several bundles",
+		file: "policies:\n  bundles:\n  - name: a\n    url: https://x/a\n    token: s3cret\n  - name: b\n    url: https://x/b\n    pollMinimum: 1m\n",
+		want: `unknown keys "policies.bundles[0].token", "policies.bundles[1].pollminimum" (known keys of a bundle: ...`,
+	}, {
+		name: "bundles written as a map",
+		file: "policies:\n  bundles:\n    name: org\n    url: https://x/org\n",
+		want: `unknown keys "policies.bundles.name", "policies.bundles.url" (known keys: ...`,
+	}, {
+		name: "bundle that is not a map",
+		file: "policies:\n  bundles: [org]\n",
+		want: `policies.bundles[0]: expected a map or struct, got "string"`,
+	}, {
+		name: "params that are not a map",
+		file: "policies:\n  params: 50\n",
+		want: `policies.params: "50" is not a valid map[string]interface {}`,
+	}, {
+		name: "params JSON cannot encode",
+		file: "policies:\n  params:\n    max_step_percent: .inf\n",
+		want: `policies.params.max_step_percent: "+Inf" cannot be encoded as JSON: json: unsupported value: +Inf`,
+	}, {
+		name: "duration without unit in file",
+		file: "policies:\n  timeout: 5\n",
+		want: `policies.timeout: "5" has no unit: write a duration such as 500ms, 10s or 1m30s`,
+	}, {
+		name: "fractional duration without unit in a bundle",
+		file: "policies:\n  bundles:\n  - name: org\n    url: https://x/org\n    pollMin: 1.5\n",
+		want: `policies.bundles[0].pollMin: "1.5" has no unit: write a duration such as 500ms, 10s or 1m30s`,
+	}, {
+		name: "not a duration in env",
+		env:  []string{"CLAIMWARDEN_POLICIES_POLLINTERVAL=soon"},
+		want: `policies.pollInterval: "soon" is not a duration such as 500ms, 10s or 1m30s`,
+	}, {
+		name: "invalid duration in env",
+		env:  []string{"CLAIMWARDEN_POLICIES_TIMEOUT=2m"},
+		want: `policies.timeout: "2m0s" is longer than 1m0s`,
+	}, {
+		name:  "zero duration by flag",
+		flags: []string{"--policy-poll-interval=0s"},
+		want:  `policies.pollInterval: "0s" is not positive`,
+	}, {
+		name: "file-only keys in env",
+		env:  []string{"CLAIMWARDEN_POLICIES_PARAMS=x", "CLAIMWARDEN_POLICIES_BUNDLES=y", "CLAIMWARDEN_POLICY_DIR=/p"},
+		want: "unknown environment variable CLAIMWARDEN_POLICY_DIR: no configuration key is named so\n" +
+			"environment variable CLAIMWARDEN_POLICIES_BUNDLES: policies.bundles can be set in the configuration file only\n" +
+			"environment variable CLAIMWARDEN_POLICIES_PARAMS: policies.params can be set in the configuration file only",
+	}, {
+		name: "invalid bundle in file",
+		file: "policies:\n  bundles:\n  - name: org\n    url: bundles.example.com/org.tar.gz\n",
+		want: `policies.bundles[0].url: "bundles.example.com/org.tar.gz" is not an http or https URL`,
 	}, {
 		name: "unknown nested keys in file",
 		file: "leaderElection:\n  enable: true\nlog:\n  colour: red\n",
@@ -354,6 +641,21 @@ func TestLoadMissingFile(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
+	dir := t.TempDir()
+	pemFile, textFile, emptyFile, missing := filepath.Join(dir, "key.pem"), filepath.Join(dir, "key.txt"), filepath.Join(dir, "empty"), filepath.Join(dir, "missing")
+	for path, content := range map[string]string{pemFile: testPEM, textFile: "not a key\n", emptyFile: ""} {
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// bundle sets c's only bundle: a valid one changed by change.
+	bundle := func(change func(*Bundle)) func(*Config) {
+		return func(c *Config) {
+			b := Bundle{Name: "org", URL: "https://bundles.example.com/org.tar.gz"}
+			change(&b)
+			c.Policies.Bundles = []Bundle{b}
+		}
+	}
 	tests := []struct {
 		name   string
 		change func(*Config)
@@ -385,6 +687,77 @@ func TestValidate(t *testing.T) {
 			`log.level: "INFO" is not one of debug, info, error`},
 		{"log format", func(c *Config) { c.Log.Format = "text" },
 			`log.format: "text" is not one of json, console`},
+
+		{"empty policy dir", func(c *Config) { c.Policies.Dirs = []string{"/policies", ""} },
+			`policies.dirs: "" is not a path`},
+		{"policy poll interval zero", func(c *Config) { c.Policies.PollInterval = 0 },
+			`policies.pollInterval: "0s" is not positive`},
+		{"policy poll interval negative", func(c *Config) { c.Policies.PollInterval = -time.Second },
+			`policies.pollInterval: "-1s" is not positive`},
+		{"policy timeout zero", func(c *Config) { c.Policies.Timeout = 0 },
+			`policies.timeout: "0s" is not positive`},
+		{"policy timeout above a minute", func(c *Config) { c.Policies.Timeout = time.Minute + time.Millisecond },
+			`policies.timeout: "1m0.001s" is longer than 1m0s`},
+		{"policy ConfigMap namespace", func(c *Config) { c.Policies.ConfigMapNamespace = "Policies" },
+			`policies.configMapNamespace: "Policies" is not a namespace name: ...`},
+		{"policy ConfigMap namespace empty", func(c *Config) { c.Policies.ConfigMapNamespace = "" },
+			`policies.configMapNamespace: "" is not a namespace name: ...`},
+
+		{"bundle without name", bundle(func(b *Bundle) { b.Name = "" }),
+			`policies.bundles[0].name: "" is not a bundle name: ...`},
+		{"bundle name not a DNS label", bundle(func(b *Bundle) { b.Name = "org/claims" }),
+			`policies.bundles[0].name: "org/claims" is not a bundle name: a lowercase RFC 1123 label must consist of ...`},
+		{"bundle names not unique", func(c *Config) {
+			c.Policies.Bundles = []Bundle{{Name: "org", URL: "https://a/x"}, {Name: "team", URL: "https://a/y"}, {Name: "org", URL: "https://b/x"}}
+		}, `policies.bundles[2].name: "org" is also the name of policies.bundles[0]`},
+		{"bundle without URL", bundle(func(b *Bundle) { b.URL = "" }),
+			`policies.bundles[0].url: "" is not an http or https URL`},
+		{"bundle URL scheme", bundle(func(b *Bundle) { b.URL = "s3://bucket/org.tar.gz" }),
+			`policies.bundles[0].url: "s3://bucket/org.tar.gz" is not an http or https URL`},
+		{"bundle URL without host", bundle(func(b *Bundle) { b.URL = "https:///org.tar.gz" }),
+			`policies.bundles[0].url: "https:///org.tar.gz" is not an http or https URL`},
+		{"bundle URL unparsable", bundle(func(b *Bundle) { b.URL = "https://[::1/org.tar.gz" }),
+			`policies.bundles[0].url: "https://[::1/org.tar.gz" is not a URL: ...`},
+		{"bundle pollMin negative", bundle(func(b *Bundle) { b.PollMin = -time.Second }),
+			`policies.bundles[0].pollMin: "-1s" is negative`},
+		{"bundle pollMax negative", bundle(func(b *Bundle) { b.PollMax = -time.Second }),
+			`policies.bundles[0].pollMax: "-1s" is negative`},
+		{"bundle pollMax below pollMin", bundle(func(b *Bundle) { b.PollMin, b.PollMax = time.Minute, 30*time.Second }),
+			`policies.bundles[0].pollMax: "30s" is shorter than pollMin (1m0s)`},
+		{"bundle size limit negative", bundle(func(b *Bundle) { b.SizeLimitBytes = -1 }),
+			`policies.bundles[0].sizeLimitBytes: "-1" is negative`},
+		{"bundle trigger", bundle(func(b *Bundle) { b.Trigger = "hourly" }),
+			`policies.bundles[0].trigger: "hourly" is not periodic or manual`},
+		{"bundle algorithm", bundle(func(b *Bundle) { b.PublicKeyFile, b.Algorithm = pemFile, "RS128" }),
+			`policies.bundles[0].algorithm: "RS128" is not one of RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, HS256, HS384, HS512`},
+		{"bundle algorithm is case-sensitive", bundle(func(b *Bundle) { b.PublicKeyFile, b.Algorithm = pemFile, "es256" }),
+			`policies.bundles[0].algorithm: "es256" is not one of ...`},
+		{"bundle verification settings without key", bundle(func(b *Bundle) { b.KeyID, b.Algorithm, b.Scope = "k1", "ES256", "claims" }),
+			"policies.bundles[0].keyID: \"k1\" is set but publicKeyFile is not: the bundle's signature would not be verified\n" +
+				"policies.bundles[0].algorithm: \"ES256\" is set but publicKeyFile is not: the bundle's signature would not be verified\n" +
+				"policies.bundles[0].scope: \"claims\" is set but publicKeyFile is not: the bundle's signature would not be verified"},
+		{"bundle token file missing", bundle(func(b *Bundle) { b.TokenFile = missing }),
+			`policies.bundles[0].tokenFile: "` + missing + `" cannot be read: open ` + missing + `: no such file or directory`},
+		{"bundle token file is a directory", bundle(func(b *Bundle) { b.TokenFile = dir }),
+			`policies.bundles[0].tokenFile: "` + dir + `" cannot be read: ...`},
+		{"bundle CA file not PEM", bundle(func(b *Bundle) { b.CACertFile = textFile }),
+			`policies.bundles[0].caCertFile: "` + textFile + `" holds no PEM block`},
+		{"bundle public key missing", bundle(func(b *Bundle) { b.PublicKeyFile = missing }),
+			`policies.bundles[0].publicKeyFile: "` + missing + `" cannot be read: ...`},
+		{"bundle public key not PEM", bundle(func(b *Bundle) { b.PublicKeyFile = textFile }),
+			`policies.bundles[0].publicKeyFile: "` + textFile + `" holds no PEM block`},
+		{"bundle HMAC secret empty", bundle(func(b *Bundle) { b.PublicKeyFile, b.Algorithm = emptyFile, "HS256" }),
+			`policies.bundles[0].publicKeyFile: "` + emptyFile + `" is empty`},
+		{"second bundle named by its index", func(c *Config) {
+			c.Policies.Bundles = []Bundle{{Name: "org", URL: "https://a/x"}, {Name: "team", URL: "https://a/y", Trigger: "Manual"}}
+		}, `policies.bundles[1].trigger: "Manual" is not periodic or manual`},
+
+		{"param JSON cannot encode", func(c *Config) {
+			c.Policies.Params = map[string]any{"ok": 1, "limits": map[string]any{"max": math.NaN()}}
+		}, `policies.params.limits: "map[max:NaN]" cannot be encoded as JSON: json: unsupported value: NaN`},
+		{"decision logs JSON cannot encode", func(c *Config) {
+			c.Policies.DecisionLogs = map[string]any{"labels": map[any]any{1: "one"}}
+		}, `policies.decisionLogs.labels: "map[1:one]" cannot be encoded as JSON: json: unsupported type: map[interface {}]interface {}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -415,6 +788,29 @@ func TestValidateAccepts(t *testing.T) {
 	c.HealthAddr = "0"
 	c.LeaderElection.ID = "claimwarden.example.com"
 	c.Log = Log{Level: "debug", Format: "console"}
+
+	dir := t.TempDir()
+	keyFile, secretFile := filepath.Join(dir, "key.pem"), filepath.Join(dir, "secret")
+	for path, content := range map[string]string{keyFile: testPEM, secretFile: "not PEM, a shared secret"} {
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Policies = Policies{
+		Dirs:         []string{"/etc/claimwarden/policies", "/extra/limits.rego"},
+		PollInterval: time.Second,
+		Timeout:      MaxPolicyTimeout,
+		// Without ConfigMaps their namespace is not used, so not checked.
+		ConfigMaps:         false,
+		ConfigMapNamespace: "",
+		Bundles: []Bundle{
+			{Name: "org", URL: "https://bundles.example.com/org.tar.gz", PublicKeyFile: keyFile, KeyID: "k1", Scope: "claims", Trigger: "periodic"},
+			{Name: "team-1", URL: "http://bundle-server:8080/t.tar.gz", PublicKeyFile: secretFile, Algorithm: "HS512", PollMax: time.Minute, Trigger: "manual"},
+			{Name: "equal-polls", URL: "https://b/x", PollMin: time.Minute, PollMax: time.Minute, SizeLimitBytes: 0},
+		},
+		Params:       map[string]any{"max_step_bytes": nil, "disabled": []any{"class-must-match"}, "tiers": map[string]any{"gold": 1.5}},
+		DecisionLogs: map[string]any{"decision_logs": map[string]any{"console": true}},
+	}
 	if err := c.Validate(); err != nil {
 		t.Errorf("Validate() = %v", err)
 	}
