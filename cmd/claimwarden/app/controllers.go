@@ -1,28 +1,83 @@
 package app
 
 import (
+	"context"
 	"fmt"
+	"os"
 
+	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/claimwarden/claimwarden/config"
+	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/rollout"
 )
 
-// setupControllers registers claimwarden's controllers with mgr.
-func setupControllers(mgr ctrl.Manager, cfg config.Config) error {
+// setupControllers builds the policy engine and registers claimwarden's
+// controllers with mgr. The engine stops when ctx ends.
+func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, log logr.Logger) error {
 	selector, err := cfg.Selector()
 	if err != nil {
 		return err
+	}
+	engine, err := newPolicyEngine(ctx, cfg.Policies, log.WithName("policies"))
+	if err != nil {
+		return err
+	}
+	if cfg.Policies.ConfigMaps {
+		if err := engine.SetupConfigMapSource(mgr, cfg.Policies.ConfigMapNamespace); err != nil {
+			return fmt.Errorf("policy ConfigMaps in %s: %w", cfg.Policies.ConfigMapNamespace, err)
+		}
 	}
 	err = rollout.SetupWithManager(mgr, rollout.Options{
 		Namespaces:           cfg.Namespaces,
 		LabelSelector:        selector,
 		Strategy:             cfg.UpdateStrategy,
 		MaxConcurrentPatches: cfg.MaxConcurrentPatches,
+		Policies:             engine,
+		PolicyChanges:        engine.Changes(),
 	})
 	if err != nil {
 		return fmt.Errorf("setting up the rollout controller: %w", err)
 	}
 	return nil
+}
+
+// newPolicyEngine maps the policies.* configuration onto the engine.
+func newPolicyEngine(ctx context.Context, p config.Policies, log logr.Logger) (*policies.Engine, error) {
+	bundles := make([]policies.BundleSource, 0, len(p.Bundles))
+	for i, b := range p.Bundles {
+		src := policies.BundleSource{
+			Name: b.Name, URL: b.URL, PollMin: b.PollMin, PollMax: b.PollMax,
+			TokenFile: b.TokenFile, CACertFile: b.CACertFile,
+			KeyID: b.KeyID, Algorithm: b.Algorithm, Scope: b.Scope,
+			SizeLimitBytes: b.SizeLimitBytes, Trigger: b.Trigger,
+		}
+		if b.PublicKeyFile != "" {
+			key, err := os.ReadFile(b.PublicKeyFile)
+			if err != nil {
+				return nil, fmt.Errorf("policies.bundles[%d].publicKeyFile: %w", i, err)
+			}
+			src.PublicKey = string(key)
+		}
+		bundles = append(bundles, src)
+	}
+	engine, err := policies.New(ctx, policies.Options{
+		Dirs:         p.Dirs,
+		PollInterval: p.PollInterval,
+		Bundles:      bundles,
+		Params:       p.Params,
+		Timeout:      p.Timeout,
+		AllowNetwork: p.AllowNetworkBuiltins,
+		DecisionLogs: p.DecisionLogs,
+		Logger:       log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("policies: %w", err)
+	}
+	go func() {
+		<-ctx.Done()
+		engine.Stop()
+	}()
+	return engine, nil
 }

@@ -78,7 +78,7 @@ func run(cmd *cobra.Command, cfg config.Config) error {
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
-	if err := setupControllers(mgr, cfg); err != nil {
+	if err := setupControllers(cmd.Context(), mgr, cfg, logger); err != nil {
 		return err
 	}
 	logger.Info("starting", "version", version(), "namespaces", cfg.Namespaces,
