@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -31,10 +32,17 @@ func (g gateResult) denied() bool { return len(g.claims) > 0 || g.statefulSet !=
 
 // verdictCache remembers verdicts by input digest and policy revision, so a
 // claim is evaluated (and its decision logged) once per proposal, claim state
-// and policy set — never again on unrelated reconciles.
+// and policy set — never again on unrelated reconciles. Denials expire after
+// Options.PolicyRecheck: a policy may depend on the clock (no changes outside
+// business hours), and its denial must not outlive the reason.
 type verdictCache struct {
 	mu sync.Mutex
-	m  map[string]policies.Verdict // key: subject + "/" + digest + "/" + revision
+	m  map[string]cachedVerdict // key: subject + "/" + digest + "/" + revision
+}
+
+type cachedVerdict struct {
+	v  policies.Verdict
+	at time.Time
 }
 
 // gate asks the policies about every claim that differs from its template and,
@@ -93,19 +101,19 @@ func (r *Reconciler) evaluate(ctx context.Context, subject string, in policies.I
 	sum := sha256.Sum256(b)
 	key := in.Change.Namespace + "/" + in.Change.StatefulSet + "/" + subject + "/" + hex.EncodeToString(sum[:]) + "/" + r.opts.Policies.Revision()
 	r.verdicts.mu.Lock()
-	v, ok := r.verdicts.m[key]
+	c, ok := r.verdicts.m[key]
 	r.verdicts.mu.Unlock()
-	if ok {
-		return v
+	if ok && (c.v.Allowed || time.Since(c.at) < r.opts.PolicyRecheck) {
+		return c.v
 	}
-	v = r.opts.Policies.Evaluate(ctx, in)
+	v := r.opts.Policies.Evaluate(ctx, in)
 	r.verdicts.mu.Lock()
 	if len(r.verdicts.m) > maxCachedVerdicts {
 		// Old keys (superseded digests and revisions) are never asked for
 		// again; dropping everything at a bound keeps memory flat.
 		clear(r.verdicts.m)
 	}
-	r.verdicts.m[key] = v
+	r.verdicts.m[key] = cachedVerdict{v: v, at: time.Now()}
 	r.verdicts.mu.Unlock()
 	return v
 }

@@ -17,6 +17,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/rollout"
 	"github.com/claimwarden/claimwarden/test/storagesim"
 	"github.com/claimwarden/claimwarden/test/testenv"
@@ -27,6 +28,7 @@ const (
 	classExpandable = "sim"       // allowVolumeExpansion: true
 	classOther      = "sim-other" // allowVolumeExpansion: true, another class
 	classFixed      = "sim-fixed" // allowVolumeExpansion: false
+	classUnbound    = "sim-none"  // expandable, but nothing provisions it: claims stay Pending
 	simDelay        = 750 * time.Millisecond
 )
 
@@ -34,6 +36,9 @@ var (
 	env *testenv.Env
 	k8s client.Client
 	sim *storagesim.Simulator
+	// engine holds the shipped policies plus those tests write into policyDir.
+	engine    *policies.Engine
+	policyDir string
 )
 
 func TestMain(m *testing.M) {
@@ -92,10 +97,28 @@ func setup(ctx context.Context, e *testenv.Env) error {
 	if err := sim.SetupWithManager(mgr); err != nil {
 		return err
 	}
+	unbound := storagesim.StorageClass(classUnbound, true)
+	unbound.Provisioner = "none.claimwarden.dev"
+	if err := k8s.Create(ctx, unbound); err != nil {
+		return err
+	}
+	if policyDir, err = os.MkdirTemp(e.Dir, "policies"); err != nil {
+		return err
+	}
+	engine, err = policies.New(ctx, policies.Options{
+		Dirs:         []string{policyDir},
+		PollInterval: 200 * time.Millisecond,
+		Logger:       ctrl.Log.WithName("policies"),
+	})
+	if err != nil {
+		return err
+	}
 	if err := rollout.SetupWithManager(mgr, rollout.Options{
 		MaxConcurrentPatches: 1,
 		RetryBaseDelay:       time.Second,
 		RetryMaxDelay:        5 * time.Second,
+		Policies:             engine,
+		PolicyChanges:        engine.Changes(),
 	}); err != nil {
 		return err
 	}

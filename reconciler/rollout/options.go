@@ -25,6 +25,9 @@ type Options struct {
 	MaxConcurrentPatches int
 	// Policies decide every claim change before it is patched; required.
 	Policies policies.Evaluator
+	// PolicyRecheck is how long a denial stands before the policies are
+	// asked again although nothing changed (policies may read the clock).
+	PolicyRecheck time.Duration
 	// PolicyChanges, when set, signals that the policies changed: every
 	// StatefulSet is then evaluated again.
 	PolicyChanges <-chan struct{}
@@ -42,6 +45,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.LabelSelector == nil {
 		o.LabelSelector = labels.Everything()
+	}
+	if o.PolicyRecheck <= 0 {
+		o.PolicyRecheck = time.Minute
 	}
 	if o.RetryBaseDelay <= 0 {
 		o.RetryBaseDelay = 10 * time.Second

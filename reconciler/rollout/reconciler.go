@@ -145,6 +145,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{RequeueAfter: time.Until(out.rejected.notBefore)}, nil
 	}
 	r.retry.Forget(req.NamespacedName)
+	if verdict.denied() {
+		// Ask again once the denials expire (see verdictCache).
+		return ctrl.Result{RequeueAfter: r.opts.PolicyRecheck}, nil
+	}
 	return ctrl.Result{}, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/diff"
 	"github.com/claimwarden/claimwarden/reconciler/plan"
 )
@@ -36,6 +37,7 @@ func (r *Reconciler) report(sts *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRo
 	st.Progress = fmt.Sprintf("%d/%d", st.Counts.Compatible, st.Counts.Total)
 	st.Problems = problems(res, p, g)
 	setConditions(vcr, strategy, res, p, g, out)
+	r.setPoliciesCondition(vcr)
 
 	if c := conditions.Get(vcr, meta.StalledCondition); c != nil && (prevStalled == nil || prevStalled.Message != c.Message) {
 		r.recorder.Eventf(sts, vcr, corev1.EventTypeWarning, c.Reason, "Block", "%s", c.Message)
@@ -203,4 +205,25 @@ func copyCondition(c *metav1.Condition) *metav1.Condition {
 	}
 	cp := *c
 	return &cp
+}
+
+// policyStatus is implemented by evaluators that report their health (the
+// policies.Engine does).
+type policyStatus interface{ Status() policies.Status }
+
+// setPoliciesCondition reports the health of the policy set on the rollout,
+// so a stale bundle or a broken policy shows where the denials show.
+func (r *Reconciler) setPoliciesCondition(vcr *v1alpha1.VolumeClaimRollout) {
+	ps, ok := r.opts.Policies.(policyStatus)
+	if !ok {
+		return
+	}
+	switch s := ps.Status(); {
+	case !s.Ready:
+		conditions.MarkFalse(vcr, v1alpha1.PoliciesReadyCondition, v1alpha1.ReasonPoliciesBroken, "%s", s.Message)
+	case s.Stale:
+		conditions.MarkFalse(vcr, v1alpha1.PoliciesReadyCondition, v1alpha1.ReasonPoliciesStale, "%s", s.Message)
+	default:
+		conditions.MarkTrue(vcr, v1alpha1.PoliciesReadyCondition, v1alpha1.ReasonPoliciesLoaded, "policy revision %s", s.Revision)
+	}
 }

@@ -88,9 +88,14 @@ func TestRejectedPatchIsNotRetriedInALoop(t *testing.T) {
 	c := started(t)
 	ctx := context.Background()
 	ns := namespace(t, c)
-	sts := fixtures.StatefulSet(ns, "loop", 1, classFixed, "1Gi")
-	createReady(t, c, sts)
+	sts := fixtures.StatefulSet(ns, "loop", 1, classUnbound, "1Gi")
+	if err := c.Create(ctx, sts); err != nil {
+		t.Fatal(err)
+	}
 	key := client.ObjectKeyFromObject(sts)
+	waitRollout(t, c, key, "seeing the claim", func(v *v1alpha1.VolumeClaimRollout) bool {
+		return v.Status.Counts.Total == 1 && v.Status.Claims[0].From != ""
+	})
 	if err := fixtures.ReplaceTemplates(ctx, c, key, fixtures.SetTemplateSize("2Gi")); err != nil {
 		t.Fatal(err)
 	}

@@ -71,12 +71,14 @@ func TestDecreaseLeavesLargerClaimsOverSized(t *testing.T) {
 	if err := fixtures.ReplaceTemplates(context.Background(), c, key, fixtures.SetTemplateSize("1Gi")); err != nil {
 		t.Fatal(err)
 	}
-	vcr := waitRollout(t, c, key, "Ready with over-sized claims", func(v *v1alpha1.VolumeClaimRollout) bool {
-		return readyTrue(v) && v.Status.Counts.OverSized == 2
+	// The shipped increase-only policy denies the smaller template; the claims
+	// are reported over-sized and left exactly as they are.
+	vcr := waitRollout(t, c, key, "Stalled with over-sized claims", func(v *v1alpha1.VolumeClaimRollout) bool {
+		return stalled(v) && v.Status.Counts.OverSized == 2
 	})
 	for _, cl := range vcr.Status.Claims {
-		if !cl.OverSized || cl.Phase != v1alpha1.ClaimCompatible || cl.From != "2Gi" || cl.To != "2Gi" {
-			t.Errorf("claim %+v: want compatible, over-sized, 2Gi→2Gi", cl)
+		if !cl.OverSized || cl.Phase != v1alpha1.ClaimDenied || cl.From != "2Gi" || cl.To != "2Gi" || !strings.Contains(cl.Message, "increase-only") {
+			t.Errorf("claim %+v: want over-sized, 2Gi→2Gi, denied by increase-only", cl)
 		}
 	}
 	for _, name := range []string{"data-db-0", "data-db-1"} {
@@ -87,8 +89,8 @@ func TestDecreaseLeavesLargerClaimsOverSized(t *testing.T) {
 	if n := len(events(t, c, ns, "ClaimPatched")); n != 0 {
 		t.Errorf("%d patches after a decrease, want none", n)
 	}
-	if msg := condition(vcr, meta.ReadyCondition); !strings.Contains(msg, "2 over-sized") {
-		t.Errorf("Ready: %s, want it to mention 2 over-sized claims", msg)
+	if msg := condition(vcr, meta.StalledCondition); !strings.HasPrefix(msg, v1alpha1.ReasonPolicyDenied) {
+		t.Errorf("Stalled: %s, want %s", msg, v1alpha1.ReasonPolicyDenied)
 	}
 }
 
@@ -109,8 +111,10 @@ func TestStorageClassChangeIsReportedNotPatched(t *testing.T) {
 	}
 	vcr := waitRollout(t, c, key, "Stalled", stalled)
 	msg := condition(vcr, meta.StalledCondition)
-	if !strings.HasPrefix(msg, v1alpha1.ReasonImmutableField) || !strings.Contains(msg, classExpandable) || !strings.Contains(msg, classOther) {
-		t.Errorf("Stalled: %s, want %s naming %q and %q", msg, v1alpha1.ReasonImmutableField, classExpandable, classOther)
+	// The shipped class-must-match policy speaks first; the diff's own
+	// report of the immutable field is in the claim's problems either way.
+	if !strings.HasPrefix(msg, v1alpha1.ReasonPolicyDenied) || !strings.Contains(msg, "class-must-match") || !strings.Contains(msg, classExpandable) || !strings.Contains(msg, classOther) {
+		t.Errorf("Stalled: %s, want %s by class-must-match naming %q and %q", msg, v1alpha1.ReasonPolicyDenied, classExpandable, classOther)
 	}
 	if vcr.Status.Counts.Denied != 2 {
 		t.Errorf("denied %d, want 2", vcr.Status.Counts.Denied)
@@ -121,7 +125,7 @@ func TestStorageClassChangeIsReportedNotPatched(t *testing.T) {
 	if n := len(events(t, c, ns, "ClaimPatched")); n != 0 {
 		t.Errorf("%d patches, want none", n)
 	}
-	if n := len(events(t, c, ns, v1alpha1.ReasonImmutableField)); n != 1 {
+	if n := len(events(t, c, ns, v1alpha1.ReasonPolicyDenied)); n != 1 {
 		t.Errorf("%d block events, want exactly 1", n)
 	}
 }
@@ -129,16 +133,23 @@ func TestStorageClassChangeIsReportedNotPatched(t *testing.T) {
 func TestRejectedPatchStallsWithTheServerMessage(t *testing.T) {
 	c := started(t)
 	ns := namespace(t, c)
-	sts := fixtures.StatefulSet(ns, "cache", 2, classFixed, "1Gi")
-	createReady(t, c, sts)
+	// Nothing provisions this class, so the claims stay Pending and the API
+	// server refuses to resize them; the policies allow the change.
+	sts := fixtures.StatefulSet(ns, "cache", 2, classUnbound, "1Gi")
+	if err := c.Create(context.Background(), sts); err != nil {
+		t.Fatal(err)
+	}
 	key := client.ObjectKeyFromObject(sts)
+	waitRollout(t, c, key, "seeing both claims", func(v *v1alpha1.VolumeClaimRollout) bool {
+		return v.Status.Counts.Total == 2 && v.Status.Claims[0].From != "" && v.Status.Claims[1].From != ""
+	})
 
 	if err := fixtures.ReplaceTemplates(context.Background(), c, key, fixtures.SetTemplateSize("2Gi")); err != nil {
 		t.Fatal(err)
 	}
 	vcr := waitRollout(t, c, key, "Stalled", stalled)
 	msg := condition(vcr, meta.StalledCondition)
-	if !strings.HasPrefix(msg, v1alpha1.ReasonPatchRejected) || !strings.Contains(msg, "data-cache-1") || !strings.Contains(msg, "storageclass") {
+	if !strings.HasPrefix(msg, v1alpha1.ReasonPatchRejected) || !strings.Contains(msg, "data-cache-1") || !strings.Contains(msg, "bound claims") {
 		t.Errorf("Stalled: %s, want %s naming data-cache-1 and the server's message", msg, v1alpha1.ReasonPatchRejected)
 	}
 	if vcr.Status.Counts.Failed != 1 {

@@ -24,7 +24,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
-	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/converge"
 )
 
@@ -46,7 +45,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		},
 		retry:    workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](opts.RetryBaseDelay, opts.RetryMaxDelay),
 		skipped:  &sync.Map{},
-		verdicts: verdictCache{m: map[string]policies.Verdict{}},
+		verdicts: verdictCache{m: map[string]cachedVerdict{}},
 	}
 	policyEvents := make(chan event.GenericEvent)
 	if opts.PolicyChanges != nil {
