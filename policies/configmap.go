@@ -69,6 +69,15 @@ func (e *Engine) SetupConfigMapSource(mgr ctrl.Manager, namespace string) error 
 	if err := mgr.Add(c); err != nil {
 		return err
 	}
+	// Until the first list is in, the organisation's ConfigMap guardrails are
+	// unknown: fail closed rather than decide without them.
+	e.mu.Lock()
+	e.configMaps[pendingConfigMaps] = newContribution(nil, nil, fmt.Sprintf("policy ConfigMaps in namespace %s have not been read yet", namespace))
+	e.recompileLocked(context.Background())
+	e.mu.Unlock()
+	if err := mgr.Add(&configMapInitialSync{e: e, cache: c, namespace: namespace}); err != nil {
+		return err
+	}
 	r := &configMapReconciler{e: e, reader: c}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("policy-configmaps").
@@ -110,3 +119,38 @@ func regoKeys(data map[string]string) map[string]string {
 	}
 	return out
 }
+
+// pendingConfigMaps keys the failure contributed until the first ConfigMap
+// list is loaded; it cannot clash with a namespace/name key.
+const pendingConfigMaps = "\x00pending"
+
+// configMapInitialSync loads every labelled ConfigMap once the cache has
+// synced, then lifts the pending failure.
+type configMapInitialSync struct {
+	e         *Engine
+	cache     cache.Cache
+	namespace string
+}
+
+// Start implements manager.Runnable.
+func (s *configMapInitialSync) Start(ctx context.Context) error {
+	if !s.cache.WaitForCacheSync(ctx) {
+		return nil // stopping before the sync; nothing was decided without the ConfigMaps
+	}
+	var list corev1.ConfigMapList
+	if err := s.cache.List(ctx, &list, client.InNamespace(s.namespace)); err != nil {
+		return fmt.Errorf("listing policy ConfigMaps in %s: %w", s.namespace, err)
+	}
+	for i := range list.Items {
+		s.e.SetConfigMapPolicies(list.Items[i].Namespace, list.Items[i].Name, regoKeys(list.Items[i].Data))
+	}
+	s.e.mu.Lock()
+	delete(s.e.configMaps, pendingConfigMaps)
+	s.e.recompileLocked(context.Background())
+	s.e.mu.Unlock()
+	return nil
+}
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable: every
+// replica loads its policies, so a replica taking over has them.
+func (s *configMapInitialSync) NeedLeaderElection() bool { return false }

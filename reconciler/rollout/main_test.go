@@ -19,6 +19,7 @@ import (
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/rollout"
+	"github.com/claimwarden/claimwarden/test/fixtures"
 	"github.com/claimwarden/claimwarden/test/storagesim"
 	"github.com/claimwarden/claimwarden/test/testenv"
 )
@@ -30,6 +31,8 @@ const (
 	classFixed      = "sim-fixed" // allowVolumeExpansion: false
 	classUnbound    = "sim-none"  // expandable, but nothing provisions it: claims stay Pending
 	simDelay        = 750 * time.Millisecond
+	// policyNamespace holds the ConfigMaps the engine reads policies from.
+	policyNamespace = "claimwarden-system"
 )
 
 var (
@@ -111,6 +114,12 @@ func setup(ctx context.Context, e *testenv.Env) error {
 		Logger:       ctrl.Log.WithName("policies"),
 	})
 	if err != nil {
+		return err
+	}
+	if err := fixtures.Namespace(ctx, k8s, policyNamespace); err != nil {
+		return err
+	}
+	if err := engine.SetupConfigMapSource(mgr, policyNamespace); err != nil {
 		return err
 	}
 	if err := rollout.SetupWithManager(mgr, rollout.Options{

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/test/fixtures"
 )
 
@@ -85,6 +86,42 @@ deny contains {"policy": "prod-freeze", "msg": sprintf("namespace %s is tier=pro
 	remove()
 	waitRollout(t, c, key, "Ready once the policy is gone", func(v *v1alpha1.VolumeClaimRollout) bool {
 		return readyTrue(v) && v.Status.Counts.Capacity == "4Gi"
+	})
+}
+
+func TestConfigMapPolicyIsPickedUpWithoutRestart(t *testing.T) {
+	c := started(t)
+	ctx := context.Background()
+	ns := namespace(t, c)
+	sts := fixtures.StatefulSet(ns, "ledger", 1, classExpandable, "1Gi")
+	createReady(t, c, sts)
+	key := client.ObjectKeyFromObject(sts)
+
+	before := engine.Revision()
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: policyNamespace, Name: "org-rules", Labels: map[string]string{policies.PolicyLabel: "true"}},
+		Data: map[string]string{"ledger.rego": `package claimwarden.claims
+
+deny contains {"policy": "ledger-freeze", "msg": "the ledger is frozen"} if input.change.statefulSet == "ledger"
+`},
+	}
+	if err := c.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	waitRevision(t, before)
+	if err := fixtures.ReplaceTemplates(ctx, c, key, fixtures.SetTemplateSize("2Gi")); err != nil {
+		t.Fatal(err)
+	}
+	vcr := waitRollout(t, c, key, "denied by the ConfigMap policy", stalled)
+	if msg := condition(vcr, meta.StalledCondition); !strings.Contains(msg, "ledger-freeze") {
+		t.Errorf("Stalled: %s, want the ConfigMap policy's denial", msg)
+	}
+
+	if err := c.Delete(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	waitRollout(t, c, key, "Ready once the ConfigMap is gone", func(v *v1alpha1.VolumeClaimRollout) bool {
+		return readyTrue(v) && v.Status.Counts.Capacity == "2Gi"
 	})
 }
 
