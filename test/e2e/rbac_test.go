@@ -65,6 +65,13 @@ func TestServiceAccountPermissions(t *testing.T) {
 		{"create", "events.k8s.io", "events", "", ns, true},
 		{"patch", "events.k8s.io", "events", "", ns, true},
 		{"update", "coordination.k8s.io", "leases", "", controllerNamespace, true},
+		// Needed: policy input and policy ConfigMaps.
+		{"watch", "storage.k8s.io", "storageclasses", "", "", true},
+		{"get", "", "namespaces", "", "", true},
+		{"watch", "", "configmaps", "", controllerNamespace, true},
+		// Refused: ConfigMaps elsewhere, and writing policy ConfigMaps.
+		{"get", "", "configmaps", "", ns, false},
+		{"update", "", "configmaps", "", controllerNamespace, false},
 		// Refused: claimwarden never deletes a claim.
 		{"delete", "", "persistentvolumeclaims", "", ns, false},
 		{"deletecollection", "", "persistentvolumeclaims", "", ns, false},
