@@ -53,20 +53,23 @@ type options struct {
 
 func main() {
 	var o options
-	flag.IntVar(&o.statefulSets, "statefulsets", 200, "StatefulSets to create")
-	flag.IntVar(&o.replicas, "replicas", 3, "replicas (and PVCs) per StatefulSet")
-	flag.IntVar(&o.namespaces, "namespaces", 10, "namespaces the StatefulSets are spread over")
-	flag.DurationVar(&o.delay, "delay", 2*time.Second, "simulated duration of one volume resize (0: instant)")
-	flag.IntVar(&o.workers, "workers", 20, "concurrent creates and template bumps (orphan delete + re-create)")
-	flag.StringVar(&o.out, "out", "", "also write the report as JSON to this file")
-	flag.StringVar(&o.controller, "controller", "", "claimwarden binary to run (default: build ./cmd/claimwarden)")
-	flag.DurationVar(&o.settle, "settle", 5*time.Second, "the controller is quiet once its reconcile and request counts do not change over this long")
-	flag.DurationVar(&o.restWindow, "rest-window", 30*time.Second, "idle window observed at rest")
-	flag.DurationVar(&o.timeout, "timeout", 45*time.Minute, "give up on the whole run after this long")
-	flag.Parse()
+	// A flag set of our own: controller-runtime, which this program links,
+	// registers -kubeconfig on the global one, and this program would ignore it.
+	fs := flag.NewFlagSet("scale", flag.ExitOnError)
+	fs.IntVar(&o.statefulSets, "statefulsets", 200, "StatefulSets to create")
+	fs.IntVar(&o.replicas, "replicas", 3, "replicas (and PVCs) per StatefulSet")
+	fs.IntVar(&o.namespaces, "namespaces", 10, "namespaces the StatefulSets are spread over")
+	fs.DurationVar(&o.delay, "delay", 2*time.Second, "simulated duration of one volume resize (0: instant)")
+	fs.IntVar(&o.workers, "workers", 20, "concurrent creates and template bumps (orphan delete + re-create)")
+	fs.StringVar(&o.out, "out", "", "also write the report as JSON to this file")
+	fs.StringVar(&o.controller, "controller", "", "claimwarden binary to run (default: build ./cmd/claimwarden)")
+	fs.DurationVar(&o.settle, "settle", 5*time.Second, "the controller is quiet once its reconcile and request counts do not change over this long")
+	fs.DurationVar(&o.restWindow, "rest-window", 30*time.Second, "idle window observed at rest")
+	fs.DurationVar(&o.timeout, "timeout", 45*time.Minute, "give up on the whole run after this long")
+	_ = fs.Parse(os.Args[1:]) // ExitOnError: a bad flag exits with usage
 	if o.statefulSets < 1 || o.replicas < 1 || o.namespaces < 1 || o.workers < 1 || o.delay < 0 ||
-		o.settle <= 0 || o.restWindow < 0 || flag.NArg() > 0 {
-		flag.Usage()
+		o.settle <= 0 || o.restWindow < 0 || fs.NArg() > 0 {
+		fs.Usage()
 		os.Exit(2)
 	}
 	o.namespaces = min(o.namespaces, o.statefulSets)
@@ -85,7 +88,7 @@ func main() {
 	if rep != nil {
 		// The effective values, defaults included: `go run` leaves only a
 		// temporary binary's path in os.Args[0].
-		flag.VisitAll(func(f *flag.Flag) {
+		fs.VisitAll(func(f *flag.Flag) {
 			rep.Flags = append(rep.Flags, "-"+f.Name+"="+f.Value.String())
 		})
 		rep.WallSeconds = time.Since(began).Seconds()
