@@ -52,6 +52,9 @@ func TestDefaultIsValid(t *testing.T) {
 		UpdateStrategy:       v1alpha1.InPlace,
 		MaxConcurrentPatches: 1,
 		MetricsAddr:          ":8080",
+		Workers:              4,
+		KubeAPIQPS:           50,
+		KubeAPIBurst:         100,
 		HealthAddr:           ":8081",
 		LeaderElection:       LeaderElection{Enabled: true, Namespace: podNamespace(), ID: "claimwarden.claimwarden.dev"},
 		Log:                  Log{Level: "info", Format: "json"},
@@ -501,7 +504,7 @@ func TestLoadRejects(t *testing.T) {
 	}{{
 		name: "unknown top-level key in file",
 		file: "labelSelectr: app=db\n",
-		want: `unknown key "labelselectr" (known keys: kubeconfig, namespaces, labelSelector, updateStrategy, maxConcurrentPatches, metricsAddr, healthAddr, leaderElection.enabled, leaderElection.namespace, leaderElection.id, log.level, log.format, ` +
+		want: `unknown key "labelselectr" (known keys: kubeconfig, namespaces, labelSelector, updateStrategy, maxConcurrentPatches, workers, kubeAPIQPS, kubeAPIBurst, metricsAddr, healthAddr, leaderElection.enabled, leaderElection.namespace, leaderElection.id, log.level, log.format, ` +
 			`policies.dirs, policies.pollInterval, policies.timeout, policies.allowNetworkBuiltins, policies.configMaps, policies.configMapNamespace, policies.bundles, policies.params, policies.decisionLogs)`,
 	}, {
 		name: "unknown policies key",

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -58,10 +60,10 @@ func (e *Engine) SetConfigMapPolicies(namespace, name string, files map[string]s
 func (e *Engine) SetupConfigMapSource(mgr ctrl.Manager, namespace string) error {
 	sel := labels.SelectorFromSet(labels.Set{PolicyLabel: "true"})
 	c, err := cache.New(mgr.GetConfig(), cache.Options{
-		Scheme:            mgr.GetScheme(),
-		Mapper:            mgr.GetRESTMapper(),
-		DefaultNamespaces: map[string]cache.Config{namespace: {}},
-		ByObject:          map[client.Object]cache.ByObject{&corev1.ConfigMap{}: {Label: sel}},
+		Scheme:               mgr.GetScheme(),
+		Mapper:               mgr.GetRESTMapper(),
+		DefaultNamespaces:    map[string]cache.Config{namespace: {}},
+		DefaultLabelSelector: sel,
 	})
 	if err != nil {
 		return fmt.Errorf("policy ConfigMap cache: %w", err)
@@ -134,12 +136,18 @@ type configMapInitialSync struct {
 
 // Start implements manager.Runnable.
 func (s *configMapInitialSync) Start(ctx context.Context) error {
-	if !s.cache.WaitForCacheSync(ctx) {
-		return nil // stopping before the sync; nothing was decided without the ConfigMaps
-	}
+	// Until the API server answers, the pending failure keeps denying: retry
+	// (the first List also starts the informer and waits for its sync).
 	var list corev1.ConfigMapList
-	if err := s.cache.List(ctx, &list, client.InNamespace(s.namespace)); err != nil {
-		return fmt.Errorf("listing policy ConfigMaps in %s: %w", s.namespace, err)
+	err := wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := s.cache.List(ctx, &list, client.InNamespace(s.namespace)); err != nil {
+			s.e.log.Error(err, "listing policy ConfigMaps; every claim change is denied until they are read", "namespace", s.namespace)
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil {
+		return nil // stopping before the first read; nothing was decided without the ConfigMaps
 	}
 	for i := range list.Items {
 		s.e.SetConfigMapPolicies(list.Items[i].Namespace, list.Items[i].Name, regoKeys(list.Items[i].Data))

@@ -21,6 +21,8 @@ type Options struct {
 	LabelSelector labels.Selector
 	// Strategy applies to StatefulSets without the update-strategy annotation.
 	Strategy v1alpha1.UpdateStrategy
+	// Workers is how many StatefulSets are reconciled at once; default 1.
+	Workers int
 	// MaxConcurrentPatches bounds the claims of one StatefulSet being changed at once.
 	MaxConcurrentPatches int
 	// Policies decide every claim change before it is patched; required.

@@ -17,6 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -55,6 +56,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("volumeclaimrollout").
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.Workers, 1)}).
 		For(&appsv1.StatefulSet{}, builder.WithPredicates(r.managedPredicate())).
 		// A VolumeClaimRollout shares its StatefulSet's key. It is watched, not
 		// Owned, because an orphan delete strips its owner reference while a

@@ -34,6 +34,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 		LabelSelector:        selector,
 		Strategy:             cfg.UpdateStrategy,
 		MaxConcurrentPatches: cfg.MaxConcurrentPatches,
+		Workers:              cfg.Workers,
 		Policies:             engine,
 		PolicyChanges:        engine.Changes(),
 	})

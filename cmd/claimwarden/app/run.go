@@ -62,6 +62,7 @@ func run(cmd *cobra.Command, cfg config.Config) error {
 	if err != nil {
 		return err
 	}
+	restConfig.QPS, restConfig.Burst = cfg.KubeAPIQPS, cfg.KubeAPIBurst
 	opts, err := managerOptions(cfg)
 	if err != nil {
 		return err
