@@ -216,12 +216,18 @@ func (r *Reconciler) adopt(sts *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRol
 // patching them together.
 func (r *Reconciler) writeRollout(ctx context.Context, before, after *v1alpha1.VolumeClaimRollout) error {
 	if !equality.Semantic.DeepEqual(before.ObjectMeta, after.ObjectMeta) {
-		// The response overwrites after, status included: keep ours.
+		// Each patch carries only its part: the base of the metadata patch
+		// has our status, that of the status patch the server's metadata.
+		base := before.DeepCopy()
+		base.Status = after.Status
 		status := after.Status.DeepCopy()
-		if err := r.client.Patch(ctx, after, client.MergeFrom(before), client.FieldOwner(FieldOwner)); err != nil {
+		if err := r.client.Patch(ctx, after, client.MergeFrom(base), client.FieldOwner(FieldOwner)); err != nil {
 			return err
 		}
+		// The response overwrote after, status included: keep ours.
 		after.Status = *status
+		before = before.DeepCopy()
+		before.ObjectMeta = *after.ObjectMeta.DeepCopy()
 	}
 	if equality.Semantic.DeepEqual(before.Status, after.Status) {
 		return nil
