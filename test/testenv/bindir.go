@@ -10,7 +10,7 @@ import (
 )
 
 const (
-	// module is the path of the repository's module; BinDir looks for its go.mod.
+	// module is the path of the repository's module; RepoRoot looks for its go.mod.
 	module = "github.com/claimwarden/claimwarden"
 	// BinDirEnv overrides where the binaries are looked for (e.g. a binary directory built elsewhere).
 	BinDirEnv = "TESTENV_BIN_DIR"
@@ -19,23 +19,33 @@ const (
 )
 
 // BinDir returns the directory holding the control-plane binaries: $TESTENV_BIN_DIR
-// when set, otherwise <repo root>/bin/testenv, the repo root being the nearest parent
-// of the working directory whose go.mod declares this module. Tests run in their
-// package's directory, so walking up finds the root from any package.
+// when set, otherwise <RepoRoot>/bin/testenv.
 func BinDir() (string, error) {
 	if dir := os.Getenv(BinDirEnv); dir != "" {
 		return filepath.Abs(dir)
 	}
+	root, err := RepoRoot()
+	if err != nil {
+		return "", fmt.Errorf("testenv: %w; set %s to the directory built by `make testenv`", err, BinDirEnv)
+	}
+	return filepath.Join(root, "bin", "testenv"), nil
+}
+
+// RepoRoot returns the repository's root: the nearest parent of the working
+// directory whose go.mod declares this module. Tests run in their package's
+// directory and the tools (`go run ./test/...`) wherever they are started, so
+// walking up finds the root from anywhere in the checkout.
+func RepoRoot() (string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for dir := wd; ; dir = filepath.Dir(dir) {
 		if isModuleRoot(dir) {
-			return filepath.Join(dir, "bin", "testenv"), nil
+			return dir, nil
 		}
 		if filepath.Dir(dir) == dir {
-			return "", fmt.Errorf("testenv: no go.mod of %s above %s; set %s to the directory built by `make testenv`", module, wd, BinDirEnv)
+			return "", fmt.Errorf("no go.mod of %s above %s", module, wd)
 		}
 	}
 }

@@ -29,7 +29,7 @@ func (e *Env) kubeClientFlags(port int) []string {
 
 // startControllerManager runs every default controller. It signs ServiceAccount
 // tokens with the API server's key and publishes the CA as kube-root-ca.crt.
-func (e *Env) startControllerManager(port int) (*process, error) {
+func (e *Env) startControllerManager(port int) (*Process, error) {
 	flexDir := filepath.Join(e.Dir, "flexvolume")
 	if err := os.MkdirAll(flexDir, 0o755); err != nil {
 		return nil, err
@@ -47,11 +47,11 @@ func (e *Env) startControllerManager(port int) (*process, error) {
 		// controllers rather than exercise them.
 		"--kube-api-qps", "100", "--kube-api-burst", "200",
 	)
-	return startProcess(e.Dir, "kube-controller-manager", filepath.Join(e.BinDir, "kube-controller-manager"), args)
+	return e.startComponent("kube-controller-manager", args)
 }
 
-func (e *Env) startScheduler(port int) (*process, error) {
-	return startProcess(e.Dir, "kube-scheduler", filepath.Join(e.BinDir, "kube-scheduler"), e.kubeClientFlags(port))
+func (e *Env) startScheduler(port int) (*Process, error) {
+	return e.startComponent("kube-scheduler", e.kubeClientFlags(port))
 }
 
 // kwok annotation that marks the Nodes kwok plays the kubelet for.
@@ -65,12 +65,12 @@ const (
 // a node Lease: without one, the node lifecycle controller marks the Node NotReady
 // after ~40 s and every Pod Ready=False. HOME points into Dir so a developer's
 // ~/.kwok/kwok.yaml is not loaded on top of the stages.
-func (e *Env) startKwok(port int) (*process, error) {
+func (e *Env) startKwok(port int) (*Process, error) {
 	home := filepath.Join(e.Dir, "kwok-home")
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		return nil, err
 	}
-	return startProcess(e.Dir, "kwok", filepath.Join(e.BinDir, "kwok"), []string{
+	return e.startComponent("kwok", []string{
 		"--kubeconfig", e.Kubeconfig,
 		"-c", filepath.Join(e.BinDir, stagesFile),
 		"--manage-all-nodes=false",

@@ -19,7 +19,7 @@ const serviceCIDR = "10.0.0.0/24"
 
 // startEtcd runs a single-member etcd on loopback. --unsafe-no-fsync: the data is
 // thrown away after the run, and fsync dominates etcd latency on CI disks.
-func (e *Env) startEtcd(clientPort, peerPort int) (*process, error) {
+func (e *Env) startEtcd(clientPort, peerPort int) (*Process, error) {
 	client := "http://127.0.0.1:" + strconv.Itoa(clientPort)
 	peer := "http://127.0.0.1:" + strconv.Itoa(peerPort)
 	e.etcdURL = client
@@ -28,7 +28,7 @@ func (e *Env) startEtcd(clientPort, peerPort int) (*process, error) {
 	if err := os.RemoveAll(data); err != nil {
 		return nil, err
 	}
-	return startProcess(e.Dir, "etcd", filepath.Join(e.BinDir, "etcd"), []string{
+	return e.startComponent("etcd", []string{
 		"--name", "default",
 		"--data-dir", data,
 		"--listen-client-urls", client, "--advertise-client-urls", client,
@@ -51,7 +51,7 @@ func (e *Env) etcdReady(ctx context.Context) error {
 // the tests need: client certificates (the admin is in system:masters), Node and RBAC
 // authorization (so impersonated ServiceAccounts are really checked), and a
 // service-account key pair shared with kube-controller-manager.
-func (e *Env) startAPIServer(port int) (*process, error) {
+func (e *Env) startAPIServer(port int) (*Process, error) {
 	e.apiURL = "https://127.0.0.1:" + strconv.Itoa(port)
 	args := []string{
 		"--etcd-servers", e.etcdURL,
@@ -83,7 +83,7 @@ func (e *Env) startAPIServer(port int) (*process, error) {
 		// "default" ServiceAccount exists, and only kube-controller-manager creates it.
 		args = append(args, "--disable-admission-plugins", "ServiceAccount")
 	}
-	return startProcess(e.Dir, "kube-apiserver", filepath.Join(e.BinDir, "kube-apiserver"), args)
+	return e.startComponent("kube-apiserver", args)
 }
 
 // apiServerReady polls /readyz as the admin: it turns 200 only after etcd is reachable

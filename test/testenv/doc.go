@@ -21,6 +21,9 @@
 // AddUser, RBAC, a service-account key in its CertDir), but it starts etcd and the API
 // server without a parent-death signal, so a test binary killed by `go test -timeout`
 // or ^C leaves both running. Starting the two processes directly takes a few flags
-// (controlplane.go) and lets one process manager (process.go) run all six components
-// the same way. envtest is still used to install CRDs.
+// (controlplane.go) and lets one process manager (Process, process.go) run all six
+// components the same way; test/controllerproc runs the claimwarden binary with it
+// too. envtest is still used to install CRDs.
+//
+// RepoRoot, FreePorts and TailFile are exported for the test tools as well.
 package testenv

@@ -58,8 +58,8 @@ type Env struct {
 	etcdURL, apiURL string
 	adminHTTP       *http.Client
 	anonHTTP        *http.Client
-	etcd, apiserver *process
-	clients         []*process // kube-controller-manager, kube-scheduler, kwok
+	etcd, apiserver *Process
+	clients         []*Process // kube-controller-manager, kube-scheduler, kwok
 	stopOnce        sync.Once
 	stopErr         error
 }
@@ -146,14 +146,14 @@ func (e *Env) stop() error {
 	errs := make([]error, len(e.clients)+2)
 	var wg sync.WaitGroup
 	for i, p := range e.clients {
-		wg.Go(func() { errs[i] = p.stop(10 * time.Second) })
+		wg.Go(func() { errs[i] = p.Stop(10 * time.Second) })
 	}
 	wg.Wait()
 	if e.apiserver != nil {
-		errs[len(e.clients)] = e.apiserver.stop(20 * time.Second)
+		errs[len(e.clients)] = e.apiserver.Stop(20 * time.Second)
 	}
 	if e.etcd != nil {
-		errs[len(e.clients)+1] = e.etcd.stop(10 * time.Second)
+		errs[len(e.clients)+1] = e.etcd.Stop(10 * time.Second)
 	}
 	if e.tempDir && !e.KeepDir {
 		errs = append(errs, os.RemoveAll(e.Dir))
@@ -178,7 +178,7 @@ func (e *Env) ConfigFor(user string, groups ...string) *rest.Config {
 func (e *Env) LogTails(n int) string {
 	var b strings.Builder
 	for _, p := range e.processes() {
-		fmt.Fprintf(&b, "==> %s <==\n%s\n", p.log, tailFile(p.log, n))
+		fmt.Fprintf(&b, "==> %s <==\n%s\n", p.log, TailFile(p.log, n))
 	}
 	return b.String()
 }

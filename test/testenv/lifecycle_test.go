@@ -36,7 +36,7 @@ func orphanChild() {
 func pids(e *Env) []string {
 	var out []string
 	for _, p := range e.processes() {
-		out = append(out, strconv.Itoa(p.cmd.Process.Pid))
+		out = append(out, strconv.Itoa(p.Pid()))
 	}
 	return out
 }

@@ -2,18 +2,16 @@ package testenv
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
-	"time"
 )
 
-// process is one running component. Its stdout and stderr go to <dir>/<name>.log.
-type process struct {
+// Process is one program run by a test or a test tool: a control-plane component
+// here, the claimwarden binary in test/controllerproc. Its stdout and stderr go to
+// one log file. Stop, Terminate and Kill (stop.go) end it.
+type Process struct {
 	name string
 	log  string
 	cmd  *exec.Cmd
@@ -21,33 +19,55 @@ type process struct {
 	err  error
 
 	mu       sync.Mutex
-	stopping bool // set by stop, so an exit afterwards is not reported as a crash
+	stopping bool // Stop, Terminate or Kill was called: the exit is wanted, not a crash
+	reported bool // Exited has returned the exit, so Stop need not report it again
 }
 
-// startProcess runs bin with args. The child gets its own process group (so stop can
-// signal it with anything it spawned, and a ^C in the terminal reaches only the test
-// binary) and, on Linux, a parent-death signal, so killing the test binary kills the
-// control plane too. The parent-death signal follows the OS thread that forked: do
-// not start an Env from a goroutine locked with runtime.LockOSThread that later exits.
-func startProcess(dir, name, bin string, args []string, extraEnv ...string) (*process, error) {
-	logPath := filepath.Join(dir, name+".log")
-	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+// ProcessOptions say what StartProcess runs.
+type ProcessOptions struct {
+	// Name is how errors refer to the process ("etcd", "controller leader").
+	Name   string
+	Binary string
+	Args   []string
+	// Env is added to the environment the process inherits (later entries win),
+	// which childEnv filters.
+	Env []string
+	// Dir is the working directory; empty means this program's.
+	Dir string
+	// Log receives stdout and stderr, after a first line with the command.
+	Log string
+	// AppendLog keeps what an earlier run wrote to Log; otherwise Log starts empty.
+	AppendLog bool
+}
+
+// StartProcess starts o.Binary. The child gets its own process group (so Stop can
+// signal it with anything it spawned, and a ^C in the terminal reaches only this
+// program, which then stops its children in order) and, on Linux, a parent-death
+// signal, so killing this program kills the child too. The parent-death signal
+// follows the OS thread that forked: do not start a process from a goroutine locked
+// with runtime.LockOSThread that later exits.
+func StartProcess(o ProcessOptions) (*Process, error) {
+	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+	if o.AppendLog {
+		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	}
+	f, err := os.OpenFile(o.Log, flags, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	// The child writes to its own copy of the descriptor; ours is not needed after Start.
 	defer f.Close()
-	fmt.Fprintf(f, "# %s %s\n", bin, strings.Join(args, " "))
+	fmt.Fprintf(f, "# %s %s\n", o.Binary, strings.Join(o.Args, " "))
 
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
+	cmd := exec.Command(o.Binary, o.Args...)
+	cmd.Dir = o.Dir
 	cmd.Stdout, cmd.Stderr = f, f
-	cmd.Env = append(childEnv(), extraEnv...)
+	cmd.Env = append(childEnv(), o.Env...)
 	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", name, err)
+		return nil, fmt.Errorf("start %s: %w", o.Name, err)
 	}
-	p := &process{name: name, log: logPath, cmd: cmd, done: make(chan struct{})}
+	p := &Process{name: o.Name, log: o.Log, cmd: cmd, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		close(p.done)
@@ -55,83 +75,54 @@ func startProcess(dir, name, bin string, args []string, extraEnv ...string) (*pr
 	return p, nil
 }
 
-// childEnv drops KUBECONFIG: every component gets an explicit --kubeconfig, and one
+// childEnv is this program's environment without KUBECONFIG, and without the
+// CLAIMWARDEN_* variables. Every child gets an explicit --kubeconfig, and one
 // inherited from the developer's shell must never point a test at a real cluster.
+// The claimwarden binary reads CLAIMWARDEN_* as its configuration and rejects the
+// names it does not know; the other programs do not read them.
 func childEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "KUBECONFIG=") {
+		if !strings.HasPrefix(kv, "KUBECONFIG=") && !strings.HasPrefix(kv, "CLAIMWARDEN_") {
 			env = append(env, kv)
 		}
 	}
 	return env
 }
 
-// exited returns a non-nil error once the process has ended; readiness polls use it
-// to fail at once, pointing at the log, instead of waiting for their deadline.
-func (p *process) exited() error {
+// Name is the name errors give the process.
+func (p *Process) Name() string { return p.name }
+
+// LogPath is the file holding the process's output.
+func (p *Process) LogPath() string { return p.log }
+
+// Pid is the process's ID, which is also its process group's.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Done is closed once the process has exited and been reaped.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Err is how the process exited (the error of exec.Cmd.Wait: nil for status 0).
+// Read it only once Done is closed.
+func (p *Process) Err() error { return p.err }
+
+// Exited returns nil while the process runs, and once it has ended an error saying
+// so with the end of its log. Waits call it to fail at once, pointing at the log,
+// instead of at their deadline.
+func (p *Process) Exited() error {
 	select {
 	case <-p.done:
-		return fmt.Errorf("%s exited (%v); log %s:\n%s", p.name, p.err, p.log, tailFile(p.log, 20))
 	default:
 		return nil
 	}
-}
-
-// stop sends SIGTERM to the process group, and SIGKILL if it is still there after
-// grace. It reports a process that had died on its own before stop was called,
-// since a component crashing during a test is worth knowing about.
-func (p *process) stop(grace time.Duration) error {
 	p.mu.Lock()
-	already := p.stopping
-	p.stopping = true
+	p.reported = true
 	p.mu.Unlock()
-	if already {
-		<-p.done
-		return nil
-	}
-	if err := p.exited(); err != nil {
-		return fmt.Errorf("crashed before Stop: %w", err)
-	}
-	pgid := -p.cmd.Process.Pid
-	_ = syscall.Kill(pgid, syscall.SIGTERM)
-	timer := time.NewTimer(grace)
-	defer timer.Stop()
-	select {
-	case <-p.done:
-	case <-timer.C:
-		_ = syscall.Kill(pgid, syscall.SIGKILL)
-		<-p.done
-	}
-	// Anything the component spawned into its group goes too (none is expected).
-	_ = syscall.Kill(pgid, syscall.SIGKILL)
-	return nil
+	return fmt.Errorf("%s exited (%v); log %s:\n%s", p.name, p.err, p.log, TailFile(p.log, 20))
 }
 
-// freePorts returns n distinct free loopback ports. All listeners stay open until
-// every port is chosen, so the n are distinct; a port can still be taken by someone
-// else before the component binds it, which then fails fast through exited().
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
-// tailFile returns the last n lines of a log, for error messages.
-func tailFile(path string, n int) string {
+// TailFile returns the last n lines of a file (a log), for error messages.
+func TailFile(path string, n int) string {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err.Error()

@@ -19,7 +19,7 @@ func (e *Env) start(ctx context.Context) (err error) {
 	if err := e.httpClients(); err != nil {
 		return err
 	}
-	ports, err := freePorts(6)
+	ports, err := FreePorts(6)
 	if err != nil {
 		return err
 	}
@@ -40,7 +40,7 @@ func (e *Env) start(ctx context.Context) (err error) {
 	}
 
 	// The clients start together; the waits below then overlap with their start-up.
-	var kcm, sched, kwok *process
+	var kcm, sched, kwok *Process
 	if e.opts.Controllers {
 		if kcm, err = e.startControllerManager(ports[3]); err != nil {
 			return err
@@ -92,12 +92,12 @@ func (e *Env) start(ctx context.Context) (err error) {
 // poll calls check every 100 ms until it succeeds, any component exits (reported
 // at once, with its log), or ctx ends (reported with check's last error and the log
 // of p, the component being waited for).
-func (e *Env) poll(ctx context.Context, p *process, check func(context.Context) error) error {
+func (e *Env) poll(ctx context.Context, p *Process, check func(context.Context) error) error {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		for _, q := range e.processes() {
-			if err := q.exited(); err != nil {
+			if err := q.Exited(); err != nil {
 				return err
 			}
 		}
@@ -107,19 +107,33 @@ func (e *Env) poll(ctx context.Context, p *process, check func(context.Context) 
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s not ready: %w (last check: %v); log %s:\n%s", p.name, ctx.Err(), last, p.log, tailFile(p.log, 20))
+			return fmt.Errorf("%s not ready: %w (last check: %v); log %s:\n%s", p.name, ctx.Err(), last, p.log, TailFile(p.log, 20))
 		case <-tick.C:
 		}
 	}
 }
 
 // processes lists the running components in start order.
-func (e *Env) processes() []*process {
-	var ps []*process
-	for _, p := range []*process{e.etcd, e.apiserver} {
+func (e *Env) processes() []*Process {
+	var ps []*Process
+	for _, p := range []*Process{e.etcd, e.apiserver} {
 		if p != nil {
 			ps = append(ps, p)
 		}
 	}
 	return append(ps, e.clients...)
+}
+
+// startComponent runs <BinDir>/<name> in Dir with env added to its environment. It
+// logs to <Dir>/<name>.log, appended to, since a caller's Dir may be reused.
+func (e *Env) startComponent(name string, args []string, env ...string) (*Process, error) {
+	return StartProcess(ProcessOptions{
+		Name:      name,
+		Binary:    filepath.Join(e.BinDir, name),
+		Args:      args,
+		Env:       env,
+		Dir:       e.Dir,
+		Log:       filepath.Join(e.Dir, name+".log"),
+		AppendLog: true,
+	})
 }

@@ -5,7 +5,7 @@ package testenv
 import "syscall"
 
 // sysProcAttr: own process group. Only Linux has a parent-death signal; elsewhere a
-// killed test binary can leave components behind.
+// killed test binary or tool can leave its children behind.
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
