@@ -5,31 +5,21 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
-
-	"github.com/claimwarden/claimwarden/test/fixtures"
+	"github.com/claimwarden/claimwarden/test/controllerproc"
+	"github.com/claimwarden/claimwarden/test/testenv"
 )
 
 // controller is one `claimwarden run` process.
 type controller struct {
-	name        string
-	log         string // stdout and stderr, JSON lines
-	metricsAddr string
-	healthAddr  string
-	cmd         *exec.Cmd
-	done        chan struct{} // closed once the process has been reaped; err is set then
-	err         error
+	*controllerproc.Process
 }
 
 // startController runs the binary as the ServiceAccount, with leader election
@@ -38,134 +28,64 @@ type controller struct {
 // then fails the test if its log shows a request the RBAC refused.
 func startController(t *testing.T, cl *cluster, name string) *controller {
 	t.Helper()
-	ports := freePorts(t, 2)
-	c := &controller{
-		name:        name,
-		log:         filepath.Join(env.Dir, strings.NewReplacer("/", "_").Replace(t.Name())+"-"+name+".log"),
-		metricsAddr: "127.0.0.1:" + strconv.Itoa(ports[0]),
-		healthAddr:  "127.0.0.1:" + strconv.Itoa(ports[1]),
-		done:        make(chan struct{}),
-	}
-	f, err := os.Create(c.log)
+	p, err := controllerproc.Start(controllerproc.Options{
+		Name:                    "controller " + name,
+		Binary:                  cl.binary,
+		Kubeconfig:              cl.kubeconfig,
+		Log:                     filepath.Join(env.Dir, strings.NewReplacer("/", "_").Replace(t.Name())+"-"+name+".log"),
+		LogFormat:               "json",
+		Metrics:                 true,
+		LeaderElectionNamespace: controllerNamespace,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close() // the child has its own descriptor
-	c.cmd = exec.Command(cl.binary, "run",
-		"--kubeconfig", cl.kubeconfig,
-		"--leader-election=true",
-		"--leader-election-namespace", controllerNamespace,
-		"--metrics-addr", c.metricsAddr,
-		"--health-addr", c.healthAddr,
-		"--log-format", "json",
-	)
-	c.cmd.Stdout, c.cmd.Stderr = f, f
-	c.cmd.Env = controllerEnv()
-	c.cmd.SysProcAttr = sysProcAttr()
-	if err := c.cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", name, err)
-	}
-	go func() {
-		c.err = c.cmd.Wait()
-		close(c.done)
-	}()
+	c := &controller{p}
 	t.Cleanup(func() {
 		c.stop(t)
 		if lines := c.forbidden(t); len(lines) > 0 {
-			t.Errorf("controller %s was refused requests by the RBAC of config/rbac (log %s):\n%s", name, c.log, strings.Join(lines, "\n"))
+			t.Errorf("%s was refused requests by the RBAC of config/rbac (log %s):\n%s", c.Name(), c.LogPath(), strings.Join(lines, "\n"))
 		}
 		if t.Failed() {
-			t.Logf("last lines of %s:\n%s", c.log, c.tail(40))
+			t.Logf("last lines of %s:\n%s", c.LogPath(), testenv.TailFile(c.LogPath(), 40))
 		}
 	})
-	err = wait.PollUntilContextTimeout(context.Background(), fixtures.Poll, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		if err := c.exited(); err != nil {
-			return false, err
-		}
-		_, err := httpGet(ctx, "http://"+c.healthAddr+"/readyz")
-		return err == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("controller %s never served /readyz: %v\n%s", name, err, c.tail(20))
+	if err := c.WaitReady(context.Background(), 30*time.Second); err != nil {
+		t.Fatal(err)
 	}
 	return c
-}
-
-// controllerEnv is the test's environment without KUBECONFIG (the binary gets
-// an explicit --kubeconfig; one from the developer's shell must never point it
-// at a real cluster) and without CLAIMWARDEN_* variables: the binary reads
-// those as configuration and rejects unknown ones, and `make test` sets
-// CLAIMWARDEN_TESTENV for the test binary.
-func controllerEnv() []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "KUBECONFIG=") && !strings.HasPrefix(kv, "CLAIMWARDEN_") {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
-// exited returns an error once the process has ended, so waits fail at once
-// with the log instead of at their deadline.
-func (c *controller) exited() error {
-	select {
-	case <-c.done:
-		return fmt.Errorf("controller %s exited (%v); log %s:\n%s", c.name, c.err, c.log, c.tail(20))
-	default:
-		return nil
-	}
 }
 
 // kill SIGKILLs the process, as an OOM kill or a node loss would: no
 // deferred work runs and the Lease is not released.
 func (c *controller) kill(t *testing.T) {
 	t.Helper()
-	if err := c.exited(); err != nil {
+	if err := c.Exited(); err != nil {
 		t.Fatalf("before SIGKILL: %v", err)
 	}
-	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := c.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	<-c.done
 }
 
 // terminate sends SIGTERM, as a rolling update does, and requires a clean exit
 // within the grace period.
 func (c *controller) terminate(t *testing.T, grace time.Duration) {
 	t.Helper()
-	if err := c.exited(); err != nil {
+	if err := c.Exited(); err != nil {
 		t.Fatalf("before SIGTERM: %v", err)
 	}
-	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-c.done:
-		if c.err != nil {
-			t.Errorf("controller %s exited with %v after SIGTERM, want 0; log:\n%s", c.name, c.err, c.tail(20))
-		}
-	case <-time.After(grace):
-		t.Errorf("controller %s still running %v after SIGTERM", c.name, grace)
-		_ = c.cmd.Process.Signal(syscall.SIGKILL)
-		<-c.done
+	if err := c.Shutdown(grace); err != nil {
+		t.Error(err)
 	}
 }
 
-// stop ends the process if it still runs (cleanup), SIGKILL after a grace period.
+// stop ends the process if it still runs (cleanup), SIGKILL after a grace
+// period. How it ends is not judged here: terminate tests that.
 func (c *controller) stop(t *testing.T) {
-	select {
-	case <-c.done:
-		return
-	default:
-	}
-	_ = c.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-c.done:
-	case <-time.After(15 * time.Second):
-		t.Logf("controller %s ignored SIGTERM for 15s; killing it", c.name)
-		_ = c.cmd.Process.Signal(syscall.SIGKILL)
-		<-c.done
+	const grace = 15 * time.Second
+	if c.Terminate(grace) {
+		t.Logf("%s ignored SIGTERM for %s; killed it", c.Name(), grace)
 	}
 }
 
@@ -174,7 +94,7 @@ func (c *controller) stop(t *testing.T) {
 // retried forever without stopping the rollout (an informer that cannot list,
 // an event that cannot be written), so the log is the only place they show.
 func (c *controller) forbidden(t *testing.T) []string {
-	f, err := os.Open(c.log)
+	f, err := os.Open(c.LogPath())
 	if err != nil {
 		t.Error(err)
 		return nil
@@ -196,21 +116,8 @@ func (c *controller) forbidden(t *testing.T) []string {
 
 // logContains reports whether some log line contains s.
 func (c *controller) logContains(s string) bool {
-	data, err := os.ReadFile(c.log)
+	data, err := os.ReadFile(c.LogPath())
 	return err == nil && strings.Contains(string(data), s)
-}
-
-// tail returns the last n lines of the log.
-func (c *controller) tail(n int) string {
-	data, err := os.ReadFile(c.log)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // acceptedPatches reads claimwarden_claim_patches_total{result="accepted"}
@@ -220,9 +127,9 @@ func (c *controller) acceptedPatches(t *testing.T) int {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	body, err := httpGet(ctx, "http://"+c.metricsAddr+"/metrics")
+	body, err := httpGet(ctx, "http://"+c.MetricsAddr+"/metrics")
 	if err != nil {
-		t.Fatalf("scraping %s: %v", c.name, err)
+		t.Fatalf("scraping %s: %v", c.Name(), err)
 	}
 	// A counter vector shows no series, not even its TYPE line, until a
 	// first increment; callers that expect patches catch a renamed metric.
@@ -231,7 +138,7 @@ func (c *controller) acceptedPatches(t *testing.T) int {
 		if v, ok := strings.CutPrefix(line, series); ok {
 			n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 			if err != nil {
-				t.Fatalf("%s: %q: %v", c.name, line, err)
+				t.Fatalf("%s: %q: %v", c.Name(), line, err)
 			}
 			return int(n)
 		}
@@ -258,20 +165,4 @@ func httpGet(ctx context.Context, url string) (string, error) {
 		return "", fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
 	return string(body), nil
-}
-
-// freePorts returns n distinct free loopback ports (all listeners stay open
-// until every port is chosen, so they differ).
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports
 }

@@ -95,7 +95,7 @@ func waitFor(t *testing.T, what string, procs []*controller, cond func(ctx conte
 	var last error
 	err := wait.PollUntilContextTimeout(context.Background(), fixtures.Poll, timeout, true, func(ctx context.Context) (bool, error) {
 		for _, p := range procs {
-			if err := p.exited(); err != nil {
+			if err := p.Exited(); err != nil {
 				return false, err
 			}
 		}

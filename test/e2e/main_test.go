@@ -1,14 +1,11 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,13 +19,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/test/controllerproc"
 	"github.com/claimwarden/claimwarden/test/storagesim"
 	"github.com/claimwarden/claimwarden/test/testenv"
 )
 
 const (
-	module = "github.com/claimwarden/claimwarden"
-
 	// The identity config/rbac creates and binds.
 	controllerNamespace = "claimwarden-system"
 	serviceAccount      = "claimwarden"
@@ -134,50 +130,21 @@ func setup(ctx context.Context) (*cluster, error) {
 	return &cluster{admin: admin, kubeconfig: kubeconfig, binary: bin}, nil
 }
 
-// controllerBinary returns <repo root>/bin/claimwarden, where `make build`
-// puts it; the root is found from the working directory as testenv.BinDir
-// finds it. Testing a binary (not the packages) is the point of this package,
-// so a missing one fails instead of being built behind the developer's back.
+// controllerBinary returns bin/claimwarden, where `make build` puts it.
+// Testing a binary (not the packages) is the point of this package, so a
+// missing one fails instead of being built behind the developer's back.
 func controllerBinary() (string, error) {
-	wd, err := os.Getwd()
+	bin, err := controllerproc.BinaryPath()
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("e2e: %w", err)
 	}
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		if isModuleRoot(dir) {
-			bin := filepath.Join(dir, "bin", "claimwarden")
-			if fi, err := os.Stat(bin); err != nil || fi.IsDir() {
-				return "", fmt.Errorf("e2e: no controller binary at %s: run `make build`", bin)
-			}
-			// Log which build runs: a stale binary tests stale code.
-			out, err := exec.Command(bin, "version").CombinedOutput()
-			if err != nil {
-				return "", fmt.Errorf("e2e: %s version: %v: %s", bin, err, out)
-			}
-			fmt.Fprintf(os.Stderr, "e2e: testing %s (%s)\n", bin, strings.TrimSpace(string(out)))
-			return bin, nil
-		}
-		if filepath.Dir(dir) == dir {
-			return "", fmt.Errorf("e2e: no go.mod of %s above %s", module, wd)
-		}
-	}
-}
-
-// isModuleRoot reports whether dir/go.mod declares the repository's module
-// (the nested modules under test/testenv/tools must not match).
-func isModuleRoot(dir string) bool {
-	f, err := os.Open(filepath.Join(dir, "go.mod"))
+	// Log which build runs: a stale binary tests stale code.
+	version, err := controllerproc.Version(context.Background(), bin)
 	if err != nil {
-		return false
+		return "", fmt.Errorf("e2e: %w", err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if fields := strings.Fields(sc.Text()); len(fields) == 2 && fields[0] == "module" {
-			return strings.Trim(fields[1], `"`) == module
-		}
-	}
-	return false
+	fmt.Fprintf(os.Stderr, "e2e: testing %s (%s)\n", bin, version)
+	return bin, nil
 }
 
 // writeImpersonatingKubeconfig writes the controller's kubeconfig: the admin
