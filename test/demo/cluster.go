@@ -16,21 +16,24 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/test/controllerproc"
 	"github.com/claimwarden/claimwarden/test/storagesim"
 	"github.com/claimwarden/claimwarden/test/testenv"
 )
 
-// Paths relative to the repository root, where `go run ./test/demo` runs.
 const (
-	crdDir        = "config/crd/bases"
-	controllerBin = "bin/claimwarden"
+	// controllerReadyTimeout bounds the wait for /readyz; the manager is ready
+	// in about a second, so much longer means it is stuck.
+	controllerReadyTimeout = 30 * time.Second
+	// stopGrace is how long the controller and the simulator get to stop.
+	stopGrace = 15 * time.Second
 )
 
 // cluster is everything the demo started, stopped in reverse order.
 type cluster struct {
 	env    *testenv.Env
 	client client.WithWatch
-	ctrl   *controller
+	ctrl   *controllerproc.Process
 
 	simCancel context.CancelFunc
 	simDone   chan struct{} // closed when the simulator has returned simErr
@@ -42,15 +45,18 @@ type cluster struct {
 // startCluster starts the control plane, the storage simulator and the
 // controller. On error it stops whatever it had started.
 func startCluster(ctx context.Context, o options, out *printer) (_ *cluster, err error) {
-	for _, p := range []string{crdDir, controllerBin} {
-		if _, err := os.Stat(p); err != nil {
-			return nil, fmt.Errorf("%s not found: run the demo from the repository root after `make testenv build`", p)
-		}
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		return nil, fmt.Errorf("%w: run the demo from the repository", err)
+	}
+	bin, err := controllerproc.BinaryPath()
+	if err != nil {
+		return nil, err
 	}
 
 	out.step("Starting a local control plane")
 	out.note("etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok (one simulated Node)")
-	env, err := testenv.Start(ctx, testenv.Options{Kwok: true, CRDDirs: []string{crdDir}})
+	env, err := testenv.Start(ctx, testenv.Options{Kwok: true, CRDDirs: []string{filepath.Join(root, "config", "crd", "bases")}})
 	if err != nil {
 		return nil, err
 	}
@@ -82,12 +88,30 @@ func startCluster(ctx context.Context, o options, out *printer) (_ *cluster, err
 	}
 	out.ok(fmt.Sprintf("storage simulator running: a resize takes %s (log %s)", o.delay, cl.simLog.Name()))
 
-	cl.ctrl, err = startController(ctx, env)
-	if err != nil {
+	if err := cl.startController(ctx, bin); err != nil {
 		return nil, err
 	}
-	out.ok(fmt.Sprintf("claimwarden controller running as pid %d (log %s)", cl.ctrl.cmd.Process.Pid, cl.ctrl.log))
+	out.ok(fmt.Sprintf("claimwarden controller running as pid %d (log %s)", cl.ctrl.Pid(), cl.ctrl.LogPath()))
 	return cl, nil
+}
+
+// startController runs the claimwarden binary against the cluster, as a user
+// would run it outside a cluster, and waits for its /readyz. Its output goes to
+// <env.Dir>/claimwarden.log.
+func (cl *cluster) startController(ctx context.Context, bin string) error {
+	c, err := controllerproc.Start(controllerproc.Options{
+		Name:       "claimwarden controller",
+		Binary:     bin,
+		Kubeconfig: cl.env.Kubeconfig,
+		Log:        filepath.Join(cl.env.Dir, "claimwarden.log"),
+		LogFormat:  "console",
+	})
+	if err != nil {
+		return err
+	}
+	// From here stop stops it, also when it does not become ready.
+	cl.ctrl = c
+	return c.WaitReady(ctx, controllerReadyTimeout)
 }
 
 // startSimulator runs the storage simulator in this process. Its logs (and
@@ -118,7 +142,7 @@ func (cl *cluster) startSimulator(delay time.Duration) error {
 // alive returns an error once the controller or the simulator has stopped on
 // its own, so that waits fail at once with the reason instead of at their deadline.
 func (cl *cluster) alive() error {
-	if err := cl.ctrl.exited(); err != nil {
+	if err := cl.ctrl.Exited(); err != nil {
 		return err
 	}
 	select {
@@ -136,7 +160,7 @@ func (cl *cluster) alive() error {
 func (cl *cluster) stop(keepLogs bool) error {
 	var errs []error
 	if cl.ctrl != nil {
-		errs = append(errs, cl.ctrl.stop())
+		errs = append(errs, cl.ctrl.Stop(stopGrace))
 	}
 	if cl.simCancel != nil {
 		cl.simCancel()
@@ -145,8 +169,8 @@ func (cl *cluster) stop(keepLogs bool) error {
 			if !cl.simTold {
 				errs = append(errs, cl.simErr)
 			}
-		case <-time.After(15 * time.Second):
-			errs = append(errs, errors.New("storage simulator did not stop within 15s"))
+		case <-time.After(stopGrace):
+			errs = append(errs, fmt.Errorf("storage simulator did not stop within %s", stopGrace))
 		}
 		cl.simLog.Close()
 	}

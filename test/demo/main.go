@@ -108,7 +108,7 @@ func keepRunning(ctx context.Context, cl *cluster, out *printer) error {
 	out.step("The cluster keeps running; press Ctrl-C to stop it")
 	out.cmd(kubectl + " get vcr,sts,pvc,pods -n " + namespace)
 	out.cmd(kubectl + " get events -n " + namespace + " --sort-by=.metadata.creationTimestamp")
-	out.note("controller log: " + cl.ctrl.log)
+	out.note("controller log: " + cl.ctrl.LogPath())
 	<-ctx.Done()
 	fmt.Println()
 	return nil
