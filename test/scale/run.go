@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -65,9 +64,9 @@ func run(ctx context.Context, o options) (rep *Report, err error) {
 	r.logf("claimwarden scale run: %d StatefulSets × %d replicas in %d namespaces, simulated resize %s",
 		o.statefulSets, o.replicas, o.namespaces, o.delay)
 
-	root, err := moduleRoot()
+	root, err := testenv.RepoRoot()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: run from the repository", err)
 	}
 	bin := o.controller
 	if bin == "" {
@@ -205,12 +204,12 @@ func (r *runner) start(ctx context.Context, root, bin string) (stop func() error
 	if r.ctrl, err = startController(bin, kubeconfig, r.env.Dir); err != nil {
 		return stop, err
 	}
-	stops = append(stops, func() error { return r.ctrl.stop(15 * time.Second) })
-	r.rep.Memory.ControllerPID = r.ctrl.pid()
-	if err := r.ctrl.waitReady(ctx, time.Minute); err != nil {
+	stops = append(stops, func() error { return r.ctrl.Shutdown(15 * time.Second) })
+	r.rep.Memory.ControllerPID = r.ctrl.Pid()
+	if err := r.ctrl.WaitReady(ctx, time.Minute); err != nil {
 		return stop, err
 	}
-	r.logf("controller pid %d ready; it reaches the API server through the counting proxy %s", r.ctrl.pid(), r.proxy.url)
+	r.logf("controller pid %d ready; it reaches the API server through the counting proxy %s", r.ctrl.Pid(), r.proxy.url)
 	return stop, nil
 }
 
@@ -547,8 +546,8 @@ func (r *runner) observe(ctx context.Context, d time.Duration) error {
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-r.ctrl.done:
-		return r.ctrl.exited()
+	case <-r.ctrl.Done():
+		return r.ctrl.Exited()
 	case <-end.C:
 		return nil
 	}
@@ -557,33 +556,28 @@ func (r *runner) observe(ctx context.Context, d time.Duration) error {
 // poll calls check at once and then every interval until it returns true or
 // an error, the controller dies, or the run's deadline passes.
 func (r *runner) poll(ctx context.Context, interval time.Duration, what string, check func(context.Context) (bool, error)) error {
-	return poll(ctx, interval, 0, true, what, r.alive(check))
+	return poll(ctx, interval, true, what, r.alive(check))
 }
 
 // pollAfter is poll without the immediate first call: the first check comes
 // one interval after the call.
 func (r *runner) pollAfter(ctx context.Context, interval time.Duration, what string, check func(context.Context) (bool, error)) error {
-	return poll(ctx, interval, 0, false, what, r.alive(check))
+	return poll(ctx, interval, false, what, r.alive(check))
 }
 
 // alive fails check at once when the controller has died.
 func (r *runner) alive(check func(context.Context) (bool, error)) func(context.Context) (bool, error) {
 	return func(ctx context.Context) (bool, error) {
-		if err := r.ctrl.exited(); err != nil {
+		if err := r.ctrl.Exited(); err != nil {
 			return false, err
 		}
 		return check(ctx)
 	}
 }
 
-// poll is wait.PollUntilContextCancel with an optional timeout and an error
-// that says what was waited for.
-func poll(ctx context.Context, interval, timeout time.Duration, immediate bool, what string, check func(context.Context) (bool, error)) error {
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
+// poll is wait.PollUntilContextCancel with an error that says what was
+// waited for.
+func poll(ctx context.Context, interval time.Duration, immediate bool, what string, check func(context.Context) (bool, error)) error {
 	if err := wait.PollUntilContextCancel(ctx, interval, immediate, check); err != nil {
 		return fmt.Errorf("waiting for %s: %w", what, err)
 	}
@@ -646,39 +640,6 @@ func (r *runner) progress(msg string) {
 		r.lastProgress = time.Now()
 		r.logf("  %s", msg)
 	}
-}
-
-// moduleRoot is the nearest directory above the working directory whose go.mod
-// declares this module; `go run ./test/scale` runs from the repository root.
-func moduleRoot() (string, error) {
-	const module = "github.com/claimwarden/claimwarden"
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		if declares(filepath.Join(dir, "go.mod"), module) {
-			return dir, nil
-		}
-		if filepath.Dir(dir) == dir {
-			return "", fmt.Errorf("no go.mod of %s above %s: run from the repository", module, wd)
-		}
-	}
-}
-
-func declares(gomod, module string) bool {
-	f, err := os.Open(gomod)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if fields := strings.Fields(sc.Text()); len(fields) == 2 && fields[0] == "module" {
-			return strings.Trim(fields[1], `"`) == module
-		}
-	}
-	return false
 }
 
 // summary is a distribution of durations in seconds.
