@@ -1,0 +1,69 @@
+// Package gitstatus posts commit statuses to Git hosts: GitHub and GitHub
+// Enterprise, GitLab, Gitea/Forgejo, Bitbucket Cloud and Bitbucket Server /
+// Data Center, behind one interface, plus the Reporter that deduplicates,
+// queues and retries them so a slow or dead Git host never slows the
+// controller.
+package gitstatus
+
+import (
+	"context"
+	"time"
+)
+
+// State is a commit status state.
+type State string
+
+// States, as GitHub names them; providers map them to their own words.
+const (
+	Pending State = "pending"
+	Success State = "success"
+	Failure State = "failure"
+	Error   State = "error"
+)
+
+// MaxDescription is the longest description posted (GitHub's limit).
+const MaxDescription = 140
+
+// Status is one commit status.
+type Status struct {
+	State State
+	// Context names the status, e.g. claimwarden/shop/web.
+	Context string
+	// Description is at most MaxDescription characters (providers truncate).
+	Description string
+	// TargetURL is optional.
+	TargetURL string
+}
+
+// Repository is a parsed repository URL.
+type Repository struct {
+	// Host is the host name, with ":port" when the URL names a port.
+	Host string
+	// Path is the repository path without ".git": "owner/name", or for
+	// GitLab possibly "group/subgroup/name".
+	Path string
+	// Owner is everything before the last path element; Name the last element.
+	Owner, Name string
+}
+
+// Provider posts statuses to one Git host.
+type Provider interface {
+	Post(ctx context.Context, repo Repository, sha string, s Status) error
+}
+
+// RateLimitError is returned when the host refused because of rate limiting
+// (429, or 403 with rate-limit headers); RetryAfter is how long to wait (zero
+// when the host did not say).
+type RateLimitError struct {
+	RetryAfter time.Duration
+	Err        error
+}
+
+func (e *RateLimitError) Error() string { return "rate limited: " + e.Err.Error() }
+func (e *RateLimitError) Unwrap() error { return e.Err }
+
+// PermanentError is a refusal that retrying cannot fix (401, 404, 422, ...).
+type PermanentError struct{ Err error }
+
+func (e *PermanentError) Error() string { return e.Err.Error() }
+func (e *PermanentError) Unwrap() error { return e.Err }
