@@ -4,12 +4,12 @@
 // environment (CLAIMWARDEN_ followed by the key upper-cased, dots as
 // underscores) and by a flag; a flag wins over the environment, the environment
 // over the file, the file over the default. Lists of objects and free-form maps
-// (policies.bundles, policies.params, policies.decisionLogs) have no flat
+// (policies.bundles, policies.params, policies.decisionLogs, gitStatus.hosts) have no flat
 // spelling and are set in the file only. Keys lists the names each key goes by;
 // the comments on Config and its nested types are the reference documentation
 // of each key. Durations are written as Go durations: "500ms", "10s", "1m30s".
 //
-// Unknown keys in the file (inside bundle entries too), unknown CLAIMWARDEN_*
+// Unknown keys in the file (inside bundle and host entries too), unknown CLAIMWARDEN_*
 // variables and invalid values are errors that name the key (or variable) and
 // the value, so that a typo stops the controller instead of being silently
 // ignored. Below policies.params and policies.decisionLogs every key is
@@ -98,6 +98,9 @@ type Config struct {
 
 	// Policies configures the OPA/Rego policies that decide every claim change.
 	Policies Policies `mapstructure:"policies"`
+
+	// GitStatus configures the commit statuses posted on the commit that proposed a rollout.
+	GitStatus GitStatus `mapstructure:"gitStatus"`
 }
 
 // LeaderElection configures the Lease that elects the one active replica.
@@ -150,8 +153,9 @@ func Default() Config {
 			Namespace: ns,
 			ID:        "claimwarden.claimwarden.dev",
 		},
-		Log:      Log{Level: "info", Format: "json"},
-		Policies: defaultPolicies(ns),
+		Log:       Log{Level: "info", Format: "json"},
+		Policies:  defaultPolicies(ns),
+		GitStatus: defaultGitStatus(),
 	}
 }
 
@@ -196,11 +200,25 @@ var keys = []struct{ name, flag string }{
 	{"policies.bundles", ""},
 	{"policies.params", ""},
 	{"policies.decisionLogs", ""},
+	{"gitStatus.contextPrefix", "git-status-context-prefix"},
+	{"gitStatus.targetURL", "git-status-target-url"},
+	{"gitStatus.hosts", ""},
 }
 
 // freeForm are the keys below which any key is accepted: their maps are handed
 // on to the policies and to OPA as written, so only they know the keys.
 var freeForm = []string{"policies.params", "policies.decisionLogs"}
+
+// listsOfObjects are the file-only keys holding a list of objects. Viper does
+// not see into list entries, so decoding finds the unknown keys there;
+// entry names an element in the message listing its keys.
+var listsOfObjects = []struct {
+	key, entry string
+	typ        reflect.Type
+}{
+	{"policies.bundles", "a bundle", reflect.TypeFor[Bundle]()},
+	{"gitStatus.hosts", "a host", reflect.TypeFor[GitHost]()},
+}
 
 // Keys returns every configuration key, in the order of Config's fields.
 func Keys() []Key {
@@ -243,6 +261,8 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.Bool("policy-allow-network-builtins", d.Policies.AllowNetworkBuiltins, "let policies call builtins that reach the network, such as http.send")
 	fs.Bool("policy-configmaps", d.Policies.ConfigMaps, "read policies from the ConfigMaps labelled claimwarden.dev/policy=true")
 	fs.String("policy-configmap-namespace", d.Policies.ConfigMapNamespace, "namespace of the policy ConfigMaps; inside a Pod the default is the Pod's namespace")
+	fs.String("git-status-context-prefix", d.GitStatus.ContextPrefix, "start of the commit status contexts, <prefix>/<namespace>/<statefulset>; e.g. claimwarden/prod-eu to tell clusters apart")
+	fs.String("git-status-target-url", d.GitStatus.TargetURL, "http(s) link posted with every commit status; empty posts none")
 }
 
 // namespaceFile is where Kubernetes mounts the Pod's namespace; tests point it elsewhere.
@@ -251,6 +271,8 @@ var namespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 // Load reads the configuration file at path (none when empty), the CLAIMWARDEN_*
 // variables of environ (as os.Environ returns it) and the flags of flags that were
 // set (flags may be nil), layers them over Default, and validates the result.
+// Secret references in gitStatus.hosts that name no namespace or key get the
+// defaults, which Default cannot hold for list entries.
 // Environment variables set to the empty string count as unset.
 func Load(flags *pflag.FlagSet, path string, environ []string) (Config, error) {
 	v := viper.New()
@@ -294,7 +316,7 @@ func Load(flags *pflag.FlagSet, path string, environ []string) (Config, error) {
 	// Metadata collects the keys decoding left unused, with their full path
 	// ("policies.bundles[0].urll"). checkFileKeys has already refused every
 	// unknown key viper can see, which excludes keys inside list entries:
-	// what remains unused is a typo inside a bundle.
+	// what remains unused is a typo inside a bundle or a host.
 	var md mapstructure.Metadata
 	err = v.Unmarshal(&cfg,
 		viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
@@ -308,8 +330,9 @@ func Load(flags *pflag.FlagSet, path string, environ []string) (Config, error) {
 		return Config{}, decodeError(err)
 	}
 	if len(md.Unused) > 0 {
-		return Config{}, fmt.Errorf("config file %s: %w", path, unknownBundleKeys(md.Unused))
+		return Config{}, fmt.Errorf("config file %s: %w", path, unknownEntryKeys(md.Unused))
 	}
+	cfg.GitStatus.fillDefaults(podNamespace())
 
 	// Unmarshal decodes viper's flattened view of the file, in which a name
 	// holding a dot ("example.com/tier") is split into nested maps and null
@@ -353,26 +376,70 @@ func durationHook(from, to reflect.Type, data any) (any, error) {
 	return data, nil
 }
 
-// unknownBundleKeys reports the unknown keys decoding found inside bundle
-// entries, with the keys a bundle has.
-func unknownBundleKeys(unused []string) error {
-	quoted := make([]string, len(unused))
-	for i, k := range unused {
-		quoted[i] = strconv.Quote(k)
+// unknownEntryKeys reports the unknown keys decoding found inside the
+// entries of listsOfObjects, one line per list, with the keys an entry has.
+func unknownEntryKeys(unused []string) error {
+	var errs []error
+	report := func(found []string, known string) {
+		if len(found) == 0 {
+			return
+		}
+		quoted := make([]string, len(found))
+		for i, k := range found {
+			quoted[i] = strconv.Quote(k)
+		}
+		slices.Sort(quoted)
+		errs = append(errs, fmt.Errorf("%s %s%s", plural(len(found), "unknown key"), strings.Join(quoted, ", "), known))
 	}
-	slices.Sort(quoted)
-	var known []string
-	for f := range reflect.TypeFor[Bundle]().Fields() {
-		known = append(known, f.Tag.Get("mapstructure"))
+	rest := unused
+	for _, l := range listsOfObjects {
+		// Decoding names a path by the struct tags ("gitStatus.hosts[0]"),
+		// the keys inside the entries as written (lower case).
+		in, out := partition(rest, func(k string) bool { return strings.HasPrefix(k, l.key+"[") })
+		report(in, fmt.Sprintf(" (known keys of %s: %s)", l.entry, strings.Join(entryKeys(l.typ, ""), ", ")))
+		rest = out
 	}
-	return fmt.Errorf("%s %s (known keys of a bundle: %s)", plural(len(unused), "unknown key"), strings.Join(quoted, ", "), strings.Join(known, ", "))
+	// No path should be left, but a key is never silently dropped.
+	report(rest, "")
+	return errors.Join(errs...)
+}
+
+// partition splits s into the elements keep holds for and the others.
+func partition(s []string, keep func(string) bool) (in, out []string) {
+	for _, e := range s {
+		if keep(e) {
+			in = append(in, e)
+		} else {
+			out = append(out, e)
+		}
+	}
+	return in, out
+}
+
+// entryKeys lists the keys of a struct type as the file spells them, nested
+// structs (pointed to or not) as dotted paths.
+func entryKeys(typ reflect.Type, prefix string) []string {
+	var out []string
+	for f := range typ.Fields() {
+		name := prefix + f.Tag.Get("mapstructure")
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if ft.Kind() == reflect.Struct {
+			out = append(out, entryKeys(ft, name+".")...)
+			continue
+		}
+		out = append(out, name)
+	}
+	return out
 }
 
 // checkFileKeys rejects keys of the file that are not configuration keys.
 // Viper lower-cases keys, so the comparison (and the message) is in lower case.
 // Viper lists a nested map's leaves, not the map: below a free-form key any
 // leaf is known. Viper does not descend into lists, so the keys of bundle
-// entries are checked when decoding (see Load).
+// and host entries are checked when decoding (see Load).
 func checkFileKeys(fileKeys []string) error {
 	known := func(fk string) bool {
 		for _, ff := range freeForm {
@@ -575,6 +642,7 @@ func (c Config) Validate() error {
 		bad("log.format", c.Log.Format, "is not one of %s", strings.Join(logFormats, ", "))
 	}
 	c.Policies.validate(bad)
+	c.GitStatus.validate(bad)
 	return errors.Join(errs...)
 }
 

@@ -64,6 +64,7 @@ func TestDefaultIsValid(t *testing.T) {
 			ConfigMaps:         true,
 			ConfigMapNamespace: podNamespace(),
 		},
+		GitStatus: GitStatus{ContextPrefix: "claimwarden"},
 	}
 	if !reflect.DeepEqual(d, want) {
 		t.Errorf("Default() = %+v, want %+v", d, want)
@@ -146,14 +147,17 @@ func TestKeysCoverConfig(t *testing.T) {
 
 func TestKeysEnv(t *testing.T) {
 	want := map[string]string{
-		"leaderElection.enabled": "CLAIMWARDEN_LEADERELECTION_ENABLED",
-		"maxConcurrentPatches":   "CLAIMWARDEN_MAXCONCURRENTPATCHES",
-		"log.format":             "CLAIMWARDEN_LOG_FORMAT",
-		"policies.dirs":          "CLAIMWARDEN_POLICIES_DIRS",
-		"policies.pollInterval":  "CLAIMWARDEN_POLICIES_POLLINTERVAL",
-		"policies.bundles":       "",
-		"policies.params":        "",
-		"policies.decisionLogs":  "",
+		"leaderElection.enabled":  "CLAIMWARDEN_LEADERELECTION_ENABLED",
+		"maxConcurrentPatches":    "CLAIMWARDEN_MAXCONCURRENTPATCHES",
+		"log.format":              "CLAIMWARDEN_LOG_FORMAT",
+		"policies.dirs":           "CLAIMWARDEN_POLICIES_DIRS",
+		"policies.pollInterval":   "CLAIMWARDEN_POLICIES_POLLINTERVAL",
+		"policies.bundles":        "",
+		"policies.params":         "",
+		"policies.decisionLogs":   "",
+		"gitStatus.contextPrefix": "CLAIMWARDEN_GITSTATUS_CONTEXTPREFIX",
+		"gitStatus.targetURL":     "CLAIMWARDEN_GITSTATUS_TARGETURL",
+		"gitStatus.hosts":         "",
 	}
 	for _, k := range Keys() {
 		if w, ok := want[k.Name]; ok && k.Env != w {
@@ -505,7 +509,8 @@ func TestLoadRejects(t *testing.T) {
 		name: "unknown top-level key in file",
 		file: "labelSelectr: app=db\n",
 		want: `unknown key "labelselectr" (known keys: kubeconfig, namespaces, labelSelector, updateStrategy, maxConcurrentPatches, workers, kubeAPIQPS, kubeAPIBurst, metricsAddr, healthAddr, leaderElection.enabled, leaderElection.namespace, leaderElection.id, log.level, log.format, ` +
-			`policies.dirs, policies.pollInterval, policies.timeout, policies.allowNetworkBuiltins, policies.configMaps, policies.configMapNamespace, policies.bundles, policies.params, policies.decisionLogs)`,
+			`policies.dirs, policies.pollInterval, policies.timeout, policies.allowNetworkBuiltins, policies.configMaps, policies.configMapNamespace, policies.bundles, policies.params, policies.decisionLogs, ` +
+			`gitStatus.contextPrefix, gitStatus.targetURL, gitStatus.hosts)`,
 	}, {
 		name: "unknown policies key",
 		file: "policies:\n  foo: 1\n  timeout: 2s\n",

@@ -1,0 +1,252 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Defaults of the gitStatus keys.
+const (
+	DefaultGitStatusContextPrefix = "claimwarden"
+	// DefaultTokenKey and DefaultPrivateKeyKey are the Secret keys read when a
+	// reference names none.
+	DefaultTokenKey      = "token"
+	DefaultPrivateKeyKey = "privateKey"
+)
+
+// GitStatus configures the commit statuses posted on the commit that proposed
+// a rollout, so that the pull request or merge request shows how the rollout
+// of its change went.
+type GitStatus struct {
+	// ContextPrefix starts the context (the name) of every status:
+	// <prefix>/<namespace>/<statefulset>; default "claimwarden". Clusters
+	// rolling out the same commit tell their statuses apart by a prefix of
+	// their own, e.g. "claimwarden/prod-eu".
+	ContextPrefix string `mapstructure:"contextPrefix"`
+
+	// TargetURL is an http or https link posted with every status, e.g. a
+	// dashboard of the rollouts. Optional.
+	TargetURL string `mapstructure:"targetURL"`
+
+	// Hosts are the Git hosts statuses are posted to, each with the
+	// credentials to post with. A rollout whose repository is on no listed
+	// host gets no status. File only.
+	Hosts []GitHost `mapstructure:"hosts"`
+}
+
+// GitHost is one Git host and its credentials. The credentials are read from
+// Secrets through the API server, when a status is posted: a rotated Secret
+// is used from the next status on, without a restart.
+type GitHost struct {
+	// URL is the host's http or https base URL, e.g. https://github.com or
+	// https://gitlab.example.com:8443; repositories whose URL names the same
+	// host (and port) post here. Required.
+	URL string `mapstructure:"url"`
+
+	// Type is the API the host speaks: github (GitHub and GitHub
+	// Enterprise), gitlab, gitea (Gitea and Forgejo), bitbucket-cloud or
+	// bitbucket-server (Bitbucket Server and Data Center). Required.
+	Type string `mapstructure:"type"`
+
+	// TokenSecretRef names the Secret key holding the access token posted
+	// with. Exactly one of TokenSecretRef and GitHubApp.
+	TokenSecretRef *SecretKeyRef `mapstructure:"tokenSecretRef"`
+
+	// GitHubApp authenticates as a GitHub App installation, type github
+	// only. Exactly one of TokenSecretRef and GitHubApp.
+	GitHubApp *GitHubApp `mapstructure:"githubApp"`
+}
+
+// SecretKeyRef names one key of a Secret.
+type SecretKeyRef struct {
+	// Namespace of the Secret. Default: the namespace of the Pod the
+	// controller runs in, or "claimwarden-system" outside a Pod. The
+	// controller watches Secrets in the namespaces named here, and only
+	// there: its RBAC must let it get, list and watch Secrets in each.
+	Namespace string `mapstructure:"namespace"`
+
+	// Name of the Secret. Required.
+	Name string `mapstructure:"name"`
+
+	// Key in the Secret's data; default "token" (in tokenSecretRef) or
+	// "privateKey" (in githubApp.privateKeySecretRef).
+	Key string `mapstructure:"key"`
+}
+
+// GitHubApp identifies a GitHub App installation; the controller exchanges
+// the App's private key for short-lived installation tokens.
+type GitHubApp struct {
+	// AppID is the App's numeric ID, shown on its settings page. Required.
+	AppID int64 `mapstructure:"appID"`
+
+	// InstallationID is the numeric ID of the App's installation on the
+	// organisation or account owning the repositories. Required.
+	InstallationID int64 `mapstructure:"installationID"`
+
+	// PrivateKeySecretRef names the Secret key holding the App's PEM private
+	// key. Name required; key default "privateKey".
+	PrivateKeySecretRef SecretKeyRef `mapstructure:"privateKeySecretRef"`
+}
+
+// gitHostTypes are the values of GitHost.Type, in the order error messages
+// list them. They repeat integrations/gitstatus's HostType values because
+// config does not import the providers; a test there keeps them in step.
+var gitHostTypes = []string{"github", "gitlab", "gitea", "bitbucket-cloud", "bitbucket-server"}
+
+// GitHostTypes returns the values GitHost.Type accepts.
+func GitHostTypes() []string { return slices.Clone(gitHostTypes) }
+
+// defaultGitStatus returns the gitStatus configuration used where nothing is set.
+func defaultGitStatus() GitStatus {
+	return GitStatus{ContextPrefix: DefaultGitStatusContextPrefix}
+}
+
+// fillDefaults sets the defaults inside the hosts, which Default cannot
+// hold: decoding makes every list entry from zero. podNS is the default
+// namespace of the Secrets.
+func (g *GitStatus) fillDefaults(podNS string) {
+	fill := func(ref *SecretKeyRef, key string) {
+		if ref.Namespace == "" {
+			ref.Namespace = podNS
+		}
+		if ref.Key == "" {
+			ref.Key = key
+		}
+	}
+	for i := range g.Hosts {
+		if h := &g.Hosts[i]; h.TokenSecretRef != nil {
+			fill(h.TokenSecretRef, DefaultTokenKey)
+		}
+		if h := &g.Hosts[i]; h.GitHubApp != nil {
+			fill(&h.GitHubApp.PrivateKeySecretRef, DefaultPrivateKeyKey)
+		}
+	}
+}
+
+// validate reports every invalid gitStatus value through bad, as Validate
+// does. Values that may hold credentials (a URL with a password) are
+// reported redacted.
+func (g GitStatus) validate(bad func(key string, value any, format string, args ...any)) {
+	// The prefix starts every context; "" would make contexts start with
+	// "/", and a trailing "/" would double the separator.
+	if g.ContextPrefix == "" {
+		bad("gitStatus.contextPrefix", g.ContextPrefix, "is empty: every status context starts with it")
+	} else if strings.HasPrefix(g.ContextPrefix, "/") || strings.HasSuffix(g.ContextPrefix, "/") {
+		bad("gitStatus.contextPrefix", g.ContextPrefix, `starts or ends with "/": contexts are <prefix>/<namespace>/<statefulset>`)
+	}
+	if g.TargetURL != "" {
+		shown := redactURL(g.TargetURL)
+		if u, err := url.Parse(g.TargetURL); err != nil {
+			bad("gitStatus.targetURL", shown, "is not a URL: %v", urlErrorCause(err))
+		} else if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("gitStatus.targetURL", shown, "is not an http or https URL")
+		} else if u.User != nil {
+			bad("gitStatus.targetURL", shown, "holds a user name or password, which every status would publish")
+		}
+	}
+
+	firstWithHost := map[string]int{}
+	for i, h := range g.Hosts {
+		key := func(field string) string { return fmt.Sprintf("gitStatus.hosts[%d].%s", i, field) }
+		entry := fmt.Sprintf("gitStatus.hosts[%d]", i)
+		shown := redactURL(h.URL)
+
+		if u, err := url.Parse(h.URL); err != nil {
+			bad(key("url"), shown, "is not a URL: %v", urlErrorCause(err))
+		} else if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad(key("url"), shown, "is not an http or https URL")
+		} else if u.User != nil {
+			bad(key("url"), shown, "holds a user name or password: reference a Secret in tokenSecretRef instead")
+		} else if host := hostOf(u); firstWithHost[host] != 0 {
+			// Repositories are matched to hosts by host name and port: a
+			// second entry for the same one could never be chosen.
+			bad(key("url"), shown, "names the same host (%s) as gitStatus.hosts[%d]", host, firstWithHost[host]-1)
+		} else {
+			firstWithHost[host] = i + 1
+		}
+
+		if !slices.Contains(gitHostTypes, h.Type) {
+			bad(key("type"), h.Type, "is not one of %s", strings.Join(gitHostTypes, ", "))
+		}
+
+		switch {
+		case h.TokenSecretRef == nil && h.GitHubApp == nil:
+			bad(entry, shown, "has neither tokenSecretRef nor githubApp: set one of them")
+		case h.TokenSecretRef != nil && h.GitHubApp != nil:
+			bad(entry, shown, "has both tokenSecretRef and githubApp: set one of them")
+		}
+		if h.TokenSecretRef != nil {
+			h.TokenSecretRef.validate(key("tokenSecretRef"), bad)
+		}
+		if app := h.GitHubApp; app != nil {
+			if h.Type != "github" && slices.Contains(gitHostTypes, h.Type) {
+				bad(key("type"), h.Type, "has a githubApp, which only type github takes")
+			}
+			if app.AppID <= 0 {
+				bad(key("githubApp.appID"), app.AppID, "is not a GitHub App ID (a positive number)")
+			}
+			if app.InstallationID <= 0 {
+				bad(key("githubApp.installationID"), app.InstallationID, "is not an installation ID (a positive number)")
+			}
+			app.PrivateKeySecretRef.validate(key("githubApp.privateKeySecretRef"), bad)
+		}
+	}
+}
+
+// validate checks that r names a Secret key the API server could hold;
+// prefix is r's configuration key.
+func (r SecretKeyRef) validate(prefix string, bad func(key string, value any, format string, args ...any)) {
+	if problems := validation.IsDNS1123Label(r.Namespace); len(problems) > 0 {
+		bad(prefix+".namespace", r.Namespace, "is not a namespace name: %s", strings.Join(problems, "; "))
+	}
+	if problems := validation.IsDNS1123Subdomain(r.Name); len(problems) > 0 {
+		bad(prefix+".name", r.Name, "is not a Secret name: %s", strings.Join(problems, "; "))
+	}
+	if problems := validation.IsConfigMapKey(r.Key); len(problems) > 0 {
+		bad(prefix+".key", r.Key, "is not a Secret key: %s", strings.Join(problems, "; "))
+	}
+}
+
+// hostOf returns the lower-cased host[:port] of u, without the scheme's
+// default port: https://GitHub.com:443 and https://github.com are one host.
+func hostOf(u *url.URL) string {
+	host := strings.ToLower(u.Hostname())
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]" // IPv6
+	}
+	if port := u.Port(); port != "" && !(u.Scheme == "https" && port == "443") && !(u.Scheme == "http" && port == "80") {
+		host += ":" + port
+	}
+	return host
+}
+
+// redactURL hides a password in s, parsable or not, so that it reaches
+// no message: everything between "//" and the last "@" before the path.
+func redactURL(s string) string {
+	scheme, rest, ok := strings.Cut(s, "//")
+	if !ok {
+		return s
+	}
+	authority := rest
+	if end := strings.IndexAny(rest, "/?#"); end >= 0 {
+		authority = rest[:end]
+	}
+	at := strings.LastIndex(authority, "@")
+	if at < 0 {
+		return s
+	}
+	return scheme + "//xxxxx" + rest[at:]
+}
+
+// urlErrorCause is url.Parse's error without the URL it quotes, which may
+// hold a password.
+func urlErrorCause(err error) error {
+	if ue, ok := err.(*url.Error); ok {
+		return ue.Err
+	}
+	return err
+}
