@@ -1,0 +1,567 @@
+package gitstatus
+
+import (
+	"context"
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/claimwarden/claimwarden/config"
+	"github.com/claimwarden/claimwarden/test/testenv"
+)
+
+const credSHA = "0123456789abcdef0123456789abcdef01234567"
+
+// credServer is a Git host that accepts every request and records its
+// method, path and Authorization header.
+type credServer struct {
+	*httptest.Server
+	mu    sync.Mutex
+	seen  []string // "POST /path Authorization"
+	extra http.HandlerFunc
+}
+
+func newCredServer(t *testing.T, extra http.HandlerFunc) *credServer {
+	s := &credServer{extra: extra}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.seen = append(s.seen, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization"))
+		s.mu.Unlock()
+		if s.extra != nil && strings.Contains(r.URL.Path, "/app/installations/") {
+			s.extra(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprint(w, `{"id": 1, "state": "pending", "context": "claimwarden/shop/web"}`)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// last returns the last request seen.
+func (s *credServer) last() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.seen) == 0 {
+		return ""
+	}
+	return s.seen[len(s.seen)-1]
+}
+
+// credRepoOn is the repository owner/name on s's host.
+func credRepoOn(t *testing.T, s *credServer) Repository {
+	u, err := url.Parse(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Repository{Host: u.Host, Path: "owner/name", Owner: "owner", Name: "name"}
+}
+
+// post resolves repo's provider through c and posts a status with it.
+func credPost(c *Credentials, repo Repository) error {
+	p, err := c.ProviderFor(repo)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return p.Post(ctx, repo, credSHA, Status{State: Pending, Context: "claimwarden/shop/web", Description: "Rolling out"})
+}
+
+// startCredentials runs c until the test ends.
+func startCredentials(t *testing.T, c *Credentials) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Start: %v", err)
+		}
+	})
+}
+
+// credEventually calls f until it returns nil or 30s passed.
+func credEventually(t *testing.T, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: still %v after 30s", what, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// credNoLeak fails the test when err reveals one of the secrets.
+func credNoLeak(t *testing.T, err error, secrets ...string) {
+	t.Helper()
+	for _, s := range secrets {
+		if err != nil && strings.Contains(err.Error(), s) {
+			t.Errorf("error %q reveals the credential %q", err, s)
+		}
+	}
+}
+
+func credSecret(ns, name string, data map[string]string) *corev1.Secret {
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: map[string][]byte{}}
+	for k, v := range data {
+		s.Data[k] = []byte(v)
+	}
+	return s
+}
+
+// TestCredentials runs against a real API server: the token posted is the
+// one the Secret holds at the time of the post, and every failure names the
+// host or the Secret key, never the credential.
+func TestCredentials(t *testing.T) {
+	env := testenv.StartT(t, testenv.Options{})
+	ctx := context.Background()
+	k8s, err := client.New(env.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []string{"git", "elsewhere"} {
+		if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	gitea := newCredServer(t, nil)
+	github := newCredServer(t, nil)
+	missing := newCredServer(t, nil)
+	tokenSecret := credSecret("git", "gitea-token", map[string]string{"token": "tok-one\n", "unreferenced": "keep-out-of-memory"})
+	for _, s := range []*corev1.Secret{
+		tokenSecret,
+		credSecret("git", "github", map[string]string{"pat": "ghp-pat-one"}),
+		credSecret("git", "unrelated", map[string]string{"password": "not-ours"}),
+		// A Secret in a namespace no reference names is not watched.
+		credSecret("elsewhere", "not-watched", map[string]string{"token": "elsewhere-token"}),
+	} {
+		if err := k8s.Create(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := NewCredentials(env.Config, nil, []HostConfig{
+		{URL: gitea.URL, Type: Gitea, Token: &SecretRef{Namespace: "git", Name: "gitea-token", Key: "token"}},
+		{URL: github.URL + "/", Type: GitHub, Token: &SecretRef{Namespace: "git", Name: "github", Key: "pat"}},
+		{URL: missing.URL, Type: Gitea, Token: &SecretRef{Namespace: "git", Name: "no-such-secret", Key: "token"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Namespaces(); !slices.Equal(got, []string{"git"}) {
+		t.Errorf("Namespaces() = %q, want [git]", got)
+	}
+	giteaRepo, githubRepo := credRepoOn(t, gitea), credRepoOn(t, github)
+	// The Reporter may post before the manager has started the
+	// Credentials: that post waits for the Secrets rather than failing.
+	early := make(chan error, 1)
+	go func() { early <- credPost(c, giteaRepo) }()
+	time.Sleep(300 * time.Millisecond)
+	startCredentials(t, c)
+	if err := <-early; err != nil {
+		t.Errorf("post before Start: %v", err)
+	}
+
+	t.Run("token from the Secret", func(t *testing.T) {
+		if err := credPost(c, giteaRepo); err != nil {
+			t.Fatal(err)
+		}
+		// The Secret's trailing newline is not part of the token.
+		if got, want := gitea.last(), "POST /api/v1/repos/owner/name/statuses/"+credSHA+" token tok-one"; got != want {
+			t.Errorf("request = %q, want %q", got, want)
+		}
+		if err := credPost(c, githubRepo); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := github.last(), "POST /api/v3/repos/owner/name/statuses/"+credSHA+" Bearer ghp-pat-one"; got != want {
+			t.Errorf("request = %q, want %q", got, want)
+		}
+	})
+
+	t.Run("provider reused while the Secret is unchanged", func(t *testing.T) {
+		p1, err := c.ProviderFor(giteaRepo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p2, err := c.ProviderFor(giteaRepo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p1 != p2 {
+			t.Error("ProviderFor built a new provider although the Secret did not change")
+		}
+	})
+
+	t.Run("only referenced keys are held in memory", func(t *testing.T) {
+		var s corev1.Secret
+		if err := c.cache.Get(ctx, client.ObjectKey{Namespace: "git", Name: "gitea-token"}, &s); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := s.Data["token"]; !ok || len(s.Data) != 1 {
+			t.Errorf("cached gitea-token holds keys %v, want only token", slices.Sorted(maps.Keys(s.Data)))
+		}
+		if err := c.cache.Get(ctx, client.ObjectKey{Namespace: "git", Name: "unrelated"}, &s); err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Data) != 0 {
+			t.Errorf("cached unrelated Secret holds keys %v, want none", slices.Sorted(maps.Keys(s.Data)))
+		}
+		err := c.cache.Get(ctx, client.ObjectKey{Namespace: "elsewhere", Name: "not-watched"}, &s)
+		if err == nil {
+			t.Error("a Secret of an unreferenced namespace was read: the cache watches more than the referenced namespaces")
+		}
+		credNoLeak(t, err, "elsewhere-token")
+	})
+
+	t.Run("rotated token is used on the next post", func(t *testing.T) {
+		tokenSecret.Data["token"] = []byte("tok-two")
+		if err := k8s.Update(ctx, tokenSecret); err != nil {
+			t.Fatal(err)
+		}
+		credEventually(t, "post with the rotated token", func() error {
+			if err := credPost(c, giteaRepo); err != nil {
+				return err
+			}
+			if got := gitea.last(); !strings.HasSuffix(got, " token tok-two") {
+				return fmt.Errorf("request %q", got)
+			}
+			return nil
+		})
+	})
+
+	t.Run("key missing from the Secret", func(t *testing.T) {
+		tokenSecret.Data = map[string][]byte{"tokne": []byte("tok-three")}
+		if err := k8s.Update(ctx, tokenSecret); err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf(`git host %s: Secret git/gitea-token key "token" does not exist: the Secret has no such key`, gitea.URL)
+		credEventually(t, "the error about the missing key", func() error {
+			_, err := c.ProviderFor(giteaRepo)
+			if err == nil || err.Error() != want {
+				return fmt.Errorf("error %v, want %q", err, want)
+			}
+			return nil
+		})
+	})
+
+	t.Run("empty key", func(t *testing.T) {
+		tokenSecret.Data = map[string][]byte{"token": {}}
+		if err := k8s.Update(ctx, tokenSecret); err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf(`git host %s: Secret git/gitea-token key "token" is empty`, gitea.URL)
+		credEventually(t, "the error about the empty key", func() error {
+			_, err := c.ProviderFor(giteaRepo)
+			if err == nil || err.Error() != want {
+				return fmt.Errorf("error %v, want %q", err, want)
+			}
+			return nil
+		})
+	})
+
+	t.Run("Secret missing", func(t *testing.T) {
+		_, err := c.ProviderFor(credRepoOn(t, missing))
+		want := fmt.Sprintf(`git host %s: reading Secret git/no-such-secret key "token": the Secret does not exist`, missing.URL)
+		if err == nil || err.Error() != want {
+			t.Errorf("error = %v\nwant    %q", err, want)
+		}
+	})
+
+	t.Run("Secret deleted", func(t *testing.T) {
+		if err := k8s.Delete(ctx, tokenSecret); err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf(`git host %s: reading Secret git/gitea-token key "token": the Secret does not exist`, gitea.URL)
+		credEventually(t, "the error about the deleted Secret", func() error {
+			_, err := c.ProviderFor(giteaRepo)
+			credNoLeak(t, err, "tok-one", "tok-two", "tok-three")
+			if err == nil || err.Error() != want {
+				return fmt.Errorf("error %v, want %q", err, want)
+			}
+			return nil
+		})
+		// Recreated, it is used again.
+		tokenSecret = credSecret("git", "gitea-token", map[string]string{"token": "tok-four"})
+		if err := k8s.Create(ctx, tokenSecret); err != nil {
+			t.Fatal(err)
+		}
+		credEventually(t, "post with the recreated Secret", func() error {
+			if err := credPost(c, giteaRepo); err != nil {
+				return err
+			}
+			if got := gitea.last(); !strings.HasSuffix(got, " token tok-four") {
+				return fmt.Errorf("request %q", got)
+			}
+			return nil
+		})
+	})
+
+	t.Run("host not configured", func(t *testing.T) {
+		for _, repo := range []Repository{
+			{Host: "gitlab.example.com", Path: "group/name", Owner: "group", Name: "name"},
+			// ResolveHost knows github.com without configuration, but
+			// without credentials it cannot post there.
+			{Host: "github.com", Path: "owner/name", Owner: "owner", Name: "name"},
+		} {
+			_, err := c.ProviderFor(repo)
+			want := fmt.Sprintf("no Git host is configured for %s (repository %s/%s): add it to gitStatus.hosts with its credentials", repo.Host, repo.Host, repo.Path)
+			if err == nil || err.Error() != want {
+				t.Errorf("ProviderFor(%s) error = %v\nwant    %q", repo.Host, err, want)
+			}
+		}
+	})
+}
+
+// TestCredentialsGitHubApp: the App's private key comes from the Secret: the
+// installation token is requested with a JWT that the key's public half
+// verifies, and the status is posted with that installation token.
+func TestCredentialsGitHubApp(t *testing.T) {
+	env := testenv.StartT(t, testenv.Options{})
+	ctx := context.Background()
+	k8s, err := client.New(env.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+
+	var jwtErr error
+	var jwtMu sync.Mutex
+	srv := newCredServer(t, func(w http.ResponseWriter, r *http.Request) {
+		err := credVerifyJWT(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "), &key.PublicKey)
+		jwtMu.Lock()
+		jwtErr = errors.Join(jwtErr, err)
+		jwtMu.Unlock()
+		if r.URL.Path != "/api/v3/app/installations/67/access_tokens" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		json.NewEncoder(w).Encode(map[string]any{"token": "ghs-installation", "expires_at": time.Now().Add(time.Hour).Format(time.RFC3339)})
+	})
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "git"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "git", Name: "app"},
+		Data:       map[string][]byte{"privateKey": keyPEM},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewCredentials(env.Config, nil, []HostConfig{{
+		URL: srv.URL, Type: GitHub,
+		App: &AppConfig{AppID: 12, InstallationID: 67, PrivateKey: SecretRef{Namespace: "git", Name: "app", Key: "privateKey"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	startCredentials(t, c)
+	if err := credPost(c, credRepoOn(t, srv)); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := srv.last(), "POST /api/v3/repos/owner/name/statuses/"+credSHA+" token ghs-installation"; got != want {
+		t.Errorf("request = %q, want %q", got, want)
+	}
+	jwtMu.Lock()
+	defer jwtMu.Unlock()
+	if jwtErr != nil {
+		t.Errorf("installation token requested without a JWT signed by the Secret's key: %v", jwtErr)
+	}
+
+	t.Run("private key that does not parse", func(t *testing.T) {
+		broken := "-----BEGIN RSA PRIVATE KEY-----\nbm90IGEga2V5\n-----END RSA PRIVATE KEY-----\n"
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "git", Name: "app"}, Data: map[string][]byte{"privateKey": []byte(broken)}}
+		if err := k8s.Update(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		credEventually(t, "the error about the key", func() error {
+			_, err := c.ProviderFor(credRepoOn(t, srv))
+			credNoLeak(t, err, "bm90IGEga2V5")
+			if err == nil || !strings.Contains(err.Error(), `(credential from Secret git/app key "privateKey")`) {
+				return fmt.Errorf("error %v, want one naming the Secret key", err)
+			}
+			t.Log(err)
+			return nil
+		})
+	})
+}
+
+// credVerifyJWT checks an RS256 JWT's signature with pub.
+func credVerifyJWT(jwt string, pub *rsa.PublicKey) error {
+	parts := strings.Split(jwt, ".")
+	if len(parts) != 3 {
+		return fmt.Errorf("%q is not a JWT", jwt)
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
+	return rsa.VerifyPKCS1v15(pub, crypto.SHA256, sum[:], sig)
+}
+
+// TestCredentialsRBAC: get, list and watch on Secrets in the referenced
+// namespace are enough; without them the error says what is missing.
+func TestCredentialsRBAC(t *testing.T) {
+	env := testenv.StartT(t, testenv.Options{})
+	ctx := context.Background()
+	admin, err := client.New(env.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const user = "system:serviceaccount:claimwarden-system:claimwarden"
+	for _, o := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "git"}},
+		credSecret("git", "gitea", map[string]string{"token": "rbac-token"}),
+	} {
+		if err := admin.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := newCredServer(t, nil)
+	hosts := []HostConfig{{URL: srv.URL, Type: Gitea, Token: &SecretRef{Namespace: "git", Name: "gitea", Key: "token"}}}
+	newCreds := func(cfg *rest.Config) *Credentials {
+		c, err := NewCredentials(cfg, nil, hosts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.wait = 3 * time.Second
+		startCredentials(t, c)
+		return c
+	}
+
+	t.Run("forbidden", func(t *testing.T) {
+		c := newCreds(env.ConfigFor(user))
+		_, err := c.ProviderFor(credRepoOn(t, srv))
+		if err == nil {
+			t.Fatal("ProviderFor succeeded without RBAC")
+		}
+		t.Log(err)
+		for _, want := range []string{
+			fmt.Sprintf(`git host %s: reading Secret git/gitea key "token": the Secrets of namespace git were not read within 3s: the controller needs get, list and watch on Secrets there`, srv.URL),
+			"forbidden",
+		} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error = %q\nwant it to contain %q", err, want)
+			}
+		}
+	})
+
+	t.Run("namespaced Role is enough", func(t *testing.T) {
+		for _, o := range []client.Object{
+			&rbacv1.Role{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "git", Name: "git-status-credentials"},
+				Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch"}}},
+			},
+			&rbacv1.RoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "git", Name: "git-status-credentials"},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "git-status-credentials"},
+				Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: "claimwarden-system", Name: "claimwarden"}},
+			},
+		} {
+			if err := admin.Create(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c := newCreds(env.ConfigFor(user))
+		credEventually(t, "post with namespaced RBAC", func() error { return credPost(c, credRepoOn(t, srv)) })
+		if got := srv.last(); !strings.HasSuffix(got, " token rbac-token") {
+			t.Errorf("request = %q, want the Secret's token", got)
+		}
+	})
+}
+
+// TestCredentialsRejects: NewCredentials refuses hosts it could not serve,
+// before reading anything.
+func TestCredentialsRejects(t *testing.T) {
+	cfg := &rest.Config{Host: "http://127.0.0.1:1"}
+	tok := &SecretRef{Namespace: "git", Name: "t", Key: "token"}
+	tests := []struct {
+		name  string
+		hosts []HostConfig
+		want  string
+	}{
+		{"neither token nor app", []HostConfig{{URL: "https://github.com", Type: GitHub}},
+			"git host https://github.com: set exactly one of a token and a GitHub App"},
+		{"both", []HostConfig{{URL: "https://github.com", Type: GitHub, Token: tok, App: &AppConfig{AppID: 1, InstallationID: 2, PrivateKey: *tok}}},
+			"git host https://github.com: set exactly one of a token and a GitHub App"},
+		{"twice", []HostConfig{{URL: "https://github.com", Type: GitHub, Token: tok}, {URL: "https://github.com", Type: GitHub, Token: tok}},
+			"git host https://github.com is configured twice"},
+		{"no key", []HostConfig{{URL: "https://github.com", Type: GitHub, Token: &SecretRef{Namespace: "git", Name: "t"}}},
+			`git host https://github.com: Secret git/t key "": namespace, name and key are all required`},
+		{"type", []HostConfig{{URL: "https://github.com", Type: "gogs", Token: tok}},
+			`git host https://github.com: type "gogs" is not one of github, gitlab, gitea, bitbucket-cloud, bitbucket-server`},
+		{"URL with a password", []HostConfig{{URL: "https://user:hunter2@github.com", Type: GitHub, Token: tok}},
+			`git host URL "https://xxxxx@github.com" holds user information: pass the token in Host.Token`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := NewCredentials(cfg, nil, tt.hosts)
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("error = %v\nwant    %q", err, tt.want)
+			}
+			credNoLeak(t, err, "hunter2")
+		})
+	}
+}
+
+// TestCredentialsWithoutHosts: no host means no Secret is watched (an empty
+// namespace list would watch all of them) and every repository is refused.
+func TestCredentialsWithoutHosts(t *testing.T) {
+	c, err := NewCredentials(&rest.Config{Host: "http://127.0.0.1:1"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.cache != nil {
+		t.Error("a Secret cache was made without any Secret reference")
+	}
+	startCredentials(t, c)
+	if _, err := c.ProviderFor(Repository{Host: "github.com", Path: "o/n", Owner: "o", Name: "n"}); err == nil || !strings.Contains(err.Error(), "no Git host is configured for github.com") {
+		t.Errorf("error = %v, want one saying github.com is not configured", err)
+	}
+}
+
+// TestCredentialsHostTypesMatchConfig keeps config's list of host types,
+// which it cannot import from here, equal to HostTypes.
+func TestCredentialsHostTypesMatchConfig(t *testing.T) {
+	var ours []string
+	for _, ht := range HostTypes() {
+		ours = append(ours, string(ht))
+	}
+	if got := config.GitHostTypes(); !slices.Equal(got, ours) {
+		t.Errorf("config.GitHostTypes() = %q, want HostTypes() %q", got, ours)
+	}
+}
