@@ -1,0 +1,412 @@
+package gitstatus
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/util/workqueue"
+)
+
+// Target is one commit status slot: a repository, a commit and a context.
+// A Git host keeps one status per slot, so the Reporter deduplicates, orders
+// and replaces statuses per Target.
+type Target struct {
+	Repo    Repository
+	SHA     string
+	Context string
+}
+
+// ProviderFor resolves the Provider (host kind, credentials) for a
+// repository. When it fails the status is dropped with a logged error and not
+// retried by the Reporter: the controller reports again on its next
+// reconcile, by which time the credentials may have been fixed.
+type ProviderFor func(repo Repository) (Provider, error)
+
+// ReporterOptions configures a Reporter. Zero values take the defaults.
+type ReporterOptions struct {
+	// Providers resolves the Provider per repository; required.
+	Providers ProviderFor
+	// QueueSize bounds the Targets with a status not yet posted (queued,
+	// waiting for a retry or in flight); default 1000. When it is reached,
+	// Report returns false for new Targets.
+	QueueSize int
+	// Workers is how many statuses are posted concurrently; default 2.
+	Workers int
+	// BaseDelay and MaxDelay bound the exponential backoff between attempts
+	// for one Target; default 1s and 5m.
+	BaseDelay, MaxDelay time.Duration
+	Logger              logr.Logger
+	// OnPosted is called, from a worker, after the host accepted a status.
+	OnPosted func(t Target, s Status)
+}
+
+const (
+	defaultQueueSize = 1000
+	defaultWorkers   = 2
+	defaultBaseDelay = time.Second
+	defaultMaxDelay  = 5 * time.Minute
+
+	// postTimeout bounds one attempt, so that a host which accepts
+	// connections but never answers cannot hold a worker (and with it the
+	// statuses of every other host) for ever; a timeout is retried like any
+	// transient error.
+	postTimeout = 30 * time.Second
+
+	// rememberPerQueued sizes the memory of what was posted to Targets that
+	// have nothing outstanding, relative to QueueSize. Without a bound it
+	// would grow with every commit ever reported; forgetting the oldest only
+	// costs one repeated post should that Target be reported again, and the
+	// controller seeds what it recorded after a restart anyway.
+	rememberPerQueued = 10
+)
+
+// slotKey identifies a Target. Owner and Name are derived from Path, so they
+// are left out; host names are case-insensitive.
+type slotKey struct{ host, path, sha, context string }
+
+func keyOf(t Target) slotKey {
+	return slotKey{host: strings.ToLower(t.Repo.Host), path: t.Repo.Path, sha: t.SHA, context: t.Context}
+}
+
+// slot is what the Reporter knows about one Target.
+type slot struct {
+	target Target
+	// desired is the newest status reported and not yet concluded (posted,
+	// refused or dropped); nil when nothing is outstanding. Workers read it
+	// when the key comes up, so a newer status replaces an older one that
+	// waits in the queue or for a retry.
+	desired *Status
+	// posted is the last status the host accepted, or that Seed said it had.
+	posted *Status
+	// failed is the last status the host refused permanently: reporting it
+	// again is dropped, so a 404 or 422 is not retried on every reconcile.
+	failed *Status
+	// lru is the slot's element in Reporter.idle; nil while outstanding,
+	// because outstanding slots are bounded by QueueSize and must not be
+	// forgotten.
+	lru *list.Element
+}
+
+// Reporter posts commit statuses asynchronously: it deduplicates them against
+// what was last posted, keeps only the newest status per Target, retries with
+// exponential backoff (per Target) and honours rate limits (per host), and
+// bounds what is outstanding so a slow or dead Git host never blocks the
+// controller.
+//
+// It is a controller-runtime manager.Runnable that needs leader election: only
+// the leader reconciles, so only the leader reports.
+type Reporter struct {
+	opts ReporterOptions
+	// limiter is also used directly (not only through AddRateLimited) so that
+	// a rate limit without Retry-After can apply the same delay to the host.
+	limiter workqueue.TypedRateLimiter[slotKey]
+	// queue holds each outstanding key exactly once: in the ready queue, in
+	// flight, or waiting for its retry. The workqueue never hands the same
+	// key to two workers, which keeps posts per Target ordered.
+	queue workqueue.TypedRateLimitingInterface[slotKey]
+
+	mu    sync.Mutex
+	slots map[slotKey]*slot
+	// idle lists the keys of slots with nothing outstanding, most recently
+	// used first, to forget the oldest beyond remember.
+	idle        *list.List
+	remember    int
+	outstanding int
+	// notBefore is, per host, when it may be called again after answering
+	// with a rate limit: the limit is the host's (or the token's), not the
+	// Target's, so every Target on that host waits.
+	notBefore map[string]time.Time
+	started   bool
+}
+
+// NewReporter returns a Reporter; call Start to run it. Statuses reported
+// before Start are queued.
+func NewReporter(o ReporterOptions) *Reporter {
+	if o.Providers == nil {
+		panic("gitstatus: ReporterOptions.Providers is required")
+	}
+	if o.QueueSize <= 0 {
+		o.QueueSize = defaultQueueSize
+	}
+	if o.Workers <= 0 {
+		o.Workers = defaultWorkers
+	}
+	if o.BaseDelay <= 0 {
+		o.BaseDelay = defaultBaseDelay
+	}
+	if o.MaxDelay <= 0 {
+		o.MaxDelay = defaultMaxDelay
+	}
+	if o.MaxDelay < o.BaseDelay {
+		o.MaxDelay = o.BaseDelay
+	}
+	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[slotKey](o.BaseDelay, o.MaxDelay)
+	return &Reporter{
+		opts:      o,
+		limiter:   limiter,
+		queue:     workqueue.NewTypedRateLimitingQueue(limiter),
+		slots:     map[slotKey]*slot{},
+		idle:      list.New(),
+		remember:  rememberPerQueued * o.QueueSize,
+		notBefore: map[string]time.Time{},
+	}
+}
+
+// sameStatus is the deduplication equality. Context is not compared: it is
+// the Target's.
+func sameStatus(a, b Status) bool {
+	return a.State == b.State && a.Description == b.Description && a.TargetURL == b.TargetURL
+}
+
+// Report asks for s to be posted to t. It never blocks. It returns false only
+// when the queue is full and t has nothing outstanding; the controller reports
+// again on its next reconcile. A status equal to the last one posted (or
+// refused permanently) for t is dropped; a status for a t that already has one
+// outstanding replaces it (the newest wins, without waiting for a free slot).
+// s.Context is set to t.Context.
+func (r *Reporter) Report(t Target, s Status) bool {
+	s.Context = t.Context
+	k := keyOf(t)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sl := r.slots[k]
+	if sl != nil && sl.desired != nil {
+		// Already queued, waiting or in flight: the worker reads desired when
+		// it gets there. Not adding the key again keeps a Target in backoff in
+		// backoff, however often the controller reconciles.
+		sl.desired = &s
+		return true
+	}
+	if sl != nil {
+		if (sl.posted != nil && sameStatus(*sl.posted, s)) || (sl.failed != nil && sameStatus(*sl.failed, s)) {
+			r.idle.MoveToFront(sl.lru)
+			return true
+		}
+	}
+	if r.outstanding >= r.opts.QueueSize {
+		return false
+	}
+	if sl == nil {
+		sl = &slot{}
+		r.slots[k] = sl
+	} else {
+		r.idle.Remove(sl.lru)
+		sl.lru = nil
+	}
+	sl.target = t
+	sl.desired = &s
+	r.outstanding++
+	r.queue.Add(k)
+	return true
+}
+
+// Seed tells the Reporter that s is already posted to t (as recorded in the
+// VolumeClaimRollout before a restart), so reporting s again is not posted.
+// It is ignored when the Reporter itself knows what it posted to t, which is
+// at least as fresh; so Seed is safe to call on every reconcile.
+func (r *Reporter) Seed(t Target, s Status) {
+	s.Context = t.Context
+	k := keyOf(t)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sl := r.slots[k]
+	if sl == nil {
+		sl = &slot{target: t}
+		r.slots[k] = sl
+		r.makeIdle(k, sl)
+	}
+	if sl.posted == nil {
+		sl.posted = &s
+	}
+}
+
+// Pending is the number of Targets with a status queued, waiting for a retry
+// or in flight.
+func (r *Reporter) Pending() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.outstanding
+}
+
+// NeedLeaderElection makes the manager run the Reporter only on the leader.
+func (r *Reporter) NeedLeaderElection() bool { return true }
+
+// Start runs the workers until ctx ends, then returns nil. Statuses still
+// outstanding then are lost with the process; the controller reports them
+// again after it restarts. A Reporter can be started once.
+func (r *Reporter) Start(ctx context.Context) error {
+	r.mu.Lock()
+	if r.started {
+		r.mu.Unlock()
+		return errors.New("gitstatus: Reporter already started")
+	}
+	r.started = true
+	r.mu.Unlock()
+
+	var wg sync.WaitGroup
+	for range r.opts.Workers {
+		wg.Go(func() {
+			for {
+				k, shutdown := r.queue.Get()
+				if shutdown {
+					return
+				}
+				r.process(ctx, k)
+				r.queue.Done(k)
+			}
+		})
+	}
+	<-ctx.Done()
+	// In-flight posts see ctx cancelled; the workers then drain the ready
+	// keys without posting (process checks ctx) and Get reports shutdown.
+	r.queue.ShutDown()
+	wg.Wait()
+	return nil
+}
+
+// makeIdle records that sl has nothing outstanding and forgets the least
+// recently used idle slots beyond the memory bound. Called with r.mu held.
+func (r *Reporter) makeIdle(k slotKey, sl *slot) {
+	sl.lru = r.idle.PushFront(k)
+	for r.idle.Len() > r.remember {
+		e := r.idle.Back()
+		r.idle.Remove(e)
+		delete(r.slots, e.Value.(slotKey))
+	}
+}
+
+// settle concludes the attempt to post s. If nothing newer was reported
+// meanwhile the slot becomes idle; otherwise the newer status is posted next,
+// straight away: the host answered, so there is no reason to wait. It returns
+// whether the key must be added back to the queue, which the caller does
+// after releasing r.mu. Called with r.mu held.
+func (r *Reporter) settle(k slotKey, sl *slot, s Status) (again bool) {
+	r.queue.Forget(k)
+	if !sameStatus(*sl.desired, s) {
+		return true
+	}
+	sl.desired = nil
+	r.outstanding--
+	r.makeIdle(k, sl)
+	return false
+}
+
+// providerError marks a failure to resolve the Provider, which is not
+// retried.
+type providerError struct{ err error }
+
+func (e *providerError) Error() string { return "resolving the Git provider: " + e.err.Error() }
+func (e *providerError) Unwrap() error { return e.err }
+
+func (r *Reporter) post(ctx context.Context, t Target, s Status) error {
+	p, err := r.opts.Providers(t.Repo)
+	if err != nil {
+		return &providerError{err}
+	}
+	ctx, cancel := context.WithTimeout(ctx, postTimeout)
+	defer cancel()
+	return p.Post(ctx, t.Repo, t.SHA, s)
+}
+
+// process makes one attempt for key k, which the workqueue hands to one
+// worker at a time.
+func (r *Reporter) process(ctx context.Context, k slotKey) {
+	if ctx.Err() != nil {
+		return
+	}
+	r.mu.Lock()
+	sl := r.slots[k]
+	if sl == nil || sl.desired == nil {
+		// Not expected (outstanding slots are never forgotten and keys are
+		// only queued while outstanding), but harmless.
+		r.mu.Unlock()
+		r.queue.Forget(k)
+		return
+	}
+	now := time.Now()
+	if nb, ok := r.notBefore[k.host]; ok {
+		if wait := nb.Sub(now); wait > 0 {
+			r.mu.Unlock()
+			// Deferred by another Target's rate limit: not a failure of this
+			// Target, so its backoff does not grow.
+			r.queue.AddAfter(k, wait)
+			return
+		}
+		delete(r.notBefore, k.host)
+	}
+	s := *sl.desired
+	if sl.posted != nil && sameStatus(*sl.posted, s) {
+		// The newest status went back to what the host shows (or Seed said
+		// it shows) while this one waited: nothing to post.
+		again := r.settle(k, sl, s)
+		r.mu.Unlock()
+		if again {
+			r.queue.Add(k)
+		}
+		return
+	}
+	t := sl.target
+	r.mu.Unlock()
+
+	err := r.post(ctx, t, s)
+
+	log := r.opts.Logger.WithValues("repository", t.Repo.Host+"/"+t.Repo.Path, "sha", t.SHA,
+		"context", t.Context, "state", s.State)
+	var (
+		rateLimited *RateLimitError
+		permanent   *PermanentError
+		noProvider  *providerError
+		again       bool // post the newer status now
+		retry       bool // post this (or a newer) status after retryIn
+		retryIn     time.Duration
+	)
+	r.mu.Lock()
+	switch {
+	case err == nil:
+		sl.posted = &s
+		sl.failed = nil
+		again = r.settle(k, sl, s)
+	case ctx.Err() != nil:
+		// Shutting down; see Start.
+		r.mu.Unlock()
+		return
+	case errors.As(err, &noProvider):
+		log.Error(err, "Dropping commit status")
+		again = r.settle(k, sl, s)
+	case errors.As(err, &permanent):
+		// Logged once: reporting the same status again is dropped by Report.
+		log.Error(err, "Git host refused the commit status; not retrying it")
+		sl.failed = &s
+		again = r.settle(k, sl, s)
+	case errors.As(err, &rateLimited):
+		retry, retryIn = true, rateLimited.RetryAfter
+		if retryIn <= 0 {
+			retryIn = r.limiter.When(k)
+		}
+		if nb := time.Now().Add(retryIn); nb.After(r.notBefore[k.host]) {
+			r.notBefore[k.host] = nb
+		}
+		log.Info("Git host rate-limited the commit status; delaying the host", "error", err.Error(), "retryIn", retryIn)
+	default:
+		retry, retryIn = true, r.limiter.When(k)
+		log.Info("Posting the commit status failed; retrying", "error", err.Error(), "retryIn", retryIn)
+	}
+	r.mu.Unlock()
+
+	// Queue calls happen without r.mu: AddAfter can block while the
+	// workqueue's waiting loop is busy, and Report must never wait for that.
+	switch {
+	case retry:
+		r.queue.AddAfter(k, retryIn)
+	case again:
+		r.queue.Add(k)
+	}
+	if err == nil && r.opts.OnPosted != nil {
+		r.opts.OnPosted(t, s)
+	}
+}
