@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the real control plane used by the tests and the demo from the Go module
-# proxy, caches each binary outside the repository keyed by version, and links it
-# into bin/testenv/. A cached binary is reused; nothing is downloaded twice.
+# Builds the real control plane used by the tests and the demo, and the Gitea used
+# by the commit-status tests, from the Go module proxy, caches each binary outside
+# the repository keyed by version, and links it into bin/testenv/. A cached binary
+# is reused; nothing is downloaded twice.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -12,6 +13,7 @@ OUT="$ROOT/bin/testenv"
 K8S_VERSION=v1.37.2
 ETCD_VERSION=v3.7.3
 KWOK_VERSION=v0.8.0
+GITEA_VERSION=v1.26.0
 
 export CGO_ENABLED=0 GOFLAGS=-mod=mod
 mkdir -p "$CACHE" "$OUT"
@@ -59,5 +61,31 @@ done >"$kwok_dir/stages.yaml.tmp"
 mv "$kwok_dir/stages.yaml.tmp" "$kwok_dir/stages.yaml"
 ln -sfn "$kwok_dir/kwok" "$OUT/kwok"
 ln -sfn "$kwok_dir/stages.yaml" "$OUT/kwok-stages.yaml"
+
+# Gitea, the Git host whose commit statuses the gitstatus tests read and write. Its
+# go.mod has replace directives and a go.sum of its own, so it is built as the main
+# module from a writable copy of its module directory rather than with 'go install'.
+# The copy stays in the cache next to the binary: without the 'bindata' tag (whose
+# assets need a node toolchain) Gitea reads templates/, options/ and public/ from it
+# at run time (STATIC_ROOT_PATH), so it is linked as bin/testenv/gitea-src.
+# sqlite is the only database the tests use; it needs cgo (gcc).
+gitea_dir="$CACHE/gitea-$GITEA_VERSION"
+if [[ ! -x $gitea_dir/gitea ]]; then
+	log "building gitea $GITEA_VERSION (cgo, several minutes cold; cached afterwards in $gitea_dir)"
+	gitea_mod=$(GOFLAGS= go mod download -json "code.gitea.io/gitea@$GITEA_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+	# A build interrupted earlier may have left a partial copy: start from a clean one.
+	rm -rf "$gitea_dir/src" "$gitea_dir/src.tmp"
+	mkdir -p "$gitea_dir"
+	cp -r "$gitea_mod" "$gitea_dir/src.tmp"
+	chmod -R u+w "$gitea_dir/src.tmp" # the module cache is read-only
+	mv "$gitea_dir/src.tmp" "$gitea_dir/src"
+	gitea_tags="sqlite sqlite_unlock_notify"
+	(cd "$gitea_dir/src" && CGO_ENABLED=1 go build -tags "$gitea_tags" -trimpath \
+		-ldflags "-s -w -X main.Version=${GITEA_VERSION#v} -X 'main.Tags=$gitea_tags'" \
+		-o "$gitea_dir/gitea.tmp" .)
+	mv "$gitea_dir/gitea.tmp" "$gitea_dir/gitea"
+fi
+ln -sfn "$gitea_dir/gitea" "$OUT/gitea"
+ln -sfn "$gitea_dir/src" "$OUT/gitea-src"
 
 log "ready in $OUT"
