@@ -14,6 +14,11 @@ const (
 	IgnoreAnnotation = "claimwarden.dev/ignore"
 	// UpdateStrategyAnnotation overrides the configured update strategy of one StatefulSet.
 	UpdateStrategyAnnotation = "claimwarden.dev/update-strategy"
+	// RepositoryAnnotation and RevisionAnnotation name the Git repository and
+	// the commit that proposed the StatefulSet, for those who apply manifests
+	// from a pipeline; commit statuses are posted on that commit.
+	RepositoryAnnotation = "claimwarden.dev/repository"
+	RevisionAnnotation   = "claimwarden.dev/revision"
 )
 
 // UpdateStrategy says how existing claims follow a changed template (KEP-4650).
@@ -112,6 +117,18 @@ type Counts struct {
 	Capacity string `json:"capacity,omitempty"`
 }
 
+// CommitStatus is a commit status claimwarden posted.
+type CommitStatus struct {
+	Repository string `json:"repository"`
+	Revision   string `json:"revision"`
+	// Context is the status context, e.g. claimwarden/shop/web.
+	Context string `json:"context"`
+	// State is pending, success, failure or error.
+	State       string      `json:"state"`
+	Description string      `json:"description,omitempty"`
+	PostedAt    metav1.Time `json:"postedAt"`
+}
+
 // PendingRecreate records a StatefulSet that is being orphan-deleted and re-created,
 // written before the delete so that a restarted controller finishes the job.
 type PendingRecreate struct {
@@ -145,6 +162,9 @@ type VolumeClaimRolloutStatus struct {
 	Problems []string `json:"problems,omitempty"`
 	// +optional
 	PendingRecreate *PendingRecreate `json:"pendingRecreate,omitempty"`
+	// LastCommitStatus is the last commit status posted for this rollout.
+	// +optional
+	LastCommitStatus *CommitStatus `json:"lastCommitStatus,omitempty"`
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }

@@ -33,6 +33,14 @@ type Options struct {
 	// PolicyChanges, when set, signals that the policies changed: every
 	// StatefulSet is then evaluated again.
 	PolicyChanges <-chan struct{}
+	// CommitStatuses, when set, receives the commit status of every rollout
+	// whose proposal names a repository and a commit.
+	CommitStatuses CommitStatuses
+	// StatusContextPrefix starts every commit status context
+	// (<prefix>/<namespace>/<statefulset>); default "claimwarden".
+	StatusContextPrefix string
+	// StatusTargetURL is linked from every commit status; optional.
+	StatusTargetURL string
 	// RetryBaseDelay and RetryMaxDelay bound the back-off after a patch the API
 	// server rejected; a change to the StatefulSet or its claims retries at once.
 	RetryBaseDelay, RetryMaxDelay time.Duration
@@ -47,6 +55,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.LabelSelector == nil {
 		o.LabelSelector = labels.Everything()
+	}
+	if o.StatusContextPrefix == "" {
+		o.StatusContextPrefix = "claimwarden"
 	}
 	if o.PolicyRecheck <= 0 {
 		o.PolicyRecheck = time.Minute

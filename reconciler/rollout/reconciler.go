@@ -47,6 +47,10 @@ type Reconciler struct {
 	skipped *sync.Map
 	// verdicts caches policy decisions (see gate.go).
 	verdicts verdictCache
+	// statusWarned and statusSeeded hold, per revision and per status
+	// target, that a missing commit was logged and that the reporter was
+	// told what a previous process posted.
+	statusWarned, statusSeeded sync.Map
 }
 
 // rejection is a patch the API server refused, and what must change to try at once.
@@ -128,7 +132,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	for i := range pvcs.Items {
 		byName[pvcs.Items[i].Name] = &pvcs.Items[i]
 	}
-	verdict, err := r.gate(ctx, &sts, res, byName, policies.Source{Kind: "StatefulSet", Namespace: sts.Namespace, Name: sts.Name})
+	src := sourceOf(&sts)
+	verdict, err := r.gate(ctx, &sts, res, byName, policies.Source(src))
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -139,7 +144,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 
 	out := r.patchClaims(ctx, &sts, byName, p.Patch)
-	r.report(&sts, vcr, strategy, res, p, verdict, out)
+	r.report(&sts, vcr, src, strategy, res, p, verdict, out)
+	r.reportCommitStatus(ctx, &sts, vcr)
 
 	if out.rejected != nil {
 		return ctrl.Result{RequeueAfter: time.Until(out.rejected.notBefore)}, nil
@@ -150,6 +156,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{RequeueAfter: r.opts.PolicyRecheck}, nil
 	}
 	return ctrl.Result{}, nil
+}
+
+// sourceOf is where the StatefulSet's templates came from: the StatefulSet
+// itself, with the repository and commit its annotations name.
+func sourceOf(sts *appsv1.StatefulSet) v1alpha1.Source {
+	return v1alpha1.Source{
+		Kind: "StatefulSet", Namespace: sts.Namespace, Name: sts.Name,
+		Repository: sts.Annotations[v1alpha1.RepositoryAnnotation],
+		Revision:   sts.Annotations[v1alpha1.RevisionAnnotation],
+	}
 }
 
 // skipReason says why a StatefulSet is not ours to manage, or "".

@@ -36,6 +36,8 @@ type Options struct {
 	// LeaderElectionNamespace turns leader election on, as deployed, with the
 	// Lease in this namespace; empty runs without leader election.
 	LeaderElectionNamespace string
+	// ExtraArgs follow the flags above, e.g. --config FILE.
+	ExtraArgs []string
 }
 
 // Process is a running `claimwarden run`.
@@ -67,6 +69,7 @@ func Start(o Options) (*Process, error) {
 		args = append(args, "--leader-election=true", "--leader-election-namespace", o.LeaderElectionNamespace)
 	}
 	args = append(args, "--metrics-addr", metrics, "--health-addr", p.HealthAddr, "--log-format", o.LogFormat)
+	args = append(args, o.ExtraArgs...)
 	p.Process, err = testenv.StartProcess(testenv.ProcessOptions{Name: o.Name, Binary: o.Binary, Args: args, Log: o.Log})
 	if err != nil {
 		return nil, err

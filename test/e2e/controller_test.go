@@ -26,7 +26,7 @@ type controller struct {
 // on in claimwarden-system as deployed, and waits until it serves /readyz
 // (which it does before it wins the Lease). The test's cleanup stops it and
 // then fails the test if its log shows a request the RBAC refused.
-func startController(t *testing.T, cl *cluster, name string) *controller {
+func startController(t *testing.T, cl *cluster, name string, extraArgs ...string) *controller {
 	t.Helper()
 	p, err := controllerproc.Start(controllerproc.Options{
 		Name:                    "controller " + name,
@@ -36,6 +36,7 @@ func startController(t *testing.T, cl *cluster, name string) *controller {
 		LogFormat:               "json",
 		Metrics:                 true,
 		LeaderElectionNamespace: controllerNamespace,
+		ExtraArgs:               extraArgs,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -34,8 +34,9 @@ func TestControllerKubeconfigIsTheServiceAccount(t *testing.T) {
 	if got := review.Status.UserInfo.Username; got != saUser {
 		t.Errorf("the controller's kubeconfig authenticates as %q, want %q", got, saUser)
 	}
-	// Secrets are what no rule grants; the admin could read them.
-	err = c.List(ctx, &corev1.SecretList{}, client.InNamespace(controllerNamespace))
+	// Secrets outside the controller's namespace are what no rule grants; the
+	// admin could read them.
+	err = c.List(ctx, &corev1.SecretList{}, client.InNamespace("default"))
 	if !apierrors.IsForbidden(err) {
 		t.Errorf("listing secrets with the controller's kubeconfig: %v, want Forbidden", err)
 	}
@@ -82,11 +83,11 @@ func TestServiceAccountPermissions(t *testing.T) {
 		{"delete", "", "pods", "", ns, false},
 		{"deletecollection", "", "pods", "", ns, false},
 		{"create", "", "pods", "eviction", ns, false},
-		// Refused: no secrets at all.
+		// Refused: Secrets outside the controller's namespace.
 		{"get", "", "secrets", "", ns, false},
 		{"list", "", "secrets", "", ns, false},
 		{"watch", "", "secrets", "", "", false},
-		{"get", "", "secrets", "", controllerNamespace, false},
+		{"get", "", "secrets", "", controllerNamespace, true}, // Git host tokens
 		// Refused: the volumes themselves belong to the storage.
 		{"update", "", "persistentvolumes", "", "", false},
 		{"delete", "", "persistentvolumes", "", "", false},

@@ -9,6 +9,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/claimwarden/claimwarden/config"
+	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/rollout"
 )
@@ -29,7 +30,11 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 			return fmt.Errorf("policy ConfigMaps in %s: %w", cfg.Policies.ConfigMapNamespace, err)
 		}
 	}
-	err = rollout.SetupWithManager(mgr, rollout.Options{
+	statuses, err := newCommitStatuses(mgr, cfg.GitStatus, log.WithName("gitstatus"))
+	if err != nil {
+		return err
+	}
+	opts := rollout.Options{
 		Namespaces:           cfg.Namespaces,
 		LabelSelector:        selector,
 		Strategy:             cfg.UpdateStrategy,
@@ -37,8 +42,14 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 		Workers:              cfg.Workers,
 		Policies:             engine,
 		PolicyChanges:        engine.Changes(),
-	})
-	if err != nil {
+		StatusContextPrefix:  cfg.GitStatus.ContextPrefix,
+		StatusTargetURL:      cfg.GitStatus.TargetURL,
+	}
+	if statuses != nil {
+		// A nil *Reporter in the interface would not be nil.
+		opts.CommitStatuses = statuses
+	}
+	if err := rollout.SetupWithManager(mgr, opts); err != nil {
 		return fmt.Errorf("setting up the rollout controller: %w", err)
 	}
 	return nil
@@ -81,4 +92,41 @@ func newPolicyEngine(ctx context.Context, p config.Policies, log logr.Logger) (*
 		engine.Stop()
 	}()
 	return engine, nil
+}
+
+// newCommitStatuses builds the commit-status reporter and the Secret-backed
+// credentials it posts with, and adds both to mgr; nil when no Git host is
+// configured.
+func newCommitStatuses(mgr ctrl.Manager, g config.GitStatus, log logr.Logger) (*gitstatus.Reporter, error) {
+	if len(g.Hosts) == 0 {
+		return nil, nil
+	}
+	hosts := make([]gitstatus.HostConfig, 0, len(g.Hosts))
+	for _, h := range g.Hosts {
+		hc := gitstatus.HostConfig{URL: h.URL, Type: gitstatus.HostType(h.Type)}
+		if h.TokenSecretRef != nil {
+			hc.Token = &gitstatus.SecretRef{Namespace: h.TokenSecretRef.Namespace, Name: h.TokenSecretRef.Name, Key: h.TokenSecretRef.Key}
+		}
+		if h.GitHubApp != nil {
+			ref := h.GitHubApp.PrivateKeySecretRef
+			hc.App = &gitstatus.AppConfig{
+				AppID: h.GitHubApp.AppID, InstallationID: h.GitHubApp.InstallationID,
+				PrivateKey: gitstatus.SecretRef{Namespace: ref.Namespace, Name: ref.Name, Key: ref.Key},
+			}
+		}
+		hosts = append(hosts, hc)
+	}
+	creds, err := gitstatus.NewCredentials(mgr.GetConfig(), mgr.GetScheme(), hosts)
+	if err != nil {
+		return nil, fmt.Errorf("gitStatus.hosts: %w", err)
+	}
+	if err := mgr.Add(creds); err != nil {
+		return nil, err
+	}
+	reporter := gitstatus.NewReporter(gitstatus.ReporterOptions{
+		Providers: creds.ProviderFor,
+		Logger:    log,
+		OnPosted:  rollout.RecordPosted(mgr.GetClient(), func(err error, msg string, kv ...any) { log.Error(err, msg, kv...) }),
+	})
+	return reporter, mgr.Add(reporter)
 }

@@ -1,0 +1,125 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/test/fixtures"
+	"github.com/claimwarden/claimwarden/test/gitea"
+)
+
+// The commit that proposed a rollout shows its outcome: success for an
+// allowed bump, failure naming the policy and the claim for a denied one —
+// read back from a real Gitea, posted by the binary running as its
+// ServiceAccount with the token from a Secret.
+func TestCommitStatusesOnGitea(t *testing.T) {
+	cl := started(t)
+	ctx := context.Background()
+	g := gitea.StartT(t)
+	repoURL, err := g.CreateRepo(ctx, "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := func(size string) string {
+		t.Helper()
+		sha, err := g.PushCommit(ctx, "shop", map[string]string{"web.yaml": "storage: " + size + "\n"}, "storage "+size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sha
+	}
+
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: controllerNamespace, Name: "gitea-token-" + strings.ToLower(fmt.Sprint(os.Getpid()))},
+		StringData: map[string]string{"token": g.Token},
+	}
+	if err := cl.admin.Create(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(t.TempDir(), "config.yaml")
+	body := fmt.Sprintf("gitStatus:\n  hosts:\n  - url: %s\n    type: gitea\n    tokenSecretRef:\n      name: %s\n", g.URL, secret.Name)
+	if err := os.WriteFile(config, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ns := namespace(t, cl.admin)
+	ctl := startController(t, cl, "controller", "--config", config)
+	statusCtx := "claimwarden/" + ns + "/web"
+
+	first := commit("1Gi")
+	sts := fixtures.StatefulSet(ns, "web", 2, class, "1Gi")
+	sts.Annotations = map[string]string{v1alpha1.RepositoryAnnotation: repoURL, v1alpha1.RevisionAnnotation: "main@sha1:" + first}
+	createReady(t, cl.admin, sts)
+	waitStatus(t, g, first, statusCtx, "success", "2/2 claims compatible", ctl)
+
+	// An allowed bump (+100%) ends in success on its own commit.
+	allowed := commit("2Gi")
+	replace(t, cl.admin, sts, "2Gi", allowed)
+	waitRolloutDone(t, cl.admin, client.ObjectKeyFromObject(sts), 2, "2Gi", ctl)
+	waitStatus(t, g, allowed, statusCtx, "success", "2/2 claims compatible", ctl)
+
+	// A +300% bump is denied by max-step: failure naming the policy and a claim.
+	denied := commit("8Gi")
+	replace(t, cl.admin, sts, "8Gi", denied)
+	desc := waitStatus(t, g, denied, statusCtx, "failure", "max-step", ctl)
+	if !strings.Contains(desc, "data-web-") || len([]rune(desc)) > 140 {
+		t.Errorf("failure description %q: want the claim named, at most 140 characters", desc)
+	}
+	for _, name := range claimNames("web", 2) {
+		if got := request(claim(t, cl.admin, ns, name)); got != "2Gi" {
+			t.Errorf("%s: request %s after a denied bump, want 2Gi", name, got)
+		}
+	}
+	vcr := &v1alpha1.VolumeClaimRollout{}
+	if err := cl.admin.Get(ctx, client.ObjectKeyFromObject(sts), vcr); err != nil {
+		t.Fatal(err)
+	}
+	if last := vcr.Status.LastCommitStatus; last == nil || last.State != "failure" || last.Revision != denied || last.Context != statusCtx {
+		t.Errorf("lastCommitStatus %+v, want failure on %s", last, denied)
+	}
+}
+
+// replace re-creates the StatefulSet with size and the commit that proposed it.
+func replace(t *testing.T, c client.Client, sts *appsv1.StatefulSet, size, sha string) {
+	t.Helper()
+	err := fixtures.ReplaceTemplates(context.Background(), c, client.ObjectKeyFromObject(sts), func(s *appsv1.StatefulSet) {
+		fixtures.SetTemplateSize(size)(s)
+		s.Annotations[v1alpha1.RevisionAnnotation] = "main@sha1:" + sha
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitStatus polls Gitea until the commit's status for statusContext is state
+// with a description containing want, and returns the description.
+func waitStatus(t *testing.T, g *gitea.Server, sha, statusContext, state, want string, procs ...*controller) string {
+	t.Helper()
+	var last string
+	waitFor(t, fmt.Sprintf("commit %s: status %s %q", sha[:8], state, want), procs, func(ctx context.Context) (bool, error) {
+		_, statuses, err := g.CombinedStatus(ctx, "shop", sha)
+		if err != nil {
+			return false, nil
+		}
+		for _, s := range statuses {
+			if s.Context == statusContext {
+				last = s.State + " " + s.Description
+				if s.State == state && strings.Contains(s.Description, want) {
+					return true, nil
+				}
+			}
+		}
+		return false, nil
+	})
+	return strings.TrimPrefix(last, state+" ")
+}
+
