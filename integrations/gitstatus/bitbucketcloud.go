@@ -1,0 +1,57 @@
+package gitstatus
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// bitbucketCloudKeyLimit is the longest build key Bitbucket Cloud takes.
+const bitbucketCloudKeyLimit = 40
+
+// bitbucketCloudProvider posts to Bitbucket Cloud's commit build status API:
+// POST /2.0/repositories/{workspace}/{repo_slug}/commit/{commit}/statuses/build
+// with key, state, name, url and description. A status with the same key
+// on a commit is updated in place.
+type bitbucketCloudProvider struct {
+	api, web string // https://api.bitbucket.org, https://bitbucket.org
+	token    string
+	hc       *http.Client
+}
+
+func newBitbucketCloudProvider(base *url.URL, h Host, hc *http.Client) Provider {
+	// bitbucket.org's API is on api.bitbucket.org. Any other URL (a proxy,
+	// a test server) serves both the API and the web pages.
+	api, web := base.String(), base.String()
+	if host := strings.ToLower(base.Hostname()); host == "bitbucket.org" || host == "api.bitbucket.org" {
+		api, web = "https://api.bitbucket.org", "https://bitbucket.org"
+	}
+	return &bitbucketCloudProvider{api: api, web: web, token: h.Token, hc: hc}
+}
+
+func (p *bitbucketCloudProvider) Post(ctx context.Context, repo Repository, sha string, s Status) error {
+	if err := validateStatus(sha, s); err != nil {
+		return err
+	}
+	if strings.Contains(repo.Owner, "/") || repo.Owner == "" {
+		return &PermanentError{Err: fmt.Errorf("bitbucket-cloud: repository path %q is not workspace/repo_slug", repo.Path)}
+	}
+	ws, slug := url.PathEscape(repo.Owner), url.PathEscape(repo.Name)
+	path := fmt.Sprintf("/2.0/repositories/%s/%s/commit/%s/statuses/build", ws, slug, url.PathEscape(sha))
+	// Bitbucket Cloud requires a url; without a target URL the status
+	// links to the commit itself, which is where users see it anyway.
+	link := s.TargetURL
+	if link == "" {
+		link = fmt.Sprintf("%s/%s/%s/commits/%s", p.web, ws, slug, sha)
+	}
+	body := bitbucketBuildStatus{
+		Key:         statusKey(s.Context, bitbucketCloudKeyLimit),
+		State:       bitbucketStates[s.State],
+		Name:        s.Context,
+		URL:         link,
+		Description: truncateDescription(s.Description),
+	}
+	return postBitbucketJSON(ctx, p.hc, "bitbucket-cloud: POST "+path, p.api+path, p.token, body, bitbucketCloudMessage)
+}

@@ -1,0 +1,181 @@
+package gitstatus
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bradleyfalzon/ghinstallation/v2"
+	"github.com/google/go-github/v93/github"
+)
+
+// githubProvider posts through go-github's Repositories.CreateStatus:
+// POST /repos/{owner}/{repo}/statuses/{sha} with state, target_url,
+// description and context, GitHub's own words (no mapping needed).
+type githubProvider struct {
+	client *github.Client
+	token  string // scrubbed from errors
+}
+
+func newGitHubProvider(base *url.URL, h Host, hc *http.Client) (Provider, error) {
+	// github.com's API is on api.github.com, which go-github defaults to.
+	// Any other host is GitHub Enterprise Server, whose API is under
+	// <URL>/api/v3/ (go-github appends it unless the URL already ends so).
+	apiURL := "https://api.github.com"
+	opts := []github.ClientOptionsFunc{github.WithHTTPClient(hc)}
+	if host := strings.ToLower(base.Hostname()); host != "github.com" && host != "api.github.com" {
+		opts = append(opts, github.WithEnterpriseURLs(base.String()+"/", base.String()+"/"))
+		apiURL = strings.TrimSuffix(base.String(), "/api/v3") + "/api/v3"
+	}
+	if app := h.GitHubApp; app != nil {
+		tr, err := installationTransport(apiURL, app, hc.Transport)
+		if err != nil {
+			return nil, fmt.Errorf("git host %s: GitHub App %d: %w", base.Redacted(), app.AppID, err)
+		}
+		opts = append(opts, github.WithTransport(tr))
+	} else {
+		// Sent as "Authorization: Bearer <token>", which GitHub takes for
+		// classic and fine-grained personal access tokens alike.
+		opts = append(opts, github.WithAuthToken(h.Token))
+	}
+	client, err := github.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("git host %s: %w", base.Redacted(), err)
+	}
+	return &githubProvider{client: client, token: h.Token}, nil
+}
+
+// appTransports caches one installation transport per App installation and
+// API, so that providers built per status share the installation token
+// (valid an hour, refreshed by ghinstallation a minute before it expires)
+// instead of minting one per status, which GitHub rate-limits. The key holds
+// a hash of the private key, so that a rotated key gets a new transport.
+var appTransports = struct {
+	sync.Mutex
+	m map[appTransportKey]*ghinstallation.Transport
+}{m: map[appTransportKey]*ghinstallation.Transport{}}
+
+type appTransportKey struct {
+	apiURL                string
+	appID, installationID int64
+	privateKey            [sha256.Size]byte
+}
+
+// installationTransport returns the RoundTripper authenticating as app's
+// installation: it exchanges a JWT signed with the App's key for an
+// installation token (POST <api>/app/installations/<id>/access_tokens) and
+// sends "Authorization: token <installation token>". tr carries the
+// requests (nil: http.DefaultTransport); a cached transport keeps the tr it
+// was built with.
+func installationTransport(apiURL string, app *GitHubApp, tr http.RoundTripper) (http.RoundTripper, error) {
+	if app.AppID <= 0 || app.InstallationID <= 0 {
+		return nil, fmt.Errorf("app ID %d and installation ID %d must be positive", app.AppID, app.InstallationID)
+	}
+	key := appTransportKey{apiURL, app.AppID, app.InstallationID, sha256.Sum256(app.PrivateKey)}
+	appTransports.Lock()
+	defer appTransports.Unlock()
+	if t, ok := appTransports.m[key]; ok {
+		return t, nil
+	}
+	if tr == nil {
+		tr = http.DefaultTransport
+	}
+	t, err := ghinstallation.New(tr, app.AppID, app.InstallationID, app.PrivateKey)
+	if err != nil {
+		// The parse error names no key material.
+		return nil, fmt.Errorf("private key: %w", err)
+	}
+	t.BaseURL = apiURL
+	appTransports.m[key] = t
+	return t, nil
+}
+
+func (p *githubProvider) Post(ctx context.Context, repo Repository, sha string, s Status) error {
+	if err := validateStatus(sha, s); err != nil {
+		return err
+	}
+	if strings.Contains(repo.Owner, "/") || repo.Owner == "" {
+		return &PermanentError{Err: fmt.Errorf("github: repository path %q is not owner/name", repo.Path)}
+	}
+	status := github.RepoStatus{
+		State:       github.Ptr(string(s.State)),
+		Context:     github.Ptr(s.Context),
+		Description: github.Ptr(truncateDescription(s.Description)),
+	}
+	if s.TargetURL != "" {
+		status.TargetURL = github.Ptr(s.TargetURL)
+	}
+	_, resp, err := p.client.Repositories.CreateStatus(ctx, repo.Owner, repo.Name, sha, status)
+	if err == nil {
+		return nil
+	}
+	op := fmt.Sprintf("github: POST repos/%s/%s/statuses/%s", repo.Owner, repo.Name, sha)
+	return p.classify(op, resp, err)
+}
+
+// classify maps go-github's errors onto the package's. go-github recognises
+// GitHub's rate limits itself, including before a request: after a 403 with
+// X-RateLimit-Remaining: 0 it refuses further requests until the reset
+// without sending them, with a synthetic 403 that carries no headers, so its
+// error types are read before the response.
+func (p *githubProvider) classify(op string, resp *github.Response, err error) error {
+	var primary *github.RateLimitError
+	if errors.As(err, &primary) {
+		var d time.Duration
+		if primary.Response != nil {
+			d = retryAfter(primary.Response.Header, time.Now())
+		}
+		if d == 0 {
+			d = max(time.Until(primary.Rate.Reset.Time), 0)
+		}
+		return &RateLimitError{RetryAfter: d, Err: errors.New(scrubSecrets(op+": "+primary.Message, []string{p.token}))}
+	}
+	var secondary *github.AbuseRateLimitError
+	if errors.As(err, &secondary) {
+		return &RateLimitError{RetryAfter: max(secondary.GetRetryAfter(), 0), Err: errors.New(scrubSecrets(op+": "+secondary.Message, []string{p.token}))}
+	}
+	var tokenErr *ghinstallation.HTTPError
+	if errors.As(err, &tokenErr) && tokenErr.Response != nil {
+		// The installation token exchange was refused (wrong App ID or key:
+		// 401; App not installed: 404; GitHub down: 5xx).
+		r := tokenErr.Response
+		defer r.Body.Close()
+		return httpStatusError(op+": installation token", r.StatusCode, r.Header, githubMessage(r.Body), p.token)
+	}
+	if resp != nil && resp.Response != nil && resp.StatusCode/100 == 2 {
+		return nil // created; only decoding the echoed status failed
+	}
+	if resp != nil && resp.Response != nil {
+		var detail string
+		var er *github.ErrorResponse
+		if errors.As(err, &er) {
+			detail = er.Message
+			for _, e := range er.Errors {
+				if e.Message != "" {
+					detail += "; " + e.Message
+				} else {
+					detail += fmt.Sprintf("; %s %s %s", e.Resource, e.Field, e.Code)
+				}
+			}
+		}
+		return httpStatusError(op, resp.StatusCode, resp.Header, detail, p.token)
+	}
+	return transportError(op, err, p.token)
+}
+
+// githubMessage is the "message" of a GitHub error body, if any.
+func githubMessage(body io.Reader) string {
+	var e struct {
+		Message string `json:"message"`
+	}
+	_ = json.NewDecoder(io.LimitReader(body, 64<<10)).Decode(&e)
+	return e.Message
+}

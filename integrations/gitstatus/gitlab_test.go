@@ -1,0 +1,91 @@
+package gitstatus
+
+import (
+	"errors"
+	"net/http"
+	"testing"
+)
+
+var gitlabRepo = Repository{Host: "gitlab.example.com", Path: "group/sub/name", Owner: "group/sub", Name: "name"}
+
+// The project is addressed by its URL-encoded full path, subgroups
+// included (group%2Fsub%2Fname, not decoded to slashes); the token goes in
+// PRIVATE-TOKEN; "name" carries the context.
+func TestGitLabPost(t *testing.T) {
+	srv := newAPIServer(t, http.StatusCreated, nil, `{"id":1,"status":"failed"}`)
+	err := newTestProvider(t, GitLab, srv.URL).Post(t.Context(), gitlabRepo, testSHA, Status{
+		State: Failure, Context: "claimwarden/shop/web", Description: "denied", TargetURL: "https://dash.example.com/r/1",
+	})
+	if err != nil {
+		t.Fatalf("Post: %v", err)
+	}
+	got := srv.only(t)
+	assertRequest(t, got, "POST", "/api/v4/projects/group%2Fsub%2Fname/statuses/"+testSHA, map[string]any{
+		"state": "failed", "name": "claimwarden/shop/web", "description": "denied", "target_url": "https://dash.example.com/r/1",
+	})
+	if tok := got.Header.Get("PRIVATE-TOKEN"); tok != testToken {
+		t.Errorf("PRIVATE-TOKEN = %q, want the token", tok)
+	}
+	if a := got.Header.Get("Authorization"); a != "" {
+		t.Errorf("Authorization = %q, want none (the token goes in PRIVATE-TOKEN)", a)
+	}
+}
+
+// GitLab has no "error" state: failure and error both become "failed".
+func TestGitLabStateMapping(t *testing.T) {
+	for state, want := range map[State]string{Pending: "pending", Success: "success", Failure: "failed", Error: "failed"} {
+		srv := newAPIServer(t, http.StatusCreated, nil, `{}`)
+		if err := newTestProvider(t, GitLab, srv.URL).Post(t.Context(), gitlabRepo, testSHA, Status{State: state, Context: "c"}); err != nil {
+			t.Fatalf("Post %s: %v", state, err)
+		}
+		assertRequest(t, srv.only(t), "POST", "/api/v4/projects/group%2Fsub%2Fname/statuses/"+testSHA, map[string]any{
+			"state": want, "name": "c", "description": "",
+		})
+	}
+}
+
+// An instance served under a sub-path: its API is under the sub-path, and
+// the sub-path an HTTPS clone URL carries is not part of the project path.
+func TestGitLabSubPathInstance(t *testing.T) {
+	srv := newAPIServer(t, http.StatusCreated, nil, `{}`)
+	repo, err := ParseRepositoryURL("https://git.example.com/gitlab/group/my.app.git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := newTestProvider(t, GitLab, srv.URL+"/gitlab/").Post(t.Context(), repo, testSHA, Status{State: Success, Context: "c"}); err != nil {
+		t.Fatalf("Post: %v", err)
+	}
+	// client-go escapes "." too (%2E), which GitLab decodes like %2F.
+	if got, want := srv.only(t).EscapedPath, "/gitlab/api/v4/projects/group%2Fmy%2Eapp/statuses/"+testSHA; got != want {
+		t.Errorf("path = %s, want %s", got, want)
+	}
+}
+
+// GitLab refuses to set the state a status already has; the commit shows
+// it, so the post succeeded in effect. Any other 400 is permanent.
+func TestGitLabSameStateIsNotAnError(t *testing.T) {
+	srv := newAPIServer(t, http.StatusBadRequest, nil, `{"message":"Cannot transition status via :enqueue from :pending (Reasons: )"}`)
+	if err := newTestProvider(t, GitLab, srv.URL).Post(t.Context(), gitlabRepo, testSHA, Status{State: Pending, Context: "c"}); err != nil {
+		t.Errorf("Post of the state the status has: %v, want nil", err)
+	}
+	srv = newAPIServer(t, http.StatusBadRequest, nil, `{"message":{"state":["is invalid"]}}`)
+	err := newTestProvider(t, GitLab, srv.URL).Post(t.Context(), gitlabRepo, testSHA, Status{State: Pending, Context: "c"})
+	var perm *PermanentError
+	if !errors.As(err, &perm) {
+		t.Errorf("other 400: %v (%T), want *PermanentError", err, err)
+	}
+}
+
+// client-go would retry 429 and 5xx five times by itself; the Reporter
+// must see the first answer, so exactly one request is made.
+func TestGitLabDoesNotRetryItself(t *testing.T) {
+	srv := newAPIServer(t, http.StatusServiceUnavailable, nil, `{"message":"down"}`)
+	_ = newTestProvider(t, GitLab, srv.URL).Post(t.Context(), gitlabRepo, testSHA, Status{State: Pending, Context: "c"})
+	if n := len(srv.requests()); n != 1 {
+		t.Errorf("server got %d requests, want 1", n)
+	}
+}
+
+func TestGitLabErrorClassification(t *testing.T) {
+	testErrorClassification(t, GitLab, gitlabRepo)
+}

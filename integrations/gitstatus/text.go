@@ -1,0 +1,45 @@
+package gitstatus
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"unicode/utf8"
+)
+
+// truncateDescription cuts a description to MaxDescription characters
+// (runes, not bytes: GitHub counts characters, and a cut inside a UTF-8
+// sequence would make the JSON invalid), ending a cut one with "…" so that
+// readers see it was cut. GitHub refuses longer descriptions with 422;
+// the others accept them but show the same short text.
+func truncateDescription(s string) string {
+	if utf8.RuneCountInString(s) <= MaxDescription {
+		return s
+	}
+	return shorten(s, MaxDescription)
+}
+
+// statusKey derives a Bitbucket build key of at most limit bytes from a
+// status context. Bitbucket identifies a build status on a commit by its
+// key, so the key must be the same for the same context every time (a new
+// key would add a second build instead of updating the first) and differ
+// between contexts. A context that fits is used as is; a longer one becomes
+// its first bytes, "-", and the first 10 hex digits of its SHA-256, e.g.
+//
+//	claimwarden/production/postgres-primary-0 (41 bytes, limit 40)
+//	→ claimwarden/production/postgr-d9b70c5971
+//
+// The prefix keeps keys recognisable; the hash (40 bits) keeps contexts
+// sharing a long prefix apart. The cut never splits a UTF-8 sequence. The
+// full context still goes in the status's name, which users read.
+func statusKey(context string, limit int) string {
+	if len(context) <= limit {
+		return context
+	}
+	sum := sha256.Sum256([]byte(context))
+	suffix := "-" + hex.EncodeToString(sum[:])[:10]
+	cut := limit - len(suffix)
+	for cut > 0 && !utf8.RuneStart(context[cut]) {
+		cut--
+	}
+	return context[:cut] + suffix
+}
