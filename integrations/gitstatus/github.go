@@ -27,13 +27,19 @@ type githubProvider struct {
 
 func newGitHubProvider(base *url.URL, h Host, hc *http.Client) (Provider, error) {
 	// github.com's API is on api.github.com, which go-github defaults to.
-	// Any other host is GitHub Enterprise Server, whose API is under
-	// <URL>/api/v3/ (go-github appends it unless the URL already ends so).
+	// Any other host is GitHub Enterprise: Server's API is under
+	// <URL>/api/v3/; an API host of its own (GHE.com data residency:
+	// https://api.<subdomain>.ghe.com) serves it at the root. go-github's
+	// WithEnterpriseURLs applies the same rule; apiURL repeats it for the
+	// installation token exchange.
 	apiURL := "https://api.github.com"
 	opts := []github.ClientOptionsFunc{github.WithHTTPClient(hc)}
 	if host := strings.ToLower(base.Hostname()); host != "github.com" && host != "api.github.com" {
 		opts = append(opts, github.WithEnterpriseURLs(base.String()+"/", base.String()+"/"))
 		apiURL = strings.TrimSuffix(base.String(), "/api/v3") + "/api/v3"
+		if strings.HasPrefix(host, "api.") || strings.Contains(host, ".api.") {
+			apiURL = base.String()
+		}
 	}
 	if app := h.GitHubApp; app != nil {
 		tr, err := installationTransport(apiURL, app, hc.Transport)

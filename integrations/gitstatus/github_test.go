@@ -70,6 +70,33 @@ func TestGitHubPublicHostUsesAPIGitHubCom(t *testing.T) {
 	}
 }
 
+// An API host of its own (GHE.com: api.<subdomain>.ghe.com) serves the
+// API at its root, for statuses and for the App token exchange alike.
+func TestGitHubAPIHostWithoutPrefix(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	srv := newAPIServerFunc(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = io.WriteString(w, `{"token":"ghs_x","expires_at":"`+time.Now().Add(time.Hour).UTC().Format(time.RFC3339)+`"}`)
+	})
+	hc, rt := redirectingClient(t, srv)
+	p, err := NewProvider(Host{URL: "https://api.octo.ghe.com", Type: GitHub, GitHubApp: &GitHubApp{AppID: 7, InstallationID: 8, PrivateKey: pemKey}}, hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Post(t.Context(), githubRepo, testSHA, Status{State: Success, Context: "c"}); err != nil {
+		t.Fatalf("Post: %v", err)
+	}
+	want := []string{"https://api.octo.ghe.com/app/installations/8/access_tokens", "https://api.octo.ghe.com/repos/octo/shop/statuses/" + testSHA}
+	if strings.Join(rt.urls, " ") != strings.Join(want, " ") {
+		t.Errorf("requests went to %v, want %v", rt.urls, want)
+	}
+}
+
 func TestGitHubErrorClassification(t *testing.T) {
 	testErrorClassification(t, GitHub, githubRepo)
 }
