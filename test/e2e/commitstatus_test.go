@@ -1,12 +1,21 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -79,13 +88,15 @@ func TestCommitStatusesOnGitea(t *testing.T) {
 			t.Errorf("%s: request %s after a denied bump, want 2Gi", name, got)
 		}
 	}
+	// The reporter records the post in the VolumeClaimRollout right after it.
 	vcr := &v1alpha1.VolumeClaimRollout{}
-	if err := cl.admin.Get(ctx, client.ObjectKeyFromObject(sts), vcr); err != nil {
-		t.Fatal(err)
-	}
-	if last := vcr.Status.LastCommitStatus; last == nil || last.State != "failure" || last.Revision != denied || last.Context != statusCtx {
-		t.Errorf("lastCommitStatus %+v, want failure on %s", last, denied)
-	}
+	waitFor(t, "lastCommitStatus failure on "+denied[:8], []*controller{ctl}, func(ctx context.Context) (bool, error) {
+		if err := cl.admin.Get(ctx, client.ObjectKeyFromObject(sts), vcr); err != nil {
+			return false, err
+		}
+		last := vcr.Status.LastCommitStatus
+		return last != nil && last.State == "failure" && last.Revision == denied && last.Context == statusCtx, nil
+	})
 }
 
 // replace re-creates the StatefulSet with size and the commit that proposed it.
@@ -123,3 +134,103 @@ func waitStatus(t *testing.T, g *gitea.Server, sha, statusContext, state, want s
 	return strings.TrimPrefix(last, state+" ")
 }
 
+// A Git host answering 500 for a while, then recovering, ends with the right
+// final status and no duplicate post: the reporter retries off the reconcile
+// path with back-off, and only the newest status is posted.
+func TestCommitStatusSurvivesAnOutage(t *testing.T) {
+	cl := started(t)
+	ctx := context.Background()
+	g := gitea.StartT(t)
+	repoURL, err := g.CreateRepo(ctx, "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sha, err := g.PushCommit(ctx, "shop", map[string]string{"web.yaml": "storage: 1Gi\n"}, "storage 1Gi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, err := url.Parse(g.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := newFlakyHost(httputil.NewSingleHostReverseProxy(target), 15*time.Second)
+	t.Cleanup(host.Close)
+
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: controllerNamespace, Name: "flaky-token-" + fmt.Sprint(os.Getpid())},
+		StringData: map[string]string{"token": g.Token},
+	}
+	if err := cl.admin.Create(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(t.TempDir(), "config.yaml")
+	body := fmt.Sprintf("gitStatus:\n  hosts:\n  - url: %s\n    type: gitea\n    tokenSecretRef:\n      name: %s\n", host.URL, secret.Name)
+	if err := os.WriteFile(config, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ns := namespace(t, cl.admin)
+	ctl := startController(t, cl, "controller", "--config", config)
+
+	sts := fixtures.StatefulSet(ns, "web", 2, class, "1Gi")
+	sts.Annotations = map[string]string{v1alpha1.RepositoryAnnotation: repoURL, v1alpha1.RevisionAnnotation: sha}
+	createReady(t, cl.admin, sts)
+	waitStatus(t, g, sha, "claimwarden/"+ns+"/web", "success", "2/2 claims compatible", ctl)
+
+	refused, posted := host.counts()
+	if refused == 0 {
+		t.Fatal("no post was attempted during the outage; the test proves nothing")
+	}
+	seen := map[string]int{}
+	for _, p := range posted {
+		seen[p]++
+		if seen[p] > 1 {
+			t.Errorf("posted twice after the outage: %s", p)
+		}
+	}
+	if len(posted) == 0 || !strings.HasPrefix(posted[len(posted)-1], "success ") {
+		t.Errorf("posts after the outage %q: want the last to be success", posted)
+	}
+	t.Logf("outage: %d posts refused with 500; after it: %q", refused, posted)
+}
+
+// flakyHost answers 500 to every status post until the outage ends, then
+// forwards to the real Git host and records what it forwarded.
+type flakyHost struct {
+	*httptest.Server
+	until time.Time
+
+	mu      sync.Mutex
+	refused int
+	posted  []string // "state description" of forwarded status posts
+}
+
+func newFlakyHost(next http.Handler, outage time.Duration) *flakyHost {
+	f := &flakyHost{until: time.Now().Add(outage)}
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		isStatus := r.Method == http.MethodPost && strings.Contains(r.URL.Path, "/statuses/")
+		if isStatus && time.Now().Before(f.until) {
+			f.mu.Lock()
+			f.refused++
+			f.mu.Unlock()
+			http.Error(w, "simulated outage", http.StatusInternalServerError)
+			return
+		}
+		if isStatus {
+			var s struct{ State, Description string }
+			b, _ := io.ReadAll(r.Body)
+			_ = json.Unmarshal(b, &s)
+			r.Body = io.NopCloser(bytes.NewReader(b))
+			f.mu.Lock()
+			f.posted = append(f.posted, s.State+" "+s.Description)
+			f.mu.Unlock()
+		}
+		next.ServeHTTP(w, r)
+	}))
+	return f
+}
+
+func (f *flakyHost) counts() (int, []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.refused, append([]string(nil), f.posted...)
+}
