@@ -16,7 +16,7 @@ help: ## list targets
 build: ## build bin/claimwarden
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/claimwarden ./cmd/claimwarden
 
-testenv: ## build the real control plane (etcd, kube-*, kubectl, kwok) into bin/testenv
+testenv: ## build the test environment (etcd, kube-*, kubectl, kwok, Gitea) into bin/testenv
 	bash test/testenv/build.sh
 
 generate: ## regenerate deepcopy code and CRD YAML
