@@ -1,0 +1,387 @@
+// Package flux routes claimwarden's rollout outcomes through Flux's
+// notification-controller, so that Flux users get them from the Providers
+// they already run (GitHub, GitLab, Gitea, Bitbucket commit statuses, chat,
+// ...). See docs/flux-notifications.md for the Provider and Alert to set up.
+package flux
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+
+	eventv1 "github.com/fluxcd/pkg/apis/event/v1"
+	"github.com/fluxcd/pkg/runtime/events"
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Labels kustomize-controller puts on every object it applies. They name the
+// Kustomization the events are about: notification-controller only turns
+// events about Flux objects into commit statuses, never events about a
+// StatefulSet.
+const (
+	LabelKustomizationName      = "kustomize.toolkit.fluxcd.io/name"
+	LabelKustomizationNamespace = "kustomize.toolkit.fluxcd.io/namespace"
+)
+
+// kustomizationAPIVersion is the GA Kustomization API (Flux 2.0 on).
+// notification-controller derives the metadata group it keeps from it, and
+// uses it to fetch the Kustomization when an Alert selects by matchLabels.
+const kustomizationAPIVersion = kustomizeGroup + "/v1"
+
+const kustomizeGroup = "kustomize.toolkit.fluxcd.io"
+
+// Metadata keys of the events. notification-controller drops every key that
+// is neither under the involved object's group (kustomize.toolkit.fluxcd.io/)
+// nor, since v1.5.0, under the event group (event.toolkit.fluxcd.io/); what
+// survives reaches Providers with the prefix stripped.
+const (
+	// MetaRevision holds the revision (e.g. main@sha1:<sha>). It is part of
+	// notification-controller's rate-limit key, and the commit its Git
+	// providers post to before v1.8.0 (bitbucketserver: in every version).
+	MetaRevision = kustomizeGroup + "/" + eventv1.MetaRevisionKey
+	// MetaCommit carries the bare commit SHA. Since notification-controller
+	// v1.8.0 its Git commit-status providers drop every event without it
+	// (unless it is kustomize-controller's own "commit_status: update"
+	// event), and take the commit from it in preference to the revision.
+	MetaCommit = eventv1.Group + "/" + eventv1.MetaCommitKey
+	// MetaToken is part of the key notification-controller rate-limits
+	// identical events by (5 minutes by default). It holds the state, so an
+	// outcome whose description repeats the previous state's is not
+	// discarded as a duplicate of it. notification-controller removes it
+	// before Providers see the event.
+	MetaToken = kustomizeGroup + "/" + eventv1.MetaTokenKey
+	// MetaState and MetaStatefulSet are claimwarden's own names for the
+	// rollout state and the StatefulSet (<namespace>/<name>). Receivers
+	// other than notification-controller see them; notification-controller
+	// drops them (see above), hence the copies below.
+	MetaState       = "claimwarden.dev/state"
+	MetaStatefulSet = "claimwarden.dev/statefulset"
+	// MetaFluxState and MetaFluxStatefulSet are the same values under the
+	// event group, which notification-controller (v1.5.0 on) passes to
+	// Providers as "claimwarden-state" and "claimwarden-statefulset", and
+	// to a Provider's commitStatusExpr as event.metadata[...].
+	MetaFluxState       = eventv1.Group + "/claimwarden-state"
+	MetaFluxStatefulSet = eventv1.Group + "/claimwarden-statefulset"
+)
+
+// eventAction fills the Event's required action field. notification-controller
+// decodes events with the v1beta1 schema, which has no action, so no Provider
+// shows it; it only tells other receivers what the event is about.
+const eventAction = "PVCResizeRollout"
+
+const (
+	// retryMax bounds the recorder's retries of connection errors and 5xx
+	// answers: with its 5s timeout per attempt and 1s, 2s waits, one event
+	// occupies the sender for at most about 18s before it is given up.
+	// notification-controller itself is at-most-once; holding later events
+	// longer than that for one that cannot be delivered helps nobody.
+	retryMax = 2
+	// defaultMaxQueued bounds the events accepted and not yet sent. It is
+	// only reached when notification-controller is unreachable for minutes;
+	// new events are then refused (Notify returns false and does not
+	// remember them, so a later call may send them) rather than growing
+	// memory without bound.
+	defaultMaxQueued = 256
+	// defaultRemember bounds the memory of sent events used to deduplicate.
+	// Without a bound it would grow with every revision ever rolled out;
+	// forgetting the oldest costs at most one repeated event, which
+	// notification-controller's rate limit and the Git providers' own
+	// duplicate check absorb.
+	defaultRemember = 4096
+)
+
+// Notifier forwards rollout outcomes to Flux's notification-controller as
+// events about the Kustomization that applied the StatefulSet.
+//
+// Events go out through fluxcd/pkg/runtime's events.Recorder, the client
+// every Flux controller uses for the same endpoint. It needs no
+// controller-runtime manager: without one it only skips writing Kubernetes
+// Events, which claimwarden does not want here anyway (the Event would be
+// about a Kustomization claimwarden does not own).
+//
+// Sending never blocks the caller: Notify queues the event and one goroutine
+// sends the queue in order, so that a pending event cannot overtake the
+// failure that followed it. A Notifier is safe for concurrent use.
+type Notifier struct {
+	rec       events.Recorder
+	log       logr.Logger
+	maxQueued int
+	remember  int
+
+	mu sync.Mutex
+	// sent holds the keys of the events accepted, for deduplication, with
+	// their elements in order (most recent first) to forget the oldest.
+	sent  map[eventKey]*list.Element
+	order *list.List
+	queue []outgoing
+	// sending is true while a goroutine drains queue; idle is closed
+	// whenever it is false, for Flush.
+	sending bool
+	idle    chan struct{}
+}
+
+// eventKey identifies an outcome; Notify sends each at most once.
+type eventKey struct {
+	kustomization, statefulSet, revision, state, description string
+}
+
+// outgoing is one event waiting to be sent.
+type outgoing struct {
+	kustomization corev1.ObjectReference
+	eventType     string
+	reason        string
+	message       string
+	metadata      map[string]string
+}
+
+// NewNotifier returns a Notifier posting to webhook, notification-controller's
+// event receiver (e.g.
+// http://notification-controller.flux-system.svc.cluster.local./), as
+// reportingController (e.g. "claimwarden"). log receives delivery errors.
+func NewNotifier(webhook string, reportingController string, log logr.Logger) (*Notifier, error) {
+	// The recorder itself accepts any string url.Parse accepts, including
+	// "" (it then silently sends nothing) and relative references; refuse
+	// them here so that a typo in the configuration fails at start-up
+	// instead of dropping every event.
+	u, err := url.Parse(webhook)
+	switch {
+	case webhook == "":
+		return nil, errors.New("flux events: the notification-controller address is empty")
+	case err != nil:
+		return nil, fmt.Errorf("flux events: the notification-controller address %q is not a URL: %w", webhook, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, fmt.Errorf("flux events: the notification-controller address %q is not an http or https URL", webhook)
+	case u.Host == "":
+		return nil, fmt.Errorf("flux events: the notification-controller address %q names no host", webhook)
+	case u.User != nil:
+		return nil, fmt.Errorf("flux events: the notification-controller address %q holds a user name or password, which notification-controller does not check", webhook)
+	}
+	if reportingController == "" {
+		return nil, errors.New("flux events: the reporting controller name is empty")
+	}
+	// The recorder calls log.GetSink().Enabled(...) on every event, which
+	// panics on logr.Discard() or a zero Logger (both have a nil sink).
+	if log.GetSink() == nil {
+		log = funcr.New(func(string, string) {}, funcr.Options{})
+	}
+	rec, err := events.NewRecorder(log, webhook, reportingController, events.WithRetryMax(retryMax))
+	if err != nil {
+		return nil, fmt.Errorf("flux events: %w", err)
+	}
+	idle := make(chan struct{})
+	close(idle)
+	return &Notifier{
+		rec:       rec,
+		log:       log,
+		maxQueued: defaultMaxQueued,
+		remember:  defaultRemember,
+		sent:      make(map[eventKey]*list.Element),
+		order:     list.New(),
+		idle:      idle,
+	}, nil
+}
+
+// Notify sends one event when the StatefulSet was applied by a Kustomization
+// (labels kustomize.toolkit.fluxcd.io/name and
+// kustomize.toolkit.fluxcd.io/namespace on the StatefulSet) and a revision is
+// known; it returns false (sending nothing) otherwise.
+//
+// revision is the Flux revision of the commit the rollout reports on, e.g.
+// main@sha1:<sha>. state is one of pending, success (severity info), failure
+// or error (severity error); reason is the rollout's condition reason and
+// becomes the event reason (the description of the commit status Flux
+// posts); the message is "<namespace>/<statefulset>: <description>".
+//
+// The same (Kustomization, StatefulSet, revision, state, description) is
+// never sent twice: Notify returns false for a repeat. It also returns false,
+// remembering nothing, when ctx is done, state is unknown, or the queue is
+// full. true means the event was queued; it is sent in the background and a
+// delivery error is logged, not returned: retrying is the recorder's (a few
+// attempts) and then notification-controller's business.
+func (n *Notifier) Notify(ctx context.Context, sts *appsv1.StatefulSet, revision, state, reason, description string) bool {
+	if sts == nil || revision == "" {
+		return false
+	}
+	ksName := sts.Labels[LabelKustomizationName]
+	ksNamespace := sts.Labels[LabelKustomizationNamespace]
+	if ksName == "" || ksNamespace == "" {
+		return false
+	}
+	eventType, ok := eventTypeOf(state)
+	if !ok {
+		n.log.Error(nil, "not sending a Flux event for an unknown rollout state", "state", state,
+			"statefulset", sts.Namespace+"/"+sts.Name)
+		return false
+	}
+	if ctx.Err() != nil {
+		return false
+	}
+
+	statefulSet := sts.Namespace + "/" + sts.Name
+	key := eventKey{
+		kustomization: ksNamespace + "/" + ksName,
+		statefulSet:   statefulSet,
+		revision:      revision,
+		state:         state,
+		description:   description,
+	}
+	metadata := map[string]string{
+		MetaRevision:        revision,
+		MetaToken:           state,
+		MetaState:           state,
+		MetaStatefulSet:     statefulSet,
+		MetaFluxState:       state,
+		MetaFluxStatefulSet: statefulSet,
+	}
+	if sha := commitOf(revision); sha != "" {
+		metadata[MetaCommit] = sha
+	}
+	ev := outgoing{
+		// A reference, not a Kustomization object: the recorder uses a
+		// *corev1.ObjectReference as it is, so neither the Kustomization
+		// API types nor a scheme are needed. notification-controller uses
+		// kind, namespace and name to select Alerts, the API group to keep
+		// metadata, and kind and name for the commit status context.
+		kustomization: corev1.ObjectReference{
+			Kind:       "Kustomization",
+			APIVersion: kustomizationAPIVersion,
+			Namespace:  ksNamespace,
+			Name:       ksName,
+		},
+		eventType: eventType,
+		reason:    reason,
+		message:   statefulSet + ": " + description,
+		metadata:  metadata,
+	}
+
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if el, dup := n.sent[key]; dup {
+		n.order.MoveToFront(el)
+		return false
+	}
+	if len(n.queue) >= n.maxQueued {
+		n.log.Error(nil, "dropping a Flux event: too many events wait for notification-controller",
+			"queued", len(n.queue), "kustomization", key.kustomization, "statefulset", statefulSet,
+			"revision", revision, "state", state)
+		return false
+	}
+	n.sent[key] = n.order.PushFront(key)
+	for n.order.Len() > n.remember {
+		oldest := n.order.Back()
+		n.order.Remove(oldest)
+		delete(n.sent, oldest.Value.(eventKey))
+	}
+	n.queue = append(n.queue, ev)
+	if !n.sending {
+		n.sending = true
+		n.idle = make(chan struct{})
+		go n.drain()
+	}
+	return true
+}
+
+// Flush waits until every event queued so far has been handed to
+// notification-controller (or given up on), or until ctx is done. Call it on
+// shutdown so that the last outcomes are not lost.
+func (n *Notifier) Flush(ctx context.Context) error {
+	n.mu.Lock()
+	idle := n.idle
+	n.mu.Unlock()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// drain sends the queue in order and exits when it is empty, so that an idle
+// Notifier holds no goroutine.
+func (n *Notifier) drain() {
+	for {
+		n.mu.Lock()
+		if len(n.queue) == 0 {
+			n.sending = false
+			close(n.idle)
+			n.mu.Unlock()
+			return
+		}
+		ev := n.queue[0]
+		n.queue[0] = outgoing{}
+		n.queue = n.queue[1:]
+		n.mu.Unlock()
+
+		// "%s" because the message is data: a description holding "%"
+		// must not be read as a format. The recorder logs its own errors
+		// ("unable to record event") through the Notifier's logger.
+		n.rec.AnnotatedEventf(&ev.kustomization, nil, ev.metadata, ev.eventType, ev.reason, eventAction, "%s", ev.message)
+	}
+}
+
+// eventTypeOf maps a rollout state to the Kubernetes event type the recorder
+// turns into the Flux severity: Normal to info, Warning to error.
+// notification-controller's Git providers post info as success and error as
+// failure; they have no pending state.
+func eventTypeOf(state string) (string, bool) {
+	switch state {
+	case "pending", "success":
+		return corev1.EventTypeNormal, true
+	case "failure", "error":
+		return corev1.EventTypeWarning, true
+	}
+	return "", false
+}
+
+// commitOf returns the commit SHA a revision names, in lower case, or "" when
+// it names none. The rules are those of integrations/gitstatus's
+// ParseRevision (not imported, to keep this package free of it):
+// main@sha1:<sha>, sha1:<sha>, the legacy main/<sha> and a bare 40 or 64 hex
+// digit SHA name a commit; <tag>@sha256:<digest> (OCIRepository, Bucket)
+// names a content digest, abbreviated SHAs may be ambiguous, and both are
+// refused, so that notification-controller is not sent to a commit that does
+// not exist.
+func commitOf(revision string) string {
+	rev := strings.TrimSpace(revision)
+	digest := rev
+	if at := strings.LastIndex(rev, "@"); at >= 0 {
+		digest = rev[at+1:]
+	}
+	if algo, hex, found := strings.Cut(digest, ":"); found {
+		if strings.EqualFold(algo, "sha1") && isHex(hex, 40) {
+			return strings.ToLower(hex)
+		}
+		return ""
+	}
+	if digest != rev {
+		return ""
+	}
+	if isHex(rev, 40) || isHex(rev, 64) {
+		return strings.ToLower(rev)
+	}
+	if slash := strings.LastIndex(rev, "/"); slash > 0 && isHex(rev[slash+1:], 40) {
+		return strings.ToLower(rev[slash+1:])
+	}
+	return ""
+}
+
+// isHex reports whether s is exactly n hexadecimal digits.
+func isHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
