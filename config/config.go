@@ -202,6 +202,7 @@ var keys = []struct{ name, flag string }{
 	{"policies.decisionLogs", ""},
 	{"gitStatus.contextPrefix", "git-status-context-prefix"},
 	{"gitStatus.targetURL", "git-status-target-url"},
+	{"gitStatus.fluxEventsAddr", "git-status-flux-events-addr"},
 	{"gitStatus.hosts", ""},
 }
 
@@ -263,6 +264,7 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.String("policy-configmap-namespace", d.Policies.ConfigMapNamespace, "namespace of the policy ConfigMaps; inside a Pod the default is the Pod's namespace")
 	fs.String("git-status-context-prefix", d.GitStatus.ContextPrefix, "start of the commit status contexts, <prefix>/<namespace>/<statefulset>; e.g. claimwarden/prod-eu to tell clusters apart")
 	fs.String("git-status-target-url", d.GitStatus.TargetURL, "http(s) link posted with every commit status; empty posts none")
+	fs.String("git-status-flux-events-addr", d.GitStatus.FluxEventsAddr, "event receiver of Flux's notification-controller; rollout outcomes are also sent there")
 }
 
 // namespaceFile is where Kubernetes mounts the Pod's namespace; tests point it elsewhere.

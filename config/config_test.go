@@ -147,17 +147,18 @@ func TestKeysCoverConfig(t *testing.T) {
 
 func TestKeysEnv(t *testing.T) {
 	want := map[string]string{
-		"leaderElection.enabled":  "CLAIMWARDEN_LEADERELECTION_ENABLED",
-		"maxConcurrentPatches":    "CLAIMWARDEN_MAXCONCURRENTPATCHES",
-		"log.format":              "CLAIMWARDEN_LOG_FORMAT",
-		"policies.dirs":           "CLAIMWARDEN_POLICIES_DIRS",
-		"policies.pollInterval":   "CLAIMWARDEN_POLICIES_POLLINTERVAL",
-		"policies.bundles":        "",
-		"policies.params":         "",
-		"policies.decisionLogs":   "",
-		"gitStatus.contextPrefix": "CLAIMWARDEN_GITSTATUS_CONTEXTPREFIX",
-		"gitStatus.targetURL":     "CLAIMWARDEN_GITSTATUS_TARGETURL",
-		"gitStatus.hosts":         "",
+		"leaderElection.enabled":   "CLAIMWARDEN_LEADERELECTION_ENABLED",
+		"maxConcurrentPatches":     "CLAIMWARDEN_MAXCONCURRENTPATCHES",
+		"log.format":               "CLAIMWARDEN_LOG_FORMAT",
+		"policies.dirs":            "CLAIMWARDEN_POLICIES_DIRS",
+		"policies.pollInterval":    "CLAIMWARDEN_POLICIES_POLLINTERVAL",
+		"policies.bundles":         "",
+		"policies.params":          "",
+		"policies.decisionLogs":    "",
+		"gitStatus.contextPrefix":  "CLAIMWARDEN_GITSTATUS_CONTEXTPREFIX",
+		"gitStatus.targetURL":      "CLAIMWARDEN_GITSTATUS_TARGETURL",
+		"gitStatus.fluxEventsAddr": "CLAIMWARDEN_GITSTATUS_FLUXEVENTSADDR",
+		"gitStatus.hosts":          "",
 	}
 	for _, k := range Keys() {
 		if w, ok := want[k.Name]; ok && k.Env != w {
@@ -510,7 +511,7 @@ func TestLoadRejects(t *testing.T) {
 		file: "labelSelectr: app=db\n",
 		want: `unknown key "labelselectr" (known keys: kubeconfig, namespaces, labelSelector, updateStrategy, maxConcurrentPatches, workers, kubeAPIQPS, kubeAPIBurst, metricsAddr, healthAddr, leaderElection.enabled, leaderElection.namespace, leaderElection.id, log.level, log.format, ` +
 			`policies.dirs, policies.pollInterval, policies.timeout, policies.allowNetworkBuiltins, policies.configMaps, policies.configMapNamespace, policies.bundles, policies.params, policies.decisionLogs, ` +
-			`gitStatus.contextPrefix, gitStatus.targetURL, gitStatus.hosts)`,
+			`gitStatus.contextPrefix, gitStatus.targetURL, gitStatus.fluxEventsAddr, gitStatus.hosts)`,
 	}, {
 		name: "unknown policies key",
 		file: "policies:\n  foo: 1\n  timeout: 2s\n",

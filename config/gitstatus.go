@@ -32,6 +32,14 @@ type GitStatus struct {
 	// dashboard of the rollouts. Optional.
 	TargetURL string `mapstructure:"targetURL"`
 
+	// FluxEventsAddr, when set, is the event receiver of Flux's
+	// notification-controller (e.g.
+	// http://notification-controller.flux-system.svc.cluster.local./): each
+	// rollout's outcome is also sent there as an event about the
+	// Kustomization that applied the StatefulSet, so Flux Providers can post
+	// it (docs/flux-notifications.md).
+	FluxEventsAddr string `mapstructure:"fluxEventsAddr"`
+
 	// Hosts are the Git hosts statuses are posted to, each with the
 	// credentials to post with. A rollout whose repository is on no listed
 	// host gets no status. File only.
@@ -146,6 +154,15 @@ func (g GitStatus) validate(bad func(key string, value any, format string, args 
 			bad("gitStatus.targetURL", shown, "is not an http or https URL")
 		} else if u.User != nil {
 			bad("gitStatus.targetURL", shown, "holds a user name or password, which every status would publish")
+		}
+	}
+
+	if g.FluxEventsAddr != "" {
+		shown := redactURL(g.FluxEventsAddr)
+		if u, err := url.Parse(g.FluxEventsAddr); err != nil {
+			bad("gitStatus.fluxEventsAddr", shown, "is not a URL: %v", urlErrorCause(err))
+		} else if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("gitStatus.fluxEventsAddr", shown, "is not an http or https URL")
 		}
 	}
 

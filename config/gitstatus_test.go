@@ -269,6 +269,8 @@ func TestValidateGitStatus(t *testing.T) {
 			`gitStatus.targetURL: "rollouts.example.com" is not an http or https URL`},
 		{"target URL with a password, redacted", func(g *GitStatus) { g.TargetURL = "https://admin:hunter2@rollouts.example.com/x" },
 			`gitStatus.targetURL: "https://xxxxx@rollouts.example.com/x" holds a user name or password, which every status would publish`},
+		{"flux events address not http", func(g *GitStatus) { g.FluxEventsAddr = "notification-controller:9090" },
+			`gitStatus.fluxEventsAddr: "notification-controller:9090" is not an http or https URL`},
 
 		{"host URL missing", host(func(h *GitHost) { h.URL = "" }),
 			`gitStatus.hosts[0].url: "" is not an http or https URL`},

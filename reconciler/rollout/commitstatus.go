@@ -25,6 +25,11 @@ type CommitStatuses interface {
 	Seed(t gitstatus.Target, s gitstatus.Status)
 }
 
+// FluxNotifier forwards outcomes to Flux (integrations/flux.Notifier).
+type FluxNotifier interface {
+	Notify(ctx context.Context, sts *appsv1.StatefulSet, revision, state, reason, description string) bool
+}
+
 // commitStatusOf is the status a rollout shows on its commit: success when
 // every claim is compatible, failure when a policy denied, error when blocked
 // otherwise (a rejected patch, a failed resize), pending while in progress.
@@ -89,6 +94,10 @@ func (r *Reconciler) statusContext(sts *appsv1.StatefulSet) string {
 // a restart), so nothing is posted twice.
 func (r *Reconciler) reportCommitStatus(ctx context.Context, sts *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRollout) {
 	src := vcr.Status.Proposal.Source
+	if r.opts.FluxNotifier != nil && src.Revision != "" {
+		state, desc := commitStatusOf(vcr)
+		r.opts.FluxNotifier.Notify(ctx, sts, src.Revision, string(state), conditions.GetReason(vcr, meta.ReadyCondition), truncate(desc))
+	}
 	t, ok := r.statusTarget(ctx, sts, src)
 	if !ok {
 		return

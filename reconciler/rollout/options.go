@@ -36,6 +36,10 @@ type Options struct {
 	// CommitStatuses, when set, receives the commit status of every rollout
 	// whose proposal names a repository and a commit.
 	CommitStatuses CommitStatuses
+	// FluxNotifier, when set, also sends each outcome to Flux's
+	// notification-controller as an event about the Kustomization that
+	// applied the StatefulSet.
+	FluxNotifier FluxNotifier
 	// StatusContextPrefix starts every commit status context
 	// (<prefix>/<namespace>/<statefulset>); default "claimwarden".
 	StatusContextPrefix string

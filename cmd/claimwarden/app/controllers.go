@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/claimwarden/claimwarden/config"
+	"github.com/claimwarden/claimwarden/integrations/flux"
 	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/rollout"
@@ -44,6 +46,20 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 		PolicyChanges:        engine.Changes(),
 		StatusContextPrefix:  cfg.GitStatus.ContextPrefix,
 		StatusTargetURL:      cfg.GitStatus.TargetURL,
+	}
+	if addr := cfg.GitStatus.FluxEventsAddr; addr != "" {
+		notifier, err := flux.NewNotifier(addr, "claimwarden", log.WithName("flux-events"))
+		if err != nil {
+			return fmt.Errorf("gitStatus.fluxEventsAddr: %w", err)
+		}
+		opts.FluxNotifier = notifier
+		go func() {
+			<-ctx.Done()
+			// Deliver what is queued before the process exits.
+			flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = notifier.Flush(flushCtx)
+		}()
 	}
 	if statuses != nil {
 		// A nil *Reporter in the interface would not be nil.
