@@ -112,12 +112,12 @@ func (p *githubProvider) Post(ctx context.Context, repo Repository, sha string, 
 		return &PermanentError{Err: fmt.Errorf("github: repository path %q is not owner/name", repo.Path)}
 	}
 	status := github.RepoStatus{
-		State:       github.Ptr(string(s.State)),
-		Context:     github.Ptr(s.Context),
-		Description: github.Ptr(truncateDescription(s.Description)),
+		State:       new(string(s.State)),
+		Context:     new(s.Context),
+		Description: new(truncateDescription(s.Description)),
 	}
 	if s.TargetURL != "" {
-		status.TargetURL = github.Ptr(s.TargetURL)
+		status.TargetURL = new(s.TargetURL)
 	}
 	_, resp, err := p.client.Repositories.CreateStatus(ctx, repo.Owner, repo.Name, sha, status)
 	if err == nil {
