@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"strings"
 	"sync"
 
 	eventv1 "github.com/fluxcd/pkg/apis/event/v1"
@@ -19,6 +18,8 @@ import (
 	"github.com/go-logr/logr/funcr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 )
 
 // Labels kustomize-controller puts on every object it applies. They name the
@@ -240,7 +241,7 @@ func (n *Notifier) Notify(ctx context.Context, sts *appsv1.StatefulSet, revision
 		MetaFluxState:       state,
 		MetaFluxStatefulSet: statefulSet,
 	}
-	if sha := commitOf(revision); sha != "" {
+	if sha, ok := gitstatus.ParseRevision(revision); ok {
 		metadata[MetaCommit] = sha
 	}
 	ev := outgoing{
@@ -338,50 +339,4 @@ func eventTypeOf(state string) (string, bool) {
 		return corev1.EventTypeWarning, true
 	}
 	return "", false
-}
-
-// commitOf returns the commit SHA a revision names, in lower case, or "" when
-// it names none. The rules are those of integrations/gitstatus's
-// ParseRevision (not imported, to keep this package free of it):
-// main@sha1:<sha>, sha1:<sha>, the legacy main/<sha> and a bare 40 or 64 hex
-// digit SHA name a commit; <tag>@sha256:<digest> (OCIRepository, Bucket)
-// names a content digest, abbreviated SHAs may be ambiguous, and both are
-// refused, so that notification-controller is not sent to a commit that does
-// not exist.
-func commitOf(revision string) string {
-	rev := strings.TrimSpace(revision)
-	digest := rev
-	if at := strings.LastIndex(rev, "@"); at >= 0 {
-		digest = rev[at+1:]
-	}
-	if algo, hex, found := strings.Cut(digest, ":"); found {
-		if strings.EqualFold(algo, "sha1") && isHex(hex, 40) {
-			return strings.ToLower(hex)
-		}
-		return ""
-	}
-	if digest != rev {
-		return ""
-	}
-	if isHex(rev, 40) || isHex(rev, 64) {
-		return strings.ToLower(rev)
-	}
-	if slash := strings.LastIndex(rev, "/"); slash > 0 && isHex(rev[slash+1:], 40) {
-		return strings.ToLower(rev[slash+1:])
-	}
-	return ""
-}
-
-// isHex reports whether s is exactly n hexadecimal digits.
-func isHex(s string, n int) bool {
-	if len(s) != n {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
 }

@@ -554,33 +554,6 @@ func TestNewNotifierRejectsBadConfiguration(t *testing.T) {
 	}
 }
 
-func TestCommitOf(t *testing.T) {
-	const sha256Commit = "c3ab8ff13720e8ad9047dd39466b3c8974e592c2fa383d4a3960714caef0c4f2"
-	for rev, want := range map[string]string{
-		testRevision:                      testSHA,
-		"refs/heads/main@sha1:" + testSHA: testSHA,
-		"sha1:" + testSHA:                 testSHA,
-		"main/" + testSHA:                 testSHA,
-		"feature/x/" + testSHA:            testSHA,
-		strings.ToUpper(testSHA):          testSHA,
-		sha256Commit:                      sha256Commit,
-		"latest@sha256:" + sha256Commit:   "", // an OCI digest, no commit
-		"sha256:" + sha256Commit:          "",
-		"main@sha1:abc1234":               "", // abbreviated
-		"main@" + testSHA:                 "", // not a form Flux writes
-		"1.2.3+abc1234":                   "",
-		"main":                            "",
-		"":                                "",
-		" " + testRevision + " ":          testSHA,
-		"main@sha1:" + testSHA[:39] + "g": "",
-		"main/" + testSHA[:39]:            "",
-	} {
-		if got := commitOf(rev); got != want {
-			t.Errorf("commitOf(%q) = %q, want %q", rev, got, want)
-		}
-	}
-}
-
 // TestNotifyOmitsCommitForDigests: an OCI revision still produces the event
 // (chat providers show it), but without the commit key, so that
 // notification-controller's Git providers do not post to a commit that does
