@@ -48,20 +48,8 @@ func TestCommitStatusesOnGitea(t *testing.T) {
 		return sha
 	}
 
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: controllerNamespace, Name: "gitea-token-" + strings.ToLower(fmt.Sprint(os.Getpid()))},
-		StringData: map[string]string{"token": g.Token},
-	}
-	if err := cl.admin.Create(ctx, secret); err != nil {
-		t.Fatal(err)
-	}
-	config := filepath.Join(t.TempDir(), "config.yaml")
-	body := fmt.Sprintf("gitStatus:\n  hosts:\n  - url: %s\n    type: gitea\n    tokenSecretRef:\n      name: %s\n", g.URL, secret.Name)
-	if err := os.WriteFile(config, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	ns := namespace(t, cl.admin)
-	ctl := startController(t, cl, "controller", "--config", config)
+	ctl := startController(t, cl, "controller", "--config", giteaConfig(t, cl, g.URL, g.Token, "gitea-token"))
 	statusCtx := "claimwarden/" + ns + "/web"
 
 	first := commit("1Gi")
@@ -97,6 +85,25 @@ func TestCommitStatusesOnGitea(t *testing.T) {
 		last := vcr.Status.LastCommitStatus
 		return last != nil && last.State == "failure" && last.Revision == denied && last.Context == statusCtx, nil
 	})
+}
+
+// giteaConfig stores token in a Secret of the controller's namespace and
+// writes a configuration file naming the Gitea at url with that Secret.
+func giteaConfig(t *testing.T, cl *cluster, url, token, secretName string) string {
+	t.Helper()
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: controllerNamespace, Name: secretName + "-" + strings.ToLower(t.Name())},
+		StringData: map[string]string{"token": token},
+	}
+	if err := cl.admin.Create(context.Background(), secret); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	body := fmt.Sprintf("gitStatus:\n  hosts:\n  - url: %s\n    type: gitea\n    tokenSecretRef:\n      name: %s\n", url, secret.Name)
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // replace re-creates the StatefulSet with size and the commit that proposed it.
@@ -156,20 +163,8 @@ func TestCommitStatusSurvivesAnOutage(t *testing.T) {
 	host := newFlakyHost(httputil.NewSingleHostReverseProxy(target), 15*time.Second)
 	t.Cleanup(host.Close)
 
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: controllerNamespace, Name: "flaky-token-" + fmt.Sprint(os.Getpid())},
-		StringData: map[string]string{"token": g.Token},
-	}
-	if err := cl.admin.Create(ctx, secret); err != nil {
-		t.Fatal(err)
-	}
-	config := filepath.Join(t.TempDir(), "config.yaml")
-	body := fmt.Sprintf("gitStatus:\n  hosts:\n  - url: %s\n    type: gitea\n    tokenSecretRef:\n      name: %s\n", host.URL, secret.Name)
-	if err := os.WriteFile(config, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	ns := namespace(t, cl.admin)
-	ctl := startController(t, cl, "controller", "--config", config)
+	ctl := startController(t, cl, "controller", "--config", giteaConfig(t, cl, host.URL, g.Token, "flaky-token"))
 
 	sts := fixtures.StatefulSet(ns, "web", 2, class, "1Gi")
 	sts.Annotations = map[string]string{v1alpha1.RepositoryAnnotation: repoURL, v1alpha1.RevisionAnnotation: sha}
