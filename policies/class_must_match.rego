@@ -7,9 +7,6 @@
 package claimwarden.claims
 
 deny contains {"policy": "class-must-match", "msg": msg} if {
-	is_claim_change
-	not disabled("class-must-match")
-
 	# Present only when the template names a class; a template without one
 	# accepts whatever class the PVC was given (e.g. the cluster default).
 	change := input.change.storageClassName
@@ -17,6 +14,8 @@ deny contains {"policy": "class-must-match", "msg": msg} if {
 	from := object.get(change, "from", "")
 	to := object.get(change, "to", "")
 	from != to
+	input.change.kind == "claim"
+	not "class-must-match" in _disabled_ids
 	msg := sprintf(
 		"%s: the template's storageClassName %s differs from the PVC's %s; a PVC's class cannot change in place, so this needs the OnClaimDelete strategy and a re-created PVC (or revert the template)",
 		[claim_ref, _class_text(to), _class_text(from)],

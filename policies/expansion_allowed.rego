@@ -7,22 +7,23 @@
 package claimwarden.claims
 
 deny contains {"policy": "expansion-allowed", "msg": msg} if {
-	is_claim_change
-	not disabled("expansion-allowed")
-	storage_grows
 	not input.storageClass.allowVolumeExpansion == true
+	[from, to] := _claim_sizes
+	to > from
+	not "expansion-allowed" in _disabled_ids
 	msg := sprintf("%s: %s → %s %s", [claim_ref, storage_from, storage_to, _expansion_blocker])
 }
 
 # An expansion the storage is still working on is not an error, but a second
 # one queues behind it, which explains a claim staying in Resizing.
 warn contains {"policy": "expansion-allowed", "msg": msg} if {
-	is_claim_change
-	not disabled("expansion-allowed")
-	storage_grows
-	some condition in object.get(input, ["pvc", "status", "conditions"], [])
+	# Undefined (no warning) when the PVC, its status or conditions are missing.
+	some condition in input.pvc.status.conditions
 	condition.type in {"Resizing", "FileSystemResizePending"}
 	condition.status == "True"
+	[from, to] := _claim_sizes
+	to > from
+	not "expansion-allowed" in _disabled_ids
 	msg := sprintf(
 		"%s: the PVC's previous expansion has not finished (condition %s); growing it to %s waits for that",
 		[claim_ref, condition.type, storage_to],

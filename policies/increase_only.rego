@@ -7,9 +7,9 @@
 package claimwarden.claims
 
 deny contains {"policy": "increase-only", "msg": msg} if {
-	is_claim_change
-	not disabled("increase-only")
-	storage_shrinks
+	[from, to] := _claim_sizes
+	to < from
+	not "increase-only" in _disabled_ids
 	msg := sprintf(
 		"%s: the template requests %s, less than the claim's current %s; a PVC's storage request can only grow",
 		[claim_ref, storage_to, storage_from],

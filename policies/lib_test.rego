@@ -158,6 +158,21 @@ test_sizes_without_text_are_formatted_from_bytes if {
 	storage_to == "25Gi" with input as claim
 }
 
+# The shipped policies test the kind and sizes on their own (_claim_sizes);
+# these helpers are for custom policies.
+test_kind_and_size_helpers if {
+	is_claim_change with input as mock_claim(10, 20)
+	not is_statefulset_change with input as mock_claim(10, 20)
+	is_statefulset_change with input as mock_statefulset([], [])
+	not is_claim_change with input as mock_statefulset([], [])
+	storage_grows with input as mock_claim(10, 20)
+	not storage_shrinks with input as mock_claim(10, 20)
+	storage_shrinks with input as mock_claim(20, 10)
+	not storage_grows with input as mock_claim(20, 10)
+	not storage_grows with input as mock_claim(10, 10)
+	not storage_shrinks with input as mock_claim(10, 10)
+}
+
 test_sizes_are_undefined_unless_both_are_numbers if {
 	not storage_grows with input as mock_claim_bytes("10Gi", 10 * gib, "25Gi", null)
 	not storage_shrinks with input as mock_claim_bytes("10Gi", "10Gi", "5Gi", 5 * gib)

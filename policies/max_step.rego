@@ -10,15 +10,23 @@
 # limit.
 package claimwarden.claims
 
+# The rules of this file are evaluated for every claim change; each states
+# its cheapest failing condition first and asks whether max-step is disabled
+# last (no condition before it can raise an error).
+
 deny contains {"policy": "max-step", "msg": msg} if {
-	_max_step_applies
+	[from, to] := _claim_sizes
+	to > from
 	limit := params.max_step_percent
-	_valid_limit("max_step_percent", limit)
-	limit != null
-	storage_from_bytes > 0
+
+	# A valid limit that is not null (_valid_limit).
+	is_number(limit)
+	limit > 0
+	from > 0
 
 	# Integer arithmetic, so that exactly the limit (10Gi → 20Gi at 100) passes.
-	(storage_to_bytes - storage_from_bytes) * 100 > limit * storage_from_bytes
+	(to - from) * 100 > limit * from
+	not "max-step" in _disabled_ids
 	msg := sprintf(
 		"%s: %s → %s is +%v%%, more than max_step_percent %v",
 		[claim_ref, storage_from, storage_to, _step_percent, limit],
@@ -26,10 +34,11 @@ deny contains {"policy": "max-step", "msg": msg} if {
 }
 
 deny contains {"policy": "max-step", "msg": msg} if {
-	_max_step_applies
 	limit := _max_step_bytes
-	step := storage_to_bytes - storage_from_bytes
+	[from, to] := _claim_sizes
+	step := to - from
 	step > limit
+	not "max-step" in _disabled_ids
 	msg := sprintf(
 		"%s: %s → %s is +%s, more than max_step_bytes %s",
 		[claim_ref, storage_from, storage_to, format_bytes(step), format_bytes(limit)],
@@ -39,10 +48,10 @@ deny contains {"policy": "max-step", "msg": msg} if {
 # A malformed limit is a denial, not a silently skipped check: the operator
 # asked for a bound and must learn that it is not in force.
 deny contains {"policy": "max-step", "msg": msg} if {
-	is_claim_change
-	not disabled("max-step")
 	some name in ["max_step_percent", "max_step_bytes"]
 	not _valid_limit(name, params[name])
+	input.change.kind == "claim"
+	not "max-step" in _disabled_ids
 	msg := sprintf(
 		"parameter %s (policies.params) must be %s, or null for no limit; got %s",
 		[name, _limit_kinds[name], json.marshal(params[name])],
@@ -52,19 +61,15 @@ deny contains {"policy": "max-step", "msg": msg} if {
 # Without a current request (0) no percentage exists; say that only the
 # absolute limit, if any, was checked rather than pass silently.
 warn contains {"policy": "max-step", "msg": msg} if {
-	_max_step_applies
+	[from, to] := _claim_sizes
+	from <= 0
+	to > from
 	is_number(params.max_step_percent)
-	storage_from_bytes <= 0
+	not "max-step" in _disabled_ids
 	msg := sprintf(
 		"%s: the current request is %s, so max_step_percent %v was not checked",
 		[claim_ref, storage_from, params.max_step_percent],
 	)
-}
-
-_max_step_applies if {
-	is_claim_change
-	not disabled("max-step")
-	storage_grows
 }
 
 # _step_percent is the increase in percent, rounded up to one decimal so that a
@@ -74,14 +79,15 @@ _step_percent := ceil(((storage_to_bytes - storage_from_bytes) * 1000) / storage
 	storage_from_bytes > 0
 }
 
+# Undefined when unset (null) or malformed.
 _max_step_bytes := p if {
 	p := params.max_step_bytes
 	is_number(p)
 	_valid_limit("max_step_bytes", p)
 } else := units.parse_bytes(p) if {
 	p := params.max_step_bytes
-	_valid_limit("max_step_bytes", p)
 	is_string(p)
+	_valid_limit("max_step_bytes", p)
 }
 
 _limit_kinds := {

@@ -8,8 +8,8 @@
 package claimwarden.claims
 
 deny contains {"policy": "template-count", "msg": msg} if {
-	is_statefulset_change
-	not disabled("template-count")
+	input.change.kind == "statefulset"
+	not "template-count" in _disabled_ids
 	some direction in ["added", "removed"]
 	names := _template_names(direction)
 	count(names) > 0
