@@ -19,34 +19,43 @@ import (
 // OPA's own (the one it uses for documents read from its store); it is not
 // safe for concurrent use, which is fine for one evaluation's input.
 //
-// Each top-level field is marshalled on its own, so that the pieces OPA may
+// Each top-level field is encoded on its own, so that the pieces OPA may
 // need are at hand without splitting the document again; the pieces joined
 // are byte for byte what json.Marshal(in) writes, as encoding/json writes a
-// struct's fields in order as "name":value without spaces.
+// struct's fields in order as "name":value without spaces (and an Encoder
+// writes what Marshal returns, plus a newline).
 func encodeInput(in Input) ([]byte, ast.Value, error) {
 	if inputFields == nil {
 		return encodeInputWhole(in)
 	}
 	v := reflect.ValueOf(in)
-	native := make(map[string]any, len(inputFields))
 	var buf bytes.Buffer
 	buf.Grow(4096)
+	enc := json.NewEncoder(&buf)
+	spans := make([][2]int, len(inputFields))
 	buf.WriteByte('{')
 	for i, f := range inputFields {
-		b, err := json.Marshal(v.Field(f.index).Interface())
-		if err != nil {
-			return nil, nil, err
-		}
 		if i > 0 {
 			buf.WriteByte(',')
 		}
 		buf.WriteString(f.quoted)
 		buf.WriteByte(':')
-		buf.Write(b)
-		native[f.name] = fieldValue(f.eager, b)
+		start := buf.Len()
+		if err := enc.Encode(v.Field(f.index).Interface()); err != nil {
+			return nil, nil, err
+		}
+		buf.Truncate(buf.Len() - 1) // the newline
+		spans[i] = [2]int{start, buf.Len()}
 	}
 	buf.WriteByte('}')
-	return buf.Bytes(), ast.LazyObject(native), nil
+	raw := buf.Bytes()
+	native := make(map[string]any, len(inputFields))
+	d := newJSONDecoder()
+	defer d.release()
+	for i, f := range inputFields {
+		native[f.name] = fieldValue(d, f.eager, raw[spans[i][0]:spans[i][1]:spans[i][1]])
+	}
+	return raw, ast.LazyObject(native), nil
 }
 
 // encodeInputWhole is the general path: marshal, then split the top level.
@@ -60,8 +69,10 @@ func encodeInputWhole(in Input) ([]byte, ast.Value, error) {
 		return nil, nil, err
 	}
 	native := make(map[string]any, len(top))
+	d := newJSONDecoder()
+	defer d.release()
 	for k, v := range top {
-		native[k] = fieldValue(eagerInputFields[k], v)
+		native[k] = fieldValue(d, eagerInputFields[k], v)
 	}
 	return raw, ast.LazyObject(native), nil
 }
@@ -72,9 +83,9 @@ func encodeInputWhole(in Input) ([]byte, ast.Value, error) {
 // marshal, decode, convert). The fields read on (nearly) every evaluation
 // are decoded now instead, by decodeJSON, at a fraction of that cost; OPA
 // then converts only the parts a policy reads (a decoded object stays lazy).
-func fieldValue(eager bool, b []byte) any {
+func fieldValue(d *jsonDecoder, eager bool, b []byte) any {
 	if eager {
-		if v, err := decodeJSON(b); err == nil {
+		if v, err := d.decode(b); err == nil {
 			return v
 		}
 	}
@@ -82,10 +93,12 @@ func fieldValue(eager bool, b []byte) any {
 }
 
 // eagerInputFields are the fields decoded up front: the change, which
-// every policy reads, and the live PVC and its StorageClass, which the
-// shipped policies read for every claim change. The StatefulSet and the
-// template, the bulk of the input, are converted only if a policy reads them.
-var eagerInputFields = map[string]bool{"change": true, "pvc": true, "storageClass": true}
+// every policy reads, the live PVC and its StorageClass, which the shipped
+// policies read for every claim change, and the parameters, small, which
+// OPA's rule index looks up (input.params is the fallback of
+// data.claimwarden.params). The StatefulSet and the template, the bulk of
+// the input, are converted only if a policy reads them.
+var eagerInputFields = map[string]bool{"change": true, "pvc": true, "storageClass": true, "params": true}
 
 // inputField is a top-level field of Input as encoding/json names it.
 type inputField struct {

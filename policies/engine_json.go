@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -17,17 +18,35 @@ import (
 // Anything it does not expect is an error; the caller then leaves the
 // document to OPA.
 func decodeJSON(b []byte) (any, error) {
-	p := jsonDecoder{s: string(b)}
-	v, err := p.value(0)
+	d := newJSONDecoder()
+	defer d.release()
+	return d.decode(b)
+}
+
+// decode decodes b, reusing d's scratch space.
+func (d *jsonDecoder) decode(b []byte) (any, error) {
+	d.s, d.i = string(b), 0
+	defer func() { d.s = "" }()
+	v, err := d.value(0)
 	if err != nil {
 		return nil, err
 	}
-	p.space()
-	if p.i != len(p.s) {
+	d.space()
+	if d.i != len(d.s) {
 		return nil, errJSONSyntax
 	}
 	return v, nil
 }
+
+// jsonDecoders keeps decoders' scratch space between inputs.
+var jsonDecoders = sync.Pool{New: func() any {
+	return &jsonDecoder{members: make([]jsonMember, 0, 64), elems: make([]any, 0, 32)}
+}}
+
+func newJSONDecoder() *jsonDecoder { return jsonDecoders.Get().(*jsonDecoder) }
+
+// release returns d to the pool; its scratch space holds nothing by then.
+func (d *jsonDecoder) release() { jsonDecoders.Put(d) }
 
 var errJSONSyntax = errors.New("unexpected JSON")
 
@@ -101,7 +120,10 @@ func (p *jsonDecoder) literal(word string, v any) (any, error) {
 func (p *jsonDecoder) object(depth int) (any, error) {
 	p.i++ // {
 	base := len(p.members)
-	defer func() { p.members = p.members[:base] }()
+	defer func() {
+		clear(p.members[base:])
+		p.members = p.members[:base]
+	}()
 	p.space()
 	if p.i < len(p.s) && p.s[p.i] == '}' {
 		p.i++
