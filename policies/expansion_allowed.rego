@@ -11,7 +11,7 @@ deny contains {"policy": "expansion-allowed", "msg": msg} if {
 	[from, to] := _claim_sizes
 	to > from
 	not "expansion-allowed" in _disabled_ids
-	msg := sprintf("%s: %s → %s %s", [claim_ref, storage_from, storage_to, _expansion_blocker])
+	msg := sprintf("%s: %s → %s %s", [claim_ref, _quantity_text("from", from), _quantity_text("to", to), _expansion_blocker])
 }
 
 # An expansion the storage is still working on is not an error, but a second
@@ -26,7 +26,7 @@ warn contains {"policy": "expansion-allowed", "msg": msg} if {
 	not "expansion-allowed" in _disabled_ids
 	msg := sprintf(
 		"%s: the PVC's previous expansion has not finished (condition %s); growing it to %s waits for that",
-		[claim_ref, condition.type, storage_to],
+		[claim_ref, condition.type, _quantity_text("to", to)],
 	)
 }
 

@@ -12,6 +12,6 @@ deny contains {"policy": "increase-only", "msg": msg} if {
 	not "increase-only" in _disabled_ids
 	msg := sprintf(
 		"%s: the template requests %s, less than the claim's current %s; a PVC's storage request can only grow",
-		[claim_ref, storage_to, storage_from],
+		[claim_ref, _quantity_text("to", to), _quantity_text("from", from)],
 	)
 }

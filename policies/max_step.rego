@@ -29,11 +29,12 @@ deny contains {"policy": "max-step", "msg": msg} if {
 	not "max-step" in _disabled_ids
 	msg := sprintf(
 		"%s: %s → %s is +%v%%, more than max_step_percent %v",
-		[claim_ref, storage_from, storage_to, _step_percent, limit],
+		[claim_ref, _quantity_text("from", from), _quantity_text("to", to), _step_percent, limit],
 	)
 }
 
 deny contains {"policy": "max-step", "msg": msg} if {
+	params.max_step_bytes != null
 	limit := _max_step_bytes
 	[from, to] := _claim_sizes
 	step := to - from
@@ -41,15 +42,16 @@ deny contains {"policy": "max-step", "msg": msg} if {
 	not "max-step" in _disabled_ids
 	msg := sprintf(
 		"%s: %s → %s is +%s, more than max_step_bytes %s",
-		[claim_ref, storage_from, storage_to, format_bytes(step), format_bytes(limit)],
+		[claim_ref, _quantity_text("from", from), _quantity_text("to", to), format_bytes(step), format_bytes(limit)],
 	)
 }
 
 # A malformed limit is a denial, not a silently skipped check: the operator
 # asked for a bound and must learn that it is not in force.
 deny contains {"policy": "max-step", "msg": msg} if {
+	p := params
 	some name in ["max_step_percent", "max_step_bytes"]
-	not _valid_limit(name, params[name])
+	not _valid_limit(name, p[name])
 	input.change.kind == "claim"
 	not "max-step" in _disabled_ids
 	msg := sprintf(
@@ -68,15 +70,16 @@ warn contains {"policy": "max-step", "msg": msg} if {
 	not "max-step" in _disabled_ids
 	msg := sprintf(
 		"%s: the current request is %s, so max_step_percent %v was not checked",
-		[claim_ref, storage_from, params.max_step_percent],
+		[claim_ref, _quantity_text("from", from), params.max_step_percent],
 	)
 }
 
 # _step_percent is the increase in percent, rounded up to one decimal so that a
 # step just above the limit never reads as equal to it. Undefined from 0: a
 # division by zero is an error, and the engine makes errors fatal.
-_step_percent := ceil(((storage_to_bytes - storage_from_bytes) * 1000) / storage_from_bytes) / 10 if {
-	storage_from_bytes > 0
+_step_percent := ceil(((to - from) * 1000) / from) / 10 if {
+	[from, to] := _claim_sizes
+	from > 0
 }
 
 # Undefined when unset (null) or malformed.
