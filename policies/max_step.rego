@@ -34,6 +34,7 @@ deny contains {"policy": "max-step", "msg": msg} if {
 }
 
 deny contains {"policy": "max-step", "msg": msg} if {
+	# There is no byte limit by default.
 	params.max_step_bytes != null
 	limit := _max_step_bytes
 	[from, to] := _claim_sizes
@@ -49,6 +50,7 @@ deny contains {"policy": "max-step", "msg": msg} if {
 # A malformed limit is a denial, not a silently skipped check: the operator
 # asked for a bound and must learn that it is not in force.
 deny contains {"policy": "max-step", "msg": msg} if {
+	not _max_step_limits_usual
 	p := params
 	some name in ["max_step_percent", "max_step_bytes"]
 	not _valid_limit(name, p[name])
@@ -56,7 +58,7 @@ deny contains {"policy": "max-step", "msg": msg} if {
 	not "max-step" in _disabled_ids
 	msg := sprintf(
 		"parameter %s (policies.params) must be %s, or null for no limit; got %s",
-		[name, _limit_kinds[name], json.marshal(params[name])],
+		[name, _limit_kinds[name], json.marshal(p[name])],
 	)
 }
 
@@ -91,6 +93,17 @@ _max_step_bytes := p if {
 	p := params.max_step_bytes
 	is_string(p)
 	_valid_limit("max_step_bytes", p)
+}
+
+# _max_step_limits_usual holds for a positive percentage and no byte limit:
+# the defaults and the usual configuration, valid limits recognised at the
+# cost of one rule per verdict. Anything else is checked in full above.
+_max_step_limits_usual if {
+	p := params
+	limit := p.max_step_percent
+	is_number(limit)
+	limit > 0
+	p.max_step_bytes == null
 }
 
 _limit_kinds := {
