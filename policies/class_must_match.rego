@@ -10,6 +10,7 @@ deny contains {"policy": "class-must-match", "msg": msg} if {
 	# Present only when the template names a class; a template without one
 	# accepts whatever class the PVC was given (e.g. the cluster default).
 	change := input.change.storageClassName
+	not change.from == change.to # the usual case, decided before object.get
 	is_object(change)
 	from := object.get(change, "from", "")
 	to := object.get(change, "to", "")
