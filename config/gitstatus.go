@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 )
 
 // Defaults of the gitStatus keys.
@@ -101,12 +103,14 @@ type GitHubApp struct {
 }
 
 // gitHostTypes are the values of GitHost.Type, in the order error messages
-// list them. They repeat integrations/gitstatus's HostType values because
-// config does not import the providers; a test there keeps them in step.
-var gitHostTypes = []string{"github", "gitlab", "gitea", "bitbucket-cloud", "bitbucket-server"}
-
-// GitHostTypes returns the values GitHost.Type accepts.
-func GitHostTypes() []string { return slices.Clone(gitHostTypes) }
+// list them: the provider types of integrations/gitstatus.
+var gitHostTypes = func() []string {
+	var out []string
+	for _, t := range gitstatus.HostTypes() {
+		out = append(out, string(t))
+	}
+	return out
+}()
 
 // defaultGitStatus returns the gitStatus configuration used where nothing is set.
 func defaultGitStatus() GitStatus {
@@ -147,7 +151,7 @@ func (g GitStatus) validate(bad func(key string, value any, format string, args 
 		bad("gitStatus.contextPrefix", g.ContextPrefix, `starts or ends with "/": contexts are <prefix>/<namespace>/<statefulset>`)
 	}
 	if g.TargetURL != "" {
-		shown := redactURL(g.TargetURL)
+		shown := gitstatus.RedactURL(g.TargetURL)
 		if u, err := url.Parse(g.TargetURL); err != nil {
 			bad("gitStatus.targetURL", shown, "is not a URL: %v", urlErrorCause(err))
 		} else if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -158,7 +162,7 @@ func (g GitStatus) validate(bad func(key string, value any, format string, args 
 	}
 
 	if g.FluxEventsAddr != "" {
-		shown := redactURL(g.FluxEventsAddr)
+		shown := gitstatus.RedactURL(g.FluxEventsAddr)
 		if u, err := url.Parse(g.FluxEventsAddr); err != nil {
 			bad("gitStatus.fluxEventsAddr", shown, "is not a URL: %v", urlErrorCause(err))
 		} else if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -170,7 +174,7 @@ func (g GitStatus) validate(bad func(key string, value any, format string, args 
 	for i, h := range g.Hosts {
 		key := func(field string) string { return fmt.Sprintf("gitStatus.hosts[%d].%s", i, field) }
 		entry := fmt.Sprintf("gitStatus.hosts[%d]", i)
-		shown := redactURL(h.URL)
+		shown := gitstatus.RedactURL(h.URL)
 
 		if u, err := url.Parse(h.URL); err != nil {
 			bad(key("url"), shown, "is not a URL: %v", urlErrorCause(err))
@@ -239,24 +243,6 @@ func hostOf(u *url.URL) string {
 		host += ":" + port
 	}
 	return host
-}
-
-// redactURL hides a password in s, parsable or not, so that it reaches
-// no message: everything between "//" and the last "@" before the path.
-func redactURL(s string) string {
-	scheme, rest, ok := strings.Cut(s, "//")
-	if !ok {
-		return s
-	}
-	authority := rest
-	if end := strings.IndexAny(rest, "/?#"); end >= 0 {
-		authority = rest[:end]
-	}
-	at := strings.LastIndex(authority, "@")
-	if at < 0 {
-		return s
-	}
-	return scheme + "//xxxxx" + rest[at:]
 }
 
 // urlErrorCause is url.Parse's error without the URL it quotes, which may

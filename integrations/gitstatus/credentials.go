@@ -123,17 +123,17 @@ func NewCredentials(cfg *rest.Config, scheme *runtime.Scheme, hosts []HostConfig
 			return nil, err
 		}
 		if !slices.Contains(HostTypes(), h.Type) {
-			return nil, fmt.Errorf("git host %s: type %q is not one of %s", redactUserinfo(h.URL), h.Type, joinHostTypes())
+			return nil, fmt.Errorf("git host %s: type %q is not one of %s", RedactURL(h.URL), h.Type, joinHostTypes())
 		}
 		if (h.Token == nil) == (h.App == nil) {
-			return nil, fmt.Errorf("git host %s: set exactly one of a token and a GitHub App", redactUserinfo(h.URL))
+			return nil, fmt.Errorf("git host %s: set exactly one of a token and a GitHub App", RedactURL(h.URL))
 		}
 		if _, dup := c.byURL[h.URL]; dup {
-			return nil, fmt.Errorf("git host %s is configured twice", redactUserinfo(h.URL))
+			return nil, fmt.Errorf("git host %s is configured twice", RedactURL(h.URL))
 		}
 		ref := h.ref()
 		if ref.Namespace == "" || ref.Name == "" || ref.Key == "" {
-			return nil, fmt.Errorf("git host %s: %s: namespace, name and key are all required", redactUserinfo(h.URL), ref)
+			return nil, fmt.Errorf("git host %s: %s: namespace, name and key are all required", RedactURL(h.URL), ref)
 		}
 		c.byURL[h.URL] = i
 		c.resolve = append(c.resolve, Host{URL: h.URL, Type: h.Type})
@@ -233,7 +233,7 @@ func (c *Credentials) ProviderFor(repo Repository) (Provider, error) {
 	}
 	hc := c.hosts[i]
 	ref := hc.ref()
-	host := redactUserinfo(hc.URL)
+	host := RedactURL(hc.URL)
 
 	secret, err := c.secret(ref)
 	if err != nil {

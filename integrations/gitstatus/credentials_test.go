@@ -28,7 +28,6 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/claimwarden/claimwarden/config"
 	"github.com/claimwarden/claimwarden/test/testenv"
 )
 
@@ -551,17 +550,5 @@ func TestCredentialsWithoutHosts(t *testing.T) {
 	startCredentials(t, c)
 	if _, err := c.ProviderFor(Repository{Host: "github.com", Path: "o/n", Owner: "o", Name: "n"}); err == nil || !strings.Contains(err.Error(), "no Git host is configured for github.com") {
 		t.Errorf("error = %v, want one saying github.com is not configured", err)
-	}
-}
-
-// TestCredentialsHostTypesMatchConfig keeps config's list of host types,
-// which it cannot import from here, equal to HostTypes.
-func TestCredentialsHostTypesMatchConfig(t *testing.T) {
-	var ours []string
-	for _, ht := range HostTypes() {
-		ours = append(ours, string(ht))
-	}
-	if got := config.GitHostTypes(); !slices.Equal(got, ours) {
-		t.Errorf("config.GitHostTypes() = %q, want HostTypes() %q", got, ours)
 	}
 }

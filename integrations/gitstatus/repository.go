@@ -32,7 +32,7 @@ func ParseRepositoryURL(raw string) (Repository, error) {
 	if s == "" {
 		return Repository{}, fmt.Errorf("repository URL is empty")
 	}
-	shown := redactUserinfo(s)
+	shown := RedactURL(s)
 	bad := func(format string, args ...any) (Repository, error) {
 		return Repository{}, fmt.Errorf("repository URL %q: %s", shown, fmt.Sprintf(format, args...))
 	}
@@ -124,12 +124,12 @@ func ParseRepositoryURL(raw string) (Repository, error) {
 	}, nil
 }
 
-// redactUserinfo replaces the user information of a URL ("user:password@"
+// RedactURL replaces the user information of a URL ("user:password@"
 // after "://") by "xxxxx@", without parsing, so that it works on strings
 // url.Parse refuses. A bare user name is hidden too: HTTPS remotes often
 // carry a token as the user name. scp-like addresses ("git@host:path") are
 // returned unchanged: their user is an account name, never a secret.
-func redactUserinfo(s string) string {
+func RedactURL(s string) string {
 	scheme, rest, ok := strings.Cut(s, "://")
 	if !ok {
 		return s
