@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 )
 
@@ -123,10 +125,16 @@ func TestProxy(t *testing.T) {
 		t.Errorf("proxy spoke %s, want HTTP/2 like kube-apiserver", resp.Proto)
 	}
 
-	s := p.snapshot()
 	patch := requestKey{Method: "PATCH", Verb: "PATCH", Resource: "volumeclaimrollouts.claimwarden.dev/status"}
 	watchKey := requestKey{Method: "GET", Verb: "WATCH", Resource: "persistentvolumeclaims"}
-	if s.arrived[patch] != 1 || s.done[patch][http.StatusConflict] != 1 || s.arrived[watchKey] != 1 {
+	// The proxy records a completion after its handler returns, which may be
+	// just after the client has the response: poll for it.
+	var s proxyCounts
+	err = wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		s = p.snapshot()
+		return s.done[patch][http.StatusConflict] == 1, nil
+	})
+	if err != nil || s.arrived[patch] != 1 || s.arrived[watchKey] != 1 {
 		t.Errorf("counts: arrived %v, done %v", s.arrived, s.done)
 	}
 	if got := s.shapes[patch]; got["status{progress}"] != 1 {
