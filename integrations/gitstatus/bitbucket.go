@@ -39,6 +39,23 @@ type bitbucketBuildStatus struct {
 	Description string `json:"description"`
 }
 
+// newBitbucketBuildStatus is the body both Bitbucket APIs take. Both require a
+// url: without a target URL the status links to the commit page, where users
+// see it anyway.
+func newBitbucketBuildStatus(s Status, keyLimit int, commitPage string) bitbucketBuildStatus {
+	link := s.TargetURL
+	if link == "" {
+		link = commitPage
+	}
+	return bitbucketBuildStatus{
+		Key:         statusKey(s.Context, keyLimit),
+		State:       bitbucketStates[s.State],
+		Name:        s.Context,
+		URL:         link,
+		Description: truncateDescription(s.Description),
+	}
+}
+
 // postBitbucketJSON POSTs body as JSON to endpoint with
 // "Authorization: Bearer <token>" (Bitbucket Cloud repository, project and
 // workspace access tokens; Bitbucket Server HTTP access tokens) and

@@ -40,18 +40,6 @@ func (p *bitbucketCloudProvider) Post(ctx context.Context, repo Repository, sha 
 	}
 	ws, slug := url.PathEscape(repo.Owner), url.PathEscape(repo.Name)
 	path := fmt.Sprintf("/2.0/repositories/%s/%s/commit/%s/statuses/build", ws, slug, url.PathEscape(sha))
-	// Bitbucket Cloud requires a url; without a target URL the status
-	// links to the commit itself, which is where users see it anyway.
-	link := s.TargetURL
-	if link == "" {
-		link = fmt.Sprintf("%s/%s/%s/commits/%s", p.web, ws, slug, sha)
-	}
-	body := bitbucketBuildStatus{
-		Key:         statusKey(s.Context, bitbucketCloudKeyLimit),
-		State:       bitbucketStates[s.State],
-		Name:        s.Context,
-		URL:         link,
-		Description: truncateDescription(s.Description),
-	}
+	body := newBitbucketBuildStatus(s, bitbucketCloudKeyLimit, fmt.Sprintf("%s/%s/%s/commits/%s", p.web, ws, slug, sha))
 	return postBitbucketJSON(ctx, p.hc, "bitbucket-cloud: POST "+path, p.api+path, p.token, body, bitbucketCloudMessage)
 }

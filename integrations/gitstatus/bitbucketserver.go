@@ -49,17 +49,6 @@ func (p *bitbucketServerProvider) Post(ctx context.Context, repo Repository, sha
 	project := url.PathEscape(segments[len(segments)-2])
 	slug := url.PathEscape(segments[len(segments)-1])
 	path := fmt.Sprintf("/rest/api/latest/projects/%s/repos/%s/commits/%s/builds", project, slug, url.PathEscape(sha))
-	link := s.TargetURL
-	if link == "" {
-		// url is required; without a target URL, link the commit.
-		link = fmt.Sprintf("%s/projects/%s/repos/%s/commits/%s", p.base, project, slug, sha)
-	}
-	body := bitbucketBuildStatus{
-		Key:         statusKey(s.Context, bitbucketServerKeyLimit),
-		State:       bitbucketStates[s.State],
-		Name:        s.Context,
-		URL:         link,
-		Description: truncateDescription(s.Description),
-	}
+	body := newBitbucketBuildStatus(s, bitbucketServerKeyLimit, fmt.Sprintf("%s/projects/%s/repos/%s/commits/%s", p.base, project, slug, sha))
 	return postBitbucketJSON(ctx, p.hc, "bitbucket-server: POST "+path, p.base.String()+path, p.token, body, bitbucketServerMessage)
 }
