@@ -207,7 +207,7 @@ func (s *Server) Stop() error {
 func (s *Server) LogTail(n int) string {
 	var b strings.Builder
 	for _, f := range []string{s.logFile(), s.outFile()} {
-		fmt.Fprintf(&b, "==> %s <==\n%s\n", f, tailFile(f, n))
+		fmt.Fprintf(&b, "==> %s <==\n%s\n", f, testenv.TailFile(f, n))
 	}
 	return b.String()
 }
@@ -376,7 +376,7 @@ func (s *Server) run(ctx context.Context, bin string, args ...string) (string, e
 	// its directory is the caller's, and the full output helps when parsing fails.
 	f.WriteString(stdout.String())
 	if err != nil {
-		return stdout.String(), fmt.Errorf("gitea %s: %w; output:\n%s", args[len(globalFlags(args))], err, tailFile(s.outFile(), 20))
+		return stdout.String(), fmt.Errorf("gitea %s: %w; output:\n%s", args[len(globalFlags(args))], err, testenv.TailFile(s.outFile(), 20))
 	}
 	return stdout.String(), nil
 }
@@ -524,17 +524,4 @@ func jwtSecret() string {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
 	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// tailFile returns the last n lines of a file, for error messages.
-func tailFile(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
