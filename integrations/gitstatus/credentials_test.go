@@ -184,7 +184,12 @@ func TestCredentials(t *testing.T) {
 	// Credentials: that post waits for the Secrets rather than failing.
 	early := make(chan error, 1)
 	go func() { early <- credPost(c, giteaRepo) }()
-	time.Sleep(300 * time.Millisecond)
+	// Not synchronisation: the post must still be waiting a while later.
+	select {
+	case err := <-early:
+		t.Fatalf("post before Start returned before the Secrets could be read: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
 	startCredentials(t, c)
 	if err := <-early; err != nil {
 		t.Errorf("post before Start: %v", err)
