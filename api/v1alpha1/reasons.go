@@ -4,6 +4,11 @@ package v1alpha1
 // is healthy: compiled, every bundle loaded, none stale.
 const PoliciesReadyCondition = "PoliciesReady"
 
+// SourceReadyCondition says whether the GitOps source that proposes the
+// StatefulSet (a Flux Kustomization's artifact, an Argo CD Application's
+// manifests) could be read; while it cannot, the last proposal stands.
+const SourceReadyCondition = "SourceReady"
+
 // Condition reasons on a VolumeClaimRollout (the conditions themselves are
 // kstatus' Ready, Reconciling and Stalled from fluxcd/pkg/apis/meta).
 const (
@@ -31,6 +36,18 @@ const (
 	ReasonInvalidTemplate = "InvalidTemplate"
 	// ReasonInvalidAnnotation: a claimwarden annotation has an invalid value.
 	ReasonInvalidAnnotation = "InvalidAnnotation"
+	// ReasonSourceRead: the GitOps source was fetched and built.
+	ReasonSourceRead = "SourceRead"
+	// ReasonSourceUnavailable: the GitOps source could not be fetched or built.
+	ReasonSourceUnavailable = "SourceUnavailable"
+	// ReasonConverged: the StatefulSet was re-created with the proposed
+	// templates, its Pods kept (an event reason).
+	ReasonConverged = "StatefulSetConverged"
+	// ReasonConvergeFailed: re-creating the StatefulSet failed (an event reason).
+	ReasonConvergeFailed = "ConvergeFailed"
+	// ReasonSuperseded: a newer revision replaced the proposal before its
+	// rollout finished (an event reason; its commit status says so).
+	ReasonSuperseded = "Superseded"
 	// ReasonWaitingForClaims: the strategy leaves existing claims until they are deleted.
 	ReasonWaitingForClaims = "WaitingForClaimDeletion"
 )

@@ -74,6 +74,10 @@ type Proposal struct {
 	Source Source `json:"source"`
 	// TemplatesHash identifies the desired volumeClaimTemplates.
 	TemplatesHash string `json:"templatesHash"`
+	// IgnoredLabels are template label keys the source's build injects into
+	// every template (kustomize commonLabels); they are never copied onto claims.
+	// +optional
+	IgnoredLabels []string `json:"ignoredLabels,omitempty"`
 }
 
 // ClaimStatus is the state of one claim (template × ordinal).

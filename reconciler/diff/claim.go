@@ -9,8 +9,8 @@ import (
 )
 
 // compareClaim diffs one template against its claim; pvc is nil when the claim
-// does not exist yet.
-func compareClaim(t *corev1.PersistentVolumeClaim, name string, ordinal int32, pvc *corev1.PersistentVolumeClaim) ClaimChange {
+// does not exist yet; ignore holds label keys never copied onto claims.
+func compareClaim(t *corev1.PersistentVolumeClaim, name string, ordinal int32, pvc *corev1.PersistentVolumeClaim, ignore map[string]bool) ClaimChange {
 	want := t.Spec.Resources.Requests[corev1.ResourceStorage]
 	c := ClaimChange{
 		Template:        t.Name,
@@ -44,8 +44,8 @@ func compareClaim(t *corev1.PersistentVolumeClaim, name string, ordinal int32, p
 		// server forbids clearing a class once applied, so nil is no target.
 		c.VACTo = c.VACFrom
 	}
-	c.Labels = missingEntries(t.Labels, pvc.Labels)
-	c.Annotations = missingEntries(t.Annotations, pvc.Annotations)
+	c.Labels = missingEntries(t.Labels, pvc.Labels, ignore)
+	c.Annotations = missingEntries(t.Annotations, pvc.Annotations, nil)
 	c.ResizeError = resizeError(&pvc.Status)
 	c.ModifyError = modifyError(&pvc.Status)
 

@@ -42,12 +42,16 @@ func Compute(in Input) (Result, error) {
 		}
 	}
 
+	ignore := make(map[string]bool, len(in.IgnoreLabels))
+	for _, k := range in.IgnoreLabels {
+		ignore[k] = true
+	}
 	claims := make([]ClaimChange, 0, len(sts.Spec.VolumeClaimTemplates)*int(count))
 	for i := range sts.Spec.VolumeClaimTemplates {
 		t := &sts.Spec.VolumeClaimTemplates[i]
 		for o := start; o < start+count; o++ {
 			name := ClaimName(t.Name, sts.Name, o)
-			claims = append(claims, compareClaim(t, name, o, pvcs[name]))
+			claims = append(claims, compareClaim(t, name, o, pvcs[name], ignore))
 		}
 	}
 

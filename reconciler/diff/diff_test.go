@@ -616,3 +616,58 @@ func TestComputeDoesNotAliasInput(t *testing.T) {
 		t.Errorf("VACs follow the input: to %q from %q current %q", *c.VACTo, *c.VACFrom, *c.CurrentVAC)
 	}
 }
+
+// Labels a build injects into every template (kustomize commonLabels) are
+// never asked of a claim; other template labels still are.
+func TestComputeIgnoreLabels(t *testing.T) {
+	sts := statefulSet([]corev1.PersistentVolumeClaim{tmpl("data", "10Gi", class("standard"), withLabels("env", "prod", "tier", "db"))})
+	pvcs := []corev1.PersistentVolumeClaim{pvc("data-web-0", "10Gi", "10Gi")}
+	res, err := Compute(Input{Desired: sts, PVCs: pvcs, IgnoreLabels: []string{"env"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Claims[0]
+	if len(c.Labels) != 1 || c.Labels["tier"] != "db" {
+		t.Errorf("labels to patch = %v, want only tier=db", c.Labels)
+	}
+	res, err = Compute(Input{Desired: sts, PVCs: []corev1.PersistentVolumeClaim{pvc("data-web-0", "10Gi", "10Gi", withLabels("tier", "db"))}, IgnoreLabels: []string{"env"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Claims[0].Compatible {
+		t.Errorf("claim with every label but the ignored one is not compatible: %v", res.Claims[0].Reasons)
+	}
+}
+
+func TestTemplatesEqual(t *testing.T) {
+	fs := corev1.PersistentVolumeFilesystem
+	block := corev1.PersistentVolumeBlock
+	// What the API server returns for a template written without these fields.
+	live := tmpl("data", "10Gi", func(p *corev1.PersistentVolumeClaim) {
+		p.APIVersion, p.Kind = "v1", "PersistentVolumeClaim"
+		p.Spec.VolumeMode = &fs
+		p.Status.Phase = corev1.ClaimPending
+		p.Labels = map[string]string{}
+	})
+	cases := []struct {
+		name    string
+		desired corev1.PersistentVolumeClaim
+		want    bool
+	}{
+		{"the manifest the live object came from", tmpl("data", "10Gi"), true},
+		{"same size written differently", tmpl("data", "10240Mi"), true},
+		{"bigger", tmpl("data", "15Gi"), false},
+		{"another name", tmpl("logs", "10Gi"), false},
+		{"a label", tmpl("data", "10Gi", withLabels("tier", "db")), false},
+		{"block mode", tmpl("data", "10Gi", func(p *corev1.PersistentVolumeClaim) { p.Spec.VolumeMode = &block }), false},
+		{"a class", tmpl("data", "10Gi", class("fast")), false},
+	}
+	for _, c := range cases {
+		if got := TemplatesEqual([]corev1.PersistentVolumeClaim{live}, []corev1.PersistentVolumeClaim{c.desired}); got != c.want {
+			t.Errorf("%s: TemplatesEqual = %v, want %v", c.name, got, c.want)
+		}
+	}
+	if TemplatesEqual([]corev1.PersistentVolumeClaim{live}, nil) {
+		t.Error("a removed template compares equal")
+	}
+}

@@ -23,12 +23,12 @@ func IsTrackingKey(k string) bool {
 	return false
 }
 
-// missingEntries returns the template entries, tracking keys excluded, that
-// live lacks or holds with another value; nil when live is a superset.
-func missingEntries(tmpl, live map[string]string) map[string]string {
+// missingEntries returns the template entries, tracking and ignored keys
+// excluded, that live lacks or holds with another value; nil when live is a superset.
+func missingEntries(tmpl, live map[string]string, ignore map[string]bool) map[string]string {
 	var out map[string]string
 	for k, v := range tmpl {
-		if IsTrackingKey(k) {
+		if IsTrackingKey(k) || ignore[k] {
 			continue
 		}
 		if lv, ok := live[k]; ok && lv == v {

@@ -114,4 +114,8 @@ type Input struct {
 	LiveTemplates []corev1.PersistentVolumeClaim
 	// PVCs are the namespace's claims; those not belonging to Desired are ignored.
 	PVCs []corev1.PersistentVolumeClaim
+	// IgnoreLabels are template label keys never copied onto claims besides
+	// the GitOps tracking keys: labels a build tool injects into every
+	// template (kustomize commonLabels) describe the build, not the volume.
+	IgnoreLabels []string
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/policies"
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/reconciler/rollout"
 	"github.com/claimwarden/claimwarden/test/fixtures"
 	"github.com/claimwarden/claimwarden/test/storagesim"
@@ -42,6 +43,10 @@ var (
 	// engine holds the shipped policies plus those tests write into policyDir.
 	engine    *policies.Engine
 	policyDir string
+	// proposals is where tests put GitOps proposals; statuses records the
+	// commit statuses the controller reports.
+	proposals = proposal.NewStore()
+	statuses  = &statusRecorder{}
 )
 
 func TestMain(m *testing.M) {
@@ -128,6 +133,8 @@ func setup(ctx context.Context, e *testenv.Env) error {
 		RetryMaxDelay:        5 * time.Second,
 		Policies:             engine,
 		PolicyChanges:        engine.Changes(),
+		Proposals:            proposals,
+		CommitStatuses:       statuses,
 	}); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/policies"
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
 // FieldOwner is the server-side-apply field manager of every claimwarden write.
@@ -33,6 +34,11 @@ type Options struct {
 	// PolicyChanges, when set, signals that the policies changed: every
 	// StatefulSet is then evaluated again.
 	PolicyChanges <-chan struct{}
+	// Proposals, when set, holds desired StatefulSets from GitOps sources
+	// (Flux, Argo CD): a proposal whose templates differ from the live
+	// StatefulSet is gated, the StatefulSet converged to it and the claims
+	// patched; its source names the commit that gets the status.
+	Proposals *proposal.Store
 	// CommitStatuses, when set, receives the commit status of every rollout
 	// whose proposal names a repository and a commit.
 	CommitStatuses CommitStatuses

@@ -118,11 +118,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, nil
 	}
 
+	d := r.desiredOf(&sts, vcr)
+	r.supersede(ctx, &sts, before, d.src)
+	setSourceCondition(vcr, d)
+
 	var pvcs corev1.PersistentVolumeClaimList
 	if err := r.client.List(ctx, &pvcs, client.InNamespace(sts.Namespace)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing claims of StatefulSet %s: %w", req.NamespacedName, err)
 	}
-	res, err := diff.Compute(diff.Input{Desired: &sts, PVCs: pvcs.Items})
+	in := diff.Input{Desired: d.sts, PVCs: pvcs.Items, IgnoreLabels: d.ignoredLabels}
+	if d.pending != nil {
+		in.LiveTemplates = sts.Spec.VolumeClaimTemplates
+	}
+	res, err := diff.Compute(in)
 	if err != nil {
 		// Bad templates wait for the StatefulSet to change; retrying cannot help.
 		r.stall(&sts, vcr, v1alpha1.ReasonInvalidTemplate, err.Error())
@@ -132,8 +140,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	for i := range pvcs.Items {
 		byName[pvcs.Items[i].Name] = &pvcs.Items[i]
 	}
-	src := sourceOf(&sts)
-	verdict, err := r.gate(ctx, &sts, res, byName, policies.Source(src))
+	verdict, err := r.gate(ctx, d.sts, res, byName, policies.Source(d.src))
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -142,9 +149,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		p.Patch = nil
 		p.Blocked = strings.TrimPrefix(p.Blocked+"; denied by policy: "+verdict.statefulSet, "; ")
 	}
+	if d.pending != nil {
+		// No claim is patched before the StatefulSet carries the templates:
+		// a denied proposal must leave every claim as it is.
+		p.Patch = nil
+		if !verdict.denied() {
+			err := r.convergeTo(ctx, &sts, vcr, d)
+			if apierrors.IsConflict(err) {
+				return ctrl.Result{RequeueAfter: time.Second}, nil
+			}
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+	}
 
 	out := r.patchClaims(ctx, &sts, byName, p.Patch)
-	r.report(&sts, vcr, src, strategy, res, p, verdict, out)
+	r.report(d.sts, vcr, d.src, d.ignoredLabels, strategy, res, p, verdict, out)
 	r.reportCommitStatus(ctx, &sts, vcr)
 
 	if out.rejected != nil {

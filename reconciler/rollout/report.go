@@ -22,14 +22,14 @@ import (
 
 // report writes the rollout's status and emits the events a person needs:
 // a block (once per distinct message) and the completion.
-func (r *Reconciler) report(sts *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRollout, src v1alpha1.Source, strategy v1alpha1.UpdateStrategy, res diff.Result, p plan.Plan, g gateResult, out patchOutcome) {
+func (r *Reconciler) report(sts *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRollout, src v1alpha1.Source, ignoredLabels []string, strategy v1alpha1.UpdateStrategy, res diff.Result, p plan.Plan, g gateResult, out patchOutcome) {
 	prevReady := copyCondition(conditions.Get(vcr, meta.ReadyCondition))
 	prevStalled := copyCondition(conditions.Get(vcr, meta.StalledCondition))
 
 	st := &vcr.Status
 	st.ObservedGeneration = sts.Generation
 	st.Strategy = strategy
-	st.Proposal = &v1alpha1.Proposal{Source: src, TemplatesHash: templatesHash(sts)}
+	st.Proposal = &v1alpha1.Proposal{Source: src, TemplatesHash: templatesHash(sts), IgnoredLabels: ignoredLabels}
 	st.Claims, st.Counts = claimStatuses(p, out)
 	st.Progress = fmt.Sprintf("%d/%d", st.Counts.Compatible, st.Counts.Total)
 	st.Problems = problems(res, p, g)

@@ -54,7 +54,11 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 			return err
 		}
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr)
+	if opts.Proposals != nil {
+		b = b.WatchesRawSource(source.Channel(opts.Proposals.Events(), &handler.EnqueueRequestForObject{}))
+	}
+	return b.
 		Named("volumeclaimrollout").
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.Workers, 1)}).
 		For(&appsv1.StatefulSet{}, builder.WithPredicates(r.managedPredicate())).

@@ -1,0 +1,43 @@
+package diff
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+)
+
+// TemplatesEqual reports whether two lists of volumeClaimTemplates are the
+// same as the API server sees them: a manifest from Git leaves out what the
+// server fills in on a live StatefulSet (kind and apiVersion of each
+// template, volumeMode Filesystem, status phase Pending), so those are
+// normalised away before comparing. Quantities compare by value.
+func TemplatesEqual(a, b []corev1.PersistentVolumeClaim) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !equality.Semantic.DeepEqual(normalTemplate(&a[i]), normalTemplate(&b[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+// normalTemplate keeps what a user can set on a template, server defaults applied.
+func normalTemplate(t *corev1.PersistentVolumeClaim) corev1.PersistentVolumeClaim {
+	out := corev1.PersistentVolumeClaim{Spec: *t.Spec.DeepCopy()}
+	out.Name = t.Name
+	out.Labels = nonEmpty(t.Labels)
+	out.Annotations = nonEmpty(t.Annotations)
+	if out.Spec.VolumeMode == nil {
+		fs := corev1.PersistentVolumeFilesystem
+		out.Spec.VolumeMode = &fs
+	}
+	return out
+}
+
+func nonEmpty(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}

@@ -1,0 +1,49 @@
+// Package proposal carries desired StatefulSets from GitOps sources (Flux
+// Kustomizations, Argo CD Applications) to the rollout controller. Sources
+// put proposals into a Store; the rollout controller reads the newest one for
+// each StatefulSet, so a newer revision simply replaces an older one.
+package proposal
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+)
+
+// Proposal is a desired StatefulSet and where it came from.
+type Proposal struct {
+	// StatefulSet is the desired object as the source renders it. Only its
+	// volumeClaimTemplates are taken; the rest of the live object stays, so
+	// converging never restarts a Pod (the GitOps tool applies the rest).
+	StatefulSet *appsv1.StatefulSet
+	// Source names the GitOps object, the repository and the revision.
+	Source v1alpha1.Source
+	// IgnoredLabels are template label keys the source's build injects into
+	// every template; they are never copied onto claims.
+	IgnoredLabels []string
+	// Reapply asks the GitOps tool to apply the source again once the live
+	// StatefulSet was converged to the proposal (Flux: requestedAt; Argo CD:
+	// a sync). Optional.
+	Reapply func(ctx context.Context) error
+	// SourceError, when set, says the source's newest revision could not be
+	// read or built; the proposal is otherwise the last good one.
+	SourceError string
+}
+
+// Key is the StatefulSet a proposal is for.
+func (p *Proposal) Key() types.NamespacedName {
+	return types.NamespacedName{Namespace: p.StatefulSet.Namespace, Name: p.StatefulSet.Name}
+}
+
+// Owner is the GitOps object that proposes StatefulSets.
+type Owner struct {
+	Kind, Namespace, Name string
+}
+
+// OwnerOf is the owner named by a source.
+func OwnerOf(s v1alpha1.Source) Owner {
+	return Owner{Kind: s.Kind, Namespace: s.Namespace, Name: s.Name}
+}

@@ -1,0 +1,152 @@
+package rollout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/reconciler/converge"
+	"github.com/claimwarden/claimwarden/reconciler/diff"
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
+)
+
+// desired is what one reconcile works towards.
+type desired struct {
+	// sts is the live StatefulSet, or a copy of it carrying a proposal's
+	// templates while the live object still has the old ones.
+	sts *appsv1.StatefulSet
+	src v1alpha1.Source
+	// ignoredLabels are template label keys never copied onto claims.
+	ignoredLabels []string
+	// pending is the proposal the live StatefulSet must first be converged to; nil when none.
+	pending *proposal.Proposal
+	// sourceError says the source of the proposal cannot be read now.
+	sourceError string
+	gitops      bool
+}
+
+// desiredOf picks the desired state of live: the newest GitOps proposal for
+// it, or — after a restart, once converged — the proposal its rollout
+// recorded for these same templates, or else the StatefulSet itself with the
+// commit its annotations name.
+func (r *Reconciler) desiredOf(live *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRollout) desired {
+	if r.opts.Proposals != nil {
+		if p, ok := r.opts.Proposals.Get(types.NamespacedName{Namespace: live.Namespace, Name: live.Name}); ok {
+			d := desired{sts: live, src: p.Source, ignoredLabels: p.IgnoredLabels, sourceError: p.SourceError, gitops: true}
+			if p.StatefulSet != nil && !diff.TemplatesEqual(live.Spec.VolumeClaimTemplates, p.StatefulSet.Spec.VolumeClaimTemplates) {
+				d.sts = withTemplates(live, p.StatefulSet)
+				d.pending = &p
+			}
+			return d
+		}
+	}
+	if rec := vcr.Status.Proposal; rec != nil && rec.Source.Kind != "StatefulSet" && rec.TemplatesHash == templatesHash(live) {
+		return desired{sts: live, src: rec.Source, ignoredLabels: rec.IgnoredLabels, gitops: true}
+	}
+	return desired{sts: live, src: sourceOf(live)}
+}
+
+// withTemplates is live with the proposal's volumeClaimTemplates and nothing
+// else of it: the rest (Pod template, replicas...) is the GitOps tool's to
+// apply, and taking it here could restart Pods the change does not need.
+func withTemplates(live, p *appsv1.StatefulSet) *appsv1.StatefulSet {
+	out := live.DeepCopy()
+	out.Spec.VolumeClaimTemplates = make([]corev1.PersistentVolumeClaim, len(p.Spec.VolumeClaimTemplates))
+	for i := range p.Spec.VolumeClaimTemplates {
+		p.Spec.VolumeClaimTemplates[i].DeepCopyInto(&out.Spec.VolumeClaimTemplates[i])
+	}
+	return out
+}
+
+// convergeTo re-creates live with the proposal's templates (Pods kept), then
+// asks the GitOps tool to apply again, which now succeeds.
+func (r *Reconciler) convergeTo(ctx context.Context, live *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRollout, d desired) error {
+	log := ctrl.LoggerFrom(ctx)
+	err := r.converger.Converge(ctx, live, d.sts)
+	if errors.Is(err, converge.ErrRecreatedElsewhere) {
+		// The GitOps tool re-created it meanwhile; the next reconcile reads that object.
+		log.Info("the StatefulSet was re-created by someone else while claimwarden converged it")
+		return nil
+	}
+	if apierrors.IsConflict(err) {
+		// live was read from a cache that lags (often our own re-create
+		// just happened): nothing was deleted; read again.
+		return err
+	}
+	if err != nil {
+		r.recorder.Eventf(live, vcr, corev1.EventTypeWarning, v1alpha1.ReasonConvergeFailed, "Converge",
+			"re-creating StatefulSet %s/%s with the templates of %s: %s", live.Namespace, live.Name, describeSource(d.src), err)
+		return fmt.Errorf("converging StatefulSet %s/%s to %s: %w", live.Namespace, live.Name, describeSource(d.src), err)
+	}
+	r.recorder.Eventf(live, vcr, corev1.EventTypeNormal, v1alpha1.ReasonConverged, "Converge",
+		"re-created with the volumeClaimTemplates of %s; Pods kept", describeSource(d.src))
+	log.Info("converged the StatefulSet to the proposal", "source", describeSource(d.src))
+	if d.pending.Reapply != nil {
+		if err := d.pending.Reapply(ctx); err != nil {
+			// The tool retries on its own interval; nothing is lost by waiting.
+			log.Error(err, "asking the GitOps tool to apply again", "source", describeSource(d.src))
+		}
+	}
+	return nil
+}
+
+// supersede finalises the commit status of the previous proposal when a newer
+// revision replaced it before its rollout finished: that commit was never
+// fully rolled out and never will be.
+func (r *Reconciler) supersede(ctx context.Context, sts *appsv1.StatefulSet, before *v1alpha1.VolumeClaimRollout, src v1alpha1.Source) {
+	prev := before.Status.Proposal
+	if prev == nil || prev.Source.Revision == "" || prev.Source.Revision == src.Revision || src.Revision == "" {
+		return
+	}
+	if state, _ := commitStatusOf(before); state != gitstatus.Pending || conditions.Get(before, "Ready") == nil {
+		return
+	}
+	msg := "superseded by " + shortRevision(src.Revision) + " before its rollout finished"
+	r.recorder.Eventf(sts, before, corev1.EventTypeNormal, v1alpha1.ReasonSuperseded, "Supersede", "revision %s %s", prev.Source.Revision, msg)
+	t, ok := r.statusTarget(ctx, sts, prev.Source)
+	if !ok {
+		return
+	}
+	r.opts.CommitStatuses.Report(t, gitstatus.Status{State: gitstatus.Error, Context: t.Context, Description: truncate(msg), TargetURL: r.opts.StatusTargetURL})
+}
+
+// setSourceCondition reports whether the GitOps source could be read.
+func setSourceCondition(vcr *v1alpha1.VolumeClaimRollout, d desired) {
+	switch {
+	case !d.gitops:
+		conditions.Delete(vcr, v1alpha1.SourceReadyCondition)
+	case d.sourceError != "":
+		conditions.MarkFalse(vcr, v1alpha1.SourceReadyCondition, v1alpha1.ReasonSourceUnavailable, "%s", d.sourceError)
+	default:
+		conditions.MarkTrue(vcr, v1alpha1.SourceReadyCondition, v1alpha1.ReasonSourceRead, "%s", describeSource(d.src))
+	}
+}
+
+// describeSource renders "Kustomization flux-system/apps at main@sha1:…".
+func describeSource(s v1alpha1.Source) string {
+	out := s.Kind + " " + s.Name
+	if s.Namespace != "" {
+		out = s.Kind + " " + s.Namespace + "/" + s.Name
+	}
+	if s.Revision != "" {
+		out += " at " + s.Revision
+	}
+	return out
+}
+
+// shortRevision shortens a commit to 12 characters for people.
+func shortRevision(rev string) string {
+	if sha, ok := gitstatus.ParseRevision(rev); ok && len(sha) > 12 {
+		return sha[:12]
+	}
+	return rev
+}

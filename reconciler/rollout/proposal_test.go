@@ -1,0 +1,221 @@
+package rollout_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
+	"github.com/claimwarden/claimwarden/test/fixtures"
+)
+
+// statusRecorder stands in for the gitstatus.Reporter (whose own tests post
+// to real hosts): it keeps every status the controller hands over.
+type statusRecorder struct {
+	mu   sync.Mutex
+	seen []recordedStatus
+}
+
+type recordedStatus struct {
+	sha string
+	s   gitstatus.Status
+}
+
+func (r *statusRecorder) Report(t gitstatus.Target, s gitstatus.Status) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seen = append(r.seen, recordedStatus{sha: t.SHA, s: s})
+	return true
+}
+
+func (r *statusRecorder) Seed(gitstatus.Target, gitstatus.Status) {}
+
+// last returns the last status reported on sha for context, or false.
+func (r *statusRecorder) last(sha, context string) (gitstatus.Status, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.seen) - 1; i >= 0; i-- {
+		if r.seen[i].sha == sha && r.seen[i].s.Context == context {
+			return r.seen[i].s, true
+		}
+	}
+	return gitstatus.Status{}, false
+}
+
+func waitStatus(t *testing.T, sha, context string, ok func(gitstatus.Status) bool) gitstatus.Status {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		s, found := statuses.last(sha, context)
+		if found && ok(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("commit %s context %s: last status %+v (found %v), never the expected one", sha, context, s, found)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+var shaCounter atomic.Int64
+
+// gitProposal proposes sts with every template at size, as a Kustomization would.
+func gitProposal(sts *appsv1.StatefulSet, size string, reapplied *atomic.Int32) (proposal.Proposal, string) {
+	desired := sts.DeepCopy()
+	fixtures.SetTemplateSize(size)(desired)
+	sha := fmt.Sprintf("%040x", shaCounter.Add(1)+int64(time.Now().UnixNano()))
+	return proposal.Proposal{
+		StatefulSet: desired,
+		Source: v1alpha1.Source{
+			Kind: "Kustomization", Namespace: "flux-system", Name: "apps",
+			Repository: "https://git.example.com/org/apps.git", Revision: "main@sha1:" + sha,
+		},
+		Reapply: func(context.Context) error { reapplied.Add(1); return nil },
+	}, sha
+}
+
+func podUIDs(t *testing.T, c client.Client, ns string) map[string]types.UID {
+	t.Helper()
+	var pods corev1.PodList
+	if err := c.List(context.Background(), &pods, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]types.UID{}
+	for _, p := range pods.Items {
+		out[p.Name] = p.UID
+	}
+	return out
+}
+
+func TestAllowedProposalConvergesTheStatefulSetAndPatchesClaims(t *testing.T) {
+	c := started(t)
+	ns := namespace(t, c)
+	sts := fixtures.StatefulSet(ns, "db", 2, classExpandable, "1Gi")
+	createReady(t, c, sts)
+	key := client.ObjectKeyFromObject(sts)
+	var live appsv1.StatefulSet
+	if err := c.Get(context.Background(), key, &live); err != nil {
+		t.Fatal(err)
+	}
+	pods := podUIDs(t, c, ns)
+
+	var reapplied atomic.Int32
+	p, sha := gitProposal(&live, "1536Mi", &reapplied)
+	proposals.Set(context.Background(), p)
+
+	vcr := waitRollout(t, c, key, "Ready at 1536Mi", func(v *v1alpha1.VolumeClaimRollout) bool {
+		return readyTrue(v) && v.Status.Counts.Compatible == 2 && v.Status.Claims[0].To == "1536Mi"
+	})
+	if src := vcr.Status.Proposal.Source; src.Kind != "Kustomization" || src.Revision != p.Source.Revision {
+		t.Errorf("recorded source %+v, want the Kustomization's revision", src)
+	}
+	if got := condition(vcr, v1alpha1.SourceReadyCondition); !strings.Contains(got, "Kustomization flux-system/apps") {
+		t.Errorf("SourceReady: %s", got)
+	}
+	var now appsv1.StatefulSet
+	if err := c.Get(context.Background(), key, &now); err != nil {
+		t.Fatal(err)
+	}
+	if now.UID == live.UID {
+		t.Error("the StatefulSet was not re-created")
+	}
+	if got := now.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage]; got.String() != "1536Mi" {
+		t.Errorf("live template requests %s, want 1536Mi", got.String())
+	}
+	for name, uid := range podUIDs(t, c, ns) {
+		if pods[name] != uid {
+			t.Errorf("Pod %s was replaced (uid %s → %s)", name, pods[name], uid)
+		}
+	}
+	if n := reapplied.Load(); n != 1 {
+		t.Errorf("the GitOps tool was asked to apply again %d times, want 1", n)
+	}
+	if n := len(events(t, c, ns, v1alpha1.ReasonConverged)); n != 1 {
+		t.Errorf("%d %s events, want 1", n, v1alpha1.ReasonConverged)
+	}
+	waitStatus(t, sha, "claimwarden/"+ns+"/db", func(s gitstatus.Status) bool { return s.State == gitstatus.Success })
+}
+
+func TestDeniedProposalLeavesTheStatefulSetAndClaims(t *testing.T) {
+	c := started(t)
+	ns := namespace(t, c)
+	sts := fixtures.StatefulSet(ns, "db", 2, classExpandable, "1Gi")
+	createReady(t, c, sts)
+	key := client.ObjectKeyFromObject(sts)
+	var live appsv1.StatefulSet
+	if err := c.Get(context.Background(), key, &live); err != nil {
+		t.Fatal(err)
+	}
+
+	var reapplied atomic.Int32
+	p, sha := gitProposal(&live, "4Gi", &reapplied) // +300%
+	proposals.Set(context.Background(), p)
+
+	vcr := waitRollout(t, c, key, "denied", func(v *v1alpha1.VolumeClaimRollout) bool {
+		return stalled(v) && v.Status.Counts.Denied == 2
+	})
+	if !strings.Contains(describe(vcr), "max-step") {
+		t.Errorf("rollout %s does not name max-step", describe(vcr))
+	}
+	s := waitStatus(t, sha, "claimwarden/"+ns+"/db", func(s gitstatus.Status) bool { return s.State == gitstatus.Failure })
+	if !strings.Contains(s.Description, "max-step") {
+		t.Errorf("failure status %q does not name max-step", s.Description)
+	}
+	var now appsv1.StatefulSet
+	if err := c.Get(context.Background(), key, &now); err != nil {
+		t.Fatal(err)
+	}
+	if now.UID != live.UID {
+		t.Error("a denied proposal re-created the StatefulSet")
+	}
+	for _, name := range []string{"data-db-0", "data-db-1"} {
+		if r := request(claim(t, c, ns, name)); r.String() != "1Gi" {
+			t.Errorf("%s patched to %s despite the denial", name, r.String())
+		}
+	}
+	if n := reapplied.Load(); n != 0 {
+		t.Errorf("the GitOps tool was asked to apply %d times after a denial", n)
+	}
+}
+
+func TestNewerProposalSupersedesAnUnfinishedOne(t *testing.T) {
+	c := started(t)
+	ns := namespace(t, c)
+	sts := fixtures.StatefulSet(ns, "db", 1, classExpandable, "1Gi")
+	// OnClaimDelete keeps the first rollout unfinished (pending) on purpose.
+	sts.Annotations = map[string]string{v1alpha1.UpdateStrategyAnnotation: string(v1alpha1.OnClaimDelete)}
+	createReady(t, c, sts)
+	key := client.ObjectKeyFromObject(sts)
+	var live appsv1.StatefulSet
+	if err := c.Get(context.Background(), key, &live); err != nil {
+		t.Fatal(err)
+	}
+	ctxName := "claimwarden/" + ns + "/db"
+
+	var reapplied atomic.Int32
+	first, firstSHA := gitProposal(&live, "1536Mi", &reapplied)
+	proposals.Set(context.Background(), first)
+	waitStatus(t, firstSHA, ctxName, func(s gitstatus.Status) bool { return s.State == gitstatus.Pending })
+
+	second, secondSHA := gitProposal(&live, "1792Mi", &reapplied)
+	proposals.Set(context.Background(), second)
+	s := waitStatus(t, firstSHA, ctxName, func(s gitstatus.Status) bool { return s.State == gitstatus.Error })
+	if !strings.Contains(s.Description, "superseded by "+secondSHA[:12]) {
+		t.Errorf("first commit's final status %q does not say it was superseded by %s", s.Description, secondSHA[:12])
+	}
+	waitStatus(t, secondSHA, ctxName, func(s gitstatus.Status) bool { return s.State == gitstatus.Pending })
+	if n := len(events(t, c, ns, v1alpha1.ReasonSuperseded)); n != 1 {
+		t.Errorf("%d %s events, want 1", n, v1alpha1.ReasonSuperseded)
+	}
+}
