@@ -51,6 +51,9 @@ type Reconciler struct {
 	// target, that a missing commit was logged and that the reporter was
 	// told what a previous process posted.
 	statusWarned, statusSeeded sync.Map
+	// superseded holds, per StatefulSet, the last revision whose commit
+	// status was finalised as superseded.
+	superseded sync.Map
 }
 
 // rejection is a patch the API server refused, and what must change to try at once.
