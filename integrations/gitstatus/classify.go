@@ -53,6 +53,13 @@ func transportError(op string, err error, secrets ...string) error {
 	return fmt.Errorf("%s: %w", op, err)
 }
 
+// undecodedError is the error for a 2xx answer whose body could not be
+// decoded: the request may have taken effect, but its result is unknown.
+// It is retryable: neither a rate limit nor a refusal.
+func undecodedError(op string, code int, err error, secrets ...string) error {
+	return errors.New(scrubSecrets(fmt.Sprintf("%s: %d %s, but the answer could not be read: %v", op, code, http.StatusText(code), err), secrets))
+}
+
 // rateLimitExhausted reports whether a 403 is a rate limit rather than a
 // refusal: GitHub answers its primary limit with 403 and
 // X-RateLimit-Remaining: 0 (GitLab spells it RateLimit-Remaining), and its

@@ -33,19 +33,9 @@ func (p *giteaProvider) Post(ctx context.Context, repo Repository, sha string, s
 	if !ok || strings.Contains(name, "/") {
 		return &PermanentError{Err: fmt.Errorf("gitea: repository path %q is not owner/name", repo.Path)}
 	}
-	// A Gitea SDK client holds its context (SetContext), so one client
-	// shared by concurrent posts would race on it: each post gets its own,
-	// which costs nothing since SetGiteaVersion("") skips the version
-	// request NewClient otherwise makes. SetToken sends
-	// "Authorization: token <token>".
-	client, err := gitea.NewClient(p.base.String(),
-		gitea.SetHTTPClient(p.hc),
-		gitea.SetToken(p.token),
-		gitea.SetContext(ctx),
-		gitea.SetGiteaVersion(""),
-	)
+	client, err := newGiteaClient(ctx, p.base, p.token, p.hc)
 	if err != nil {
-		return fmt.Errorf("gitea: %w", err)
+		return err
 	}
 	_, resp, err := client.CreateStatus(owner, name, sha, gitea.CreateStatusOption{
 		State:       gitea.StatusState(s.State),
@@ -53,16 +43,58 @@ func (p *giteaProvider) Post(ctx context.Context, repo Repository, sha string, s
 		Description: truncateDescription(s.Description),
 		Context:     s.Context,
 	})
-	if err == nil {
-		return nil
+	if err == nil || (resp != nil && resp.Response != nil && resp.StatusCode/100 == 2) {
+		return nil // a 2xx with an error: created; only decoding the echoed status failed
 	}
 	op := fmt.Sprintf("gitea: POST repos/%s/%s/statuses/%s", owner, name, sha)
-	if resp == nil || resp.Response == nil {
-		return transportError(op, err, p.token)
+	return GiteaError(op, resp, err, p.token)
+}
+
+// NewGiteaClient returns a Gitea SDK client for h (type gitea), with the
+// URL, token and HTTP client the status provider uses, for other
+// integrations (pull-request comments). The client holds ctx: build one per
+// operation, which costs no request. hc nil means a client with
+// DefaultHTTPTimeout. Pass its errors through GiteaError; the repository
+// is named by Host.RepositoryPath.
+func NewGiteaClient(ctx context.Context, h Host, hc *http.Client) (*gitea.Client, error) {
+	base, hc, err := checkHost(h, hc)
+	if err != nil {
+		return nil, err
 	}
-	if resp.StatusCode/100 == 2 {
-		return nil // created; only decoding the echoed status failed
+	if h.Type != Gitea {
+		return nil, fmt.Errorf("git host %s: type %q is not %q", base.Redacted(), h.Type, Gitea)
+	}
+	return newGiteaClient(ctx, base, h.Token, hc)
+}
+
+// newGiteaClient builds a client per operation: a Gitea SDK client holds
+// its context (SetContext), so one client shared by concurrent posts would
+// race on it. That costs nothing, since SetGiteaVersion("") skips the
+// version request NewClient otherwise makes. SetToken sends
+// "Authorization: token <token>".
+func newGiteaClient(ctx context.Context, base *url.URL, token string, hc *http.Client) (*gitea.Client, error) {
+	client, err := gitea.NewClient(base.String(),
+		gitea.SetHTTPClient(hc),
+		gitea.SetToken(token),
+		gitea.SetContext(ctx),
+		gitea.SetGiteaVersion(""),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("gitea: git host %s: %w", base.Redacted(), err)
+	}
+	return client, nil
+}
+
+// GiteaError maps an error of a Gitea SDK call onto the package's
+// classification (see classify.go), naming op ("gitea: POST
+// repos/o/r/...") and with token scrubbed.
+func GiteaError(op string, resp *gitea.Response, err error, token string) error {
+	switch {
+	case resp == nil || resp.Response == nil:
+		return transportError(op, err, token)
+	case resp.StatusCode/100 == 2:
+		return undecodedError(op, resp.StatusCode, err, token)
 	}
 	// The SDK's error is the body's "message" (or the body itself).
-	return httpStatusError(op, resp.StatusCode, resp.Header, err.Error(), p.token)
+	return httpStatusError(op, resp.StatusCode, resp.Header, err.Error(), token)
 }

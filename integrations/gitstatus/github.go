@@ -26,6 +26,30 @@ type githubProvider struct {
 }
 
 func newGitHubProvider(base *url.URL, h Host, hc *http.Client) (Provider, error) {
+	client, err := newGitHubClient(base, h, hc)
+	if err != nil {
+		return nil, err
+	}
+	return &githubProvider{client: client, token: h.Token}, nil
+}
+
+// NewGitHubClient returns a go-github client for h (type github), with
+// the API URL, token or GitHub App installation and HTTP client the status
+// provider uses; other integrations (pull-request comments) call the host
+// through it. hc nil means a client with DefaultHTTPTimeout. It makes no
+// request. Pass its errors through GitHubError.
+func NewGitHubClient(h Host, hc *http.Client) (*github.Client, error) {
+	base, hc, err := checkHost(h, hc)
+	if err != nil {
+		return nil, err
+	}
+	if h.Type != GitHub {
+		return nil, fmt.Errorf("git host %s: type %q is not %q", base.Redacted(), h.Type, GitHub)
+	}
+	return newGitHubClient(base, h, hc)
+}
+
+func newGitHubClient(base *url.URL, h Host, hc *http.Client) (*github.Client, error) {
 	// github.com's API is on api.github.com, which go-github defaults to.
 	// Any other host is GitHub Enterprise: Server's API is under
 	// <URL>/api/v3/; an API host of its own (GHE.com data residency:
@@ -56,7 +80,7 @@ func newGitHubProvider(base *url.URL, h Host, hc *http.Client) (Provider, error)
 	if err != nil {
 		return nil, fmt.Errorf("git host %s: %w", base.Redacted(), err)
 	}
-	return &githubProvider{client: client, token: h.Token}, nil
+	return client, nil
 }
 
 // appTransports caches one installation transport per App installation and
@@ -120,19 +144,21 @@ func (p *githubProvider) Post(ctx context.Context, repo Repository, sha string, 
 		status.TargetURL = new(s.TargetURL)
 	}
 	_, resp, err := p.client.Repositories.CreateStatus(ctx, repo.Owner, repo.Name, sha, status)
-	if err == nil {
-		return nil
+	if err == nil || (resp != nil && resp.Response != nil && resp.StatusCode/100 == 2) {
+		return nil // a 2xx with an error: created; only decoding the echoed status failed
 	}
 	op := fmt.Sprintf("github: POST repos/%s/%s/statuses/%s", repo.Owner, repo.Name, sha)
-	return p.classify(op, resp, err)
+	return GitHubError(op, resp, err, p.token)
 }
 
-// classify maps go-github's errors onto the package's. go-github recognises
-// GitHub's rate limits itself, including before a request: after a 403 with
-// X-RateLimit-Remaining: 0 it refuses further requests until the reset
-// without sending them, with a synthetic 403 that carries no headers, so its
-// error types are read before the response.
-func (p *githubProvider) classify(op string, resp *github.Response, err error) error {
+// GitHubError maps an error of a go-github call onto the package's
+// classification (see classify.go), naming op ("github: POST repos/o/r/...")
+// and with token scrubbed. go-github recognises GitHub's rate limits itself,
+// including before a request: after a 403 with X-RateLimit-Remaining: 0 it
+// refuses further requests until the reset without sending them, with a
+// synthetic 403 that carries no headers, so its error types are read before
+// the response. A 2xx whose body could not be decoded is a plain error.
+func GitHubError(op string, resp *github.Response, err error, token string) error {
 	var primary *github.RateLimitError
 	if errors.As(err, &primary) {
 		var d time.Duration
@@ -142,11 +168,11 @@ func (p *githubProvider) classify(op string, resp *github.Response, err error) e
 		if d == 0 {
 			d = max(time.Until(primary.Rate.Reset.Time), 0)
 		}
-		return &RateLimitError{RetryAfter: d, Err: errors.New(scrubSecrets(op+": "+primary.Message, []string{p.token}))}
+		return &RateLimitError{RetryAfter: d, Err: errors.New(scrubSecrets(op+": "+primary.Message, []string{token}))}
 	}
 	var secondary *github.AbuseRateLimitError
 	if errors.As(err, &secondary) {
-		return &RateLimitError{RetryAfter: max(secondary.GetRetryAfter(), 0), Err: errors.New(scrubSecrets(op+": "+secondary.Message, []string{p.token}))}
+		return &RateLimitError{RetryAfter: max(secondary.GetRetryAfter(), 0), Err: errors.New(scrubSecrets(op+": "+secondary.Message, []string{token}))}
 	}
 	var tokenErr *ghinstallation.HTTPError
 	if errors.As(err, &tokenErr) && tokenErr.Response != nil {
@@ -154,10 +180,10 @@ func (p *githubProvider) classify(op string, resp *github.Response, err error) e
 		// 401; App not installed: 404; GitHub down: 5xx).
 		r := tokenErr.Response
 		defer r.Body.Close()
-		return httpStatusError(op+": installation token", r.StatusCode, r.Header, githubMessage(r.Body), p.token)
+		return httpStatusError(op+": installation token", r.StatusCode, r.Header, githubMessage(r.Body), token)
 	}
 	if resp != nil && resp.Response != nil && resp.StatusCode/100 == 2 {
-		return nil // created; only decoding the echoed status failed
+		return undecodedError(op, resp.StatusCode, err, token)
 	}
 	if resp != nil && resp.Response != nil {
 		var detail string
@@ -172,9 +198,9 @@ func (p *githubProvider) classify(op string, resp *github.Response, err error) e
 				}
 			}
 		}
-		return httpStatusError(op, resp.StatusCode, resp.Header, detail, p.token)
+		return httpStatusError(op, resp.StatusCode, resp.Header, detail, token)
 	}
-	return transportError(op, err, p.token)
+	return transportError(op, err, token)
 }
 
 // githubMessage is the "message" of a GitHub error body, if any.

@@ -37,6 +37,31 @@ type noWait struct{}
 func (noWait) Wait(context.Context) error { return nil }
 
 func newGitLabProvider(base *url.URL, h Host, hc *http.Client) (Provider, error) {
+	client, err := newGitLabClient(base, h, hc)
+	if err != nil {
+		return nil, err
+	}
+	return &gitlabProvider{client: client, base: base, token: h.Token}, nil
+}
+
+// NewGitLabClient returns a client-go client for h (type gitlab), with the
+// API URL, token and HTTP client the status provider uses, for other
+// integrations (merge-request notes). Like the provider's, it neither
+// retries nor paces: callers see every refusal, Retry-After included.
+// hc nil means a client with DefaultHTTPTimeout. It makes no request. Pass
+// its errors through GitLabError; a project is named by Host.RepositoryPath.
+func NewGitLabClient(h Host, hc *http.Client) (*gitlab.Client, error) {
+	base, hc, err := checkHost(h, hc)
+	if err != nil {
+		return nil, err
+	}
+	if h.Type != GitLab {
+		return nil, fmt.Errorf("git host %s: type %q is not %q", base.Redacted(), h.Type, GitLab)
+	}
+	return newGitLabClient(base, h, hc)
+}
+
+func newGitLabClient(base *url.URL, h Host, hc *http.Client) (*gitlab.Client, error) {
 	// NewClient authenticates with "PRIVATE-TOKEN: <token>", which personal,
 	// group and project access tokens all accept.
 	client, err := gitlab.NewClient(h.Token,
@@ -52,7 +77,7 @@ func newGitLabProvider(base *url.URL, h Host, hc *http.Client) (Provider, error)
 	if err != nil {
 		return nil, fmt.Errorf("git host %s: %w", base.Redacted(), err)
 	}
-	return &gitlabProvider{client: client, base: base, token: h.Token}, nil
+	return client, nil
 }
 
 func (p *gitlabProvider) Post(ctx context.Context, repo Repository, sha string, s Status) error {
@@ -74,24 +99,40 @@ func (p *gitlabProvider) Post(ctx context.Context, repo Repository, sha string, 
 	if err == nil {
 		return nil
 	}
-	op := fmt.Sprintf("gitlab: POST projects/%s/statuses/%s", gitlab.PathEscape(project), sha)
-	if resp == nil || resp.Response == nil {
-		return transportError(op, err, p.token)
-	}
-	var detail string
-	var er *gitlab.ErrorResponse
-	if errors.As(err, &er) {
-		detail = er.Message
-	} else if errors.Is(err, gitlab.ErrNotFound) {
-		// client-go answers 404 with ErrNotFound, dropping GitLab's body.
-		detail = "no such project or commit, or the token cannot see it"
-	}
 	// GitLab refuses to set the state a status already has ("Cannot
 	// transition status via :enqueue from :pending", 400). The commit shows
 	// the state asked for, which is what posting meant to achieve; this
 	// happens when a status is posted again after a restart.
-	if resp.StatusCode == http.StatusBadRequest && strings.Contains(detail, "Cannot transition status") {
+	if resp != nil && resp.Response != nil && resp.StatusCode == http.StatusBadRequest &&
+		strings.Contains(gitlabDetail(err), "Cannot transition status") {
 		return nil
 	}
-	return httpStatusError(op, resp.StatusCode, resp.Header, detail, p.token)
+	op := fmt.Sprintf("gitlab: POST projects/%s/statuses/%s", gitlab.PathEscape(project), sha)
+	return GitLabError(op, resp, err, p.token)
+}
+
+// GitLabError maps an error of a client-go call onto the package's
+// classification (see classify.go), naming op ("gitlab: POST
+// projects/g%2Fname/...") and with token scrubbed.
+func GitLabError(op string, resp *gitlab.Response, err error, token string) error {
+	switch {
+	case resp == nil || resp.Response == nil:
+		return transportError(op, err, token)
+	case resp.StatusCode/100 == 2:
+		return undecodedError(op, resp.StatusCode, err, token)
+	}
+	return httpStatusError(op, resp.StatusCode, resp.Header, gitlabDetail(err), token)
+}
+
+// gitlabDetail is what GitLab said in an error answer.
+func gitlabDetail(err error) string {
+	var er *gitlab.ErrorResponse
+	if errors.As(err, &er) {
+		return er.Message
+	}
+	if errors.Is(err, gitlab.ErrNotFound) {
+		// client-go answers 404 with ErrNotFound, dropping GitLab's body.
+		return "no such project or object, or the token cannot see it"
+	}
+	return ""
 }

@@ -2,7 +2,10 @@
 // Enterprise, GitLab, Gitea/Forgejo, Bitbucket Cloud and Bitbucket Server /
 // Data Center, behind one interface, plus the Reporter that deduplicates,
 // queues and retries them so a slow or dead Git host never slows the
-// controller.
+// controller. The clients the providers build (New*Client), the mapping of
+// their errors (*Error) and the repository naming (ParseRepositoryURL,
+// ResolveHost, Host.RepositoryPath) serve the other integrations that call
+// the same hosts, e.g. pull-request comments.
 package gitstatus
 
 import (

@@ -142,18 +142,9 @@ func hostnameOf(hostport string) string {
 // a rotated token); GitHub App installation tokens are cached across
 // providers (see github.go).
 func NewProvider(h Host, hc *http.Client) (Provider, error) {
-	if hc == nil {
-		hc = &http.Client{Timeout: DefaultHTTPTimeout}
-	}
-	base, err := parseBaseURL(h.URL)
+	base, hc, err := checkHost(h, hc)
 	if err != nil {
 		return nil, err
-	}
-	if h.GitHubApp != nil && h.Type != GitHub {
-		return nil, fmt.Errorf("git host %s: a GitHub App authenticates to type %q only, not %q", base.Redacted(), GitHub, h.Type)
-	}
-	if h.Token == "" && h.GitHubApp == nil {
-		return nil, fmt.Errorf("git host %s: no token: every status API requires one", base.Redacted())
 	}
 	switch h.Type {
 	case GitHub:
@@ -168,6 +159,26 @@ func NewProvider(h Host, hc *http.Client) (Provider, error) {
 		return newBitbucketServerProvider(base, h, hc), nil
 	}
 	return nil, fmt.Errorf("git host %s: type %q is not one of %s", base.Redacted(), h.Type, joinHostTypes())
+}
+
+// checkHost validates h's URL and credentials, for NewProvider and the
+// New*Client functions alike, and returns the base URL (see parseBaseURL)
+// and hc, or a client with DefaultHTTPTimeout when hc is nil.
+func checkHost(h Host, hc *http.Client) (*url.URL, *http.Client, error) {
+	if hc == nil {
+		hc = &http.Client{Timeout: DefaultHTTPTimeout}
+	}
+	base, err := parseBaseURL(h.URL)
+	if err != nil {
+		return nil, nil, err
+	}
+	if h.GitHubApp != nil && h.Type != GitHub {
+		return nil, nil, fmt.Errorf("git host %s: a GitHub App authenticates to type %q only, not %q", base.Redacted(), GitHub, h.Type)
+	}
+	if h.Token == "" && h.GitHubApp == nil {
+		return nil, nil, fmt.Errorf("git host %s: no token: every API claimwarden calls requires one", base.Redacted())
+	}
+	return base, hc, nil
 }
 
 func joinHostTypes() string {
@@ -201,6 +212,18 @@ func parseBaseURL(raw string) (*url.URL, error) {
 	u.RawPath = ""
 	u.RawQuery, u.Fragment = "", ""
 	return u, nil
+}
+
+// RepositoryPath is repo's path inside h's instance, as its API names the
+// repository or project: repo.Path without the sub-path h.URL is served
+// under (https://host/gitlab), which HTTPS clone URLs include. A URL that
+// does not parse (which the constructors refuse) leaves the path as it is.
+func (h Host) RepositoryPath(repo Repository) string {
+	base, err := parseBaseURL(h.URL)
+	if err != nil {
+		return repo.Path
+	}
+	return stripBasePath(base, repo.Path)
 }
 
 // stripBasePath removes a host's sub-path (an instance served at

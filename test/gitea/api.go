@@ -39,6 +39,11 @@ func (s *Server) API(ctx context.Context, method, path string, in, out any) erro
 }
 
 func (s *Server) do(ctx context.Context, method, path string, in, out any) (http.Header, error) {
+	return s.doAs(ctx, func(r *http.Request) { r.Header.Set("Authorization", "token "+s.Token) }, method, path, in, out)
+}
+
+// doAs is do with the request authenticated by auth.
+func (s *Server) doAs(ctx context.Context, auth func(*http.Request), method, path string, in, out any) (http.Header, error) {
 	var body io.Reader
 	if in != nil {
 		data, err := json.Marshal(in)
@@ -51,7 +56,7 @@ func (s *Server) do(ctx context.Context, method, path string, in, out any) (http
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Authorization", "token "+s.Token)
+	auth(req)
 	req.Header.Set("Accept", "application/json")
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -111,6 +116,12 @@ func (s *Server) CreateRepo(ctx context.Context, name string) (cloneURL string, 
 // through the contents API (no git client needed), and returns the commit SHA.
 // It works on an empty repository too: the commit becomes the branch's first.
 func (s *Server) PushCommit(ctx context.Context, repo string, files map[string]string, message string) (sha string, err error) {
+	return s.PushCommitTo(ctx, repo, "", files, message)
+}
+
+// PushCommitTo is PushCommit onto branch, which must exist ("" is the
+// default branch).
+func (s *Server) PushCommitTo(ctx context.Context, repo, branch string, files map[string]string, message string) (sha string, err error) {
 	if len(files) == 0 {
 		return "", errors.New("gitea: PushCommit: no files")
 	}
@@ -125,8 +136,9 @@ func (s *Server) PushCommit(ctx context.Context, repo string, files map[string]s
 	}
 	in := struct {
 		Message string `json:"message"`
+		Branch  string `json:"branch,omitempty"`
 		Files   []op   `json:"files"`
-	}{Message: message}
+	}{Message: message, Branch: branch}
 	for path, content := range files {
 		// "upload" is Gitea's create-or-update: unlike "update" it needs no blob SHA
 		// of the file being replaced.
@@ -191,4 +203,90 @@ func (s *Server) CombinedStatus(ctx context.Context, repo, sha string) (state st
 		statuses = append(statuses, cs)
 	}
 	return out.State, statuses, nil
+}
+
+// CreateBranch creates branch name in repo from the branch (or tag, or
+// commit) from.
+func (s *Server) CreateBranch(ctx context.Context, repo, name, from string) error {
+	p, err := s.repoPath(repo)
+	if err != nil {
+		return err
+	}
+	return s.API(ctx, http.MethodPost, p+"/branches", map[string]string{"new_branch_name": name, "old_ref_name": from}, nil)
+}
+
+// CreatePullRequest opens a pull request in repo merging branch head into
+// base, and returns its number (its issue index: pull requests and issues
+// share the numbering, and a pull request's comments are its issue's).
+func (s *Server) CreatePullRequest(ctx context.Context, repo, head, base, title string) (number int, err error) {
+	p, err := s.repoPath(repo)
+	if err != nil {
+		return 0, err
+	}
+	var out struct {
+		Number int `json:"number"`
+	}
+	if err := s.API(ctx, http.MethodPost, p+"/pulls", map[string]string{"head": head, "base": base, "title": title}, &out); err != nil {
+		return 0, err
+	}
+	if out.Number == 0 {
+		return 0, errors.New("gitea: CreatePullRequest: no number in the answer")
+	}
+	return out.Number, nil
+}
+
+// Comment is one comment on an issue or pull request.
+type Comment struct {
+	ID   int64
+	Body string
+	// User is the author's login.
+	User string
+}
+
+// IssueComments reads the comments of issue or pull request number of repo,
+// oldest first: GET /repos/{owner}/{repo}/issues/{number}/comments, which
+// Gitea 1.26 answers with all of them at once (X-Total-Count says how many;
+// a shorter answer fails).
+func (s *Server) IssueComments(ctx context.Context, repo string, number int) ([]Comment, error) {
+	p, err := s.repoPath(repo)
+	if err != nil {
+		return nil, err
+	}
+	var out []struct {
+		ID   int64  `json:"id"`
+		Body string `json:"body"`
+		User struct {
+			Login string `json:"login"`
+		} `json:"user"`
+	}
+	h, err := s.do(ctx, http.MethodGet, p+"/issues/"+strconv.Itoa(number)+"/comments", nil, &out)
+	if err != nil {
+		return nil, err
+	}
+	if total, err := strconv.Atoi(h.Get("X-Total-Count")); err == nil && total > len(out) {
+		return nil, fmt.Errorf("gitea: issue %d has %d comments, the answer only %d", number, total, len(out))
+	}
+	comments := make([]Comment, 0, len(out))
+	for _, c := range out {
+		comments = append(comments, Comment{ID: c.ID, Body: c.Body, User: c.User.Login})
+	}
+	return comments, nil
+}
+
+// CreateToken creates an access token of User with the given scopes (e.g.
+// "write:issue", "read:repository"), authenticating with User's password as
+// Gitea requires for this endpoint, and returns it.
+func (s *Server) CreateToken(ctx context.Context, name string, scopes ...string) (string, error) {
+	var out struct {
+		SHA1 string `json:"sha1"`
+	}
+	basic := func(r *http.Request) { r.SetBasicAuth(s.User, s.Password) }
+	in := map[string]any{"name": name, "scopes": scopes}
+	if _, err := s.doAs(ctx, basic, http.MethodPost, "/users/"+url.PathEscape(s.User)+"/tokens", in, &out); err != nil {
+		return "", err
+	}
+	if out.SHA1 == "" {
+		return "", errors.New("gitea: CreateToken: no token in the answer")
+	}
+	return out.SHA1, nil
 }

@@ -169,6 +169,81 @@ func TestAnswers(t *testing.T) {
 	}
 }
 
+// TestPullRequestHelpers exercises what the pull-request comment tests rely
+// on: a branch with its own commit, a pull request from it, comments read
+// back, and a token with fewer scopes than the admin's.
+func TestPullRequestHelpers(t *testing.T) {
+	srv := StartT(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := srv.CreateRepo(ctx, "shop"); err != nil {
+		t.Fatal(err)
+	}
+	base, err := srv.PushCommit(ctx, "shop", map[string]string{"db.yaml": "size: 10Gi\n"}, "db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.CreateBranch(ctx, "shop", "grow", "main"); err != nil {
+		t.Fatal(err)
+	}
+	head, err := srv.PushCommitTo(ctx, "shop", "grow", map[string]string{"db.yaml": "size: 20Gi\n"}, "grow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The commit went to the branch only.
+	branchHead := func(name string) string {
+		var b struct {
+			Commit struct {
+				ID string `json:"id"`
+			} `json:"commit"`
+		}
+		if err := srv.API(ctx, http.MethodGet, "/repos/"+srv.User+"/shop/branches/"+name, nil, &b); err != nil {
+			t.Fatal(err)
+		}
+		return b.Commit.ID
+	}
+	if got := branchHead("grow"); got != head {
+		t.Errorf("branch grow at %s, want %s", got, head)
+	}
+	if got := branchHead("main"); got != base {
+		t.Errorf("branch main at %s, want %s (unchanged)", got, base)
+	}
+
+	number, err := srv.CreatePullRequest(ctx, "shop", "grow", "main", "Grow db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if number != 1 {
+		t.Errorf("first pull request is number %d, want 1", number)
+	}
+	for _, body := range []string{"first", "second"} {
+		if err := srv.API(ctx, http.MethodPost, "/repos/"+srv.User+"/shop/issues/1/comments", map[string]string{"body": body}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	comments, err := srv.IssueComments(ctx, "shop", number)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(comments) != 2 || comments[0].Body != "first" || comments[1].Body != "second" || comments[0].User != srv.User || comments[0].ID >= comments[1].ID {
+		t.Errorf("comments %+v, want first then second by %s", comments, srv.User)
+	}
+
+	// A token limited to issues reads comments but not its user.
+	tok, err := srv.CreateToken(ctx, "issues-only", "write:issue", "read:repository")
+	if err != nil {
+		t.Fatal(err)
+	}
+	limited := &Server{URL: srv.URL, User: srv.User, Token: tok, http: srv.http}
+	if got, err := limited.IssueComments(ctx, "shop", number); err != nil || len(got) != 2 {
+		t.Errorf("limited token: comments %+v, %v; want 2", got, err)
+	}
+	var apiErr *APIError
+	if err := limited.API(ctx, http.MethodGet, "/user", nil, nil); !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusForbidden {
+		t.Errorf("limited token: GET /user: %v; want 403", err)
+	}
+}
+
 // TestStopEndsProcess checks that Stop leaves nothing listening and is idempotent.
 func TestStopEndsProcess(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), defaultStartTimeout)
