@@ -101,6 +101,9 @@ type Config struct {
 
 	// GitStatus configures the commit statuses posted on the commit that proposed a rollout.
 	GitStatus GitStatus `mapstructure:"gitStatus"`
+
+	// Flux configures the Flux (Kustomization) integration.
+	Flux Flux `mapstructure:"flux"`
 }
 
 // LeaderElection configures the Lease that elects the one active replica.
@@ -156,6 +159,7 @@ func Default() Config {
 		Log:       Log{Level: "info", Format: "json"},
 		Policies:  defaultPolicies(ns),
 		GitStatus: defaultGitStatus(),
+		Flux:      defaultFlux(),
 	}
 }
 
@@ -204,6 +208,10 @@ var keys = []struct{ name, flag string }{
 	{"gitStatus.targetURL", "git-status-target-url"},
 	{"gitStatus.fluxEventsAddr", "git-status-flux-events-addr"},
 	{"gitStatus.hosts", ""},
+	{"flux.enabled", "flux"},
+	{"flux.namespaces", "flux-namespaces"},
+	{"flux.artifactCacheDir", "flux-artifact-cache-dir"},
+	{"flux.maxArtifactSize", "flux-max-artifact-size"},
 }
 
 // freeForm are the keys below which any key is accepted: their maps are handed
@@ -265,6 +273,10 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.String("git-status-context-prefix", d.GitStatus.ContextPrefix, "start of the commit status contexts, <prefix>/<namespace>/<statefulset>; e.g. claimwarden/prod-eu to tell clusters apart")
 	fs.String("git-status-target-url", d.GitStatus.TargetURL, "http(s) link posted with every commit status; empty posts none")
 	fs.String("git-status-flux-events-addr", d.GitStatus.FluxEventsAddr, "event receiver of Flux's notification-controller; rollout outcomes are also sent there")
+	fs.Bool("flux", d.Flux.Enabled, "watch Flux Kustomizations and converge StatefulSets whose volumeClaimTemplates Flux cannot apply (needs the Flux CRDs)")
+	fs.StringSlice("flux-namespaces", d.Flux.Namespaces, "namespaces of the Kustomizations to watch, comma-separated; empty watches all")
+	fs.String("flux-artifact-cache-dir", d.Flux.ArtifactCacheDir, "directory for downloaded source artifacts")
+	fs.Int64("flux-max-artifact-size", d.Flux.MaxArtifactSize, "largest source artifact downloaded, in bytes")
 }
 
 // namespaceFile is where Kubernetes mounts the Pod's namespace; tests point it elsewhere.
@@ -645,6 +657,7 @@ func (c Config) Validate() error {
 	}
 	c.Policies.validate(bad)
 	c.GitStatus.validate(bad)
+	c.Flux.validate(bad)
 	return errors.Join(errs...)
 }
 

@@ -65,6 +65,7 @@ func TestDefaultIsValid(t *testing.T) {
 			ConfigMapNamespace: podNamespace(),
 		},
 		GitStatus: GitStatus{ContextPrefix: "claimwarden"},
+		Flux:      Flux{ArtifactCacheDir: filepath.Join(os.TempDir(), "claimwarden-artifacts"), MaxArtifactSize: 100 << 20},
 	}
 	if !reflect.DeepEqual(d, want) {
 		t.Errorf("Default() = %+v, want %+v", d, want)
@@ -511,7 +512,7 @@ func TestLoadRejects(t *testing.T) {
 		file: "labelSelectr: app=db\n",
 		want: `unknown key "labelselectr" (known keys: kubeconfig, namespaces, labelSelector, updateStrategy, maxConcurrentPatches, workers, kubeAPIQPS, kubeAPIBurst, metricsAddr, healthAddr, leaderElection.enabled, leaderElection.namespace, leaderElection.id, log.level, log.format, ` +
 			`policies.dirs, policies.pollInterval, policies.timeout, policies.allowNetworkBuiltins, policies.configMaps, policies.configMapNamespace, policies.bundles, policies.params, policies.decisionLogs, ` +
-			`gitStatus.contextPrefix, gitStatus.targetURL, gitStatus.fluxEventsAddr, gitStatus.hosts)`,
+			`gitStatus.contextPrefix, gitStatus.targetURL, gitStatus.fluxEventsAddr, gitStatus.hosts, flux.enabled, flux.namespaces, flux.artifactCacheDir, flux.maxArtifactSize)`,
 	}, {
 		name: "unknown policies key",
 		file: "policies:\n  foo: 1\n  timeout: 2s\n",
@@ -841,5 +842,25 @@ func TestShippedConfigFile(t *testing.T) {
 	}
 	if diff := cmp.Diff(Default(), c, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("manager/config.yaml differs from Default() (-want +got):\n%s", diff)
+	}
+}
+
+func TestFluxKeys(t *testing.T) {
+	path := writeConfig(t, "flux:\n  enabled: true\n  namespaces: [flux-system]\n  maxArtifactSize: 1048576\n")
+	cfg, err := Load(parsedFlags(t, "--flux-artifact-cache-dir", "/var/cache/cw"), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Flux{Enabled: true, Namespaces: []string{"flux-system"}, ArtifactCacheDir: "/var/cache/cw", MaxArtifactSize: 1 << 20}
+	if !reflect.DeepEqual(cfg.Flux, want) {
+		t.Errorf("Flux = %+v, want %+v", cfg.Flux, want)
+	}
+	for yaml, wantErr := range map[string]string{
+		"flux:\n  maxArtifactSize: 0\n":        "flux.maxArtifactSize",
+		"flux:\n  namespaces: [Flux_System]\n": "flux.namespaces",
+	} {
+		if _, err := Load(nil, writeConfig(t, yaml), nil); err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Errorf("%q: error %v, want one naming %s", yaml, err, wantErr)
+		}
 	}
 }

@@ -1,0 +1,55 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Flux configures the Flux integration: Kustomizations whose newest revision
+// Flux could not apply are built like kustomize-controller builds them, and
+// StatefulSets whose volumeClaimTemplates changed are converged.
+type Flux struct {
+	// Enabled watches kustomize.toolkit.fluxcd.io/v1 Kustomizations. The
+	// Flux CRDs must be installed; default false.
+	Enabled bool `mapstructure:"enabled"`
+
+	// Namespaces limits the Kustomizations watched; empty (the default)
+	// watches all namespaces. Independent of namespaces, which limits the
+	// StatefulSets: Kustomizations usually live in flux-system.
+	Namespaces []string `mapstructure:"namespaces"`
+
+	// ArtifactCacheDir holds downloaded and extracted source artifacts, one
+	// directory per artifact digest; default <temp dir>/claimwarden-artifacts.
+	ArtifactCacheDir string `mapstructure:"artifactCacheDir"`
+
+	// MaxArtifactSize is the largest artifact downloaded, in bytes; default
+	// 100 MiB (source-controller's own default limit for Git artifacts is lower).
+	MaxArtifactSize int64 `mapstructure:"maxArtifactSize"`
+}
+
+// DefaultMaxArtifactSize bounds an artifact download unless configured.
+const DefaultMaxArtifactSize = 100 << 20
+
+func defaultFlux() Flux {
+	return Flux{
+		ArtifactCacheDir: filepath.Join(os.TempDir(), "claimwarden-artifacts"),
+		MaxArtifactSize:  DefaultMaxArtifactSize,
+	}
+}
+
+func (f Flux) validate(bad func(key string, value any, format string, args ...any)) {
+	if f.MaxArtifactSize <= 0 {
+		bad("flux.maxArtifactSize", f.MaxArtifactSize, "is not a positive number of bytes")
+	}
+	if f.Enabled && f.ArtifactCacheDir == "" {
+		bad("flux.artifactCacheDir", f.ArtifactCacheDir, "is empty: the integration needs a directory for artifacts")
+	}
+	for _, ns := range f.Namespaces {
+		if problems := validation.IsDNS1123Label(ns); len(problems) > 0 {
+			bad("flux.namespaces", ns, "is not a namespace name: %s", strings.Join(problems, "; "))
+		}
+	}
+}
