@@ -1,13 +1,22 @@
 package flux
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/kustomize"
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/test/testenv"
@@ -57,6 +66,14 @@ func TestSubstituteFrom(t *testing.T) {
 	}
 	checkKustomizationBuild(t, r, want)
 
+	t.Run("same objects as kustomize-controller's steps", func(t *testing.T) {
+		ref := controllerBuild(t, c, ks)
+		setFluxMetadata(ref, ks)
+		if diff := cmp.Diff(ref, r.Objects); diff != "" {
+			t.Errorf("Build differs from kustomize-controller's sequence (-controller +Build):\n%s", diff)
+		}
+	})
+
 	t.Run("missing required reference", func(t *testing.T) {
 		missing := ks.DeepCopy()
 		missing.Spec.PostBuild.SubstituteFrom = append(missing.Spec.PostBuild.SubstituteFrom,
@@ -102,4 +119,56 @@ func TestSubstituteFrom(t *testing.T) {
 		want := map[string]string{"DATA_SIZE": "10Gi", "REGION": "us-east", "TOKEN": "s3cr3t"}
 		checkKustomizationBuild(t, r, want)
 	})
+}
+
+// controllerBuild builds ks over a copy of testdata/repo with the steps of
+// kustomize-controller v1.9.6's reconcile and build: generator.WriteFile
+// into the (copied) directory, SecureBuild, SubstituteVariables per resource
+// with the live client, YAML out and objects back in.
+func controllerBuild(t *testing.T, c client.Client, ks *kustomizev1.Kustomization) []*unstructured.Unstructured {
+	t.Helper()
+	tmp := t.TempDir()
+	if err := os.CopyFS(tmp, os.DirFS(repoDir)); err != nil {
+		t.Fatal(err)
+	}
+	dirPath := filepath.Join(tmp, ks.Spec.Path)
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := unstructured.Unstructured{Object: m}
+	if _, err := kustomize.NewGenerator(tmp, u).WriteFile(dirPath); err != nil {
+		t.Fatal(err)
+	}
+	resMap, err := kustomize.SecureBuild(tmp, dirPath, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	always := ks.GetSubstituteStrategy() == kustomizev1.SubstituteStrategyAlways
+	for _, res := range resMap.Resources() {
+		out, err := kustomize.SubstituteVariables(context.Background(), c, u, res, kustomize.SubstituteWithAlways(always))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out != nil {
+			if _, err := resMap.Replace(res); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	data, err := resMap.AsYaml()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objects []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		o := &unstructured.Unstructured{}
+		if err := dec.Decode(o); err == io.EOF {
+			return objects
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		objects = append(objects, o)
+	}
 }
