@@ -13,6 +13,7 @@ import (
 	securefs "github.com/fluxcd/pkg/kustomize/filesys"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
@@ -116,6 +117,10 @@ func build(ctx context.Context, root string, o BuildOptions, vars map[string]str
 		return nil, fmt.Errorf("%s: kustomize build failed: %w", what, err)
 	}
 
+	var substitute func(context.Context, *resource.Resource) error
+	if vars != nil {
+		substitute = substituter(ks, vars, o.StrictSubstitutions)
+	}
 	objects := make([]*unstructured.Unstructured, 0, m.Size())
 	for _, res := range m.Resources() {
 		if res.GetName() == "" || res.GetKind() == "" || res.GetApiVersion() == "" {
@@ -125,8 +130,8 @@ func build(ctx context.Context, root string, o BuildOptions, vars map[string]str
 		if ns := res.GetNamespace(); ns != "" {
 			id = res.GetKind() + " " + ns + "/" + res.GetName()
 		}
-		if vars != nil {
-			if err := substitute(ctx, ks, vars, o.StrictSubstitutions, res); err != nil {
+		if substitute != nil {
+			if err := substitute(ctx, res); err != nil {
 				return nil, fmt.Errorf("%s: spec.postBuild: %s: %w", what, id, err)
 			}
 		}

@@ -49,10 +49,10 @@ func resolveVariables(ctx context.Context, ks *kustomizev1.Kustomization, reader
 	return vars, nil
 }
 
-// substitute runs kustomize-controller's post-build substitution on one
-// resource with variables already resolved: dry-run mode makes
-// SubstituteVariables take them from an inline substitute map only.
-func substitute(ctx context.Context, ks *kustomizev1.Kustomization, vars map[string]string, strict bool, res *resource.Resource) error {
+// substituter returns kustomize-controller's post-build substitution for
+// one resource, with variables already resolved: dry-run mode makes
+// SubstituteVariables take them from the inline substitute map only.
+func substituter(ks *kustomizev1.Kustomization, vars map[string]string, strict bool) func(context.Context, *resource.Resource) error {
 	inline := make(map[string]any, len(vars))
 	for k, v := range vars {
 		inline[k] = v
@@ -60,11 +60,15 @@ func substitute(ctx context.Context, ks *kustomizev1.Kustomization, vars map[str
 	carrier := unstructured.Unstructured{Object: map[string]any{
 		"spec": map[string]any{"postBuild": map[string]any{"substitute": inline}},
 	}}
-	_, err := kustomize.SubstituteVariables(ctx, nil, carrier, res,
+	opts := []kustomize.SubstituteOption{
 		kustomize.SubstituteWithDryRun(true),
 		kustomize.SubstituteWithStrict(strict),
-		kustomize.SubstituteWithAlways(ks.GetSubstituteStrategy() == kustomizev1.SubstituteStrategyAlways))
-	return err
+		kustomize.SubstituteWithAlways(ks.GetSubstituteStrategy() == kustomizev1.SubstituteStrategyAlways),
+	}
+	return func(ctx context.Context, res *resource.Resource) error {
+		_, err := kustomize.SubstituteVariables(ctx, nil, carrier, res, opts...)
+		return err
+	}
 }
 
 // varsHash identifies a set of resolved variables without keeping their
