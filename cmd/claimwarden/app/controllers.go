@@ -13,6 +13,7 @@ import (
 	"github.com/claimwarden/claimwarden/integrations/flux"
 	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 	"github.com/claimwarden/claimwarden/policies"
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/reconciler/rollout"
 )
 
@@ -65,8 +66,34 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 		// A nil *Reporter in the interface would not be nil.
 		opts.CommitStatuses = statuses
 	}
+	if cfg.Flux.Enabled {
+		opts.Proposals = proposal.NewStore()
+		if err := setupFlux(mgr, cfg.Flux, opts.Proposals, log.WithName("flux")); err != nil {
+			return err
+		}
+	}
 	if err := rollout.SetupWithManager(mgr, opts); err != nil {
 		return fmt.Errorf("setting up the rollout controller: %w", err)
+	}
+	return nil
+}
+
+// setupFlux starts the Kustomization watcher, whose proposals the rollout
+// controller acts on.
+func setupFlux(mgr ctrl.Manager, f config.Flux, store *proposal.Store, log logr.Logger) error {
+	builder := &flux.Builder{
+		Fetcher: &flux.Fetcher{Dir: f.ArtifactCacheDir, MaxSize: f.MaxArtifactSize, Logger: log},
+		// Uncached: substituteFrom names a few ConfigMaps and Secrets; a
+		// cache would watch every Secret in the cluster.
+		Reader: mgr.GetAPIReader(),
+	}
+	if err := flux.SetupWithManager(mgr, flux.WatchOptions{
+		Namespaces: f.Namespaces,
+		Builder:    builder,
+		Proposals:  store,
+		FieldOwner: rollout.FieldOwner,
+	}); err != nil {
+		return fmt.Errorf("setting up the Flux integration: %w", err)
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"go.uber.org/zap/zapcore"
@@ -14,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -135,6 +138,12 @@ func managerOptions(cfg config.Config) (ctrl.Options, error) {
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		return ctrl.Options{}, err
 	}
+	if err := kustomizev1.AddToScheme(scheme); err != nil {
+		return ctrl.Options{}, err
+	}
+	if err := sourcev1.AddToScheme(scheme); err != nil {
+		return ctrl.Options{}, err
+	}
 	opts := ctrl.Options{
 		Scheme:                  scheme,
 		Metrics:                 metricsserver.Options{BindAddress: cfg.MetricsAddr},
@@ -154,6 +163,18 @@ func managerOptions(cfg config.Config) (ctrl.Options, error) {
 		for _, ns := range cfg.Namespaces {
 			opts.Cache.DefaultNamespaces[ns] = cache.Config{}
 		}
+	}
+	if cfg.Flux.Enabled && (len(cfg.Namespaces) > 0 || len(cfg.Flux.Namespaces) > 0) {
+		// Kustomizations live in their own namespaces (flux-system), not in
+		// those of the StatefulSets.
+		byNS := map[string]cache.Config{cache.AllNamespaces: {}}
+		if len(cfg.Flux.Namespaces) > 0 {
+			byNS = make(map[string]cache.Config, len(cfg.Flux.Namespaces))
+			for _, ns := range cfg.Flux.Namespaces {
+				byNS[ns] = cache.Config{}
+			}
+		}
+		opts.Cache.ByObject = map[client.Object]cache.ByObject{&kustomizev1.Kustomization{}: {Namespaces: byNS}}
 	}
 	return opts, nil
 }
