@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the real control plane used by the tests and the demo, and the Gitea used
-# by the commit-status tests, from the Go module proxy, caches each binary outside
+# Builds the real control plane used by the tests and the demo, the Gitea used by
+# the commit-status tests, and Flux's source- and kustomize-controller (with their
+# CRDs) used by the GitOps tests, from the Go module proxy, caches each binary outside
 # the repository keyed by version, and links it into bin/testenv/. A cached binary
 # is reused; nothing is downloaded twice.
 set -euo pipefail
@@ -14,6 +15,7 @@ K8S_VERSION=v1.37.2
 ETCD_VERSION=v3.7.3
 KWOK_VERSION=v0.8.0
 GITEA_VERSION=v1.26.0
+FLUX_VERSION=v1.9.6 # source-controller and kustomize-controller share it
 
 export CGO_ENABLED=0 GOFLAGS=-mod=mod
 mkdir -p "$CACHE" "$OUT"
@@ -87,5 +89,27 @@ if [[ ! -x $gitea_dir/gitea ]]; then
 fi
 ln -sfn "$gitea_dir/gitea" "$OUT/gitea"
 ln -sfn "$gitea_dir/src" "$OUT/gitea-src"
+
+# Flux's source-controller and kustomize-controller, run out of cluster by
+# test/fluxenv. Each has replace directives of its own, hence a wrapper module
+# apiece, which also keeps each on the dependency versions it was released with.
+build source-controller "$FLUX_VERSION" "$TOOLS/flux-source" github.com/fluxcd/source-controller
+build kustomize-controller "$FLUX_VERSION" "$TOOLS/flux-kustomize" github.com/fluxcd/kustomize-controller
+
+# Their CRDs ship in the module zips (config/crd/bases), at the version of the
+# binaries; the wrapper modules have already downloaded them. Copied, not linked,
+# into the cache: the module cache can be cleaned independently of this one.
+crd_dir="$CACHE/flux-crds-$FLUX_VERSION"
+if [[ ! -d $crd_dir ]]; then
+	rm -rf "$crd_dir.tmp"
+	mkdir -p "$crd_dir.tmp"
+	for m in source-controller kustomize-controller; do
+		mod=$(cd "$TOOLS/flux-${m%-controller}" && go mod download -json "github.com/fluxcd/$m@$FLUX_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+		cp "$mod"/config/crd/bases/*.yaml "$crd_dir.tmp/"
+	done
+	chmod -R u+w "$crd_dir.tmp" # the module cache is read-only
+	mv "$crd_dir.tmp" "$crd_dir"
+fi
+ln -sfn "$crd_dir" "$OUT/flux-crds"
 
 log "ready in $OUT"
