@@ -41,7 +41,8 @@ type Options struct {
 	Dir string
 	// Namespace is Argo CD's namespace; empty means DefaultNamespace.
 	Namespace string
-	// AppResync is the controller's periodic refresh; zero means 10 s.
+	// AppResync is the controller's periodic refresh, in whole seconds (at least
+	// one); zero means 10 s.
 	AppResync time.Duration
 }
 

@@ -59,11 +59,12 @@ func (a *ArgoCD) startProcesses(ctx context.Context, bin binPaths, resync time.D
 
 	// What every Argo CD program needs to run outside a cluster, in a directory of
 	// its own: the in-cluster destination is the API server of $KUBECONFIG
-	// (ARGOCD_FAKE_IN_CLUSTER reads that, not --kubeconfig); TLS/SSH known-hosts data, the askpass socket, the
-	// plugin sockets and the checkouts (TMPDIR) live in Dir instead of /app, /tmp
-	// and /home/argocd; HOME keeps the developer's ~/.gitconfig out. PATH holds
-	// git-verify-wrapper.sh, which the repo-server runs for every manifest
-	// generation, and argocd itself, which git runs as GIT_ASKPASS for private repos.
+	// (ARGOCD_FAKE_IN_CLUSTER reads that, not --kubeconfig); TLS/SSH known-hosts
+	// data, the askpass socket, the plugin sockets and the checkouts (TMPDIR) live
+	// in Dir instead of /app, /tmp and /home/argocd; HOME keeps the developer's
+	// ~/.gitconfig out. PATH holds git-verify-wrapper.sh, which the repo-server runs
+	// for every manifest generation, and argocd itself, which git runs as
+	// GIT_ASKPASS for private repositories.
 	common := []string{
 		"ARGOCD_FAKE_IN_CLUSTER=true",
 		"KUBECONFIG=" + a.env.Kubeconfig,
@@ -94,7 +95,7 @@ func (a *ArgoCD) startProcesses(ctx context.Context, bin binPaths, resync time.D
 	// The controller's metrics (and health) listener always binds 0.0.0.0; a free
 	// port keeps parallel test packages apart.
 	ctrl, err := argo("argocd-application-controller", slices.Concat(kube, toRepo, []string{
-		"--app-resync", strconv.Itoa(int(resync.Seconds())),
+		"--app-resync", strconv.Itoa(max(1, int(resync.Seconds()))),
 		"--metrics-port", strconv.Itoa(ctrlMetrics),
 	})...)
 	if err != nil {
