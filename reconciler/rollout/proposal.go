@@ -123,7 +123,7 @@ func (r *Reconciler) supersede(ctx context.Context, sts *appsv1.StatefulSet, bef
 	if !ok {
 		return
 	}
-	r.opts.CommitStatuses.Report(t, gitstatus.Status{State: gitstatus.Error, Context: t.Context, Description: truncate(msg), TargetURL: r.opts.StatusTargetURL})
+	r.opts.CommitStatuses.Report(t, gitstatus.Status{State: gitstatus.Error, Context: t.Context, Description: gitstatus.TruncateDescription(msg), TargetURL: r.opts.StatusTargetURL})
 }
 
 // setSourceCondition reports whether the GitOps source could be read.
