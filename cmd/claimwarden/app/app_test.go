@@ -70,8 +70,8 @@ func TestSubcommands(t *testing.T) {
 	for _, c := range newRootCommand(nil).Commands() {
 		names = append(names, c.Name())
 	}
-	if !slices.Equal(names, []string{"run", "version"}) {
-		t.Errorf("subcommands = %v, want [run version]", names)
+	if !slices.Equal(names, []string{"check", "run", "version"}) {
+		t.Errorf("subcommands = %v, want [check run version]", names)
 	}
 }
 
