@@ -89,9 +89,9 @@ func TestErrors(t *testing.T) {
 		stderr  string // exact, or a prefix when it ends with "..."
 	}{{
 		name:   "unknown command",
-		args:   []string{"check"},
+		args:   []string{"apply"},
 		code:   exitUsage,
-		stderr: "claimwarden: unknown command \"check\" for \"claimwarden\"\nRun 'claimwarden --help' for usage.\n",
+		stderr: "claimwarden: unknown command \"apply\" for \"claimwarden\"\nRun 'claimwarden --help' for usage.\n",
 	}, {
 		name:   "completion is not a command",
 		args:   []string{"completion", "bash"},
