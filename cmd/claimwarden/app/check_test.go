@@ -6,10 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/claimwarden/claimwarden/cmd/claimwarden/app/check"
+	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/check")
@@ -65,6 +69,8 @@ func TestCheckGolden(t *testing.T) {
 		// A parameter lets the larger step through.
 		{"grow-param", 0, []string{"-f", grow + "pr", "--base", grow + "base", "--param", "max_step_percent=400"}},
 		{"nothing", 0, []string{"-f", grow + "base", "--base", grow + "base"}},
+		// -k builds the kustomization as Flux does: its patch raises small to 15Gi.
+		{"kustomize", 0, []string{"-k", "testdata/check/kustomize", "--base", grow + "base"}},
 		{"mixed-table", 1, []string{"-f", mixed + "pr", "--base", mixed + "base"}},
 		{"mixed-json", 1, []string{"-f", mixed + "pr", "--base", mixed + "base", "-o", "json"}},
 		{"mixed-markdown", 1, []string{"-f", mixed + "pr", "--base", mixed + "base", "-o", "markdown"}},
@@ -93,5 +99,82 @@ func TestCheckGolden(t *testing.T) {
 			}
 			golden(t, c.name, out)
 		})
+	}
+}
+
+// commentRecorder stands in for integrations/prcomment, which is wired into
+// check.NewCommenter separately: it keeps what --comment asked to post.
+type commentRecorder struct {
+	host   gitstatus.Host
+	repo   string
+	number int
+	body   string
+}
+
+func (c *commentRecorder) Upsert(_ context.Context, repo string, number int, body string) (string, error) {
+	c.repo, c.number, c.body = repo, number, body
+	return "https://github.com/o/r/pull/7#issuecomment-1", nil
+}
+
+func TestCheckComment(t *testing.T) {
+	rec := &commentRecorder{}
+	old := check.NewCommenter
+	t.Cleanup(func() { check.NewCommenter = old })
+	check.NewCommenter = func(h gitstatus.Host) (check.Commenter, error) { rec.host = h; return rec, nil }
+
+	code, out := runCheckCLI(t, []string{tokenEnv + "=gh-token"}, "-f", "testdata/check/grow/pr", "--base", "testdata/check/grow/base",
+		"-o", "markdown", "--comment", "--pr", "7", "--repository", "https://github.com/o/r.git")
+	if code != exitDenied {
+		t.Fatalf("exit code %d, want %d:\n%s", code, exitDenied, out)
+	}
+	want, err := os.ReadFile("testdata/check/grow-markdown.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The comment is the Markdown plan, the one -o markdown prints.
+	body := revisions.ReplaceAllString(rec.body, "${1}REVISION")
+	if !strings.Contains(string(want), "--- stdout\n"+body+"--- stderr") {
+		t.Errorf("comment body:\n%s\nwant the plan of grow-markdown.golden", body)
+	}
+	if rec.repo != "https://github.com/o/r.git" || rec.number != 7 || rec.host.Type != gitstatus.GitHub || rec.host.URL != "https://github.com" || rec.host.Token != "gh-token" {
+		t.Errorf("commented on %s #%d through %+v, want pull request 7 of github.com/o/r with the token", rec.repo, rec.number, rec.host)
+	}
+	if !strings.Contains(out, "claimwarden: commented on pull request 7: https://github.com/o/r/pull/7#issuecomment-1") {
+		t.Errorf("the comment's URL is not reported:\n%s", out)
+	}
+}
+
+// TestCheckStdin reads manifests from standard input, as in
+// `git show origin/main:db.yaml | claimwarden check -f db.yaml --base -`,
+// in a process of its own.
+func TestCheckStdin(t *testing.T) {
+	var base strings.Builder
+	for _, f := range []string{"small.yaml", "storageclass.yaml"} {
+		b, err := os.ReadFile(filepath.Join("testdata/check/grow/base", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		base.WriteString("---\n" + string(b))
+	}
+	for _, c := range []struct {
+		args  []string
+		stdin string
+		want  string
+	}{
+		{[]string{"-f", "testdata/check/grow/pr/small.yaml", "--base", "-"}, base.String(), "shop/small   data-small-0  10Gi  15Gi  allowed\n"},
+		{[]string{"-f", "-", "--base", "testdata/check/grow/base", "-o", "json"}, "{\"apiVersion\": \"apps/v1\", \"kind\": \"StatefulSet\", \"metadata\": {\"name\": \"big\", \"namespace\": \"shop\"},\n \"spec\": {\"replicas\": 1, \"volumeClaimTemplates\": [{\"metadata\": {\"name\": \"data\"},\n  \"spec\": {\"accessModes\": [\"ReadWriteOnce\"], \"storageClassName\": \"fast\", \"resources\": {\"requests\": {\"storage\": \"10Gi\"}}}}]}}\n", `"file": "stdin",`},
+	} {
+		cmd := exec.Command(os.Args[0], append([]string{"check"}, c.args...)...)
+		cmd.Env = []string{mainEnv + "=1"}
+		cmd.Stdin = strings.NewReader(c.stdin)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Errorf("check %v: %v\n%s%s", c.args, err, stdout.String(), stderr.String())
+			continue
+		}
+		if !strings.Contains(stdout.String(), c.want) || strings.Contains(stdout.String(), "\x1b[") {
+			t.Errorf("check %v printed:\n%s\nwant %q and no colour (not a terminal)", c.args, stdout.String(), c.want)
+		}
 	}
 }

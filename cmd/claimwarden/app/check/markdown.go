@@ -33,7 +33,7 @@ func Markdown(r *Report) string {
 		b.WriteString("| StatefulSet | Claim | From | To | Verdict | Reasons |\n|---|---|---|---|---|---|\n")
 		for i, x := range ordered {
 			if i == markdownMaxRows {
-				fmt.Fprintf(&b, "\n… and %s more; the job's output has them all (`-o json`).\n", plural(len(ordered)-i, "row"))
+				fmt.Fprintf(&b, "\n… and %d more; the job's output has them all (`-o json`).\n", len(ordered)-i)
 				break
 			}
 			verdict := map[string]string{Allowed: "✅ allowed", Denied: "❌ denied"}[x.verdict]
