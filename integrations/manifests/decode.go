@@ -6,22 +6,25 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
+	"sync"
 
-	"go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
-// Decode reads a stream of manifests: YAML documents separated by "---",
-// or JSON values one after the other. Empty documents are skipped; the
-// items of a List (kubectl get -o yaml) become objects of their own. Errors
-// name file and line. file names the stream in locations and messages.
+// Decode reads a stream of manifests: YAML documents separated by "---"
+// lines, or JSON values one after the other. Empty documents are skipped;
+// the items of a List (kubectl get -o yaml) become objects of their own.
+// Errors name file and line. file names the stream in locations and
+// messages.
 //
-// Values are read as kubectl reads them (sigs.k8s.io/yaml: "on" is true,
-// numbers are int64 or float64), and positions come from a YAML node tree
-// (go.yaml.in/yaml/v3) of the same document.
+// Documents are read as kubectl reads them (sigs.k8s.io/yaml: YAML 1.1,
+// "on" is true, whole numbers are int64, a repeated key is an error). The
+// lines of fields are found in a YAML node tree of the document, built only
+// when a message needs one.
 func Decode(r io.Reader, file string) ([]Object, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -40,48 +43,77 @@ func looksLikeJSON(data []byte) bool {
 }
 
 func decodeYAML(data []byte, file string) ([]Object, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var out []Object
-	for {
-		var doc yaml.Node
-		err := dec.Decode(&doc)
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, yamlError(file, err)
-		}
-		if len(doc.Content) == 0 {
-			continue
-		}
-		root := doc.Content[0]
-		if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
-			continue // "---" followed by nothing but comments
-		}
-		loc := Location{File: file, Line: root.Line}
-		if root.Kind != yaml.MappingNode {
-			return nil, fmt.Errorf("%s: the document is a %s, not a Kubernetes object", loc, nodeKind(root))
-		}
-		if err := checkDuplicateKeys(root, file); err != nil {
-			return nil, err
-		}
-		// The node tree is encoded again and read the way kubectl reads
-		// YAML, so that values (booleans, numbers, anchors, merge keys) mean
-		// what they mean to the API server.
-		text, err := yaml.Marshal(&doc)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", loc, err)
-		}
-		js, err := sigsyaml.YAMLToJSON(text)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", loc, err)
-		}
-		objs, err := objectsOf(js, root, loc)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, objs...)
+	docs, err := splitDocuments(data, file)
+	if err != nil {
+		return nil, err
 	}
+	// Documents are independent: a stream of thousands is read on every
+	// core, and assembled in order.
+	objs := make([][]Object, len(docs))
+	errs := make([]error, len(docs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(docs)) {
+		wg.Go(func() {
+			for i := range next {
+				objs[i], errs[i] = decodeDocument(docs[i], file)
+			}
+		})
+	}
+	for i := range docs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	var out []Object
+	for i := range docs {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		out = append(out, objs[i]...)
+	}
+	return out, nil
+}
+
+// decodeDocument reads one YAML document: none, one object, or the items of a List.
+func decodeDocument(d *document, file string) ([]Object, error) {
+	js, err := sigsyaml.YAMLToJSONStrict(d.text)
+	if err != nil {
+		return nil, yamlError(file, d.firstLine, err)
+	}
+	if bytes.Equal(js, []byte("null")) {
+		return nil, nil // only comments, or nothing
+	}
+	loc := Location{File: file, Line: d.contentLine()}
+	if js[0] != '{' {
+		return nil, fmt.Errorf("%s: the document is a %s, not a Kubernetes object", loc, jsonKind(js[0]))
+	}
+	return objectsOf(js, d, loc)
+}
+
+// splitDocuments cuts a YAML stream at its "---" lines, as kubectl's
+// YAMLReader does, keeping the line each document starts on (the reader
+// does not tell). A separator line may carry a comment, not content.
+func splitDocuments(data []byte, file string) ([]*document, error) {
+	var docs []*document
+	start, startLine, line := 0, 1, 1
+	for off := 0; off < len(data); line++ {
+		end := bytes.IndexByte(data[off:], '\n')
+		next := len(data)
+		if end >= 0 {
+			next = off + end + 1
+		}
+		text := data[off:next]
+		if rest, ok := bytes.CutPrefix(text, []byte("---")); ok && (len(rest) == 0 || rest[0] == ' ' || rest[0] == '\t' || rest[0] == '\r' || rest[0] == '\n') {
+			if r := bytes.TrimSpace(rest); len(r) > 0 && r[0] != '#' {
+				return nil, fmt.Errorf("%s: content after the document separator %q: start the document on the next line", Location{File: file, Line: line}, strings.TrimSpace(string(text)))
+			}
+			docs = append(docs, &document{text: data[start:off], firstLine: startLine})
+			start, startLine = next, line+1
+		}
+		off = next
+	}
+	return append(docs, &document{text: data[start:], firstLine: startLine}), nil
 }
 
 func decodeJSON(data []byte, file string) ([]Object, error) {
@@ -107,15 +139,8 @@ func decodeJSON(data []byte, file string) ([]Object, error) {
 		if raw[0] != '{' {
 			return nil, fmt.Errorf("%s: the document is a %s, not a Kubernetes object", loc, jsonKind(raw[0]))
 		}
-		// JSON is YAML: its node tree gives the fields' lines. A value the
-		// YAML parser refuses still decodes, with the object's line only.
-		var doc yaml.Node
-		var root *yaml.Node
-		if yaml.Unmarshal(raw, &doc) == nil && len(doc.Content) == 1 {
-			root = doc.Content[0]
-			shiftLines(root, loc.Line-1)
-		}
-		objs, err := objectsOf(raw, root, loc)
+		// JSON is YAML: the node tree of the value gives its fields' lines.
+		objs, err := objectsOf(raw, &document{text: raw, firstLine: loc.Line}, loc)
 		if err != nil {
 			return nil, err
 		}
@@ -125,13 +150,13 @@ func decodeJSON(data []byte, file string) ([]Object, error) {
 
 // objectsOf decodes one JSON object into an Object, or into one Object per
 // item when it is a List.
-func objectsOf(js []byte, node *yaml.Node, loc Location) ([]Object, error) {
+func objectsOf(js []byte, doc *document, loc Location) ([]Object, error) {
 	var m map[string]any
 	// apimachinery's json keeps whole numbers int64, as unstructured objects need.
 	if err := utiljson.Unmarshal(js, &m); err != nil {
 		return nil, fmt.Errorf("%s: %w", loc, err)
 	}
-	obj := Object{Unstructured: &unstructured.Unstructured{Object: m}, Location: loc, node: node}
+	obj := Object{Unstructured: &unstructured.Unstructured{Object: m}, Location: loc, doc: doc}
 	items, isList := m["items"].([]any)
 	if !isList || !strings.HasSuffix(obj.GetKind(), "List") {
 		return []Object{obj}, nil
@@ -143,72 +168,15 @@ func objectsOf(js []byte, node *yaml.Node, loc Location) ([]Object, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s: items[%d] of the %s is not an object", itemLoc, i, obj.GetKind())
 		}
-		var itemNode *yaml.Node
-		if items, _ := childNode(node, "items"); items != nil {
-			itemNode, _ = child(items, i)
-		}
-		out = append(out, Object{Unstructured: &unstructured.Unstructured{Object: im}, Location: itemLoc, node: itemNode})
+		out = append(out, Object{Unstructured: &unstructured.Unstructured{Object: im}, Location: itemLoc, doc: doc, path: []any{"items", i}})
 	}
 	return out, nil
-}
-
-// childNode is child for a node that may be nil.
-func childNode(n *yaml.Node, p any) (*yaml.Node, int) {
-	if n == nil {
-		return nil, 0
-	}
-	return child(n, p)
-}
-
-// checkDuplicateKeys refuses a mapping that repeats a key. Both YAML
-// readers keep the last value silently, so `storage: 10Gi` followed by
-// `storage: 20Gi` would check a size the author did not mean; the API
-// server refuses such objects (duplicate field) too.
-func checkDuplicateKeys(n *yaml.Node, file string) error {
-	if n.Kind == yaml.MappingNode {
-		seen := make(map[string]int, len(n.Content)/2)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := n.Content[i]
-			if k.Kind == yaml.ScalarNode && k.Value != "<<" {
-				if first, dup := seen[k.Value]; dup {
-					return fmt.Errorf("%s: key %q is repeated (first at line %d)", Location{File: file, Line: k.Line}, k.Value, first)
-				}
-				seen[k.Value] = k.Line
-			}
-		}
-	}
-	for _, c := range n.Content {
-		if err := checkDuplicateKeys(c, file); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// shiftLines moves a node tree parsed from part of a file to the file's lines.
-func shiftLines(n *yaml.Node, by int) {
-	n.Line += by
-	for _, c := range n.Content {
-		shiftLines(c, by)
-	}
 }
 
 // lineAt is the 1-based line of byte offset off.
 func lineAt(data []byte, off int) int {
 	off = min(max(off, 0), len(data))
 	return bytes.Count(data[:off], []byte("\n")) + 1
-}
-
-func nodeKind(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.SequenceNode:
-		return "list"
-	case yaml.ScalarNode:
-		return "single value"
-	case yaml.AliasNode:
-		return "alias"
-	}
-	return "document"
 }
 
 func jsonKind(first byte) string {

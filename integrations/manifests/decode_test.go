@@ -95,10 +95,14 @@ func TestDecodeErrors(t *testing.T) {
 	cases := []struct{ name, in, want string }{
 		{"bad indentation", "a: 1\n---\nb: 2\nc: 3\n  d: 4\n", "x.yaml:5: invalid YAML: mapping values are not allowed in this context"},
 		{"tab", "kind: X\n\tname: y\n", "x.yaml:2: invalid YAML: found a tab character that violates indentation"},
-		// yaml/v3 numbers the lines of its parser's errors from 0.
+		// The YAML parser numbers the lines of its own errors from 0.
 		{"parser error", "kind: X\nspec:\n  a: 1\n b: 2\n", "x.yaml:4: invalid YAML: did not find expected key"},
-		{"unclosed flow", "kind: X\nitems: [\n  a\n  b: c\n", "x.yaml:2: invalid YAML: did not find expected ',' or ']'"},
-		{"duplicate key", "kind: X\nspec:\n  storage: 10Gi\n  storage: 20Gi\n", `x.yaml:4: key "storage" is repeated (first at line 3)`},
+		{"unclosed flow", "kind: X\nitems: [\n  a\n  b: c\n", "x.yaml:4: invalid YAML: did not find expected ',' or ']'"},
+		// Both YAML readers would keep the last value silently; the API
+		// server refuses a repeated field, and so does check.
+		{"duplicate key", "kind: X\nspec:\n  storage: 10Gi\n  storage: 20Gi\n", `x.yaml:4: invalid YAML: key "storage" already set in map`},
+		{"later document", "kind: X\n---\n# c\nkind: Y\nspec:\n  a: 1\n b: 2\n", "x.yaml:7: invalid YAML: did not find expected key"},
+		{"separator with content", "kind: X\n--- {kind: Y}\n", `x.yaml:2: content after the document separator "--- {kind: Y}": start the document on the next line`},
 		{"list document", "- a\n- b\n", "x.yaml:1: the document is a list, not a Kubernetes object"},
 		{"scalar document", "kind: X\n---\nhello\n", "x.yaml:3: the document is a single value, not a Kubernetes object"},
 		{"bad JSON", "{\"kind\": \"X\",\n \"a\": }\n", "x.yaml:2: invalid JSON: invalid character '}' looking for beginning of value"},

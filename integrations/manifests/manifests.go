@@ -37,9 +37,11 @@ type Object struct {
 	*unstructured.Unstructured
 	// Location is where the object starts: the line of its first key.
 	Location
-	// node is the object's YAML mapping, for the line of a field; nil when
-	// positions are unknown.
-	node *yaml.Node
+	// doc is the document the object was read from, for the line of a
+	// field, and path the object's place in it (an item of a List); doc is
+	// nil when positions are unknown.
+	doc  *document
+	path []any
 }
 
 // FromUnstructured wraps objects produced elsewhere, e.g. by a kustomize
@@ -84,7 +86,16 @@ func (o Object) describeAt(loc Location) string {
 // found (a key's own line), else the object's location.
 func (o Object) locate(path ...any) Location {
 	loc := o.Location
-	n := o.node
+	if o.doc == nil {
+		return loc
+	}
+	n := o.doc.node()
+	for _, p := range o.path {
+		if n == nil {
+			return loc
+		}
+		n, _ = child(n, p)
+	}
 	for _, p := range path {
 		if n == nil {
 			break
