@@ -231,6 +231,11 @@ func publish(ctx context.Context, cmd *cobra.Command, f checkFlags, g config.Git
 		if err := check.PostStatuses(ctx, report, provider, repo, sha, cmp.Or(f.targetURL, g.TargetURL)); err != nil {
 			return err
 		}
+		noun := "commit statuses"
+		if report.Summary.Changed == 1 {
+			noun = "commit status"
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "claimwarden: posted %d %s on %s\n", report.Summary.Changed, noun, sha)
 	}
 	if f.comment {
 		url, err := check.Comment(ctx, host, f.repository, f.pr, report)
@@ -288,9 +293,13 @@ func checkPolicies(ctx context.Context, p config.Policies, f checkFlags) (*polic
 		params[strings.ToLower(k)] = value
 	}
 	p.Params = params
-	engine, err := newPolicyEngine(ctx, p, logr.Discard())
+	opts, err := policyOptions(p, logr.Discard())
 	if err != nil {
 		return nil, err
+	}
+	engine, err := policies.New(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("policies: %w", err)
 	}
 	if err := engine.Reload(ctx); err != nil {
 		engine.Stop()

@@ -57,6 +57,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if (o.Cluster == nil) == (len(o.Base) == 0) {
 		return nil, errors.New("check: compare with base manifests or a cluster, exactly one of them")
 	}
+	if count(slices.Concat(o.Files, o.Base), manifests.Stdin) > 1 {
+		return nil, errors.New(`check: "-" (stdin) can be read once only`)
+	}
 	if o.Namespace == "" {
 		o.Namespace = manifests.DefaultNamespace
 	}
@@ -123,6 +126,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		report.Warnings = append(report.Warnings, Warning{Message: "no StorageClass in the base or proposed manifests, so policies cannot know whether a class allows expansion (expansion-allowed denies); add the cluster's StorageClasses to --base (kubectl get storageclass -o yaml)"})
 	}
 	return report, nil
+}
+
+func count(s []string, v string) int {
+	n := 0
+	for _, e := range s {
+		if e == v {
+			n++
+		}
+	}
+	return n
 }
 
 // proposedObjects reads the proposed manifests and kustomize builds.
