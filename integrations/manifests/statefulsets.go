@@ -113,7 +113,7 @@ func convert(o Object) (*appsv1.StatefulSet, []Warning, error) {
 	if sts.Spec.Replicas == nil {
 		one := int32(1)
 		sts.Spec.Replicas = &one
-		warns = append(warns, Warning{Location: o.locate("spec"), Message: fmt.Sprintf("StatefulSet %s/%s: spec.replicas is not set; checked as 1, the API server's default (an autoscaler may run more)", sts.Namespace, sts.Name)})
+		warns = append(warns, Warning{Location: o.locate("spec"), Message: fmt.Sprintf("StatefulSet %s/%s: spec.replicas is not set: the API server makes it 1 (an autoscaler may run more)", sts.Namespace, sts.Name)})
 	}
 	return sts, warns, nil
 }

@@ -69,7 +69,7 @@ spec:
 	}
 	want := []string{
 		`a.yaml:27: StatefulSet shop/db: unknown field "spec.volumeClaimTemplate"`,
-		`a.yaml:25: StatefulSet shop/db: spec.replicas is not set; checked as 1, the API server's default (an autoscaler may run more)`,
+		`a.yaml:25: StatefulSet shop/db: spec.replicas is not set: the API server makes it 1 (an autoscaler may run more)`,
 	}
 	if len(warns) != len(want) {
 		t.Fatalf("warnings = %v, want %q", warns, want)

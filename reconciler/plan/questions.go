@@ -56,6 +56,19 @@ func Questions(sts *appsv1.StatefulSet, res diff.Result, pvcs map[string]*corev1
 	return out
 }
 
+// WithTemplates is live with the proposal's volumeClaimTemplates and
+// nothing else of it: what the controller diffs and asks about for a GitOps
+// proposal. The rest (Pod template, replicas...) is the GitOps tool's to
+// apply, and taking it here could restart Pods the change does not need.
+func WithTemplates(live, proposal *appsv1.StatefulSet) *appsv1.StatefulSet {
+	out := live.DeepCopy()
+	out.Spec.VolumeClaimTemplates = make([]corev1.PersistentVolumeClaim, len(proposal.Spec.VolumeClaimTemplates))
+	for i := range proposal.Spec.VolumeClaimTemplates {
+		proposal.Spec.VolumeClaimTemplates[i].DeepCopyInto(&out.Spec.VolumeClaimTemplates[i])
+	}
+	return out
+}
+
 // AskPolicies reports whether a claim and its template differ in anything a
 // policy could have an opinion on.
 func AskPolicies(c diff.ClaimChange) bool {

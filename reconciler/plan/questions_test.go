@@ -84,3 +84,31 @@ func TestDenialText(t *testing.T) {
 		t.Errorf("DenialText = %q, want %q", got, want)
 	}
 }
+
+func TestWithTemplates(t *testing.T) {
+	two, five := int32(2), int32(5)
+	q := resource.MustParse
+	live := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", Annotations: map[string]string{"live": "yes"}},
+		Spec: appsv1.StatefulSetSpec{Replicas: &two, VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
+			ObjectMeta: metav1.ObjectMeta{Name: "data"},
+			Spec:       corev1.PersistentVolumeClaimSpec{Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: q("10Gi")}}},
+		}}},
+	}
+	proposal := live.DeepCopy()
+	proposal.Annotations = map[string]string{"proposal": "yes"}
+	proposal.Spec.Replicas = &five
+	proposal.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = q("20Gi")
+
+	got := WithTemplates(live, proposal)
+	if *got.Spec.Replicas != 2 || got.Annotations["live"] != "yes" || got.Annotations["proposal"] != "" {
+		t.Errorf("got replicas %d, annotations %v: want the live StatefulSet's", *got.Spec.Replicas, got.Annotations)
+	}
+	if s := got.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage]; s.String() != "20Gi" {
+		t.Errorf("template requests %s, want the proposal's 20Gi", s.String())
+	}
+	proposal.Spec.VolumeClaimTemplates[0].Name = "changed"
+	if got.Spec.VolumeClaimTemplates[0].Name != "data" || live.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests.Storage().String() != "10Gi" {
+		t.Error("the result shares templates with the proposal, or the live object was changed")
+	}
+}

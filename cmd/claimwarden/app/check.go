@@ -238,7 +238,7 @@ func publish(ctx context.Context, cmd *cobra.Command, f checkFlags, g config.Git
 		fmt.Fprintf(cmd.ErrOrStderr(), "claimwarden: posted %d %s on %s\n", report.Summary.Changed, noun, sha)
 	}
 	if f.comment {
-		url, err := check.Comment(ctx, host, f.repository, f.pr, report)
+		url, err := check.Comment(ctx, host, repo, f.pr, cmp.Or(f.contextPrefix, g.ContextPrefix), report)
 		if err != nil {
 			return err
 		}

@@ -11,9 +11,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/claimwarden/claimwarden/cmd/claimwarden/app/check"
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/check")
@@ -99,48 +96,6 @@ func TestCheckGolden(t *testing.T) {
 			}
 			golden(t, c.name, out)
 		})
-	}
-}
-
-// commentRecorder stands in for integrations/prcomment, which is wired into
-// check.NewCommenter separately: it keeps what --comment asked to post.
-type commentRecorder struct {
-	host   gitstatus.Host
-	repo   string
-	number int
-	body   string
-}
-
-func (c *commentRecorder) Upsert(_ context.Context, repo string, number int, body string) (string, error) {
-	c.repo, c.number, c.body = repo, number, body
-	return "https://github.com/o/r/pull/7#issuecomment-1", nil
-}
-
-func TestCheckComment(t *testing.T) {
-	rec := &commentRecorder{}
-	old := check.NewCommenter
-	t.Cleanup(func() { check.NewCommenter = old })
-	check.NewCommenter = func(h gitstatus.Host) (check.Commenter, error) { rec.host = h; return rec, nil }
-
-	code, out := runCheckCLI(t, []string{tokenEnv + "=gh-token"}, "-f", "testdata/check/grow/pr", "--base", "testdata/check/grow/base",
-		"-o", "markdown", "--comment", "--pr", "7", "--repository", "https://github.com/o/r.git")
-	if code != exitDenied {
-		t.Fatalf("exit code %d, want %d:\n%s", code, exitDenied, out)
-	}
-	want, err := os.ReadFile("testdata/check/grow-markdown.golden")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The comment is the Markdown plan, the one -o markdown prints.
-	body := revisions.ReplaceAllString(rec.body, "${1}REVISION")
-	if !strings.Contains(string(want), "--- stdout\n"+body+"--- stderr") {
-		t.Errorf("comment body:\n%s\nwant the plan of grow-markdown.golden", body)
-	}
-	if rec.repo != "https://github.com/o/r.git" || rec.number != 7 || rec.host.Type != gitstatus.GitHub || rec.host.URL != "https://github.com" || rec.host.Token != "gh-token" {
-		t.Errorf("commented on %s #%d through %+v, want pull request 7 of github.com/o/r with the token", rec.repo, rec.number, rec.host)
-	}
-	if !strings.Contains(out, "claimwarden: commented on pull request 7: https://github.com/o/r/pull/7#issuecomment-1") {
-		t.Errorf("the comment's URL is not reported:\n%s", out)
 	}
 }
 

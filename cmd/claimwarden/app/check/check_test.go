@@ -115,41 +115,6 @@ func TestResolveHost(t *testing.T) {
 	}
 }
 
-// recorder is a Commenter that keeps what it was asked to post.
-type recorder struct {
-	repo   string
-	number int
-	body   string
-}
-
-func (r *recorder) Upsert(_ context.Context, repo string, number int, body string) (string, error) {
-	r.repo, r.number, r.body = repo, number, body
-	return "https://example.com/comment/1", nil
-}
-
-func TestComment(t *testing.T) {
-	rec := &recorder{}
-	var gotHost gitstatus.Host
-	old := NewCommenter
-	t.Cleanup(func() { NewCommenter = old })
-	NewCommenter = func(h gitstatus.Host) (Commenter, error) { gotHost = h; return rec, nil }
-
-	r := &Report{Mode: ModeBase, Summary: Summary{Verdict: NothingToDo}}
-	h := gitstatus.Host{URL: "https://github.com", Type: gitstatus.GitHub, Token: "t"}
-	url, err := Comment(context.Background(), h, "https://github.com/o/r", 42, r)
-	if err != nil || url != "https://example.com/comment/1" {
-		t.Fatalf("Comment = %q, %v", url, err)
-	}
-	if gotHost != h || rec.repo != "https://github.com/o/r" || rec.number != 42 || rec.body != Markdown(r) {
-		t.Errorf("posted %+v with host %+v; want the Markdown plan on pull request 42", rec, gotHost)
-	}
-
-	NewCommenter = old
-	if _, err := Comment(context.Background(), h, "https://github.com/o/r", 42, r); err == nil {
-		t.Error("without a commenter wired in, Comment must fail rather than post nothing")
-	}
-}
-
 func TestMarkdownEscapesAndBounds(t *testing.T) {
 	r := &Report{Mode: ModeCluster, Summary: Summary{Verdict: Denied}}
 	st := StatefulSet{Namespace: "shop", Name: "web", Status: StatusChanged, Verdict: Denied}

@@ -33,6 +33,9 @@ type evaluator struct {
 	repository    string
 	revision      string
 	contextPrefix string
+	// ignoredLabels are, by file, the template label keys a kustomize
+	// build injects: never copied onto claims, so no claim change.
+	ignoredLabels map[string][]string
 	// noun names what the proposal was compared with, in notes.
 	noun string
 }
@@ -90,11 +93,19 @@ func (e *evaluator) one(ctx context.Context, p manifests.StatefulSet) (StatefulS
 		return r, nil
 	}
 
-	claims := e.claimsOf(sts)
-	// A non-nil LiveTemplates makes the diff compare template names with
-	// the current StatefulSet's, as for a GitOps proposal.
-	liveTemplates := append([]corev1.PersistentVolumeClaim{}, live.Spec.VolumeClaimTemplates...)
-	res, err := diff.Compute(diff.Input{Desired: sts, LiveTemplates: liveTemplates, PVCs: claims})
+	if diff.TemplatesEqual(live.Spec.VolumeClaimTemplates, sts.Spec.VolumeClaimTemplates) {
+		// Nothing for the controller to gate: what it does with the claims
+		// as they are is not this change's doing.
+		r.Status = StatusUnchanged
+		r.NewClaims = newReplicas(live, sts)
+		r.addNewClaimsNote()
+		return r, nil
+	}
+	// As the controller does with a GitOps proposal: the current StatefulSet
+	// with the proposed templates, compared with the current templates.
+	desired := plan.WithTemplates(live, sts)
+	claims := e.claimsOf(desired)
+	res, err := diff.Compute(diff.Input{Desired: desired, LiveTemplates: live.Spec.VolumeClaimTemplates, PVCs: claims, IgnoreLabels: e.ignoredLabels[p.File]})
 	if err != nil {
 		return r, fmt.Errorf("%s: %w", p.Location, err)
 	}
@@ -102,6 +113,7 @@ func (e *evaluator) one(ctx context.Context, p manifests.StatefulSet) (StatefulS
 	for i := range claims {
 		byName[claims[i].Name] = &claims[i]
 	}
+	r.NewClaims = newReplicas(live, sts)
 	for _, c := range res.Claims {
 		if c.Missing {
 			r.NewClaims++
@@ -109,7 +121,7 @@ func (e *evaluator) one(ctx context.Context, p manifests.StatefulSet) (StatefulS
 	}
 	r.TemplatesAdded, r.TemplatesRemoved = res.TemplatesAdded, res.TemplatesRemoved
 
-	questions := plan.Questions(sts, res, byName)
+	questions := plan.Questions(desired, res, byName)
 	changes := make(map[string]diff.ClaimChange, len(res.Claims))
 	for _, c := range res.Claims {
 		changes[c.Name] = c
@@ -142,13 +154,30 @@ func (e *evaluator) one(ctx context.Context, p manifests.StatefulSet) (StatefulS
 		}
 		r.CommitStatus = e.commitStatus(r)
 	}
-	if r.NewClaims > 0 {
-		r.Notes = append(r.Notes, plural(r.NewClaims, "new claim")+", to be created by the StatefulSet controller from the templates")
-	}
+	r.addNewClaimsNote()
 	if r.Templates != nil && r.Templates.Verdict == Allowed {
 		r.Notes = append(r.Notes, "templates added or removed: the controller reports this and does not act on it")
 	}
 	return r, nil
+}
+
+// newReplicas counts the claims of replicas the proposal adds: the
+// StatefulSet controller creates them from the proposed templates.
+func newReplicas(live, proposal *appsv1.StatefulSet) int {
+	return len(proposal.Spec.VolumeClaimTemplates) * max(0, int(*proposal.Spec.Replicas-replicasOf(live)))
+}
+
+func replicasOf(sts *appsv1.StatefulSet) int32 {
+	if sts.Spec.Replicas == nil {
+		return 1
+	}
+	return *sts.Spec.Replicas
+}
+
+func (r *StatefulSet) addNewClaimsNote() {
+	if r.NewClaims > 0 {
+		r.Notes = append(r.Notes, plural(r.NewClaims, "new claim")+", to be created by the StatefulSet controller from the templates")
+	}
 }
 
 // claimsOf returns the current claims the StatefulSet's templates and
@@ -165,7 +194,7 @@ func (e *evaluator) claimsOf(sts *appsv1.StatefulSet) []corev1.PersistentVolumeC
 	}
 	var out []corev1.PersistentVolumeClaim
 	for i := range sts.Spec.VolumeClaimTemplates {
-		for o := start; o < start+*sts.Spec.Replicas; o++ {
+		for o := start; o < start+replicasOf(sts); o++ {
 			if pvc := inNS[diff.ClaimName(sts.Spec.VolumeClaimTemplates[i].Name, sts.Name, o)]; pvc != nil {
 				out = append(out, *pvc)
 			}

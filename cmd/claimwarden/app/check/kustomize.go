@@ -2,34 +2,20 @@ package check
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/fluxcd/pkg/kustomize"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"github.com/claimwarden/claimwarden/integrations/flux"
+	"github.com/claimwarden/claimwarden/integrations/manifests"
 )
 
-// buildKustomization builds the kustomization in dir for -k. It must be
-// the Flux integration's build (integrations/flux.Build), so that -k sees
-// what Flux applies; until that is wired here, it calls the same library
-// (fluxcd/pkg/kustomize) with Flux's safe defaults: no remote bases, no
-// files outside dir.
-var buildKustomization = func(_ context.Context, dir string) ([]*unstructured.Unstructured, error) {
-	rm, err := kustomize.SecureBuild(dir, dir, false)
+// buildKustomization builds dir as the Flux integration does (and so as
+// kustomize-controller does), for -k: a directory without a
+// kustomization.yaml is built as Flux builds plain manifests. It returns
+// the objects and the label keys the build may inject into templates,
+// which claims never get.
+func buildKustomization(ctx context.Context, dir string) ([]manifests.Object, []string, error) {
+	res, err := flux.Build(ctx, dir, flux.BuildOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
+		return nil, nil, err
 	}
-	out := make([]*unstructured.Unstructured, 0, rm.Size())
-	for _, r := range rm.Resources() {
-		// Through JSON, so that numbers are int64 as in any unstructured object.
-		js, err := r.MarshalJSON()
-		if err != nil {
-			return nil, fmt.Errorf("kustomize build %s: %s: %w", dir, r.CurId(), err)
-		}
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(js); err != nil {
-			return nil, fmt.Errorf("kustomize build %s: %s: %w", dir, r.CurId(), err)
-		}
-		out = append(out, u)
-	}
-	return out, nil
+	return manifests.FromUnstructured(res.Objects, "kustomize build "+dir), res.TemplateLabelKeys, nil
 }

@@ -66,7 +66,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	o.Strategy = cmp.Or(o.Strategy, v1alpha1.InPlace)
 	o.ContextPrefix = cmp.Or(o.ContextPrefix, "claimwarden")
 
-	objs, err := proposedObjects(ctx, o)
+	objs, ignoredLabels, err := proposedObjects(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +108,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	e := &evaluator{
 		policies: o.Policies, cur: cur, strategy: o.Strategy,
 		repository: o.Repository, revision: o.Revision, contextPrefix: o.ContextPrefix,
-		noun: map[string]string{ModeBase: "base", ModeCluster: "cluster"}[report.Mode],
+		ignoredLabels: ignoredLabels,
+		noun:          map[string]string{ModeBase: "base", ModeCluster: "cluster"}[report.Mode],
 	}
 	results, err := e.all(ctx, sets)
 	if err != nil {
@@ -138,24 +139,30 @@ func count(s []string, v string) int {
 	return n
 }
 
-// proposedObjects reads the proposed manifests and kustomize builds.
-func proposedObjects(ctx context.Context, o Options) ([]manifests.Object, error) {
+// proposedObjects reads the proposed manifests and kustomize builds, and
+// returns with them the template label keys each build injects, by the
+// file name its objects carry.
+func proposedObjects(ctx context.Context, o Options) ([]manifests.Object, map[string][]string, error) {
 	var objs []manifests.Object
 	if len(o.Files) > 0 {
 		read, err := manifests.Read(o.Files, o.Stdin)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		objs = append(objs, read...)
 	}
+	ignored := map[string][]string{}
 	for _, dir := range o.Kustomizations {
-		built, err := buildKustomization(ctx, dir)
+		built, keys, err := buildKustomization(ctx, dir)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		objs = append(objs, manifests.FromUnstructured(built, "kustomize build "+dir)...)
+		objs = append(objs, built...)
+		if len(built) > 0 {
+			ignored[built[0].File] = keys
+		}
 	}
-	return objs, nil
+	return objs, ignored, nil
 }
 
 // statefulSetsOf gives StatefulSets without a namespace ns, then picks them out.
