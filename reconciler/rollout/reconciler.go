@@ -131,7 +131,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 	in := diff.Input{Desired: d.sts, PVCs: pvcs.Items, IgnoreLabels: d.ignoredLabels}
 	if d.pending != nil {
-		in.LiveTemplates = sts.Spec.VolumeClaimTemplates
+		in.LiveTemplates = diff.LiveTemplatesOf(&sts)
 	}
 	res, err := diff.Compute(in)
 	if err != nil {

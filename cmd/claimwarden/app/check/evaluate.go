@@ -105,7 +105,7 @@ func (e *evaluator) one(ctx context.Context, p manifests.StatefulSet) (StatefulS
 	// with the proposed templates, compared with the current templates.
 	desired := plan.WithTemplates(live, sts)
 	claims := e.claimsOf(desired)
-	res, err := diff.Compute(diff.Input{Desired: desired, LiveTemplates: live.Spec.VolumeClaimTemplates, PVCs: claims, IgnoreLabels: e.ignoredLabels[p.File]})
+	res, err := diff.Compute(diff.Input{Desired: desired, LiveTemplates: diff.LiveTemplatesOf(live), PVCs: claims, IgnoreLabels: e.ignoredLabels[p.File]})
 	if err != nil {
 		return r, fmt.Errorf("%s: %w", p.Location, err)
 	}
