@@ -63,7 +63,8 @@ func (cl *cluster) follow(ctx context.Context, sources ...source) (*follower, er
 	f := &follower{updates: make(chan update), errs: make(chan error, len(sources)), cancel: cancel}
 	for _, s := range sources {
 		f.wg.Go(func() {
-			if err := cl.stream(wctx, s, f.updates); err != nil && wctx.Err() == nil {
+			// stream returns only on an error; after stop that is the cancel.
+			if err := cl.stream(wctx, s, f.updates); wctx.Err() == nil {
 				f.errs <- err
 			}
 		})
