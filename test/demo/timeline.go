@@ -8,6 +8,7 @@ import (
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -245,7 +246,7 @@ func templateSize(sts *appsv1.StatefulSet) string {
 	if len(sts.Spec.VolumeClaimTemplates) == 0 {
 		return "-"
 	}
-	return quantity(sts.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests["storage"])
+	return quantity(sts.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage])
 }
 
 // wrapQuote paints a message from elsewhere like printer.quote, a line per
