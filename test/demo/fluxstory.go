@@ -149,7 +149,7 @@ func fluxAllowed(ctx context.Context, cl *cluster, o options, pods map[string]ty
 		// its re-create can land before Flux's dry-run: Flux then never fails.
 		out.warn(fmt.Sprintf("Flux never failed on %s this time: claimwarden starts as soon as Flux attempts a revision, "+
 			"and its re-create reached the API server before Flux's apply (step 4 shows the failure)", short(sha)))
-		fluxDid = "applied"
+		fluxDid = "applied (claimwarden was first)"
 	}
 	out.ok(fmt.Sprintf("+%-6s claimwarden re-created StatefulSet %s with the new template: uid %s → %s", t.recreated, stsName, before.UID, t.sts))
 	out.ok(fmt.Sprintf("+%-6s Flux applied %s: kustomization/%s Ready again", t.applied, short(sha), repoName))
