@@ -28,6 +28,7 @@ const KustomizationKind = kustomizev1.KustomizationKind
 // Event reasons on Kustomizations.
 const (
 	ReasonSuspended       = "ClaimwardenSuspended"
+	ReasonForce           = "ClaimwardenForceReplaces"
 	ReasonBuildFailed     = "ClaimwardenBuildFailed"
 	ReasonProposed        = "ClaimwardenProposed"
 	ReasonNothingProposed = "ClaimwardenNothingToDo"
@@ -56,8 +57,8 @@ type KustomizationReconciler struct {
 	// done holds, per Kustomization, the revision and generation last
 	// turned into proposals, so nothing is fetched twice for them.
 	done sync.Map
-	// said holds, per Kustomization, the last "suspended" or "nothing to do"
-	// message, so each is said once.
+	// said holds, per Kustomization and reason, the last message of an event
+	// said once (suspended, force, nothing to do).
 	said sync.Map
 }
 
@@ -72,6 +73,7 @@ func (r *KustomizationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	if err := r.Client.Get(ctx, req.NamespacedName, &ks); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.forget(ctx, owner, req.NamespacedName)
+			r.forgetSaid(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -80,6 +82,13 @@ func (r *KustomizationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		r.forget(ctx, owner, req.NamespacedName)
 		r.sayOnce(&ks, log, corev1.EventTypeNormal, ReasonSuspended, "the Kustomization is suspended: claimwarden does nothing for it until it is resumed")
 		return ctrl.Result{}, nil
+	}
+	if ks.Spec.Force {
+		// Flux re-creates what it cannot patch itself, with a cascading delete:
+		// the Pods go with the StatefulSet. claimwarden still grows the claims
+		// of the object Flux creates, but cannot spare the Pods.
+		r.sayOnce(&ks, log, corev1.EventTypeWarning, ReasonForce,
+			"spec.force is true: Flux deletes and re-creates a StatefulSet whose volumeClaimTemplates change, and its Pods with it; set force: false to let claimwarden converge it with its Pods kept")
 	}
 	attempted := ks.Status.LastAttemptedRevision
 	if attempted == "" || attempted == ks.Status.LastAppliedRevision {
@@ -166,6 +175,11 @@ func (r *KustomizationReconciler) sourceFailed(ctx context.Context, ks *kustomiz
 	return err
 }
 
+type saidKey struct {
+	ks     types.NamespacedName
+	reason string
+}
+
 // forget drops what a Kustomization proposed and what was done for it.
 func (r *KustomizationReconciler) forget(ctx context.Context, owner proposal.Owner, key types.NamespacedName) {
 	for _, k := range r.Proposals.Owned(owner) {
@@ -174,12 +188,21 @@ func (r *KustomizationReconciler) forget(ctx context.Context, owner proposal.Own
 	r.done.Delete(key)
 }
 
+// forgetSaid drops the events said once about a deleted Kustomization.
+func (r *KustomizationReconciler) forgetSaid(key types.NamespacedName) {
+	r.said.Range(func(k, _ any) bool {
+		if k.(saidKey).ks == key {
+			r.said.Delete(k)
+		}
+		return true
+	})
+}
+
 func (r *KustomizationReconciler) sayOnce(ks *kustomizev1.Kustomization, log logr.Logger, eventType, reason, msg string) {
-	key := types.NamespacedName{Namespace: ks.Namespace, Name: ks.Name}
-	if last, ok := r.said.Load(key); ok && last == msg {
+	key := saidKey{types.NamespacedName{Namespace: ks.Namespace, Name: ks.Name}, reason}
+	if last, ok := r.said.Swap(key, msg); ok && last == msg {
 		return
 	}
-	r.said.Store(key, msg)
 	r.Recorder.Eventf(ks, nil, eventType, reason, "Skip", "%s", msg)
 	log.Info(msg)
 }
