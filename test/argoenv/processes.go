@@ -141,25 +141,9 @@ func (a *ArgoCD) start(name, binary string, args []string, env ...string) (*test
 	return p, nil
 }
 
-// poll calls check every 100 ms until it succeeds, any program exits (reported at
-// once, with its log), or ctx ends (reported with check's last error and p's log).
+// poll waits for p to be ready, watching every Argo CD process (testenv.Poll).
 func (a *ArgoCD) poll(ctx context.Context, p *testenv.Process, check func(context.Context) error) error {
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if err := a.Exited(); err != nil {
-			return err
-		}
-		last := check(ctx)
-		if last == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s not ready: %w (last check: %v); log %s:\n%s", p.Name(), ctx.Err(), last, p.LogPath(), testenv.TailFile(p.LogPath(), 20))
-		case <-tick.C:
-		}
-	}
+	return testenv.Poll(ctx, p, p.Name(), a.Exited, check)
 }
 
 // healthz checks that url answers 200.

@@ -113,33 +113,11 @@ func (f *Flux) start(ctx context.Context, env *testenv.Env, o Options) error {
 		{f.Kustomize, "readyz", httpOK("http://" + loopback(ports[4]) + "/readyz")},
 	}
 	for _, c := range checks {
-		if err := f.poll(ctx, c.p, c.what, c.check); err != nil {
+		if err := testenv.Poll(ctx, c.p, c.p.Name()+" "+c.what, f.Exited, c.check); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// poll calls check every 100 ms until it succeeds, a controller exits (reported at
-// once, with its log), or ctx ends (reported with the last error and p's log).
-func (f *Flux) poll(ctx context.Context, p *testenv.Process, what string, check func(context.Context) error) error {
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if err := f.Exited(); err != nil {
-			return err
-		}
-		last := check(ctx)
-		if last == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s %s not ready: %w (last check: %v); log %s:\n%s",
-				p.Name(), what, ctx.Err(), last, p.LogPath(), testenv.TailFile(p.LogPath(), 20))
-		case <-tick.C:
-		}
-	}
 }
 
 // probeClient has no proxy: the endpoints are on loopback, and a developer's

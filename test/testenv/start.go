@@ -89,17 +89,31 @@ func (e *Env) start(ctx context.Context) (err error) {
 	return nil
 }
 
-// poll calls check every 100 ms until it succeeds, any component exits (reported
-// at once, with its log), or ctx ends (reported with check's last error and the log
-// of p, the component being waited for).
+// poll waits for p to be ready (see Poll), watching every component.
 func (e *Env) poll(ctx context.Context, p *Process, check func(context.Context) error) error {
+	return Poll(ctx, p, p.name, e.exited, check)
+}
+
+// exited reports the first component that exited.
+func (e *Env) exited() error {
+	for _, q := range e.processes() {
+		if err := q.Exited(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Poll calls check every 100 ms until it succeeds, exited reports a process
+// gone (returned at once: its error carries its log), or ctx ends (reported
+// with check's last error and the tail of p's log; what names the wait).
+// Harnesses that start servers (Flux, Argo CD) wait for them with it.
+func Poll(ctx context.Context, p *Process, what string, exited func() error, check func(context.Context) error) error {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		for _, q := range e.processes() {
-			if err := q.Exited(); err != nil {
-				return err
-			}
+		if err := exited(); err != nil {
+			return err
 		}
 		last := check(ctx)
 		if last == nil {
@@ -107,7 +121,7 @@ func (e *Env) poll(ctx context.Context, p *Process, check func(context.Context) 
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s not ready: %w (last check: %v); log %s:\n%s", p.name, ctx.Err(), last, p.log, TailFile(p.log, 20))
+			return fmt.Errorf("%s not ready: %w (last check: %v); log %s:\n%s", what, ctx.Err(), last, p.log, TailFile(p.log, 20))
 		case <-tick.C:
 		}
 	}
