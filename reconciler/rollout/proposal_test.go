@@ -85,6 +85,18 @@ func gitProposal(sts *appsv1.StatefulSet, size string, reapplied *atomic.Int32) 
 	}, sha
 }
 
+// createLive creates sts, waits until it is ready and returns it as the API server has it.
+func createLive(t *testing.T, c client.Client, sts *appsv1.StatefulSet) (*appsv1.StatefulSet, client.ObjectKey) {
+	t.Helper()
+	createReady(t, c, sts)
+	key := client.ObjectKeyFromObject(sts)
+	live := &appsv1.StatefulSet{}
+	if err := c.Get(context.Background(), key, live); err != nil {
+		t.Fatal(err)
+	}
+	return live, key
+}
+
 func podUIDs(t *testing.T, c client.Client, ns string) map[string]types.UID {
 	t.Helper()
 	var pods corev1.PodList
@@ -102,16 +114,11 @@ func TestAllowedProposalConvergesTheStatefulSetAndPatchesClaims(t *testing.T) {
 	c := started(t)
 	ns := namespace(t, c)
 	sts := fixtures.StatefulSet(ns, "db", 2, classExpandable, "1Gi")
-	createReady(t, c, sts)
-	key := client.ObjectKeyFromObject(sts)
-	var live appsv1.StatefulSet
-	if err := c.Get(context.Background(), key, &live); err != nil {
-		t.Fatal(err)
-	}
+	live, key := createLive(t, c, sts)
 	pods := podUIDs(t, c, ns)
 
 	var reapplied atomic.Int32
-	p, sha := gitProposal(&live, "1536Mi", &reapplied)
+	p, sha := gitProposal(live, "1536Mi", &reapplied)
 	proposals.Set(context.Background(), p)
 
 	vcr := waitRollout(t, c, key, "Ready at 1536Mi", func(v *v1alpha1.VolumeClaimRollout) bool {
@@ -151,15 +158,10 @@ func TestDeniedProposalLeavesTheStatefulSetAndClaims(t *testing.T) {
 	c := started(t)
 	ns := namespace(t, c)
 	sts := fixtures.StatefulSet(ns, "db", 2, classExpandable, "1Gi")
-	createReady(t, c, sts)
-	key := client.ObjectKeyFromObject(sts)
-	var live appsv1.StatefulSet
-	if err := c.Get(context.Background(), key, &live); err != nil {
-		t.Fatal(err)
-	}
+	live, key := createLive(t, c, sts)
 
 	var reapplied atomic.Int32
-	p, sha := gitProposal(&live, "4Gi", &reapplied) // +300%
+	p, sha := gitProposal(live, "4Gi", &reapplied) // +300%
 	proposals.Set(context.Background(), p)
 
 	vcr := waitRollout(t, c, key, "denied", func(v *v1alpha1.VolumeClaimRollout) bool {
@@ -195,20 +197,15 @@ func TestNewerProposalSupersedesAnUnfinishedOne(t *testing.T) {
 	sts := fixtures.StatefulSet(ns, "db", 1, classExpandable, "1Gi")
 	// OnClaimDelete keeps the first rollout unfinished (pending) on purpose.
 	sts.Annotations = map[string]string{v1alpha1.UpdateStrategyAnnotation: string(v1alpha1.OnClaimDelete)}
-	createReady(t, c, sts)
-	key := client.ObjectKeyFromObject(sts)
-	var live appsv1.StatefulSet
-	if err := c.Get(context.Background(), key, &live); err != nil {
-		t.Fatal(err)
-	}
+	live, _ := createLive(t, c, sts)
 	ctxName := "claimwarden/" + ns + "/db"
 
 	var reapplied atomic.Int32
-	first, firstSHA := gitProposal(&live, "1536Mi", &reapplied)
+	first, firstSHA := gitProposal(live, "1536Mi", &reapplied)
 	proposals.Set(context.Background(), first)
 	waitStatus(t, firstSHA, ctxName, func(s gitstatus.Status) bool { return s.State == gitstatus.Pending })
 
-	second, secondSHA := gitProposal(&live, "1792Mi", &reapplied)
+	second, secondSHA := gitProposal(live, "1792Mi", &reapplied)
 	proposals.Set(context.Background(), second)
 	s := waitStatus(t, firstSHA, ctxName, func(s gitstatus.Status) bool { return s.State == gitstatus.Error })
 	if !strings.Contains(s.Description, "superseded by "+secondSHA[:12]) {
@@ -224,14 +221,9 @@ func TestUnreadableSourceIsReportedOnTheRollout(t *testing.T) {
 	c := started(t)
 	ns := namespace(t, c)
 	sts := fixtures.StatefulSet(ns, "db", 1, classExpandable, "1Gi")
-	createReady(t, c, sts)
-	key := client.ObjectKeyFromObject(sts)
-	var live appsv1.StatefulSet
-	if err := c.Get(context.Background(), key, &live); err != nil {
-		t.Fatal(err)
-	}
+	live, key := createLive(t, c, sts)
 	var reapplied atomic.Int32
-	p, _ := gitProposal(&live, "1Gi", &reapplied) // the templates as they are: nothing to converge
+	p, _ := gitProposal(live, "1Gi", &reapplied) // the templates as they are: nothing to converge
 	p.SourceError = "fetching artifact http://source-controller/gitrepository/apps.tar.gz: 404 Not Found"
 	proposals.Set(context.Background(), p)
 
