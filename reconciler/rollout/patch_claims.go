@@ -3,6 +3,7 @@ package rollout
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -25,7 +26,7 @@ type patchOutcome struct {
 // patchClaims patches the planned claims in order and stops at the first
 // rejection. A rejection seen before is not repeated until its back-off ends,
 // unless the StatefulSet or the claim changed since.
-func (r *Reconciler) patchClaims(ctx context.Context, sts *appsv1.StatefulSet, byName map[string]*corev1.PersistentVolumeClaim, todo []diff.ClaimChange) patchOutcome {
+func (r *Reconciler) patchClaims(ctx context.Context, sts *appsv1.StatefulSet, byName map[string]*corev1.PersistentVolumeClaim, todo []diff.ClaimChange, ignoredLabels []string) patchOutcome {
 	key := client.ObjectKeyFromObject(sts)
 	out := patchOutcome{patched: map[string]bool{}}
 	version := func(name string) string {
@@ -43,7 +44,7 @@ func (r *Reconciler) patchClaims(ctx context.Context, sts *appsv1.StatefulSet, b
 		r.rejected.Delete(key)
 	}
 	for _, c := range todo {
-		if err := r.applyClaim(ctx, sts, c); err != nil {
+		if err := r.applyClaim(ctx, sts, c, ignoredLabels); err != nil {
 			patchesTotal.WithLabelValues("rejected").Inc()
 			rej := &rejection{
 				claim:      c.Name,
@@ -69,10 +70,11 @@ func (r *Reconciler) patchClaims(ctx context.Context, sts *appsv1.StatefulSet, b
 // applyClaim is where a PVC is patched: one server-side apply under our field
 // manager carrying the storage request (never lower than the claim's own),
 // the template's VolumeAttributesClass when the storage classes match, and the
-// template's labels and annotations except GitOps tracking keys. Applying the
+// template's labels and annotations except GitOps tracking keys and the
+// labels a build injects into every template (ignoredLabels). Applying the
 // whole template set means a label dropped from the template is released by
 // us, as KEP-4650 describes; entries others set are never touched.
-func (r *Reconciler) applyClaim(ctx context.Context, sts *appsv1.StatefulSet, c diff.ClaimChange) error {
+func (r *Reconciler) applyClaim(ctx context.Context, sts *appsv1.StatefulSet, c diff.ClaimChange, ignoredLabels []string) error {
 	spec := corev1ac.PersistentVolumeClaimSpec().
 		WithResources(corev1ac.VolumeResourceRequirements().
 			WithRequests(corev1.ResourceList{corev1.ResourceStorage: c.RequestTo}))
@@ -81,7 +83,7 @@ func (r *Reconciler) applyClaim(ctx context.Context, sts *appsv1.StatefulSet, c 
 	}
 	pvc := corev1ac.PersistentVolumeClaim(c.Name, sts.Namespace).WithSpec(spec)
 	if t := templateNamed(sts, c.Template); t != nil {
-		pvc.WithLabels(withoutTrackingKeys(t.Labels)).WithAnnotations(withoutTrackingKeys(t.Annotations))
+		pvc.WithLabels(withoutKeys(t.Labels, ignoredLabels)).WithAnnotations(withoutKeys(t.Annotations, nil))
 	}
 	return r.client.Apply(ctx, pvc, client.FieldOwner(FieldOwner), client.ForceOwnership)
 }
@@ -95,10 +97,11 @@ func templateNamed(sts *appsv1.StatefulSet, name string) *corev1.PersistentVolum
 	return nil
 }
 
-func withoutTrackingKeys(in map[string]string) map[string]string {
+// withoutKeys is in without GitOps tracking keys and the keys of ignore.
+func withoutKeys(in map[string]string, ignore []string) map[string]string {
 	out := make(map[string]string, len(in))
 	for k, v := range in {
-		if !diff.IsTrackingKey(k) {
+		if !diff.IsTrackingKey(k) && !slices.Contains(ignore, k) {
 			out[k] = v
 		}
 	}

@@ -167,7 +167,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		}
 	}
 
-	out := r.patchClaims(ctx, &sts, byName, p.Patch)
+	out := r.patchClaims(ctx, &sts, byName, p.Patch, d.ignoredLabels)
 	r.report(d.sts, vcr, d.src, d.ignoredLabels, strategy, res, p, verdict, out)
 	r.reportCommitStatus(ctx, &sts, vcr)
 

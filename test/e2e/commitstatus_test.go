@@ -56,18 +56,18 @@ func TestCommitStatusesOnGitea(t *testing.T) {
 	sts := fixtures.StatefulSet(ns, "web", 2, class, "1Gi")
 	sts.Annotations = map[string]string{v1alpha1.RepositoryAnnotation: repoURL, v1alpha1.RevisionAnnotation: "main@sha1:" + first}
 	createReady(t, cl.admin, sts)
-	waitStatus(t, g, first, statusCtx, "success", "2/2 claims compatible", ctl)
+	waitStatus(t, g, "shop", first, statusCtx, "success", "2/2 claims compatible", ctl)
 
 	// An allowed bump (+100%) ends in success on its own commit.
 	allowed := commit("2Gi")
 	replace(t, cl.admin, sts, "2Gi", allowed)
 	waitRolloutDone(t, cl.admin, client.ObjectKeyFromObject(sts), 2, "2Gi", ctl)
-	waitStatus(t, g, allowed, statusCtx, "success", "2/2 claims compatible", ctl)
+	waitStatus(t, g, "shop", allowed, statusCtx, "success", "2/2 claims compatible", ctl)
 
 	// A +300% bump is denied by max-step: failure naming the policy and a claim.
 	denied := commit("8Gi")
 	replace(t, cl.admin, sts, "8Gi", denied)
-	desc := waitStatus(t, g, denied, statusCtx, "failure", "max-step", ctl)
+	desc := waitStatus(t, g, "shop", denied, statusCtx, "failure", "max-step", ctl)
 	if !strings.Contains(desc, "data-web-") || len([]rune(desc)) > 140 {
 		t.Errorf("failure description %q: want the claim named, at most 140 characters", desc)
 	}
@@ -120,11 +120,11 @@ func replace(t *testing.T, c client.Client, sts *appsv1.StatefulSet, size, sha s
 
 // waitStatus polls Gitea until the commit's status for statusContext is state
 // with a description containing want, and returns the description.
-func waitStatus(t *testing.T, g *gitea.Server, sha, statusContext, state, want string, procs ...*controller) string {
+func waitStatus(t *testing.T, g *gitea.Server, repo, sha, statusContext, state, want string, procs ...*controller) string {
 	t.Helper()
 	var last string
 	waitFor(t, fmt.Sprintf("commit %s: status %s %q", sha[:8], state, want), procs, func(ctx context.Context) (bool, error) {
-		_, statuses, err := g.CombinedStatus(ctx, "shop", sha)
+		_, statuses, err := g.CombinedStatus(ctx, repo, sha)
 		if err != nil {
 			return false, nil
 		}
@@ -169,7 +169,7 @@ func TestCommitStatusSurvivesAnOutage(t *testing.T) {
 	sts := fixtures.StatefulSet(ns, "web", 2, class, "1Gi")
 	sts.Annotations = map[string]string{v1alpha1.RepositoryAnnotation: repoURL, v1alpha1.RevisionAnnotation: sha}
 	createReady(t, cl.admin, sts)
-	waitStatus(t, g, sha, "claimwarden/"+ns+"/web", "success", "2/2 claims compatible", ctl)
+	waitStatus(t, g, "shop", sha, "claimwarden/"+ns+"/web", "success", "2/2 claims compatible", ctl)
 
 	refused, posted := host.counts()
 	if refused == 0 {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/test/controllerproc"
+	"github.com/claimwarden/claimwarden/test/fluxenv"
 	"github.com/claimwarden/claimwarden/test/storagesim"
 	"github.com/claimwarden/claimwarden/test/testenv"
 )
@@ -58,6 +59,9 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	if err := fluxenv.AddToScheme(scheme); err != nil {
 		panic(err)
 	}
 	os.Exit(testenv.RunTests(m, testenv.Options{

@@ -70,8 +70,16 @@ func TestServiceAccountPermissions(t *testing.T) {
 		{"watch", "storage.k8s.io", "storageclasses", "", "", true},
 		{"get", "", "namespaces", "", "", true},
 		{"watch", "", "configmaps", "", controllerNamespace, true},
-		// Refused: ConfigMaps elsewhere, and writing policy ConfigMaps.
-		{"get", "", "configmaps", "", ns, false},
+		// Needed by the Flux integration: Kustomizations watched and
+		// patched (requestedAt), sources read, substituteFrom ConfigMaps read by name.
+		{"watch", "kustomize.toolkit.fluxcd.io", "kustomizations", "", "", true},
+		{"patch", "kustomize.toolkit.fluxcd.io", "kustomizations", "", ns, true},
+		{"get", "source.toolkit.fluxcd.io", "gitrepositories", "", ns, true},
+		{"get", "", "configmaps", "", ns, true},
+		// Refused: changing what Flux applies, listing ConfigMaps elsewhere, writing policy ConfigMaps.
+		{"update", "kustomize.toolkit.fluxcd.io", "kustomizations", "", ns, false},
+		{"update", "source.toolkit.fluxcd.io", "gitrepositories", "", ns, false},
+		{"list", "", "configmaps", "", ns, false},
 		{"update", "", "configmaps", "", controllerNamespace, false},
 		// Refused: claimwarden never deletes a claim.
 		{"delete", "", "persistentvolumeclaims", "", ns, false},

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Builds the real control plane used by the tests and the demo, and the Gitea used
-# by the commit-status tests, from the Go module proxy, caches each binary outside
-# the repository keyed by version, and links it into bin/testenv/. A cached binary
-# is reused; nothing is downloaded twice.
+# Builds the real control plane used by the tests and the demo, the Gitea used by
+# the commit-status tests, Flux's source- and kustomize-controller (with their CRDs)
+# and Argo CD (with its CRDs, and Debian's redis-server as its cache) used by the
+# GitOps tests, from the Go module proxy, caches each binary outside the repository
+# keyed by version, and links it into bin/testenv/. A cached binary is reused;
+# nothing is downloaded twice.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -14,6 +16,8 @@ K8S_VERSION=v1.37.2
 ETCD_VERSION=v3.7.3
 KWOK_VERSION=v0.8.0
 GITEA_VERSION=v1.26.0
+FLUX_VERSION=v1.9.6 # source-controller and kustomize-controller share it
+ARGOCD_VERSION=v3.6.1
 
 export CGO_ENABLED=0 GOFLAGS=-mod=mod
 mkdir -p "$CACHE" "$OUT"
@@ -87,5 +91,76 @@ if [[ ! -x $gitea_dir/gitea ]]; then
 fi
 ln -sfn "$gitea_dir/gitea" "$OUT/gitea"
 ln -sfn "$gitea_dir/src" "$OUT/gitea-src"
+
+# Flux's source-controller and kustomize-controller, run out of cluster by
+# test/fluxenv. Each has replace directives of its own, hence a wrapper module
+# apiece, which also keeps each on the dependency versions it was released with.
+build source-controller "$FLUX_VERSION" "$TOOLS/flux-source" github.com/fluxcd/source-controller
+build kustomize-controller "$FLUX_VERSION" "$TOOLS/flux-kustomize" github.com/fluxcd/kustomize-controller
+
+# Their CRDs ship in the module zips (config/crd/bases), at the version of the
+# binaries; the wrapper modules have already downloaded them. Copied, not linked,
+# into the cache: the module cache can be cleaned independently of this one.
+crd_dir="$CACHE/flux-crds-$FLUX_VERSION"
+if [[ ! -d $crd_dir ]]; then
+	rm -rf "$crd_dir.tmp"
+	mkdir -p "$crd_dir.tmp"
+	for m in source-controller kustomize-controller; do
+		mod=$(cd "$TOOLS/flux-${m%-controller}" && go mod download -json "github.com/fluxcd/$m@$FLUX_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+		cp "$mod"/config/crd/bases/*.yaml "$crd_dir.tmp/"
+	done
+	chmod -R u+w "$crd_dir.tmp" # the module cache is read-only
+	mv "$crd_dir.tmp" "$crd_dir"
+fi
+ln -sfn "$crd_dir" "$OUT/flux-crds"
+
+# Argo CD: one binary that runs as argocd-server, -repo-server or
+# -application-controller (chosen by argv[0] or ARGOCD_BINARY_NAME), run out of
+# cluster by test/argoenv. v3.6 needs Go 1.27, so only this module is built with a
+# newer toolchain, fetched from the proxy; the project itself stays on the
+# machine's Go.
+argocd_dir="$CACHE/argocd-$ARGOCD_VERSION"
+(
+	export GOTOOLCHAIN=go1.27.3
+	build argocd "$ARGOCD_VERSION" "$TOOLS/argocd" github.com/argoproj/argo-cd/v3/cmd \
+		"-X github.com/argoproj/argo-cd/v3/common.version=${ARGOCD_VERSION#v}"
+)
+# Its CRDs, and the GPG wrapper script the repo-server runs for every manifest
+# generation (it must be executable and on the repo-server's PATH; the module
+# cache's copy is read-only and not executable), copied next to the binary once.
+for part in crds hack; do
+	if [[ ! -d $argocd_dir/$part ]]; then
+		src=$(cd "$TOOLS/argocd" && GOTOOLCHAIN=go1.27.3 go mod download -json "github.com/argoproj/argo-cd/v3@$ARGOCD_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+		rm -rf "$argocd_dir/$part.tmp"
+		mkdir -p "$argocd_dir/$part.tmp"
+		case $part in
+		crds) cp "$src"/manifests/crds/*-crd.yaml "$argocd_dir/$part.tmp/" ;;
+		hack) cp "$src/hack/git-verify-wrapper.sh" "$argocd_dir/$part.tmp/" ;;
+		esac
+		chmod -R u+w,a+rX "$argocd_dir/$part.tmp"
+		if [[ $part == hack ]]; then chmod +x "$argocd_dir/$part.tmp/git-verify-wrapper.sh"; fi
+		mv "$argocd_dir/$part.tmp" "$argocd_dir/$part"
+	fi
+	ln -sfn "$argocd_dir/$part" "$OUT/argocd-$part"
+done
+
+# Redis, Argo CD's cache, from Debian. The tests start their own instances on
+# loopback ports; the system service is never used, so it is stopped and disabled
+# if the package started one.
+if ! command -v redis-server >/dev/null; then
+	log "installing redis-server (Debian package)"
+	sudo=()
+	if [[ $(id -u) != 0 ]]; then sudo=(sudo); fi
+	export DEBIAN_FRONTEND=noninteractive
+	# Quiet unless it fails; a stale package index gets one update and a retry.
+	if ! "${sudo[@]}" apt-get install -y -qq redis-server >/dev/null 2>&1; then
+		"${sudo[@]}" apt-get update -qq
+		"${sudo[@]}" apt-get install -y -qq redis-server >/dev/null
+	fi
+	if command -v systemctl >/dev/null && systemctl is-enabled redis-server >/dev/null 2>&1; then
+		"${sudo[@]}" systemctl disable --now redis-server >/dev/null 2>&1 || true
+	fi
+	"${sudo[@]}" service redis-server stop >/dev/null 2>&1 || true
+fi
 
 log "ready in $OUT"

@@ -1,0 +1,167 @@
+package fluxenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/claimwarden/claimwarden/test/testenv"
+)
+
+// The names build.sh links into bin/testenv.
+const (
+	sourceBin    = "source-controller"
+	kustomizeBin = "kustomize-controller"
+	crdDir       = "flux-crds"
+)
+
+// checkBinaries fails with one message naming what is missing, so a checkout
+// whose bin/testenv predates Flux gets "run `make testenv`".
+func checkBinaries(bin string) error {
+	var missing []string
+	for _, name := range []string{sourceBin, kustomizeBin, crdDir} {
+		if _, err := os.Stat(filepath.Join(bin, name)); err != nil {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("fluxenv: missing %s in %s: run `make testenv` (or set %s)", strings.Join(missing, ", "), bin, testenv.BinDirEnv)
+	}
+	return nil
+}
+
+// commonFlags are the flags both controllers take: loopback-only endpoints, no
+// leader election (one replica; it would also delay the start by a lease), no
+// interval jitter (so a test's short intervals are what it gets), and short
+// retry back-off and dependency requeue so failures are retried within seconds.
+func commonFlags(o Options, metricsPort, healthPort int) []string {
+	return []string{
+		"--metrics-addr", loopback(metricsPort),
+		"--health-addr", loopback(healthPort),
+		"--enable-leader-election=false",
+		"--interval-jitter-percentage", "0",
+		"--max-retry-delay", "5s",
+		"--requeue-dependency", "2s",
+		"--log-encoding", "console",
+		"--log-level", o.LogLevel,
+	}
+}
+
+func loopback(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
+
+// start runs both controllers, then waits for both: their start-ups overlap.
+func (f *Flux) start(ctx context.Context, env *testenv.Env, o Options) error {
+	ports, err := testenv.FreePorts(5)
+	if err != nil {
+		return err
+	}
+	storage := filepath.Join(o.Dir, "storage")
+	// The source-controller refuses to start without its storage directory.
+	if err := os.MkdirAll(storage, 0o755); err != nil {
+		return err
+	}
+	f.StorageAddr = loopback(ports[2])
+	// Out of cluster the controllers read KUBECONFIG (they have no --kubeconfig
+	// flag); RUNTIME_NAMESPACE is where they would run in a cluster.
+	procEnv := []string{"KUBECONFIG=" + env.Kubeconfig, "RUNTIME_NAMESPACE=" + o.Namespace}
+
+	if f.Source, err = testenv.StartProcess(testenv.ProcessOptions{
+		Name:   sourceBin,
+		Binary: filepath.Join(env.BinDir, sourceBin),
+		Args: append(commonFlags(o, ports[0], ports[1]),
+			"--storage-path", storage,
+			// The artifact URLs in GitRepository status use the advertised address,
+			// and the kustomize-controller downloads from it.
+			"--storage-addr", f.StorageAddr,
+			"--storage-adv-addr", f.StorageAddr,
+		),
+		Env: procEnv,
+		Dir: o.Dir,
+		Log: filepath.Join(o.Dir, sourceBin+".log"),
+	}); err != nil {
+		return err
+	}
+	if f.Kustomize, err = testenv.StartProcess(testenv.ProcessOptions{
+		Name:   kustomizeBin,
+		Binary: filepath.Join(env.BinDir, kustomizeBin),
+		// Few HTTP retries: the artifact server is on loopback, and the default 9
+		// would hide a broken one behind minutes of back-off.
+		Args: append(commonFlags(o, ports[3], ports[4]), "--http-retry", "2"),
+		Env:  procEnv,
+		Dir:  o.Dir,
+		Log:  filepath.Join(o.Dir, kustomizeBin+".log"),
+	}); err != nil {
+		return err
+	}
+
+	checks := []struct {
+		p     *testenv.Process
+		what  string
+		check func(context.Context) error
+	}{
+		{f.Source, "readyz", httpOK("http://" + loopback(ports[1]) + "/readyz")},
+		// The artifact server starts only once the manager runs as leader (always,
+		// here); it answers / with a directory listing.
+		{f.Source, "artifact server", httpOK("http://" + f.StorageAddr + "/")},
+		{f.Kustomize, "readyz", httpOK("http://" + loopback(ports[4]) + "/readyz")},
+	}
+	for _, c := range checks {
+		if err := f.poll(ctx, c.p, c.what, c.check); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// poll calls check every 100 ms until it succeeds, a controller exits (reported at
+// once, with its log), or ctx ends (reported with the last error and p's log).
+func (f *Flux) poll(ctx context.Context, p *testenv.Process, what string, check func(context.Context) error) error {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if err := f.Exited(); err != nil {
+			return err
+		}
+		last := check(ctx)
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s %s not ready: %w (last check: %v); log %s:\n%s",
+				p.Name(), what, ctx.Err(), last, p.LogPath(), testenv.TailFile(p.LogPath(), 20))
+		case <-tick.C:
+		}
+	}
+}
+
+// probeClient has no proxy: the endpoints are on loopback, and a developer's
+// HTTP_PROXY must not see (or break) them.
+var probeClient = &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil}}
+
+// httpOK returns a check that GET url answers 200.
+func httpOK(url string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := probeClient.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		if resp.StatusCode != http.StatusOK {
+			return errors.New("GET " + url + ": " + resp.Status)
+		}
+		return nil
+	}
+}
