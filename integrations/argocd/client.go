@@ -128,7 +128,7 @@ func (c *Client) ManagedStatefulSets(ctx context.Context, app types.NamespacedNa
 	}
 	out, err := decodeManagedStatefulSets(body)
 	if err != nil {
-		return nil, fmt.Errorf("Application %s: managed-resources: %w", app, err)
+		return nil, fmt.Errorf("application %s: managed-resources: %w", app, err)
 	}
 	return out, nil
 }

@@ -123,7 +123,7 @@ func (r *ApplicationReconciler) read(ctx context.Context, key types.NamespacedNa
 	}
 	app, err := applicationOf(u)
 	if err != nil {
-		return nil, nil, fmt.Errorf("Application %s: %w", key, err)
+		return nil, nil, fmt.Errorf("application %s: %w", key, err)
 	}
 	return u, app, nil
 }
