@@ -8,7 +8,7 @@ STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/claimwarden/claimwarden/cmd/claimwarden/app.Version=$(VERSION)
 
-.PHONY: help build testenv test lint generate demo bench clean
+.PHONY: help build testenv test lint generate demo demo-flux bench clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -32,6 +32,9 @@ lint: ## go vet, gofmt, staticcheck
 
 demo: testenv build ## run the whole story locally: control plane, storage simulator, controller, a template bump
 	$(GO) run ./test/demo
+
+demo-flux: testenv build ## the same story from commits in a local Gitea, applied by Flux, verdicts back on the commits
+	$(GO) run ./test/demo -story flux
 
 bench: testenv build ## diff/plan micro-benchmarks, then the scale run on the real control plane
 	$(GO) test -run XXX -bench . -benchmem ./reconciler/...

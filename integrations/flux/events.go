@@ -1,8 +1,9 @@
-// Package flux routes claimwarden's rollout outcomes through Flux's
+package flux
+
+// The Notifier routes claimwarden's rollout outcomes through Flux's
 // notification-controller, so that Flux users get them from the Providers
 // they already run (GitHub, GitLab, Gitea, Bitbucket commit statuses, chat,
 // ...). See docs/flux-notifications.md for the Provider and Alert to set up.
-package flux
 
 import (
 	"container/list"

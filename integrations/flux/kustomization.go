@@ -11,14 +11,13 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/integrations/manifests"
 	"github.com/claimwarden/claimwarden/reconciler/diff"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
@@ -108,7 +107,7 @@ func (r *KustomizationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	}
 	r.Proposals.SetSourceError(ctx, owner, "")
 
-	stss, err := statefulSetsOf(res.Objects)
+	stss, _, err := manifests.StatefulSets(manifests.FromUnstructured(res.Objects, "Kustomization "+req.String()+" at "+attempted))
 	if err != nil {
 		return ctrl.Result{}, r.sourceFailed(ctx, &ks, owner, fmt.Errorf("kustomization %s/%s at %s: %w", ks.Namespace, ks.Name, attempted, err))
 	}
@@ -116,7 +115,8 @@ func (r *KustomizationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	source := v1alpha1.Source{Kind: KustomizationKind, Namespace: ks.Namespace, Name: ks.Name, Repository: repository, Revision: revision}
 	inBuild := map[types.NamespacedName]bool{}
 	var proposed []string
-	for _, sts := range stss {
+	for _, built := range stss {
+		sts := built.StatefulSet
 		key := types.NamespacedName{Namespace: sts.Namespace, Name: sts.Name}
 		inBuild[key] = true
 		var live appsv1.StatefulSet
@@ -182,20 +182,4 @@ func (r *KustomizationReconciler) sayOnce(ks *kustomizev1.Kustomization, log log
 	r.said.Store(key, msg)
 	r.Recorder.Eventf(ks, nil, eventType, reason, "Skip", "%s", msg)
 	log.Info(msg)
-}
-
-// statefulSetsOf converts the StatefulSets of a build.
-func statefulSetsOf(objs []*unstructured.Unstructured) ([]*appsv1.StatefulSet, error) {
-	var out []*appsv1.StatefulSet
-	for _, o := range objs {
-		if o.GetKind() != "StatefulSet" || o.GroupVersionKind().Group != appsv1.GroupName {
-			continue
-		}
-		sts := &appsv1.StatefulSet{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, sts); err != nil {
-			return nil, fmt.Errorf("StatefulSet %s/%s: %w", o.GetNamespace(), o.GetName(), err)
-		}
-		out = append(out, sts)
-	}
-	return out, nil
 }

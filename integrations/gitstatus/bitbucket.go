@@ -52,7 +52,7 @@ func newBitbucketBuildStatus(s Status, keyLimit int, commitPage string) bitbucke
 		State:       bitbucketStates[s.State],
 		Name:        s.Context,
 		URL:         link,
-		Description: truncateDescription(s.Description),
+		Description: TruncateDescription(s.Description),
 	}
 }
 

@@ -40,7 +40,7 @@ func (p *giteaProvider) Post(ctx context.Context, repo Repository, sha string, s
 	_, resp, err := client.CreateStatus(owner, name, sha, gitea.CreateStatusOption{
 		State:       gitea.StatusState(s.State),
 		TargetURL:   s.TargetURL,
-		Description: truncateDescription(s.Description),
+		Description: TruncateDescription(s.Description),
 		Context:     s.Context,
 	})
 	if err == nil || (resp != nil && resp.Response != nil && resp.StatusCode/100 == 2) {

@@ -138,7 +138,7 @@ func (p *githubProvider) Post(ctx context.Context, repo Repository, sha string, 
 	status := github.RepoStatus{
 		State:       new(string(s.State)),
 		Context:     new(s.Context),
-		Description: new(truncateDescription(s.Description)),
+		Description: new(TruncateDescription(s.Description)),
 	}
 	if s.TargetURL != "" {
 		status.TargetURL = new(s.TargetURL)

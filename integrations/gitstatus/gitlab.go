@@ -90,7 +90,7 @@ func (p *gitlabProvider) Post(ctx context.Context, repo Repository, sha string, 
 		// "name" is GitLab's context: statuses with the same name on a
 		// commit replace each other.
 		Name:        gitlab.Ptr(s.Context),
-		Description: gitlab.Ptr(truncateDescription(s.Description)),
+		Description: gitlab.Ptr(TruncateDescription(s.Description)),
 	}
 	if s.TargetURL != "" {
 		opt.TargetURL = gitlab.Ptr(s.TargetURL)

@@ -6,12 +6,13 @@ import (
 	"unicode/utf8"
 )
 
-// truncateDescription cuts a description to MaxDescription characters
+// TruncateDescription cuts a description to MaxDescription characters
 // (runes, not bytes: GitHub counts characters, and a cut inside a UTF-8
 // sequence would make the JSON invalid), ending a cut one with "…" so that
 // readers see it was cut. GitHub refuses longer descriptions with 422;
-// the others accept them but show the same short text.
-func truncateDescription(s string) string {
+// the others accept them but show the same short text. Providers apply it;
+// callers that compare or record descriptions apply it first.
+func TruncateDescription(s string) string {
 	if utf8.RuneCountInString(s) <= MaxDescription {
 		return s
 	}
@@ -42,4 +43,12 @@ func statusKey(context string, limit int) string {
 		cut--
 	}
 	return context[:cut] + suffix
+}
+
+// StatusContext is the context (the name) of a StatefulSet's commit status:
+// <prefix>/<namespace>/<statefulset>. The controller and `claimwarden check`
+// both name their statuses with it, so that the pull request's check and the
+// rollout after the merge report under one name.
+func StatusContext(prefix, namespace, statefulSet string) string {
+	return prefix + "/" + namespace + "/" + statefulSet
 }

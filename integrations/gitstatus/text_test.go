@@ -8,11 +8,11 @@ import (
 
 func TestTruncateDescription(t *testing.T) {
 	exact := strings.Repeat("ä", MaxDescription) // 140 characters, 280 bytes
-	if got := truncateDescription(exact); got != exact {
+	if got := TruncateDescription(exact); got != exact {
 		t.Errorf("a 140-character description was changed to %q", got)
 	}
 	long := strings.Repeat("ä", MaxDescription) + "b"
-	got := truncateDescription(long)
+	got := TruncateDescription(long)
 	if n := utf8.RuneCountInString(got); n != MaxDescription {
 		t.Errorf("truncated to %d characters, want %d", n, MaxDescription)
 	}
@@ -22,7 +22,7 @@ func TestTruncateDescription(t *testing.T) {
 	if !utf8.ValidString(got) {
 		t.Error("truncation split a UTF-8 sequence")
 	}
-	if truncateDescription("") != "" || truncateDescription("short") != "short" {
+	if TruncateDescription("") != "" || TruncateDescription("short") != "short" {
 		t.Error("short descriptions must be kept")
 	}
 }
@@ -49,5 +49,11 @@ func TestStatusKey(t *testing.T) {
 	k := statusKey(multi, 40)
 	if !utf8.ValidString(k) || len(k) > 40 {
 		t.Errorf("statusKey(%q) = %q (%d bytes): invalid UTF-8 or too long", multi, k, len(k))
+	}
+}
+
+func TestStatusContext(t *testing.T) {
+	if got := StatusContext("claimwarden/prod-eu", "shop", "web"); got != "claimwarden/prod-eu/shop/web" {
+		t.Errorf("StatusContext = %q, want claimwarden/prod-eu/shop/web", got)
 	}
 }

@@ -671,3 +671,16 @@ func TestTemplatesEqual(t *testing.T) {
 		t.Error("a removed template compares equal")
 	}
 }
+
+// A proposal that adds the first template to a StatefulSet without any says so.
+func TestComputeTemplateAddedToNone(t *testing.T) {
+	desired := statefulSet([]corev1.PersistentVolumeClaim{tmpl("data", "1Gi")})
+	live := statefulSet(nil)
+	res, err := Compute(Input{Desired: desired, LiveTemplates: LiveTemplatesOf(live)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.TemplatesAdded) != 1 || res.TemplatesAdded[0] != "data" {
+		t.Errorf("TemplatesAdded = %v, want [data]", res.TemplatesAdded)
+	}
+}

@@ -12,6 +12,14 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 )
 
+// LiveTemplatesOf returns live's templates for Input.LiveTemplates: never nil.
+func LiveTemplatesOf(live *appsv1.StatefulSet) []corev1.PersistentVolumeClaim {
+	if live.Spec.VolumeClaimTemplates == nil {
+		return []corev1.PersistentVolumeClaim{}
+	}
+	return live.Spec.VolumeClaimTemplates
+}
+
 // templateChanges compares template names of the live and the desired StatefulSet.
 func templateChanges(live, desired []corev1.PersistentVolumeClaim) (added, removed []string) {
 	return namesNotIn(desired, live), namesNotIn(live, desired)

@@ -111,6 +111,8 @@ type Input struct {
 	Desired *appsv1.StatefulSet
 	// LiveTemplates are the templates of the live StatefulSet when it differs
 	// from Desired (a GitOps proposal); nil means Desired is the live object.
+	// Use LiveTemplatesOf: a live object without templates must give an
+	// empty, non-nil list, or templates a proposal adds go unseen.
 	LiveTemplates []corev1.PersistentVolumeClaim
 	// PVCs are the namespace's claims; those not belonging to Desired are ignored.
 	PVCs []corev1.PersistentVolumeClaim

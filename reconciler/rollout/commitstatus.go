@@ -81,12 +81,7 @@ func (r *Reconciler) statusTarget(ctx context.Context, sts *appsv1.StatefulSet, 
 		once("no commit status is posted", "error", err.Error())
 		return gitstatus.Target{}, false
 	}
-	return gitstatus.Target{Repo: repo, SHA: sha, Context: r.statusContext(sts)}, true
-}
-
-// statusContext is <prefix>/<namespace>/<statefulset>.
-func (r *Reconciler) statusContext(sts *appsv1.StatefulSet) string {
-	return r.opts.StatusContextPrefix + "/" + sts.Namespace + "/" + sts.Name
+	return gitstatus.Target{Repo: repo, SHA: sha, Context: gitstatus.StatusContext(r.opts.StatusContextPrefix, sts.Namespace, sts.Name)}, true
 }
 
 // reportCommitStatus hands the rollout's current status to the reporter,
@@ -96,7 +91,7 @@ func (r *Reconciler) reportCommitStatus(ctx context.Context, sts *appsv1.Statefu
 	src := vcr.Status.Proposal.Source
 	if r.opts.FluxNotifier != nil && src.Revision != "" {
 		state, desc := commitStatusOf(vcr)
-		r.opts.FluxNotifier.Notify(ctx, sts, src.Revision, string(state), conditions.GetReason(vcr, meta.ReadyCondition), truncate(desc))
+		r.opts.FluxNotifier.Notify(ctx, sts, src.Revision, string(state), conditions.GetReason(vcr, meta.ReadyCondition), gitstatus.TruncateDescription(desc))
 	}
 	t, ok := r.statusTarget(ctx, sts, src)
 	if !ok {
@@ -109,17 +104,10 @@ func (r *Reconciler) reportCommitStatus(ctx context.Context, sts *appsv1.Statefu
 		}
 	}
 	state, desc := commitStatusOf(vcr)
-	s := gitstatus.Status{State: state, Context: t.Context, Description: truncate(desc), TargetURL: r.opts.StatusTargetURL}
+	s := gitstatus.Status{State: state, Context: t.Context, Description: gitstatus.TruncateDescription(desc), TargetURL: r.opts.StatusTargetURL}
 	if !r.opts.CommitStatuses.Report(t, s) {
 		ctrl.LoggerFrom(ctx).Info("the commit status queue is full; the status is reported again on the next reconcile", "context", t.Context)
 	}
-}
-
-func truncate(s string) string {
-	if r := []rune(s); len(r) > gitstatus.MaxDescription {
-		return string(r[:gitstatus.MaxDescription-1]) + "…"
-	}
-	return s
 }
 
 // RecordPosted returns the reporter's OnPosted callback: it writes the posted

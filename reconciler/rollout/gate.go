@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/diff"
+	"github.com/claimwarden/claimwarden/reconciler/plan"
 )
 
 // gateResult is what the policies said about one StatefulSet's proposal.
@@ -45,47 +45,33 @@ type cachedVerdict struct {
 	at time.Time
 }
 
-// gate asks the policies about every claim that differs from its template and,
-// when templates were added or removed, about the StatefulSet.
+// gate asks the policies the questions of the diff (plan.Questions, shared
+// with `claimwarden check`), filling in what only the cluster knows: the
+// Namespace and each claim's StorageClass.
 func (r *Reconciler) gate(ctx context.Context, sts *appsv1.StatefulSet, res diff.Result, pvcs map[string]*corev1.PersistentVolumeClaim, source policies.Source) (gateResult, error) {
 	out := gateResult{claims: map[string]string{}}
+	questions := plan.Questions(sts, res, pvcs)
+	if len(questions) == 0 {
+		return out, nil
+	}
 	ns, err := r.namespaceOf(ctx, sts.Namespace)
 	if err != nil {
 		return out, err
 	}
-	desired := trimmed(sts)
-	for _, c := range res.Claims {
-		if c.Missing || !differs(c) {
-			continue
+	for _, q := range questions {
+		q.Input.Namespace, q.Input.Source = ns, source
+		if q.Claim != "" {
+			if q.Input.StorageClass, err = r.storageClassOf(ctx, q.PVC); err != nil {
+				return out, err
+			}
 		}
-		pvc := pvcs[c.Name]
-		sc, err := r.storageClassOf(ctx, pvc)
-		if err != nil {
-			return out, err
-		}
-		in := policies.Input{
-			Change:       claimChange(sts, c, pvc),
-			PVC:          trimmedPVC(pvc),
-			StorageClass: sc,
-			Template:     templateNamed(sts, c.Template),
-			StatefulSet:  desired,
-			Namespace:    ns,
-			Source:       source,
-		}
-		if v := r.evaluate(ctx, c.Name, in); !v.Allowed {
-			out.claims[c.Name] = reasons(v.Denials)
-		}
-	}
-	if len(res.TemplatesAdded)+len(res.TemplatesRemoved) > 0 {
-		in := policies.Input{
-			Change: policies.Change{
-				Kind: policies.KindStatefulSet, Namespace: sts.Namespace, StatefulSet: sts.Name,
-				TemplatesAdded: res.TemplatesAdded, TemplatesRemoved: res.TemplatesRemoved,
-			},
-			StatefulSet: desired, Namespace: ns, Source: source,
-		}
-		if v := r.evaluate(ctx, "", in); !v.Allowed {
-			out.statefulSet = reasons(v.Denials)
+		v := r.evaluate(ctx, q.Claim, q.Input)
+		switch {
+		case v.Allowed:
+		case q.Claim == "":
+			out.statefulSet = plan.DenialText(v.Denials)
+		default:
+			out.claims[q.Claim] = plan.DenialText(v.Denials)
 		}
 	}
 	return out, nil
@@ -121,36 +107,6 @@ func (r *Reconciler) evaluate(ctx context.Context, subject string, in policies.I
 // maxCachedVerdicts bounds the cache: a few per claim of a large cluster.
 const maxCachedVerdicts = 50_000
 
-// differs reports whether a claim and its template differ in anything a
-// policy could have an opinion on.
-func differs(c diff.ClaimChange) bool {
-	return c.NeedsPatch() || len(c.Immutable) > 0 || c.TemplateRequest.Cmp(c.RequestFrom) != 0 ||
-		(c.VACTo != nil && (c.VACFrom == nil || *c.VACFrom != *c.VACTo))
-}
-
-// claimChange renders a claim change as the policies see it.
-func claimChange(sts *appsv1.StatefulSet, c diff.ClaimChange, pvc *corev1.PersistentVolumeClaim) policies.Change {
-	ch := policies.Change{
-		Kind: policies.KindClaim, Namespace: sts.Namespace, StatefulSet: sts.Name,
-		Claim: c.Name, Template: c.Template, Ordinal: c.Ordinal,
-		Storage: &policies.QuantityChange{
-			From: c.RequestFrom.String(), To: c.TemplateRequest.String(),
-			FromBytes: c.RequestFrom.Value(), ToBytes: c.TemplateRequest.Value(),
-		},
-		Labels: c.Labels, Annotations: c.Annotations,
-	}
-	if t := templateNamed(sts, c.Template); t != nil && t.Spec.StorageClassName != nil {
-		ch.StorageClassName = &policies.StringChange{From: deref(pvc.Spec.StorageClassName), To: *t.Spec.StorageClassName}
-	}
-	if c.VACTo != nil && (c.VACFrom == nil || *c.VACFrom != *c.VACTo) {
-		ch.VolumeAttributesClassName = &policies.StringChange{From: deref(c.VACFrom), To: *c.VACTo}
-	}
-	for _, m := range c.Immutable {
-		ch.Immutable = append(ch.Immutable, policies.Mismatch{Field: string(m.Field), Live: m.Live, Desired: m.Desired})
-	}
-	return ch
-}
-
 func (r *Reconciler) storageClassOf(ctx context.Context, pvc *corev1.PersistentVolumeClaim) (*storagev1.StorageClass, error) {
 	if pvc == nil || pvc.Spec.StorageClassName == nil || *pvc.Spec.StorageClassName == "" {
 		return nil, nil
@@ -173,38 +129,4 @@ func (r *Reconciler) namespaceOf(ctx context.Context, name string) (*corev1.Name
 	}
 	ns.ManagedFields = nil
 	return ns, nil
-}
-
-// trimmed drops managedFields, which no policy needs and which would make
-// every input digest change with each server-side write.
-func trimmed(sts *appsv1.StatefulSet) *appsv1.StatefulSet {
-	out := sts.DeepCopy()
-	out.ManagedFields = nil
-	out.Status = appsv1.StatefulSetStatus{}
-	return out
-}
-
-func trimmedPVC(pvc *corev1.PersistentVolumeClaim) *corev1.PersistentVolumeClaim {
-	if pvc == nil {
-		return nil
-	}
-	out := pvc.DeepCopy()
-	out.ManagedFields = nil
-	return out
-}
-
-// reasons renders denials as "policy: message; policy: message".
-func reasons(rs []policies.Reason) string {
-	parts := make([]string, 0, len(rs))
-	for _, r := range rs {
-		parts = append(parts, r.Policy+": "+r.Message)
-	}
-	return strings.Join(parts, "; ")
-}
-
-func deref(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
 }

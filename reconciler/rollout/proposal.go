@@ -16,6 +16,7 @@ import (
 	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 	"github.com/claimwarden/claimwarden/reconciler/converge"
 	"github.com/claimwarden/claimwarden/reconciler/diff"
+	"github.com/claimwarden/claimwarden/reconciler/plan"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
@@ -43,7 +44,7 @@ func (r *Reconciler) desiredOf(live *appsv1.StatefulSet, vcr *v1alpha1.VolumeCla
 		if p, ok := r.opts.Proposals.Get(types.NamespacedName{Namespace: live.Namespace, Name: live.Name}); ok {
 			d := desired{sts: live, src: p.Source, ignoredLabels: p.IgnoredLabels, sourceError: p.SourceError, gitops: true}
 			if p.StatefulSet != nil && !diff.TemplatesEqual(live.Spec.VolumeClaimTemplates, p.StatefulSet.Spec.VolumeClaimTemplates) {
-				d.sts = withTemplates(live, p.StatefulSet)
+				d.sts = plan.WithTemplates(live, p.StatefulSet)
 				d.pending = &p
 			}
 			return d
@@ -53,18 +54,6 @@ func (r *Reconciler) desiredOf(live *appsv1.StatefulSet, vcr *v1alpha1.VolumeCla
 		return desired{sts: live, src: rec.Source, ignoredLabels: rec.IgnoredLabels, gitops: true}
 	}
 	return desired{sts: live, src: sourceOf(live)}
-}
-
-// withTemplates is live with the proposal's volumeClaimTemplates and nothing
-// else of it: the rest (Pod template, replicas...) is the GitOps tool's to
-// apply, and taking it here could restart Pods the change does not need.
-func withTemplates(live, p *appsv1.StatefulSet) *appsv1.StatefulSet {
-	out := live.DeepCopy()
-	out.Spec.VolumeClaimTemplates = make([]corev1.PersistentVolumeClaim, len(p.Spec.VolumeClaimTemplates))
-	for i := range p.Spec.VolumeClaimTemplates {
-		p.Spec.VolumeClaimTemplates[i].DeepCopyInto(&out.Spec.VolumeClaimTemplates[i])
-	}
-	return out
 }
 
 // convergeTo re-creates live with the proposal's templates (Pods kept), then
@@ -123,7 +112,7 @@ func (r *Reconciler) supersede(ctx context.Context, sts *appsv1.StatefulSet, bef
 	if !ok {
 		return
 	}
-	r.opts.CommitStatuses.Report(t, gitstatus.Status{State: gitstatus.Error, Context: t.Context, Description: truncate(msg), TargetURL: r.opts.StatusTargetURL})
+	r.opts.CommitStatuses.Report(t, gitstatus.Status{State: gitstatus.Error, Context: t.Context, Description: gitstatus.TruncateDescription(msg), TargetURL: r.opts.StatusTargetURL})
 }
 
 // setSourceCondition reports whether the GitOps source could be read.

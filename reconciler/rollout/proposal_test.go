@@ -219,3 +219,35 @@ func TestNewerProposalSupersedesAnUnfinishedOne(t *testing.T) {
 		t.Errorf("%d %s events, want 1", n, v1alpha1.ReasonSuperseded)
 	}
 }
+
+func TestUnreadableSourceIsReportedOnTheRollout(t *testing.T) {
+	c := started(t)
+	ns := namespace(t, c)
+	sts := fixtures.StatefulSet(ns, "db", 1, classExpandable, "1Gi")
+	createReady(t, c, sts)
+	key := client.ObjectKeyFromObject(sts)
+	var live appsv1.StatefulSet
+	if err := c.Get(context.Background(), key, &live); err != nil {
+		t.Fatal(err)
+	}
+	var reapplied atomic.Int32
+	p, _ := gitProposal(&live, "1Gi", &reapplied) // the templates as they are: nothing to converge
+	p.SourceError = "fetching artifact http://source-controller/gitrepository/apps.tar.gz: 404 Not Found"
+	proposals.Set(context.Background(), p)
+
+	vcr := waitRollout(t, c, key, "SourceReady=False", func(v *v1alpha1.VolumeClaimRollout) bool {
+		return strings.Contains(condition(v, v1alpha1.SourceReadyCondition), v1alpha1.ReasonSourceUnavailable)
+	})
+	if got := condition(vcr, v1alpha1.SourceReadyCondition); !strings.Contains(got, "404 Not Found") {
+		t.Errorf("SourceReady: %s, want the fetch error", got)
+	}
+	if !readyTrue(vcr) {
+		t.Errorf("an unreadable source made a compatible rollout not Ready: %s", describe(vcr))
+	}
+
+	p.SourceError = ""
+	proposals.Set(context.Background(), p)
+	waitRollout(t, c, key, "SourceReady=True", func(v *v1alpha1.VolumeClaimRollout) bool {
+		return strings.Contains(condition(v, v1alpha1.SourceReadyCondition), v1alpha1.ReasonSourceRead)
+	})
+}

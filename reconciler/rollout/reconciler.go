@@ -54,6 +54,9 @@ type Reconciler struct {
 	// superseded holds, per StatefulSet, the last revision whose commit
 	// status was finalised as superseded.
 	superseded sync.Map
+	// announced holds, per StatefulSet, the last block or completion an
+	// event announced (see announce).
+	announced sync.Map
 }
 
 // rejection is a patch the API server refused, and what must change to try at once.
@@ -85,6 +88,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err := r.client.Get(ctx, req.NamespacedName, &sts); err != nil {
 		if apierrors.IsNotFound(err) {
 			forgetMetrics(req.NamespacedName)
+			r.announced.Delete(req.NamespacedName)
+			r.superseded.Delete(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -131,7 +136,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 	in := diff.Input{Desired: d.sts, PVCs: pvcs.Items, IgnoreLabels: d.ignoredLabels}
 	if d.pending != nil {
-		in.LiveTemplates = sts.Spec.VolumeClaimTemplates
+		in.LiveTemplates = diff.LiveTemplatesOf(&sts)
 	}
 	res, err := diff.Compute(in)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/policies"
@@ -36,12 +37,28 @@ func (r *Reconciler) report(sts *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRo
 	setConditions(vcr, strategy, res, p, g, out)
 	r.setPoliciesCondition(vcr)
 
-	if c := conditions.Get(vcr, meta.StalledCondition); c != nil && (prevStalled == nil || prevStalled.Message != c.Message) {
-		r.recorder.Eventf(sts, vcr, corev1.EventTypeWarning, c.Reason, "Block", "%s", c.Message)
+	key := types.NamespacedName{Namespace: sts.Namespace, Name: sts.Name}
+	switch c := conditions.Get(vcr, meta.StalledCondition); {
+	case c != nil:
+		if (prevStalled == nil || prevStalled.Message != c.Message) && r.announce(key, "block:"+c.Message) {
+			r.recorder.Eventf(sts, vcr, corev1.EventTypeWarning, c.Reason, "Block", "%s", c.Message)
+		}
+	case conditions.IsReady(vcr):
+		if prevReady != nil && prevReady.Status != metav1.ConditionTrue && r.announce(key, "complete") {
+			r.recorder.Eventf(sts, vcr, corev1.EventTypeNormal, v1alpha1.ReasonCompatible, "Complete", "%s", conditions.GetMessage(vcr, meta.ReadyCondition))
+		}
+	default:
+		r.announce(key, "progress")
 	}
-	if conditions.IsReady(vcr) && prevReady != nil && prevReady.Status != metav1.ConditionTrue {
-		r.recorder.Eventf(sts, vcr, corev1.EventTypeNormal, v1alpha1.ReasonCompatible, "Complete", "%s", conditions.GetMessage(vcr, meta.ReadyCondition))
-	}
+}
+
+// announce records state as the last one announced by an event for key and
+// reports whether it is new. The rollout read from the cache can lag behind
+// the status this controller just wrote, so "the condition changed" alone
+// would announce the same block or completion twice.
+func (r *Reconciler) announce(key types.NamespacedName, state string) bool {
+	last, ok := r.announced.Swap(key, state)
+	return !ok || last != state
 }
 
 // stall reports a StatefulSet the controller cannot act on until it changes.
@@ -51,7 +68,7 @@ func (r *Reconciler) stall(sts *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRol
 	conditions.MarkStalled(vcr, reason, "%s", msg)
 	conditions.MarkFalse(vcr, meta.ReadyCondition, reason, "%s", msg)
 	conditions.Delete(vcr, meta.ReconcilingCondition)
-	if prev != msg {
+	if prev != msg && r.announce(types.NamespacedName{Namespace: sts.Namespace, Name: sts.Name}, "block:"+msg) {
 		r.recorder.Eventf(sts, vcr, corev1.EventTypeWarning, reason, "Block", "%s", msg)
 	}
 }

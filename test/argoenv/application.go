@@ -133,7 +133,7 @@ func (a *ArgoCD) WaitApp(ctx context.Context, c client.Client, ns, name string, 
 	defer tick.Stop()
 	var last string
 	for {
-		if err := a.exited(); err != nil {
+		if err := a.Exited(); err != nil {
 			return nil, err
 		}
 		app := &unstructured.Unstructured{}

@@ -183,8 +183,10 @@ func (a *ArgoCD) LogTails(n int) string {
 	return b.String()
 }
 
-// exited reports the first program that has ended, with its log.
-func (a *ArgoCD) exited() error {
+// Exited is nil while Redis and the Argo CD programs run; otherwise it reports
+// the first that has ended, with the end of its log. Waits of a test can call it
+// to fail at once instead of at their deadline.
+func (a *ArgoCD) Exited() error {
 	for _, p := range a.procs {
 		if err := p.Exited(); err != nil {
 			return err

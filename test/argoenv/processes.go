@@ -147,7 +147,7 @@ func (a *ArgoCD) poll(ctx context.Context, p *testenv.Process, check func(contex
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if err := a.exited(); err != nil {
+		if err := a.Exited(); err != nil {
 			return err
 		}
 		last := check(ctx)

@@ -17,6 +17,8 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/test/controllerproc"
+	"github.com/claimwarden/claimwarden/test/fluxenv"
+	"github.com/claimwarden/claimwarden/test/gitea"
 	"github.com/claimwarden/claimwarden/test/storagesim"
 	"github.com/claimwarden/claimwarden/test/testenv"
 )
@@ -34,6 +36,9 @@ type cluster struct {
 	env    *testenv.Env
 	client client.WithWatch
 	ctrl   *controllerproc.Process
+	// flux and gitea run for the flux story only.
+	flux  *fluxenv.Flux
+	gitea *gitea.Server
 
 	simCancel context.CancelFunc
 	simDone   chan struct{} // closed when the simulator has returned simErr
@@ -42,9 +47,10 @@ type cluster struct {
 	simLog    *os.File
 }
 
-// startCluster starts the control plane, the storage simulator and the
-// controller. On error it stops whatever it had started.
-func startCluster(ctx context.Context, o options, out *printer) (_ *cluster, err error) {
+// startCluster starts the control plane, the storage simulator, what the
+// story needs besides, and the controller. On error it stops whatever it had
+// started.
+func startCluster(ctx context.Context, o options, s story, out *printer) (_ *cluster, err error) {
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		return nil, fmt.Errorf("%w: run the demo from the repository", err)
@@ -54,7 +60,7 @@ func startCluster(ctx context.Context, o options, out *printer) (_ *cluster, err
 		return nil, err
 	}
 
-	out.step("Starting a local control plane")
+	out.step(s.starting)
 	out.note("etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok (one simulated Node)")
 	env, err := testenv.Start(ctx, testenv.Options{Kwok: true, CRDDirs: []string{filepath.Join(root, "config", "crd", "bases")}})
 	if err != nil {
@@ -79,6 +85,9 @@ func startCluster(ctx context.Context, o options, out *printer) (_ *cluster, err
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
+	if err := fluxenv.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
 	if cl.client, err = client.NewWithWatch(env.Config, client.Options{Scheme: scheme}); err != nil {
 		return nil, err
 	}
@@ -88,7 +97,13 @@ func startCluster(ctx context.Context, o options, out *printer) (_ *cluster, err
 	}
 	out.ok(fmt.Sprintf("storage simulator running: a resize takes %s (log %s)", o.delay, cl.simLog.Name()))
 
-	if err := cl.startController(ctx, bin); err != nil {
+	var args []string
+	if s.setup != nil {
+		if args, err = s.setup(ctx, cl, out); err != nil {
+			return nil, err
+		}
+	}
+	if err := cl.startController(ctx, bin, args); err != nil {
 		return nil, err
 	}
 	out.ok(fmt.Sprintf("claimwarden controller running as pid %d (log %s)", cl.ctrl.Pid(), cl.ctrl.LogPath()))
@@ -98,13 +113,14 @@ func startCluster(ctx context.Context, o options, out *printer) (_ *cluster, err
 // startController runs the claimwarden binary against the cluster, as a user
 // would run it outside a cluster, and waits for its /readyz. Its output goes to
 // <env.Dir>/claimwarden.log.
-func (cl *cluster) startController(ctx context.Context, bin string) error {
+func (cl *cluster) startController(ctx context.Context, bin string, args []string) error {
 	c, err := controllerproc.Start(controllerproc.Options{
 		Name:       "claimwarden controller",
 		Binary:     bin,
 		Kubeconfig: cl.env.Kubeconfig,
 		Log:        filepath.Join(cl.env.Dir, "claimwarden.log"),
 		LogFormat:  "console",
+		ExtraArgs:  args,
 	})
 	if err != nil {
 		return err
@@ -139,11 +155,17 @@ func (cl *cluster) startSimulator(delay time.Duration) error {
 	return nil
 }
 
-// alive returns an error once the controller or the simulator has stopped on
-// its own, so that waits fail at once with the reason instead of at their deadline.
+// alive returns an error once the controller, Flux or the simulator has
+// stopped on its own, so that waits fail at once with the reason instead of at
+// their deadline. (A Gitea that died fails the next request to it.)
 func (cl *cluster) alive() error {
 	if err := cl.ctrl.Exited(); err != nil {
 		return err
+	}
+	if cl.flux != nil {
+		if err := cl.flux.Exited(); err != nil {
+			return err
+		}
 	}
 	select {
 	case <-cl.simDone:
@@ -154,13 +176,19 @@ func (cl *cluster) alive() error {
 	}
 }
 
-// stop stops the controller, then the simulator, then the control plane, so
-// that nothing is left talking to an API server that is gone. keepLogs keeps
-// the environment's directory (after a failure).
+// stop stops the controller, then Flux and Gitea, then the simulator, then
+// the control plane, so that nothing is left talking to an API server that is
+// gone. keepLogs keeps the environment's directory (after a failure).
 func (cl *cluster) stop(keepLogs bool) error {
 	var errs []error
 	if cl.ctrl != nil {
 		errs = append(errs, cl.ctrl.Stop(stopGrace))
+	}
+	if cl.flux != nil {
+		errs = append(errs, cl.flux.Stop())
+	}
+	if cl.gitea != nil {
+		errs = append(errs, cl.gitea.Stop())
 	}
 	if cl.simCancel != nil {
 		cl.simCancel()
@@ -179,4 +207,12 @@ func (cl *cluster) stop(keepLogs bool) error {
 	}
 	errs = append(errs, cl.env.Stop())
 	return errors.Join(errs...)
+}
+
+// components names what stop stops, for the story's last line.
+func (cl *cluster) components() string {
+	if cl.flux != nil {
+		return "the controller, Flux, Gitea, the storage simulator and the control plane"
+	}
+	return "the controller, the storage simulator and the control plane"
 }

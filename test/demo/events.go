@@ -14,8 +14,12 @@ import (
 	"github.com/claimwarden/claimwarden/test/fixtures"
 )
 
-// reportingController is the name claimwarden's events carry.
-const reportingController = "claimwarden"
+// reportingController is the name claimwarden's events carry; patchedReason
+// is the reason of the event for each claim patched.
+const (
+	reportingController = "claimwarden"
+	patchedReason       = "ClaimPatched"
+)
 
 // eventsTimeout bounds the wait for events: they are written asynchronously
 // by the controller's event broadcaster, shortly after the status.
@@ -30,11 +34,11 @@ func showEvents(ctx context.Context, cl *cluster, o options, began time.Time, ou
 		if evs, err = claimwardenEvents(ctx, cl.client, began); err != nil {
 			return false, err
 		}
-		return count(evs, "ClaimPatched") >= o.replicas && count(evs, v1alpha1.ReasonCompatible) >= 1, nil
+		return count(evs, patchedReason) >= o.replicas && count(evs, v1alpha1.ReasonCompatible) >= 1, nil
 	})
 	if err != nil {
 		return fmt.Errorf("waiting for %d ClaimPatched events and a %s event (got %d and %d): %w",
-			o.replicas, v1alpha1.ReasonCompatible, count(evs, "ClaimPatched"), count(evs, v1alpha1.ReasonCompatible), err)
+			o.replicas, v1alpha1.ReasonCompatible, count(evs, patchedReason), count(evs, v1alpha1.ReasonCompatible), err)
 	}
 	out.note(fmt.Sprintf("Events emitted by claimwarden (kubectl events -n %s --for statefulset/%s):", namespace, stsName))
 	rows := [][]string{{"Time", "Type", "Reason", "Object", "Related", "Message"}}

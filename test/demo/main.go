@@ -1,15 +1,21 @@
-// Command demo tells claimwarden's story on a local control plane: a
-// StatefulSet whose volumeClaimTemplates cannot be changed, the orphan delete
-// and re-create users do today, and claimwarden bringing the existing claims
-// to the new template while the Pods keep running.
+// Command demo tells claimwarden's story on a local control plane. Two stories:
+//
+//   - kubectl (`make demo`): a StatefulSet whose volumeClaimTemplates cannot be
+//     changed, the orphan delete and re-create users do today, and claimwarden
+//     bringing the existing claims to the new template while the Pods keep running;
+//   - flux (`make demo-flux`): the same StatefulSet kept in a Gitea repository
+//     and applied by Flux; a commit that grows the volumes makes Flux fail,
+//     claimwarden re-creates the StatefulSet, grows the claims and posts
+//     "success" on the commit; a commit growing them +300% is denied by the
+//     max-step policy, with "failure" on that commit.
 //
 // Run it from the repository root after `make testenv build`:
 //
-//	go run ./test/demo [-delay 3s] [-replicas 3] [-keep]
+//	go run ./test/demo [-story kubectl|flux] [-delay 3s] [-replicas 3] [-keep]
 //
 // The control plane (etcd, kube-apiserver, kube-controller-manager,
-// kube-scheduler, kwok) and the controller are the real programs; only the
-// storage is simulated (test/storagesim).
+// kube-scheduler, kwok), Gitea, Flux and the controller are the real programs;
+// only the storage is simulated (test/storagesim).
 package main
 
 import (
@@ -25,6 +31,7 @@ import (
 
 // options are the demo's command-line flags.
 type options struct {
+	story    string
 	delay    time.Duration
 	replicas int
 	keep     bool
@@ -32,11 +39,13 @@ type options struct {
 
 func main() {
 	var o options
+	flag.StringVar(&o.story, "story", "kubectl", "the story to tell: kubectl (the orphan re-create by hand) or flux (commits in Gitea applied by Flux)")
 	flag.DurationVar(&o.delay, "delay", 3*time.Second, "how long each simulated volume resize takes")
 	flag.IntVar(&o.replicas, "replicas", 3, "replicas (and claims) of the demo StatefulSet")
 	flag.BoolVar(&o.keep, "keep", false, "leave the cluster running after the story, until Ctrl-C")
 	flag.Parse()
-	if o.replicas < 1 || o.delay < 0 || flag.NArg() > 0 {
+	s, ok := stories[o.story]
+	if !ok || o.replicas < 1 || o.delay < 0 || flag.NArg() > 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -51,7 +60,7 @@ func main() {
 	}()
 
 	out := newPrinter(os.Stdout)
-	err := run(ctx, o, out)
+	err := run(ctx, o, s, out)
 	switch {
 	case err == nil:
 		return
@@ -66,12 +75,12 @@ func main() {
 }
 
 // run starts the cluster, tells the story and always stops what it started.
-func run(ctx context.Context, o options, out *printer) (err error) {
-	out.title("claimwarden demo: growing a StatefulSet's volumes without deleting its Pods")
+func run(ctx context.Context, o options, s story, out *printer) (err error) {
+	out.title(s.title)
 	out.note(fmt.Sprintf("Storage is SIMULATED: test/storagesim plays the CSI provisioner, resizer and kubelet (each resize takes %s).", o.delay))
-	out.note("Everything else is real: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok and the claimwarden binary.")
+	out.note("Everything else is real: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok" + s.real + " and the claimwarden binary.")
 
-	cl, err := startCluster(ctx, o, out)
+	cl, err := startCluster(ctx, o, s, out)
 	if err != nil {
 		return err
 	}
@@ -87,27 +96,30 @@ func run(ctx context.Context, o options, out *printer) (err error) {
 			err = errors.Join(err, stopErr)
 			return
 		}
-		out.ok("stopped the controller, the storage simulator and the control plane")
+		out.ok("stopped " + cl.components())
 		if failed {
 			out.note("logs kept in " + cl.env.Dir)
 		}
 	}()
 
-	if err := tell(ctx, cl, o, out); err != nil {
+	if err := s.tell(ctx, cl, o, out); err != nil {
 		return err
 	}
 	if o.keep {
-		return keepRunning(ctx, cl, out)
+		return keepRunning(ctx, cl, s, out)
 	}
 	return nil
 }
 
 // keepRunning leaves the cluster to the user until Ctrl-C.
-func keepRunning(ctx context.Context, cl *cluster, out *printer) error {
+func keepRunning(ctx context.Context, cl *cluster, s story, out *printer) error {
 	kubectl := cl.env.BinDir + "/kubectl --kubeconfig " + cl.env.Kubeconfig
 	out.step("The cluster keeps running; press Ctrl-C to stop it")
 	out.cmd(kubectl + " get vcr,sts,pvc,pods -n " + namespace)
 	out.cmd(kubectl + " get events -n " + namespace + " --sort-by=.metadata.creationTimestamp")
+	if s.hints != nil {
+		s.hints(cl, kubectl, out)
+	}
 	out.note("controller log: " + cl.ctrl.LogPath())
 	<-ctx.Done()
 	fmt.Println()

@@ -8,12 +8,9 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 )
@@ -34,9 +31,18 @@ func followRollout(ctx context.Context, cl *cluster, o options, before *v1alpha1
 	// Step 2 showed this state already; only changes are news.
 	p.last, _ = p.render(before)
 	p.header()
-	wctx, cancel := context.WithTimeout(ctx, rolloutTimeout(o))
-	defer cancel()
-	err := watchRollout(wctx, cl, before.ResourceVersion, func(v *v1alpha1.VolumeClaimRollout) (bool, error) {
+	// Watching from the version step 2 saw replays every status write since,
+	// even ones seconds apart would miss.
+	f, err := cl.follow(ctx, source{list: &v1alpha1.VolumeClaimRolloutList{}, opts: named(namespace, stsName), rv: before.ResourceVersion})
+	if err != nil {
+		return err
+	}
+	defer f.stop()
+	err = f.until(ctx, cl, rolloutTimeout(o), func(u update) (bool, error) {
+		if u.deleted {
+			return false, fmt.Errorf("VolumeClaimRollout %s was deleted", stsKey)
+		}
+		v := u.obj.(*v1alpha1.VolumeClaimRollout)
 		if c := apimeta.FindStatusCondition(v.Status.Conditions, meta.StalledCondition); c != nil && c.Status == metav1.ConditionTrue {
 			p.show(v, true)
 			return false, fmt.Errorf("the rollout stalled (%s): %s", c.Reason, c.Message)
@@ -72,75 +78,6 @@ func followRollout(ctx context.Context, cl *cluster, o options, before *v1alpha1
 	}
 	out.ok("volumes grown from " + sizeBefore + " to " + sizeAfter + " without deleting a single Pod")
 	return nil
-}
-
-// watchRollout calls fn with every version of the rollout after rv until fn
-// returns true or an error, or ctx ends. Watching from rv (taken before the
-// re-create) replays every status write, even ones seconds apart would miss.
-func watchRollout(ctx context.Context, cl *cluster, rv string, fn func(*v1alpha1.VolumeClaimRollout) (bool, error)) error {
-	for {
-		w, err := cl.client.Watch(ctx, &v1alpha1.VolumeClaimRolloutList{},
-			client.InNamespace(namespace), client.MatchingFields{"metadata.name": stsName},
-			&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv}})
-		if err != nil {
-			return err
-		}
-		next, done, err := drain(ctx, cl, w, fn)
-		w.Stop()
-		if done || err != nil {
-			return err
-		}
-		if next == "" {
-			// rv is too old to watch from: show the current state and go on from there.
-			var v v1alpha1.VolumeClaimRollout
-			if err := cl.client.Get(ctx, stsKey, &v); err != nil {
-				return err
-			}
-			if done, err := fn(&v); done || err != nil {
-				return err
-			}
-			next = v.ResourceVersion
-		}
-		rv = next
-	}
-}
-
-// drain reads one watch until fn is done, the watch ends (it returns the
-// resourceVersion to resume from, "" when that is gone), ctx ends, or a
-// component dies.
-func drain(ctx context.Context, cl *cluster, w watch.Interface, fn func(*v1alpha1.VolumeClaimRollout) (bool, error)) (string, bool, error) {
-	rv := ""
-	health := time.NewTicker(500 * time.Millisecond)
-	defer health.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return rv, false, ctx.Err()
-		case <-health.C:
-			if err := cl.alive(); err != nil {
-				return rv, false, err
-			}
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return rv, false, ctx.Err()
-			}
-			switch ev.Type {
-			case watch.Added, watch.Modified:
-				v := ev.Object.(*v1alpha1.VolumeClaimRollout)
-				rv = v.ResourceVersion
-				if done, err := fn(v); done || err != nil {
-					return rv, done, err
-				}
-			case watch.Deleted:
-				return rv, false, fmt.Errorf("VolumeClaimRollout %s was deleted", stsKey)
-			case watch.Error:
-				if err := apierrors.FromObject(ev.Object); !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
-					return rv, false, err
-				}
-				return "", false, nil
-			}
-		}
-	}
 }
 
 // progress prints rollout states as a table that reads like `kubectl get
@@ -186,6 +123,13 @@ func (p *progress) render(v *v1alpha1.VolumeClaimRollout) (string, []string) {
 	n := v.Status.Counts
 	lines := []string{fmt.Sprintf(rowFormat, v.Name, readyStatus, v.Status.Progress,
 		fmt.Sprint(n.Updating), fmt.Sprint(n.Denied), fmt.Sprint(n.OverSized), n.Capacity, readyMsg)}
+	lines = append(lines, p.claimLines(v)...)
+	return v.Status.Progress + "\n" + strings.Join(lines[1:], "\n"), lines
+}
+
+// claimLines returns a line per claim of v: name, phase, change and message.
+func (p *progress) claimLines(v *v1alpha1.VolumeClaimRollout) []string {
+	var lines []string
 	width := 0
 	for _, c := range v.Status.Claims {
 		width = max(width, len(c.Name))
@@ -202,7 +146,7 @@ func (p *progress) render(v *v1alpha1.VolumeClaimRollout) (string, []string) {
 		line := fmt.Sprintf("  %-*s  %s  %-11s  %s", width, c.Name, p.phase(c.Phase), change, msg)
 		lines = append(lines, strings.TrimRight(line, " "))
 	}
-	return v.Status.Progress + "\n" + strings.Join(lines[1:], "\n"), lines
+	return lines
 }
 
 // phase pads the phase before painting it, so the escape codes do not shift columns.

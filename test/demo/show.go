@@ -52,6 +52,23 @@ func claimsCapacity(ctx context.Context, c client.Client, size string) error {
 	return nil
 }
 
+// claimsAtSize fails unless every claim in the namespace requests and has
+// exactly size: what a denied change must leave.
+func claimsAtSize(ctx context.Context, c client.Client, size string) error {
+	var list corev1.PersistentVolumeClaimList
+	if err := c.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+		return err
+	}
+	want := resource.MustParse(size)
+	for _, pvc := range list.Items {
+		req, got := pvc.Spec.Resources.Requests[corev1.ResourceStorage], pvc.Status.Capacity[corev1.ResourceStorage]
+		if req.Cmp(want) != 0 || got.Cmp(want) != 0 {
+			return fmt.Errorf("PVC %s has request %s and capacity %s, want %s untouched", pvc.Name, quantity(req), quantity(got), size)
+		}
+	}
+	return nil
+}
+
 // podUIDs maps the StatefulSet's Pods to their UIDs; a Pod deleted and
 // re-created under the same name gets a new UID.
 func podUIDs(ctx context.Context, c client.Client) (map[string]types.UID, error) {

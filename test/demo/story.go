@@ -114,9 +114,8 @@ func showRefusal(ctx context.Context, cl *cluster, out *printer) error {
 	return nil
 }
 
-// refusal is the API server's answer with the rejected value elided: the
-// server prints the whole new template list as Go structs, which buries
-// "field is immutable" at the end of a very long line.
+// refusal is the API server's answer, a line per cause, with the rejected
+// values elided.
 func refusal(err error) string {
 	var st apierrors.APIStatus
 	if !errors.As(err, &st) || st.Status().Details == nil || len(st.Status().Details.Causes) == 0 {
@@ -125,15 +124,26 @@ func refusal(err error) string {
 	d := st.Status().Details
 	lines := []string{fmt.Sprintf("%s.%s %q is invalid:", d.Kind, d.Group, d.Name)}
 	for _, c := range d.Causes {
-		msg := c.Message
-		if rest, ok := strings.CutPrefix(msg, "Invalid value: "); ok {
-			if i := strings.LastIndex(rest, ": "); i >= 0 {
-				msg = "Invalid value: [...]: " + rest[i+2:]
-			}
-		}
-		lines = append(lines, "  "+c.Field+": "+msg)
+		lines = append(lines, "  "+c.Field+": "+elideValue(c.Message))
 	}
 	return strings.Join(lines, "\n")
+}
+
+// elideValue replaces the rejected value in "... Invalid value: <value>: <why>"
+// with [...]: for volumeClaimTemplates the value is the whole template list
+// printed as Go structs, which buries why at the end of a very long line.
+func elideValue(msg string) string {
+	const invalid = "Invalid value: "
+	i := strings.Index(msg, invalid)
+	if i < 0 {
+		return msg
+	}
+	rest := msg[i+len(invalid):]
+	j := strings.LastIndex(rest, ": ")
+	if j < 0 {
+		return msg
+	}
+	return msg[:i] + invalid + "[...]" + rest[j:]
 }
 
 // replaceLikeToday does the orphan delete and re-create users do today, and

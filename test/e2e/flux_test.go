@@ -10,8 +10,11 @@ import (
 	"time"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/test/fluxenv"
@@ -228,6 +231,11 @@ func TestFluxLoop(t *testing.T) {
 		assertUntouched(t, cl, s.sts, before, pods, "1Gi")
 	})
 
+	t.Run("suspended", func(t *testing.T) {
+		t.Parallel()
+		testFluxSuspended(t, cl, g, ctl)
+	})
+
 	t.Run("revert", func(t *testing.T) {
 		t.Parallel()
 		s, _ := setupFluxScenario(t, cl, g, ctl, "revert")
@@ -245,6 +253,67 @@ func TestFluxLoop(t *testing.T) {
 		waitStatus(t, g, s.repo, revert, "claimwarden/"+s.ns+"/web", "failure", "increase-only", ctl)
 		assertUntouched(t, cl, s.sts, before, pods, "2Gi")
 	})
+}
+
+// A suspended Kustomization is left alone, and said so; once resumed, the
+// revision it could not apply is converged like any other.
+func testFluxSuspended(t *testing.T, cl *cluster, g *gitea.Server, ctl *controller) {
+	ctx := context.Background()
+	s, pods := setupFluxScenario(t, cl, g, ctl, "suspended")
+	ks := &kustomizev1.Kustomization{}
+	if err := cl.admin.Get(ctx, s.ks, ks); err != nil {
+		t.Fatal(err)
+	}
+	suspend := func(v bool) {
+		t.Helper()
+		base := ks.DeepCopy()
+		ks.Spec.Suspend = v
+		if err := cl.admin.Patch(ctx, ks, client.MergeFrom(base)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	suspend(true)
+	waitFor(t, "an event saying the suspended Kustomization is left alone", []*controller{ctl}, func(ctx context.Context) (bool, error) {
+		var list eventsv1.EventList
+		if err := cl.admin.List(ctx, &list, client.InNamespace(s.ks.Namespace)); err != nil {
+			return false, err
+		}
+		for _, e := range list.Items {
+			if e.Regarding.Name == s.ks.Name && e.Reason == "ClaimwardenSuspended" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	before := &appsv1.StatefulSet{}
+	if err := cl.admin.Get(ctx, s.sts, before); err != nil {
+		t.Fatal(err)
+	}
+	sha := s.commit("2Gi", "", "web at 2Gi while suspended")
+	repo := &sourcev1.GitRepository{}
+	waitFor(t, "source-controller fetched "+sha[:8], []*controller{ctl}, func(ctx context.Context) (bool, error) {
+		if err := cl.admin.Get(ctx, s.ks, repo); err != nil {
+			return false, err
+		}
+		return repo.Status.Artifact != nil && strings.HasSuffix(repo.Status.Artifact.Revision, sha), nil
+	})
+	now := &appsv1.StatefulSet{}
+	if err := cl.admin.Get(ctx, s.sts, now); err != nil {
+		t.Fatal(err)
+	}
+	if now.UID != before.UID {
+		t.Fatal("claimwarden converged the StatefulSet of a suspended Kustomization")
+	}
+
+	suspend(false)
+	s.kustomization(sha, "Ready once resumed", func(ks *kustomizev1.Kustomization) bool {
+		return ready(ks) && ks.Status.LastAppliedRevision == "main@sha1:"+sha
+	})
+	waitRolloutDone(t, cl.admin, s.sts, 2, "2Gi", ctl)
+	if err := cl.admin.Get(ctx, s.sts, now); err != nil {
+		t.Fatal(err)
+	}
+	assertPodsKept(t, cl.admin, now, pods)
 }
 
 // assertUntouched checks that the StatefulSet, its Pods and claims are as they were.

@@ -76,7 +76,22 @@ const defaultStartTimeout = 90 * time.Second
 // the kwok Node is Ready and untainted, and the CRDs are served. ctx bounds Start
 // only; the processes run until Stop (or until the test binary dies). On error,
 // everything started is stopped and the error includes the relevant log lines.
-func Start(ctx context.Context, o Options) (_ *Env, err error) {
+func Start(ctx context.Context, o Options) (*Env, error) {
+	for attempt := 1; ; attempt++ {
+		e, err := startOnce(ctx, o)
+		// A free port can be taken by another process between FreePorts and the
+		// bind (tests of other packages start servers at the same time); new
+		// ports are then the cure.
+		if err == nil || attempt == maxStartAttempts || !strings.Contains(err.Error(), "address already in use") {
+			return e, err
+		}
+	}
+}
+
+// maxStartAttempts bounds the retries of Start after a lost port race.
+const maxStartAttempts = 3
+
+func startOnce(ctx context.Context, o Options) (_ *Env, err error) {
 	began := time.Now()
 	if o.Kwok {
 		o.Controllers = true

@@ -1,5 +1,6 @@
 // Package app is the claimwarden command line: `claimwarden run` starts the
-// controller, `claimwarden version` prints the version.
+// controller, `claimwarden check` checks proposed manifests against the
+// policies, `claimwarden version` prints the version.
 package app
 
 import (
@@ -36,6 +37,11 @@ func execute(ctx context.Context, args, environ []string, stdout, stderr io.Writ
 	if err == nil {
 		return exitOK
 	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		fmt.Fprintf(stderr, "claimwarden: %v\n", ee.err)
+		return ee.code
+	}
 	fmt.Fprintf(stderr, "claimwarden: %v\n", err)
 	if errors.As(err, new(failure)) {
 		return exitFailure
@@ -50,6 +56,16 @@ func execute(ctx context.Context, args, environ []string, stdout, stderr io.Writ
 type failure struct{ error }
 
 func (f failure) Unwrap() error { return f.error }
+
+// exitError ends a command with its own exit code, without the usage hint:
+// `check` exits 1 for a denial and 2 for bad input.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e exitError) Error() string { return e.err.Error() }
+func (e exitError) Unwrap() error { return e.err }
 
 // runE adapts a command's work to cobra, marking its errors as failures.
 func runE(f func(cmd *cobra.Command) error) func(*cobra.Command, []string) error {
@@ -76,6 +92,6 @@ never shrinks a claim, never deletes one, and reports what it did.`,
 	}
 	// Shell completion is not part of the interface.
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newRunCommand(environ), newVersionCommand())
+	root.AddCommand(newRunCommand(environ), newCheckCommand(environ), newVersionCommand())
 	return root
 }

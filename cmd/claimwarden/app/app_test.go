@@ -70,8 +70,8 @@ func TestSubcommands(t *testing.T) {
 	for _, c := range newRootCommand(nil).Commands() {
 		names = append(names, c.Name())
 	}
-	if !slices.Equal(names, []string{"run", "version"}) {
-		t.Errorf("subcommands = %v, want [run version]", names)
+	if !slices.Equal(names, []string{"check", "run", "version"}) {
+		t.Errorf("subcommands = %v, want [check run version]", names)
 	}
 }
 
@@ -89,9 +89,9 @@ func TestErrors(t *testing.T) {
 		stderr  string // exact, or a prefix when it ends with "..."
 	}{{
 		name:   "unknown command",
-		args:   []string{"check"},
+		args:   []string{"apply"},
 		code:   exitUsage,
-		stderr: "claimwarden: unknown command \"check\" for \"claimwarden\"\nRun 'claimwarden --help' for usage.\n",
+		stderr: "claimwarden: unknown command \"apply\" for \"claimwarden\"\nRun 'claimwarden --help' for usage.\n",
 	}, {
 		name:   "completion is not a command",
 		args:   []string{"completion", "bash"},

@@ -136,8 +136,26 @@ func setupArgoCD(mgr ctrl.Manager, a config.ArgoCD, store *proposal.Store) error
 	return nil
 }
 
-// newPolicyEngine maps the policies.* configuration onto the engine.
+// newPolicyEngine builds the engine from the policies.* configuration; it
+// stops when ctx ends.
 func newPolicyEngine(ctx context.Context, p config.Policies, log logr.Logger) (*policies.Engine, error) {
+	opts, err := policyOptions(p, log)
+	if err != nil {
+		return nil, err
+	}
+	engine, err := policies.New(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("policies: %w", err)
+	}
+	go func() {
+		<-ctx.Done()
+		engine.Stop()
+	}()
+	return engine, nil
+}
+
+// policyOptions maps the policies.* configuration onto the engine's options.
+func policyOptions(p config.Policies, log logr.Logger) (policies.Options, error) {
 	bundles := make([]policies.BundleSource, 0, len(p.Bundles))
 	for i, b := range p.Bundles {
 		src := policies.BundleSource{
@@ -149,13 +167,13 @@ func newPolicyEngine(ctx context.Context, p config.Policies, log logr.Logger) (*
 		if b.PublicKeyFile != "" {
 			key, err := os.ReadFile(b.PublicKeyFile)
 			if err != nil {
-				return nil, fmt.Errorf("policies.bundles[%d].publicKeyFile: %w", i, err)
+				return policies.Options{}, fmt.Errorf("policies.bundles[%d].publicKeyFile: %w", i, err)
 			}
 			src.PublicKey = string(key)
 		}
 		bundles = append(bundles, src)
 	}
-	engine, err := policies.New(ctx, policies.Options{
+	return policies.Options{
 		Dirs:         p.Dirs,
 		PollInterval: p.PollInterval,
 		Bundles:      bundles,
@@ -164,15 +182,7 @@ func newPolicyEngine(ctx context.Context, p config.Policies, log logr.Logger) (*
 		AllowNetwork: p.AllowNetworkBuiltins,
 		DecisionLogs: p.DecisionLogs,
 		Logger:       log,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("policies: %w", err)
-	}
-	go func() {
-		<-ctx.Done()
-		engine.Stop()
-	}()
-	return engine, nil
+	}, nil
 }
 
 // newCommitStatuses builds the commit-status reporter and the Secret-backed

@@ -1,0 +1,89 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/claimwarden/claimwarden/policies"
+)
+
+// writeStream writes n StatefulSets of three replicas as one multi-document
+// file; size(i) is the i-th one's storage request.
+func writeStream(b *testing.B, path string, n int, size func(i int) string) {
+	b.Helper()
+	var sb strings.Builder
+	sb.WriteString("apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: fast}\nprovisioner: csi.example.com\nallowVolumeExpansion: true\n")
+	for i := range n {
+		fmt.Fprintf(&sb, `---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db-%[1]d
+  namespace: ns-%[2]d
+  labels: {app: db-%[1]d}
+spec:
+  replicas: 3
+  serviceName: db-%[1]d
+  selector:
+    matchLabels: {app: db-%[1]d}
+  template:
+    metadata:
+      labels: {app: db-%[1]d}
+    spec:
+      containers:
+      - name: postgres
+        image: postgres:17
+        resources: {requests: {cpu: 500m, memory: 1Gi}}
+  volumeClaimTemplates:
+  - metadata:
+      name: data
+    spec:
+      accessModes: [ReadWriteOnce]
+      storageClassName: fast
+      resources:
+        requests:
+          storage: %[3]s
+`, i, i%20, size(i))
+	}
+	if err := os.WriteFile(path, []byte(sb.String()), 0o600); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkCheck5000 checks one stream of 5,000 StatefulSets (15,000
+// claims) against a base: a third grow within max-step, a third beyond
+// it, a third are unchanged. One operation is the whole check: decoding
+// both streams, diffing, asking the policies about 10,000 claims, and
+// printing the table.
+func BenchmarkCheck5000(b *testing.B) {
+	const n = 5000
+	dir := b.TempDir()
+	proposed, base := filepath.Join(dir, "proposed.yaml"), filepath.Join(dir, "base.yaml")
+	writeStream(b, base, n, func(int) string { return "10Gi" })
+	writeStream(b, proposed, n, func(i int) string { return []string{"15Gi", "40Gi", "10Gi"}[i%3] })
+	engine, err := policies.New(context.Background(), policies.Options{PollInterval: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(engine.Stop)
+
+	b.ResetTimer()
+	for b.Loop() {
+		r, err := Run(context.Background(), Options{Files: []string{proposed}, Base: []string{base}, Policies: engine})
+		if err != nil {
+			b.Fatal(err)
+		}
+		// i%3 == 0 grows (1667), 1 is denied (1667), 2 is unchanged (1666).
+		if s := r.Summary; s.StatefulSets != n || s.Unchanged != 1666 || s.Allowed != 3*1667 || s.Denied != 3*1667 {
+			b.Fatalf("summary %+v", s)
+		}
+		if err := Write(io.Discard, r, FormatTable, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

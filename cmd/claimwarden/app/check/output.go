@@ -1,0 +1,124 @@
+package check
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/claimwarden/claimwarden/policies"
+)
+
+// Output formats.
+const (
+	FormatTable    = "table"
+	FormatJSON     = "json"
+	FormatMarkdown = "markdown"
+)
+
+// Formats lists the output formats, in the order help text names them.
+var Formats = []string{FormatTable, FormatJSON, FormatMarkdown}
+
+// Write renders r in format; colour (table only) marks verdicts with ANSI
+// colours, for a terminal.
+func Write(w io.Writer, r *Report, format string, colour bool) error {
+	switch format {
+	case FormatTable:
+		return writeTable(w, r, colour)
+	case FormatJSON:
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(r)
+	case FormatMarkdown:
+		_, err := io.WriteString(w, Markdown(r))
+		return err
+	}
+	return fmt.Errorf("output format %q is not one of %s", format, strings.Join(Formats, ", "))
+}
+
+// row is one line of the plan: a claim, or a StatefulSet's templates.
+type row struct {
+	statefulSet, claim, from, to, verdict string
+	reasons                               []string
+}
+
+// rows flattens the changed StatefulSets into plan rows, denials first in
+// each row's reasons, then policy warnings, then what else changes.
+func rows(r *Report) []row {
+	var out []row
+	for _, st := range r.StatefulSets {
+		if st.Status != StatusChanged {
+			continue
+		}
+		name := st.Namespace + "/" + st.Name
+		for _, c := range st.Claims {
+			reasons := reasonTexts(c.Denials, "")
+			reasons = append(reasons, reasonTexts(c.Warnings, "warning ")...)
+			for _, ch := range c.Changes {
+				reasons = append(reasons, "also "+ch)
+			}
+			out = append(out, row{name, c.Name, c.From, c.To, c.Verdict, reasons})
+		}
+		if t := st.Templates; t != nil {
+			var reasons []string
+			if len(st.TemplatesAdded) > 0 {
+				reasons = append(reasons, "added "+strings.Join(st.TemplatesAdded, ", "))
+			}
+			if len(st.TemplatesRemoved) > 0 {
+				reasons = append(reasons, "removed "+strings.Join(st.TemplatesRemoved, ", "))
+			}
+			reasons = append(reasons, reasonTexts(t.Denials, "")...)
+			reasons = append(reasons, reasonTexts(t.Warnings, "warning ")...)
+			out = append(out, row{name, "(templates)", "", "", t.Verdict, reasons})
+		}
+	}
+	return out
+}
+
+func reasonTexts(rs []policies.Reason, prefix string) []string {
+	out := make([]string, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, prefix+r.Policy+": "+r.Message)
+	}
+	return out
+}
+
+// headline sums the report up in one sentence.
+func headline(r *Report) string {
+	s := r.Summary
+	var b strings.Builder
+	switch s.Verdict {
+	case NothingToDo:
+		b.WriteString("nothing to do: no claim changes")
+	default:
+		fmt.Fprintf(&b, "%s: %s change%s %s (%d allowed, %d denied)", s.Verdict, plural(s.Changed, "StatefulSet"), verbS(s.Changed), plural(s.Claims, "claim"), s.Allowed, s.Denied)
+	}
+	fmt.Fprintf(&b, "; %d unchanged, %d new, %d ignored", s.Unchanged, s.New, s.Ignored)
+	return b.String()
+}
+
+// verbS is the third-person "s" of "changes" for one subject.
+func verbS(n int) string {
+	if n == 1 {
+		return "s"
+	}
+	return ""
+}
+
+// notes are the notes of every StatefulSet that has some, new and ignored
+// ones named so.
+func notes(r *Report) []string {
+	var out []string
+	for _, st := range r.StatefulSets {
+		if len(st.Notes) == 0 {
+			continue
+		}
+		prefix := ""
+		if st.Status == StatusNew || st.Status == StatusIgnored {
+			prefix = st.Status + " "
+		}
+		out = append(out, fmt.Sprintf("%s%s/%s: %s", prefix, st.Namespace, st.Name, strings.Join(st.Notes, "; ")))
+	}
+	return out
+}

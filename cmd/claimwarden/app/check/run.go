@@ -1,0 +1,226 @@
+// Package check is `claimwarden check`: it compares proposed StatefulSets
+// with the current state (base manifests, or a live cluster read-only),
+// asks the controller's policies the controller's questions
+// (reconciler/plan.Questions) and reports the verdicts as a plan (table,
+// JSON, Markdown), as commit statuses and as a pull-request comment.
+package check
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"io"
+	"slices"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/integrations/manifests"
+	"github.com/claimwarden/claimwarden/policies"
+)
+
+// Options say what to check against what.
+type Options struct {
+	// Files are the proposed manifests: files, directories, or "-" for Stdin.
+	Files []string
+	// Kustomizations are directories whose kustomize build is proposed,
+	// built as the Flux integration builds them.
+	Kustomizations []string
+	Stdin          io.Reader
+	// Namespace is given to StatefulSets that name none; default "default".
+	Namespace string
+
+	// Base are manifests standing for the current state (offline); Cluster
+	// reads it from a cluster instead (get and list only). Exactly one.
+	Base    []string
+	Cluster *rest.Config
+
+	// Policies decide; required.
+	Policies policies.Evaluator
+	// Strategy applies to StatefulSets without the update-strategy
+	// annotation; default InPlace.
+	Strategy v1alpha1.UpdateStrategy
+	// Repository and Revision are the proposal's source in the policy
+	// input; when empty, a StatefulSet's claimwarden.dev annotations are.
+	Repository, Revision string
+	// ContextPrefix starts commit status contexts; default "claimwarden".
+	ContextPrefix string
+}
+
+// Run checks the proposal. Its errors are the input's (unreadable or
+// invalid manifests, an unreachable cluster): a denial is a verdict in the
+// report, not an error.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	if o.Policies == nil {
+		return nil, errors.New("check: Options.Policies is nil")
+	}
+	if (o.Cluster == nil) == (len(o.Base) == 0) {
+		return nil, errors.New("check: compare with base manifests or a cluster, exactly one of them")
+	}
+	if count(slices.Concat(o.Files, o.Base), manifests.Stdin) > 1 {
+		return nil, errors.New(`check: "-" (stdin) can be read once only`)
+	}
+	if o.Namespace == "" {
+		o.Namespace = manifests.DefaultNamespace
+	}
+	o.Strategy = cmp.Or(o.Strategy, v1alpha1.InPlace)
+	o.ContextPrefix = cmp.Or(o.ContextPrefix, "claimwarden")
+
+	objs, ignoredLabels, err := proposedObjects(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	sets, mwarns, err := statefulSetsOf(objs, o.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	report := &Report{SchemaVersion: SchemaVersion, PolicyRevision: o.Policies.Revision(), StatefulSets: []StatefulSet{}, Warnings: []Warning{}}
+	report.addWarnings(mwarns)
+
+	var cur *current
+	if o.Cluster != nil {
+		report.Mode = ModeCluster
+		var warns []Warning
+		if cur, warns, err = clusterState(ctx, o.Cluster, namespacesOf(sets)); err != nil {
+			return nil, err
+		}
+		report.Warnings = append(report.Warnings, warns...)
+	} else {
+		report.Mode = ModeBase
+		baseObjs, err := manifests.Read(o.Base, o.Stdin)
+		if err != nil {
+			return nil, err
+		}
+		baseSets, bwarns, err := statefulSetsOf(baseObjs, o.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		report.addWarnings(bwarns)
+		if cur, err = baseState(baseSets, baseObjs); err != nil {
+			return nil, err
+		}
+	}
+	// The proposal's own StorageClasses and Namespaces are applied with it.
+	if err := cur.addClusterObjects(objs); err != nil {
+		return nil, err
+	}
+
+	e := &evaluator{
+		policies: o.Policies, cur: cur, strategy: o.Strategy,
+		repository: o.Repository, revision: o.Revision, contextPrefix: o.ContextPrefix,
+		ignoredLabels: ignoredLabels,
+		noun:          map[string]string{ModeBase: "base", ModeCluster: "cluster"}[report.Mode],
+	}
+	results, err := e.all(ctx, sets)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(results, func(a, b StatefulSet) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	report.StatefulSets = results
+	report.summarise()
+	if len(sets) == 0 {
+		report.Warnings = append(report.Warnings, Warning{Message: "the proposed manifests hold no StatefulSet (apps/v1): nothing to check"})
+	}
+	if report.Mode == ModeBase && len(cur.storageClasses) == 0 && report.grows() {
+		report.Warnings = append(report.Warnings, Warning{Message: "no StorageClass in the base or proposed manifests, so policies cannot know whether a class allows expansion (expansion-allowed denies); add the cluster's StorageClasses to --base (kubectl get storageclass -o yaml)"})
+	}
+	return report, nil
+}
+
+func count(s []string, v string) int {
+	n := 0
+	for _, e := range s {
+		if e == v {
+			n++
+		}
+	}
+	return n
+}
+
+// proposedObjects reads the proposed manifests and kustomize builds, and
+// returns with them the template label keys each build injects, by the
+// file name its objects carry.
+func proposedObjects(ctx context.Context, o Options) ([]manifests.Object, map[string][]string, error) {
+	var objs []manifests.Object
+	if len(o.Files) > 0 {
+		read, err := manifests.Read(o.Files, o.Stdin)
+		if err != nil {
+			return nil, nil, err
+		}
+		objs = append(objs, read...)
+	}
+	ignored := map[string][]string{}
+	for _, dir := range o.Kustomizations {
+		built, keys, err := buildKustomization(ctx, dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		objs = append(objs, built...)
+		if len(built) > 0 {
+			ignored[built[0].File] = keys
+		}
+	}
+	return objs, ignored, nil
+}
+
+// statefulSetsOf gives StatefulSets without a namespace ns, then picks them out.
+func statefulSetsOf(objs []manifests.Object, ns string) ([]manifests.StatefulSet, []manifests.Warning, error) {
+	for _, obj := range objs {
+		if obj.GetKind() == "StatefulSet" && obj.GetNamespace() == "" {
+			obj.SetNamespace(ns)
+		}
+	}
+	return manifests.StatefulSets(objs)
+}
+
+func (r *Report) addWarnings(ws []manifests.Warning) {
+	for _, w := range ws {
+		r.Warnings = append(r.Warnings, Warning{File: w.File, Line: w.Line, Message: w.Message})
+	}
+}
+
+// summarise counts the StatefulSets and claims and sets the verdict.
+func (r *Report) summarise() {
+	s := Summary{StatefulSets: len(r.StatefulSets), Verdict: NothingToDo}
+	for _, st := range r.StatefulSets {
+		switch st.Status {
+		case StatusChanged:
+			s.Changed++
+		case StatusUnchanged:
+			s.Unchanged++
+		case StatusNew:
+			s.New++
+		case StatusIgnored:
+			s.Ignored++
+		}
+		for _, c := range st.Claims {
+			s.Claims++
+			if c.Verdict == Denied {
+				s.Denied++
+			} else {
+				s.Allowed++
+			}
+		}
+		switch {
+		case st.Verdict == Denied:
+			s.Verdict = Denied
+		case st.Verdict == Allowed && s.Verdict == NothingToDo:
+			s.Verdict = Allowed
+		}
+	}
+	r.Summary = s
+}
+
+// grows reports whether any claim would grow.
+func (r *Report) grows() bool {
+	for _, st := range r.StatefulSets {
+		for _, c := range st.Claims {
+			if c.ToBytes > c.FromBytes {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,187 @@
+package manifests
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// Decode reads a stream of manifests: YAML documents separated by "---"
+// lines, or JSON values one after the other. Empty documents are skipped;
+// the items of a List (kubectl get -o yaml) become objects of their own.
+// Errors name file and line. file names the stream in locations and
+// messages.
+//
+// Documents are read as kubectl reads them (sigs.k8s.io/yaml: YAML 1.1,
+// "on" is true, whole numbers are int64, a repeated key is an error). The
+// lines of fields are found in a YAML node tree of the document, built only
+// when a message needs one.
+func Decode(r io.Reader, file string) ([]Object, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", file, err)
+	}
+	if looksLikeJSON(data) {
+		return decodeJSON(data, file)
+	}
+	return decodeYAML(data, file)
+}
+
+// looksLikeJSON is kubectl's test (YAMLOrJSONDecoder): JSON starts with "{" or "[".
+func looksLikeJSON(data []byte) bool {
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	return len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[')
+}
+
+func decodeYAML(data []byte, file string) ([]Object, error) {
+	docs, err := splitDocuments(data, file)
+	if err != nil {
+		return nil, err
+	}
+	// Documents are independent: a stream of thousands is read on every
+	// core, and assembled in order.
+	objs := make([][]Object, len(docs))
+	errs := make([]error, len(docs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(docs)) {
+		wg.Go(func() {
+			for i := range next {
+				objs[i], errs[i] = decodeDocument(docs[i], file)
+			}
+		})
+	}
+	for i := range docs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	var out []Object
+	for i := range docs {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		out = append(out, objs[i]...)
+	}
+	return out, nil
+}
+
+// decodeDocument reads one YAML document: none, one object, or the items of a List.
+func decodeDocument(d *document, file string) ([]Object, error) {
+	js, err := sigsyaml.YAMLToJSONStrict(d.text)
+	if err != nil {
+		return nil, yamlError(file, d.firstLine, err)
+	}
+	if bytes.Equal(js, []byte("null")) {
+		return nil, nil // only comments, or nothing
+	}
+	loc := Location{File: file, Line: d.contentLine()}
+	if js[0] != '{' {
+		return nil, fmt.Errorf("%s: the document is a %s, not a Kubernetes object", loc, jsonKind(js[0]))
+	}
+	return objectsOf(js, d, loc)
+}
+
+// splitDocuments cuts a YAML stream at its "---" lines, as kubectl's
+// YAMLReader does, keeping the line each document starts on (the reader
+// does not tell). A separator line may carry a comment, not content.
+func splitDocuments(data []byte, file string) ([]*document, error) {
+	var docs []*document
+	start, startLine, line := 0, 1, 1
+	for off := 0; off < len(data); line++ {
+		end := bytes.IndexByte(data[off:], '\n')
+		next := len(data)
+		if end >= 0 {
+			next = off + end + 1
+		}
+		text := data[off:next]
+		if rest, ok := bytes.CutPrefix(text, []byte("---")); ok && (len(rest) == 0 || rest[0] == ' ' || rest[0] == '\t' || rest[0] == '\r' || rest[0] == '\n') {
+			if r := bytes.TrimSpace(rest); len(r) > 0 && r[0] != '#' {
+				return nil, fmt.Errorf("%s: content after the document separator %q: start the document on the next line", Location{File: file, Line: line}, strings.TrimSpace(string(text)))
+			}
+			docs = append(docs, &document{text: data[start:off], firstLine: startLine})
+			start, startLine = next, line+1
+		}
+		off = next
+	}
+	return append(docs, &document{text: data[start:], firstLine: startLine}), nil
+}
+
+func decodeJSON(data []byte, file string) ([]Object, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var out []Object
+	for {
+		start := int(dec.InputOffset())
+		start += len(data[start:]) - len(bytes.TrimLeft(data[start:], " \t\r\n"))
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			line := lineAt(data, start)
+			var se *json.SyntaxError
+			if errors.As(err, &se) {
+				line = lineAt(data, int(se.Offset))
+			}
+			return nil, fmt.Errorf("%s: invalid JSON: %w", Location{File: file, Line: line}, err)
+		}
+		loc := Location{File: file, Line: lineAt(data, start)}
+		if raw[0] != '{' {
+			return nil, fmt.Errorf("%s: the document is a %s, not a Kubernetes object", loc, jsonKind(raw[0]))
+		}
+		// JSON is YAML: the node tree of the value gives its fields' lines.
+		objs, err := objectsOf(raw, &document{text: raw, firstLine: loc.Line}, loc)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, objs...)
+	}
+}
+
+// objectsOf decodes one JSON object into an Object, or into one Object per
+// item when it is a List.
+func objectsOf(js []byte, doc *document, loc Location) ([]Object, error) {
+	var m map[string]any
+	// apimachinery's json keeps whole numbers int64, as unstructured objects need.
+	if err := utiljson.Unmarshal(js, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", loc, err)
+	}
+	obj := Object{Unstructured: &unstructured.Unstructured{Object: m}, Location: loc, doc: doc}
+	items, isList := m["items"].([]any)
+	if !isList || !strings.HasSuffix(obj.GetKind(), "List") {
+		return []Object{obj}, nil
+	}
+	out := make([]Object, 0, len(items))
+	for i, item := range items {
+		itemLoc := obj.locate("items", i)
+		im, ok := item.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s: items[%d] of the %s is not an object", itemLoc, i, obj.GetKind())
+		}
+		out = append(out, Object{Unstructured: &unstructured.Unstructured{Object: im}, Location: itemLoc, doc: doc, path: []any{"items", i}})
+	}
+	return out, nil
+}
+
+// lineAt is the 1-based line of byte offset off.
+func lineAt(data []byte, off int) int {
+	off = min(max(off, 0), len(data))
+	return bytes.Count(data[:off], []byte("\n")) + 1
+}
+
+func jsonKind(first byte) string {
+	if first == '[' {
+		return "list"
+	}
+	return "single value"
+}

@@ -1,0 +1,74 @@
+package argoenv
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// TestApplication checks the fields Argo CD reads from a constructed Application,
+// and the defaults for path and revision.
+func TestApplication(t *testing.T) {
+	a := &ArgoCD{Namespace: "argocd"}
+	app := a.Application(AppSpec{Name: "shop", RepoURL: "http://git/shop.git", DestNamespace: "shop", Automated: true, SyncOptions: []string{"CreateNamespace=true"}})
+	if app.GroupVersionKind() != ApplicationGVK || app.GetNamespace() != "argocd" || app.GetName() != "shop" {
+		t.Errorf("Application %s %s/%s, want %s argocd/shop", app.GroupVersionKind(), app.GetNamespace(), app.GetName(), ApplicationGVK)
+	}
+	for path, want := range map[string]any{
+		"spec.project":                "default",
+		"spec.source.repoURL":         "http://git/shop.git",
+		"spec.source.path":            ".",
+		"spec.source.targetRevision":  "HEAD",
+		"spec.destination.server":     InClusterServer,
+		"spec.destination.namespace":  "shop",
+		"spec.syncPolicy.automated":   map[string]any{},
+		"spec.syncPolicy.syncOptions": []any{"CreateNamespace=true"},
+	} {
+		got, ok, err := unstructured.NestedFieldNoCopy(app.Object, strings.Split(path, ".")...)
+		if err != nil || !ok || !reflect.DeepEqual(got, want) {
+			t.Errorf("Application %s = %#v (found %v, %v), want %#v", path, got, ok, err, want)
+		}
+	}
+
+	manual := a.Application(AppSpec{Name: "manual", RepoURL: "http://git/shop.git", Path: "apps", TargetRevision: "main"})
+	if _, ok, _ := unstructured.NestedFieldNoCopy(manual.Object, "spec", "syncPolicy", "automated"); ok {
+		t.Error("Application without Automated has spec.syncPolicy.automated")
+	}
+	if p, _, _ := unstructured.NestedString(manual.Object, "spec", "source", "path"); p != "apps" {
+		t.Errorf("Application spec.source.path %q, want apps", p)
+	}
+}
+
+// TestStatus reads the fields tests wait on from an Application's status.
+func TestStatus(t *testing.T) {
+	app := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{
+		"sync":           map[string]any{"status": "OutOfSync", "revision": "abc"},
+		"health":         map[string]any{"status": "Progressing"},
+		"operationState": map[string]any{"phase": "Running", "message": "field is immutable"},
+	}}}
+	want := AppStatus{Sync: "OutOfSync", Revision: "abc", Health: "Progressing", OperationPhase: "Running", OperationMessage: "field is immutable"}
+	if got := Status(app); got != want {
+		t.Errorf("Status = %+v, want %+v", got, want)
+	}
+	if got := Status(&unstructured.Unstructured{Object: map[string]any{}}); got != (AppStatus{}) {
+		t.Errorf("Status of an Application without status = %+v, want zero", got)
+	}
+}
+
+// TestDecodeState covers the states Argo CD sends for an absent object.
+func TestDecodeState(t *testing.T) {
+	for _, s := range []string{"", "null"} {
+		if u, err := decodeState(s); u != nil || err != nil {
+			t.Errorf("decodeState(%q) = %v, %v; want nil, nil", s, u, err)
+		}
+	}
+	u, err := decodeState(`{"kind":"StatefulSet","metadata":{"name":"web"}}`)
+	if err != nil || u.GetKind() != "StatefulSet" || u.GetName() != "web" {
+		t.Errorf("decodeState(StatefulSet web) = %v, %v", u, err)
+	}
+	if _, err := decodeState(`{`); err == nil {
+		t.Error("decodeState of broken JSON: no error")
+	}
+}
