@@ -104,6 +104,9 @@ type Config struct {
 
 	// Flux configures the Flux (Kustomization) integration.
 	Flux Flux `mapstructure:"flux"`
+
+	// ArgoCD configures the Argo CD (Application) integration.
+	ArgoCD ArgoCD `mapstructure:"argocd"`
 }
 
 // LeaderElection configures the Lease that elects the one active replica.
@@ -160,6 +163,7 @@ func Default() Config {
 		Policies:  defaultPolicies(ns),
 		GitStatus: defaultGitStatus(),
 		Flux:      defaultFlux(),
+		ArgoCD:    defaultArgoCD(ns),
 	}
 }
 
@@ -212,6 +216,16 @@ var keys = []struct{ name, flag string }{
 	{"flux.namespaces", "flux-namespaces"},
 	{"flux.artifactCacheDir", "flux-artifact-cache-dir"},
 	{"flux.maxArtifactSize", "flux-max-artifact-size"},
+	{"argocd.enabled", "argocd"},
+	{"argocd.namespaces", "argocd-namespaces"},
+	{"argocd.server", "argocd-server"},
+	{"argocd.tokenSecretRef.namespace", "argocd-token-secret-namespace"},
+	{"argocd.tokenSecretRef.name", "argocd-token-secret-name"},
+	{"argocd.tokenSecretRef.key", "argocd-token-secret-key"},
+	{"argocd.insecure", "argocd-insecure"},
+	{"argocd.caFile", "argocd-ca-file"},
+	{"argocd.plaintext", "argocd-plaintext"},
+	{"argocd.syncManualApps", "argocd-sync-manual-apps"},
 }
 
 // freeForm are the keys below which any key is accepted: their maps are handed
@@ -277,6 +291,16 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.StringSlice("flux-namespaces", d.Flux.Namespaces, "namespaces of the Kustomizations to watch, comma-separated; empty watches all")
 	fs.String("flux-artifact-cache-dir", d.Flux.ArtifactCacheDir, "directory for downloaded source artifacts")
 	fs.Int64("flux-max-artifact-size", d.Flux.MaxArtifactSize, "largest source artifact downloaded, in bytes")
+	fs.Bool("argocd", d.ArgoCD.Enabled, "watch Argo CD Applications and converge StatefulSets whose volumeClaimTemplates Argo CD cannot sync (needs the Argo CD CRDs and API)")
+	fs.StringSlice("argocd-namespaces", d.ArgoCD.Namespaces, "namespaces of the Applications to watch, comma-separated; empty watches all")
+	fs.String("argocd-server", d.ArgoCD.Server, "argocd-server base URL, whose API gives the desired StatefulSets and starts syncs")
+	fs.String("argocd-token-secret-namespace", d.ArgoCD.TokenSecretRef.Namespace, "namespace of the Secret holding the Argo CD API token; inside a Pod the default is the Pod's namespace")
+	fs.String("argocd-token-secret-name", d.ArgoCD.TokenSecretRef.Name, "name of the Secret holding the Argo CD API token")
+	fs.String("argocd-token-secret-key", d.ArgoCD.TokenSecretRef.Key, "key of the Argo CD API token in that Secret")
+	fs.Bool("argocd-insecure", d.ArgoCD.Insecure, "skip the verification of argocd-server's certificate")
+	fs.String("argocd-ca-file", d.ArgoCD.CAFile, "PEM file of CAs trusted for argocd-server besides the system's")
+	fs.Bool("argocd-plaintext", d.ArgoCD.Plaintext, "allow a plain http --argocd-server (the token travels unencrypted)")
+	fs.Bool("argocd-sync-manual-apps", d.ArgoCD.SyncManualApps, "also sync Applications without automated sync after converging their StatefulSet; otherwise they are only refreshed")
 }
 
 // namespaceFile is where Kubernetes mounts the Pod's namespace; tests point it elsewhere.
@@ -658,6 +682,7 @@ func (c Config) Validate() error {
 	c.Policies.validate(bad)
 	c.GitStatus.validate(bad)
 	c.Flux.validate(bad)
+	c.ArgoCD.validate(bad)
 	return errors.Join(errs...)
 }
 

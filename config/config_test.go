@@ -66,6 +66,10 @@ func TestDefaultIsValid(t *testing.T) {
 		},
 		GitStatus: GitStatus{ContextPrefix: "claimwarden"},
 		Flux:      Flux{ArtifactCacheDir: filepath.Join(os.TempDir(), "claimwarden-artifacts"), MaxArtifactSize: 100 << 20},
+		ArgoCD: ArgoCD{
+			Server:         "https://argocd-server.argocd.svc",
+			TokenSecretRef: SecretKeyRef{Namespace: podNamespace(), Name: "claimwarden-argocd", Key: "token"},
+		},
 	}
 	if !reflect.DeepEqual(d, want) {
 		t.Errorf("Default() = %+v, want %+v", d, want)
@@ -148,18 +152,20 @@ func TestKeysCoverConfig(t *testing.T) {
 
 func TestKeysEnv(t *testing.T) {
 	want := map[string]string{
-		"leaderElection.enabled":   "CLAIMWARDEN_LEADERELECTION_ENABLED",
-		"maxConcurrentPatches":     "CLAIMWARDEN_MAXCONCURRENTPATCHES",
-		"log.format":               "CLAIMWARDEN_LOG_FORMAT",
-		"policies.dirs":            "CLAIMWARDEN_POLICIES_DIRS",
-		"policies.pollInterval":    "CLAIMWARDEN_POLICIES_POLLINTERVAL",
-		"policies.bundles":         "",
-		"policies.params":          "",
-		"policies.decisionLogs":    "",
-		"gitStatus.contextPrefix":  "CLAIMWARDEN_GITSTATUS_CONTEXTPREFIX",
-		"gitStatus.targetURL":      "CLAIMWARDEN_GITSTATUS_TARGETURL",
-		"gitStatus.fluxEventsAddr": "CLAIMWARDEN_GITSTATUS_FLUXEVENTSADDR",
-		"gitStatus.hosts":          "",
+		"leaderElection.enabled":     "CLAIMWARDEN_LEADERELECTION_ENABLED",
+		"maxConcurrentPatches":       "CLAIMWARDEN_MAXCONCURRENTPATCHES",
+		"log.format":                 "CLAIMWARDEN_LOG_FORMAT",
+		"policies.dirs":              "CLAIMWARDEN_POLICIES_DIRS",
+		"policies.pollInterval":      "CLAIMWARDEN_POLICIES_POLLINTERVAL",
+		"policies.bundles":           "",
+		"policies.params":            "",
+		"policies.decisionLogs":      "",
+		"gitStatus.contextPrefix":    "CLAIMWARDEN_GITSTATUS_CONTEXTPREFIX",
+		"gitStatus.targetURL":        "CLAIMWARDEN_GITSTATUS_TARGETURL",
+		"gitStatus.fluxEventsAddr":   "CLAIMWARDEN_GITSTATUS_FLUXEVENTSADDR",
+		"gitStatus.hosts":            "",
+		"argocd.tokenSecretRef.name": "CLAIMWARDEN_ARGOCD_TOKENSECRETREF_NAME",
+		"argocd.syncManualApps":      "CLAIMWARDEN_ARGOCD_SYNCMANUALAPPS",
 	}
 	for _, k := range Keys() {
 		if w, ok := want[k.Name]; ok && k.Env != w {
@@ -512,7 +518,9 @@ func TestLoadRejects(t *testing.T) {
 		file: "labelSelectr: app=db\n",
 		want: `unknown key "labelselectr" (known keys: kubeconfig, namespaces, labelSelector, updateStrategy, maxConcurrentPatches, workers, kubeAPIQPS, kubeAPIBurst, metricsAddr, healthAddr, leaderElection.enabled, leaderElection.namespace, leaderElection.id, log.level, log.format, ` +
 			`policies.dirs, policies.pollInterval, policies.timeout, policies.allowNetworkBuiltins, policies.configMaps, policies.configMapNamespace, policies.bundles, policies.params, policies.decisionLogs, ` +
-			`gitStatus.contextPrefix, gitStatus.targetURL, gitStatus.fluxEventsAddr, gitStatus.hosts, flux.enabled, flux.namespaces, flux.artifactCacheDir, flux.maxArtifactSize)`,
+			`gitStatus.contextPrefix, gitStatus.targetURL, gitStatus.fluxEventsAddr, gitStatus.hosts, flux.enabled, flux.namespaces, flux.artifactCacheDir, flux.maxArtifactSize, ` +
+			`argocd.enabled, argocd.namespaces, argocd.server, argocd.tokenSecretRef.namespace, argocd.tokenSecretRef.name, argocd.tokenSecretRef.key, ` +
+			`argocd.insecure, argocd.caFile, argocd.plaintext, argocd.syncManualApps)`,
 	}, {
 		name: "unknown policies key",
 		file: "policies:\n  foo: 1\n  timeout: 2s\n",
@@ -861,6 +869,47 @@ func TestFluxKeys(t *testing.T) {
 	} {
 		if _, err := Load(nil, writeConfig(t, yaml), nil); err == nil || !strings.Contains(err.Error(), wantErr) {
 			t.Errorf("%q: error %v, want one naming %s", yaml, err, wantErr)
+		}
+	}
+}
+
+func TestArgoCDKeys(t *testing.T) {
+	path := writeConfig(t, "argocd:\n  enabled: true\n  namespaces: [argocd, team-apps]\n  tokenSecretRef: {name: argo-token}\n  caFile: /etc/claimwarden/argocd-ca.pem\n")
+	cfg, err := Load(parsedFlags(t, "--argocd-server", "https://argocd.example.com:8443", "--argocd-token-secret-key", "apiToken"),
+		path, []string{"CLAIMWARDEN_ARGOCD_SYNCMANUALAPPS=true", "CLAIMWARDEN_ARGOCD_TOKENSECRETREF_NAMESPACE=ops"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ArgoCD{
+		Enabled: true, Namespaces: []string{"argocd", "team-apps"}, Server: "https://argocd.example.com:8443",
+		TokenSecretRef: SecretKeyRef{Namespace: "ops", Name: "argo-token", Key: "apiToken"},
+		CAFile:         "/etc/claimwarden/argocd-ca.pem", SyncManualApps: true,
+	}
+	if diff := cmp.Diff(want, cfg.ArgoCD); diff != "" {
+		t.Errorf("ArgoCD (-want +got):\n%s", diff)
+	}
+	plain, err := Load(parsedFlags(t, "--argocd-server", "http://127.0.0.1:8080", "--argocd-plaintext"), "", nil)
+	if err != nil {
+		t.Fatalf("plaintext http server: %v", err)
+	}
+	if !plain.ArgoCD.Plaintext {
+		t.Error("--argocd-plaintext not set")
+	}
+	for yaml, wantErr := range map[string]string{
+		"argocd:\n  namespaces: [Argo_CD]\n":                                 `argocd.namespaces: "Argo_CD" is not a namespace name`,
+		"argocd:\n  server: argocd-server:443\n":                             `argocd.server: "argocd-server:443" is not an http or https URL`,
+		"argocd:\n  server: http://argocd-server\n":                          `argocd.server: "http://argocd-server" is plain http, which sends the token unencrypted: set argocd.plaintext`,
+		"argocd:\n  plaintext: true\n":                                       `argocd.plaintext: "true" is set, but argocd.server https://argocd-server.argocd.svc is https`,
+		"argocd:\n  server: http://a\n  plaintext: true\n  insecure: true\n": `argocd.server: "http://a" is plain http: argocd.insecure and argocd.caFile apply to https only`,
+		"argocd:\n  insecure: true\n  caFile: /ca.pem\n":                     `argocd.caFile: "/ca.pem" is set together with argocd.insecure`,
+		"argocd:\n  server: https://admin:pw@argocd\n":                       `argocd.server: "https://xxxxx@argocd" holds a user name or password`,
+		"argocd:\n  tokenSecretRef: {name: Bad_Name}\n":                      `argocd.tokenSecretRef.name: "Bad_Name" is not a Secret name`,
+		"argocd:\n  tokenSecretRef: {key: \"a/b\"}\n":                        `argocd.tokenSecretRef.key: "a/b" is not a Secret key`,
+		"argocd:\n  tokenSecretRef: {nam: x}\n":                              `unknown key "argocd.tokensecretref.nam"`,
+		"argocd:\n  syncManualApps: maybe\n":                                 `argocd.syncManualApps: "maybe" is not a valid bool`,
+	} {
+		if _, err := Load(nil, writeConfig(t, yaml), nil); err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Errorf("%q: error %v, want one containing %s", yaml, err, wantErr)
 		}
 	}
 }

@@ -228,7 +228,7 @@ func TestFluxLoop(t *testing.T) {
 			ok, _, msg := fluxenv.Ready(ks)
 			return !ok && strings.Contains(msg, "field is immutable") && ks.Status.LastAppliedRevision != "main@sha1:"+sha
 		})
-		assertUntouched(t, cl, s, before, pods, "1Gi")
+		assertUntouched(t, cl, s.sts, before, pods, "1Gi")
 	})
 
 	t.Run("suspended", func(t *testing.T) {
@@ -251,7 +251,7 @@ func TestFluxLoop(t *testing.T) {
 		pods := podUIDs(t, cl.admin, before)
 		revert := s.commit("1Gi", "", `Revert "web at 2Gi"`)
 		waitStatus(t, g, s.repo, revert, "claimwarden/"+s.ns+"/web", "failure", "increase-only", ctl)
-		assertUntouched(t, cl, s, before, pods, "2Gi")
+		assertUntouched(t, cl, s.sts, before, pods, "2Gi")
 	})
 }
 
@@ -317,10 +317,10 @@ func testFluxSuspended(t *testing.T, cl *cluster, g *gitea.Server, ctl *controll
 }
 
 // assertUntouched checks that the StatefulSet, its Pods and claims are as they were.
-func assertUntouched(t *testing.T, cl *cluster, s *fluxScenario, before *appsv1.StatefulSet, pods map[string]types.UID, size string) {
+func assertUntouched(t *testing.T, cl *cluster, key types.NamespacedName, before *appsv1.StatefulSet, pods map[string]types.UID, size string) {
 	t.Helper()
 	now := &appsv1.StatefulSet{}
-	if err := cl.admin.Get(context.Background(), s.sts, now); err != nil {
+	if err := cl.admin.Get(context.Background(), key, now); err != nil {
 		t.Fatal(err)
 	}
 	if now.UID != before.UID {
@@ -328,12 +328,12 @@ func assertUntouched(t *testing.T, cl *cluster, s *fluxScenario, before *appsv1.
 	}
 	assertPodsKept(t, cl.admin, now, pods)
 	for _, name := range claimNames("web", 2) {
-		if got := request(claim(t, cl.admin, s.ns, name)); got != size {
+		if got := request(claim(t, cl.admin, key.Namespace, name)); got != size {
 			t.Errorf("%s: request %s, want %s untouched", name, got, size)
 		}
 	}
 	vcr := &v1alpha1.VolumeClaimRollout{}
-	if err := cl.admin.Get(context.Background(), s.sts, vcr); err != nil {
+	if err := cl.admin.Get(context.Background(), key, vcr); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(describe(vcr), v1alpha1.ReasonPolicyDenied) {

@@ -76,6 +76,13 @@ func TestServiceAccountPermissions(t *testing.T) {
 		{"patch", "kustomize.toolkit.fluxcd.io", "kustomizations", "", ns, true},
 		{"get", "source.toolkit.fluxcd.io", "gitrepositories", "", ns, true},
 		{"get", "", "configmaps", "", ns, true},
+		// Argo CD: Applications are watched, never written (syncs and
+		// refreshes go through argocd-server's API with its own token).
+		{"watch", "argoproj.io", "applications", "", "", true},
+		{"get", "argoproj.io", "applications", "", ns, true},
+		{"patch", "argoproj.io", "applications", "", ns, false},
+		{"update", "argoproj.io", "applications", "", ns, false},
+		{"delete", "argoproj.io", "applications", "", ns, false},
 		// Refused: changing what Flux applies, listing ConfigMaps elsewhere, writing policy ConfigMaps.
 		{"update", "kustomize.toolkit.fluxcd.io", "kustomizations", "", ns, false},
 		{"update", "source.toolkit.fluxcd.io", "gitrepositories", "", ns, false},

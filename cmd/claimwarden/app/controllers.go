@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/claimwarden/claimwarden/config"
+	"github.com/claimwarden/claimwarden/integrations/argocd"
 	"github.com/claimwarden/claimwarden/integrations/flux"
 	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 	"github.com/claimwarden/claimwarden/policies"
@@ -66,9 +68,17 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 		// A nil *Reporter in the interface would not be nil.
 		opts.CommitStatuses = statuses
 	}
-	if cfg.Flux.Enabled {
+	if cfg.Flux.Enabled || cfg.ArgoCD.Enabled {
+		// One store: a StatefulSet's newest proposal wins, whichever tool made it.
 		opts.Proposals = proposal.NewStore()
+	}
+	if cfg.Flux.Enabled {
 		if err := setupFlux(mgr, cfg.Flux, opts.Proposals, log.WithName("flux")); err != nil {
+			return err
+		}
+	}
+	if cfg.ArgoCD.Enabled {
+		if err := setupArgoCD(mgr, cfg.ArgoCD, opts.Proposals); err != nil {
 			return err
 		}
 	}
@@ -94,6 +104,34 @@ func setupFlux(mgr ctrl.Manager, f config.Flux, store *proposal.Store, log logr.
 		FieldOwner: rollout.FieldOwner,
 	}); err != nil {
 		return fmt.Errorf("setting up the Flux integration: %w", err)
+	}
+	return nil
+}
+
+// setupArgoCD starts the Application watcher, whose proposals the rollout
+// controller acts on.
+func setupArgoCD(mgr ctrl.Manager, a config.ArgoCD, store *proposal.Store) error {
+	if a.CAFile != "" {
+		if _, err := os.Stat(a.CAFile); err != nil {
+			return fmt.Errorf("argocd.caFile: %w", err)
+		}
+	}
+	ref := a.TokenSecretRef
+	api, err := argocd.NewClient(argocd.ClientOptions{
+		Server: a.Server, CAFile: a.CAFile, Insecure: a.Insecure, Plaintext: a.Plaintext,
+		// Uncached: one Secret read per API call; a cache would watch Secrets.
+		Token: &argocd.SecretToken{Reader: mgr.GetAPIReader(), Secret: types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, Key: ref.Key},
+	})
+	if err != nil {
+		return fmt.Errorf("argocd: %w", err)
+	}
+	if err := argocd.SetupWithManager(mgr, argocd.WatchOptions{
+		Namespaces:     a.Namespaces,
+		API:            api,
+		Proposals:      store,
+		SyncManualApps: a.SyncManualApps,
+	}); err != nil {
+		return fmt.Errorf("setting up the Argo CD integration: %w", err)
 	}
 	return nil
 }
