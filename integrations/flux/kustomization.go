@@ -92,7 +92,9 @@ func (r *KustomizationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	}
 	attempted := ks.Status.LastAttemptedRevision
 	if attempted == "" || attempted == ks.Status.LastAppliedRevision {
-		return ctrl.Result{}, nil // Flux applied its newest revision: nothing is blocked
+		// Flux applied its newest revision: nothing is blocked, and a
+		// proposal never converged (denied, then reverted in Git) is stale.
+		return ctrl.Result{}, r.dropUnconverged(ctx, owner)
 	}
 	doneKey := fmt.Sprintf("%s/%d", attempted, ks.Generation)
 	if last, ok := r.done.Load(req.NamespacedName); ok && last == doneKey {
@@ -136,7 +138,14 @@ func (r *KustomizationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 			return ctrl.Result{}, fmt.Errorf("reading StatefulSet %s of Kustomization %s/%s: %w", key, ks.Namespace, ks.Name, err)
 		}
 		if diff.TemplatesEqual(live.Spec.VolumeClaimTemplates, sts.Spec.VolumeClaimTemplates) {
-			continue // not what blocks Flux; any earlier proposal still names its commit
+			// Not what blocks Flux. A converged earlier proposal still names
+			// its commit; one never converged (say, denied, then reverted in
+			// Git) is no longer asked for and must not be acted on later.
+			if p, ok := r.Proposals.Get(key); ok && p.StatefulSet != nil &&
+				!diff.TemplatesEqual(live.Spec.VolumeClaimTemplates, p.StatefulSet.Spec.VolumeClaimTemplates) {
+				r.Proposals.Delete(ctx, owner, key)
+			}
+			continue
 		}
 		r.Proposals.Set(ctx, proposal.Proposal{
 			StatefulSet:   sts,
@@ -164,6 +173,30 @@ func (r *KustomizationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 			fmt.Sprintf("revision %s changes no StatefulSet's volumeClaimTemplates: its failure is not one claimwarden can resolve", attempted))
 	}
 	return ctrl.Result{}, nil
+}
+
+// dropUnconverged forgets owner's proposals whose templates the live
+// StatefulSet does not carry: Git no longer asks for them, and a later policy
+// change must not roll them out.
+func (r *KustomizationReconciler) dropUnconverged(ctx context.Context, owner proposal.Owner) error {
+	for _, key := range r.Proposals.Owned(owner) {
+		p, ok := r.Proposals.Get(key)
+		if !ok || p.StatefulSet == nil {
+			continue
+		}
+		var live appsv1.StatefulSet
+		if err := r.Reader.Get(ctx, key, &live); err != nil {
+			if apierrors.IsNotFound(err) {
+				r.Proposals.Delete(ctx, owner, key)
+				continue
+			}
+			return fmt.Errorf("reading StatefulSet %s proposed by %s %s/%s: %w", key, owner.Kind, owner.Namespace, owner.Name, err)
+		}
+		if !diff.TemplatesEqual(live.Spec.VolumeClaimTemplates, p.StatefulSet.Spec.VolumeClaimTemplates) {
+			r.Proposals.Delete(ctx, owner, key)
+		}
+	}
+	return nil
 }
 
 // sourceFailed reports a source that cannot be fetched or built on the

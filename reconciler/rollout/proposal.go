@@ -81,7 +81,8 @@ func (r *Reconciler) convergeTo(ctx context.Context, live *appsv1.StatefulSet, v
 	log.Info("converged the StatefulSet to the proposal", "source", describeSource(d.src))
 	if d.pending.Reapply != nil {
 		if err := d.pending.Reapply(ctx); err != nil {
-			// The tool retries on its own interval; nothing is lost by waiting.
+			// Flux retries on its own interval; Argo CD's Reapply keeps
+			// trying itself. Either way nothing is lost by waiting.
 			log.Error(err, "asking the GitOps tool to apply again", "source", describeSource(d.src))
 		}
 	}

@@ -229,6 +229,20 @@ func TestFluxLoop(t *testing.T) {
 			return !ok && strings.Contains(msg, "field is immutable") && ks.Status.LastAppliedRevision != "main@sha1:"+sha
 		})
 		assertUntouched(t, cl, s.sts, before, pods, "1Gi")
+
+		// Git takes the denied change back: Flux applies, and the denied
+		// proposal is gone — the rollout is Ready on the live templates.
+		back := s.commit("1Gi", "", `Revert "web at 4Gi (+300%)"`)
+		s.kustomization(back, "Ready", func(ks *kustomizev1.Kustomization) bool {
+			return ready(ks) && ks.Status.LastAppliedRevision == "main@sha1:"+back
+		})
+		waitFor(t, "the denied proposal dropped: rollout Ready again", []*controller{ctl}, func(ctx context.Context) (bool, error) {
+			vcr := &v1alpha1.VolumeClaimRollout{}
+			if err := cl.admin.Get(ctx, s.sts, vcr); err != nil {
+				return false, err
+			}
+			return vcr.Status.Counts.Compatible == 2 && !strings.Contains(describe(vcr), v1alpha1.ReasonPolicyDenied), nil
+		})
 	})
 
 	t.Run("suspended", func(t *testing.T) {
