@@ -187,8 +187,7 @@ func (r *KustomizationReconciler) dropUnconverged(ctx context.Context, owner pro
 		var live appsv1.StatefulSet
 		if err := r.Reader.Get(ctx, key, &live); err != nil {
 			if apierrors.IsNotFound(err) {
-				r.Proposals.Delete(ctx, owner, key)
-				continue
+				continue // being re-created by a convergence
 			}
 			return fmt.Errorf("reading StatefulSet %s proposed by %s %s/%s: %w", key, owner.Kind, owner.Namespace, owner.Name, err)
 		}
