@@ -60,6 +60,10 @@ type Change struct {
 	// TemplatesAdded and TemplatesRemoved name templates by name (KindStatefulSet).
 	TemplatesAdded   []string `json:"templatesAdded,omitempty"`
 	TemplatesRemoved []string `json:"templatesRemoved,omitempty"`
+	// Recreate is true when the StatefulSet must be re-created (orphan
+	// delete and create, Pods kept) to carry a GitOps proposal's templates
+	// (KindStatefulSet): a policy may refuse that, e.g. during a freeze.
+	Recreate bool `json:"recreate,omitempty"`
 }
 
 // QuantityChange is a resource quantity before and after, as text and in bytes.

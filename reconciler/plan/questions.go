@@ -29,7 +29,9 @@ type Question struct {
 // StatefulSet-level question last. pvcs maps claim names to the live
 // claims the diff was computed from. Claims not created yet are not asked
 // about: the StatefulSet controller creates them from the template as it is.
-func Questions(sts *appsv1.StatefulSet, res diff.Result, pvcs map[string]*corev1.PersistentVolumeClaim) []Question {
+// recreate says that sts is a proposal the live StatefulSet must be
+// re-created to carry: the StatefulSet-level question is then always asked.
+func Questions(sts *appsv1.StatefulSet, res diff.Result, pvcs map[string]*corev1.PersistentVolumeClaim, recreate bool) []Question {
 	var out []Question
 	desired := trimmed(sts)
 	for _, c := range res.Claims {
@@ -44,11 +46,12 @@ func Questions(sts *appsv1.StatefulSet, res diff.Result, pvcs map[string]*corev1
 			StatefulSet: desired,
 		}})
 	}
-	if len(res.TemplatesAdded)+len(res.TemplatesRemoved) > 0 {
+	if recreate || len(res.TemplatesAdded)+len(res.TemplatesRemoved) > 0 {
 		out = append(out, Question{Input: policies.Input{
 			Change: policies.Change{
 				Kind: policies.KindStatefulSet, Namespace: sts.Namespace, StatefulSet: sts.Name,
 				TemplatesAdded: res.TemplatesAdded, TemplatesRemoved: res.TemplatesRemoved,
+				Recreate: recreate,
 			},
 			StatefulSet: desired,
 		}})

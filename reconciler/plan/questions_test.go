@@ -45,7 +45,7 @@ func TestQuestions(t *testing.T) {
 	}
 	byName := map[string]*corev1.PersistentVolumeClaim{"data-web-0": &pvcs[0], "data-web-1": &pvcs[1]}
 
-	qs := Questions(sts, res, byName)
+	qs := Questions(sts, res, byName, false)
 	if len(qs) != 2 {
 		t.Fatalf("got %d questions, want the growing claim and the removed template: %+v", len(qs), qs)
 	}
@@ -75,6 +75,22 @@ func TestQuestions(t *testing.T) {
 	last := qs[1]
 	if last.Claim != "" || last.PVC != nil || last.Input.Change.Kind != policies.KindStatefulSet || len(last.Input.Change.TemplatesRemoved) != 1 || last.Input.Change.TemplatesRemoved[0] != "logs" {
 		t.Errorf("StatefulSet question = %+v, want kind statefulset with logs removed", last)
+	}
+	if last.Input.Change.Recreate {
+		t.Error("recreate asked although the caller said no re-create")
+	}
+}
+
+// A proposal the StatefulSet must be re-created for is asked about as a
+// whole even when no template is added or removed.
+func TestQuestionsRecreate(t *testing.T) {
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}}
+	if qs := Questions(sts, diff.Result{}, nil, false); len(qs) != 0 {
+		t.Fatalf("nothing changes and nothing is re-created, yet %d questions", len(qs))
+	}
+	qs := Questions(sts, diff.Result{}, nil, true)
+	if len(qs) != 1 || qs[0].Claim != "" || qs[0].Input.Change.Kind != policies.KindStatefulSet || !qs[0].Input.Change.Recreate {
+		t.Fatalf("questions = %+v, want one StatefulSet-level question with recreate", qs)
 	}
 }
 

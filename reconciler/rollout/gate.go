@@ -48,9 +48,9 @@ type cachedVerdict struct {
 // gate asks the policies the questions of the diff (plan.Questions, shared
 // with `claimwarden check`), filling in what only the cluster knows: the
 // Namespace and each claim's StorageClass.
-func (r *Reconciler) gate(ctx context.Context, sts *appsv1.StatefulSet, res diff.Result, pvcs map[string]*corev1.PersistentVolumeClaim, source policies.Source) (gateResult, error) {
+func (r *Reconciler) gate(ctx context.Context, sts *appsv1.StatefulSet, res diff.Result, pvcs map[string]*corev1.PersistentVolumeClaim, source policies.Source, recreate bool) (gateResult, error) {
 	out := gateResult{claims: map[string]string{}}
-	questions := plan.Questions(sts, res, pvcs)
+	questions := plan.Questions(sts, res, pvcs, recreate)
 	if len(questions) == 0 {
 		return out, nil
 	}

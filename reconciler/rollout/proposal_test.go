@@ -243,3 +243,40 @@ func TestUnreadableSourceIsReportedOnTheRollout(t *testing.T) {
 		return strings.Contains(condition(v, v1alpha1.SourceReadyCondition), v1alpha1.ReasonSourceRead)
 	})
 }
+
+// The re-create itself is a question to the policies: an organisation can
+// refuse it (here: during a freeze) while allowing the claims' growth.
+func TestPolicyCanRefuseTheRecreate(t *testing.T) {
+	c := started(t)
+	ns := namespace(t, c)
+	labelNamespace(t, c, ns, "claimwarden.test/freeze", "true")
+	sts := fixtures.StatefulSet(ns, "db", 1, classExpandable, "1Gi")
+	live, key := createLive(t, c, sts)
+	writePolicy(t, "freeze_recreate.rego", `package claimwarden.claims
+
+deny contains {"policy": "recreate-freeze", "msg": "no StatefulSet is re-created during the freeze"} if {
+	input.change.kind == "statefulset"
+	input.change.recreate
+	input.namespace.metadata.labels["claimwarden.test/freeze"] == "true"
+}
+`)
+	var reapplied atomic.Int32
+	p, sha := gitProposal(live, "1536Mi", &reapplied)
+	proposals.Set(context.Background(), p)
+
+	vcr := waitRollout(t, c, key, "stalled by the freeze", stalled)
+	if !strings.Contains(describe(vcr), "recreate-freeze") {
+		t.Errorf("rollout %s does not name the policy", describe(vcr))
+	}
+	waitStatus(t, sha, "claimwarden/"+ns+"/db", func(s gitstatus.Status) bool { return s.State == gitstatus.Failure })
+	now := &appsv1.StatefulSet{}
+	if err := c.Get(context.Background(), key, now); err != nil {
+		t.Fatal(err)
+	}
+	if now.UID != live.UID || reapplied.Load() != 0 {
+		t.Errorf("re-created (uid %s → %s) or re-applied (%d) despite the denial", live.UID, now.UID, reapplied.Load())
+	}
+	if r := request(claim(t, c, ns, "data-db-0")); r.String() != "1Gi" {
+		t.Errorf("claim patched to %s before the StatefulSet carried the template", r.String())
+	}
+}

@@ -148,19 +148,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	for i := range pvcs.Items {
 		byName[pvcs.Items[i].Name] = &pvcs.Items[i]
 	}
-	verdict, err := r.gate(ctx, d.sts, res, byName, policies.Source(d.src))
+	verdict, err := r.gate(ctx, d.sts, res, byName, policies.Source(d.src), d.pending != nil)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	p := plan.Build(res, plan.Options{Strategy: strategy, MaxConcurrent: r.opts.MaxConcurrentPatches, PolicyDenied: verdict.claims})
 	if verdict.statefulSet != "" {
-		p.Patch = nil
+		hold(&p, "waiting: the StatefulSet change is denied by policy")
 		p.Blocked = strings.TrimPrefix(p.Blocked+"; denied by policy: "+verdict.statefulSet, "; ")
 	}
 	if d.pending != nil {
 		// No claim is patched before the StatefulSet carries the templates:
 		// a denied proposal must leave every claim as it is.
-		p.Patch = nil
+		hold(&p, "waiting: the StatefulSet is re-created with the proposed templates first")
 		if !verdict.denied() {
 			err := r.convergeTo(ctx, &sts, vcr, d)
 			if apierrors.IsConflict(err) {
@@ -185,6 +185,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{RequeueAfter: r.opts.PolicyRecheck}, nil
 	}
 	return ctrl.Result{}, nil
+}
+
+// hold keeps the plan's patches back: each claim it would patch now waits,
+// saying why, so that the rollout does not look in progress.
+func hold(p *plan.Plan, why string) {
+	p.Patch = nil
+	for i := range p.Steps {
+		if p.Steps[i].Phase == v1alpha1.ClaimPatching {
+			p.Steps[i].Phase, p.Steps[i].Message = v1alpha1.ClaimPending, why
+		}
+	}
 }
 
 // sourceOf is where the StatefulSet's templates came from: the StatefulSet

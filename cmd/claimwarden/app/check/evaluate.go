@@ -121,7 +121,9 @@ func (e *evaluator) one(ctx context.Context, p manifests.StatefulSet) (StatefulS
 	}
 	r.TemplatesAdded, r.TemplatesRemoved = res.TemplatesAdded, res.TemplatesRemoved
 
-	questions := plan.Questions(desired, res, byName)
+	// The templates differ, so the controller re-creates the StatefulSet
+	// to carry them: ask that question too, as it will.
+	questions := plan.Questions(desired, res, byName, true)
 	changes := make(map[string]diff.ClaimChange, len(res.Claims))
 	for _, c := range res.Claims {
 		changes[c.Name] = c
@@ -140,14 +142,19 @@ func (e *evaluator) one(ctx context.Context, p manifests.StatefulSet) (StatefulS
 		}
 		v := e.policies.Evaluate(ctx, q.Input)
 		if q.Claim == "" {
-			r.Templates = &TemplateVerdict{Verdict: verdictOf(v.Allowed), Denials: v.Denials, Warnings: v.Warnings}
+			// The re-create alone, allowed and without warnings, is what
+			// every template change takes: not worth a line.
+			templatesChange := len(res.TemplatesAdded)+len(res.TemplatesRemoved) > 0
+			if templatesChange || !v.Allowed || len(v.Warnings) > 0 {
+				r.Templates = &TemplateVerdict{Verdict: verdictOf(v.Allowed), Denials: v.Denials, Warnings: v.Warnings}
+			}
 			continue
 		}
 		r.Claims = append(r.Claims, claimResult(changes[q.Claim], v))
 	}
 
 	r.Status = StatusUnchanged
-	if len(questions) > 0 {
+	if len(r.Claims) > 0 || r.Templates != nil {
 		r.Status, r.Verdict = StatusChanged, Allowed
 		if r.denied() {
 			r.Verdict = Denied
@@ -155,7 +162,7 @@ func (e *evaluator) one(ctx context.Context, p manifests.StatefulSet) (StatefulS
 		r.CommitStatus = e.commitStatus(r)
 	}
 	r.addNewClaimsNote()
-	if r.Templates != nil && r.Templates.Verdict == Allowed {
+	if r.Templates != nil && r.Templates.Verdict == Allowed && len(res.TemplatesAdded)+len(res.TemplatesRemoved) > 0 {
 		r.Notes = append(r.Notes, "templates added or removed: the controller reports this and does not act on it")
 	}
 	return r, nil

@@ -70,7 +70,11 @@ func rows(r *Report) []row {
 			}
 			reasons = append(reasons, reasonTexts(t.Denials, "")...)
 			reasons = append(reasons, reasonTexts(t.Warnings, "warning ")...)
-			out = append(out, row{name, "(templates)", "", "", t.Verdict, reasons})
+			what := "(templates)"
+			if len(st.TemplatesAdded)+len(st.TemplatesRemoved) == 0 {
+				what = "(re-create)" // a policy spoke about the re-create itself
+			}
+			out = append(out, row{name, what, "", "", t.Verdict, reasons})
 		}
 	}
 	return out
