@@ -119,9 +119,16 @@ func (fluxTool) show(t *timeline, obj client.Object) {
 
 // firstNote: claimwarden starts on the revision as soon as Flux attempts it,
 // and its re-create can land before Flux's dry-run: Flux then never fails.
-func (fluxTool) firstNote(sha string) string {
+func (fluxTool) firstNote(t *timeline) string {
 	return fmt.Sprintf("Flux never failed on %s this time: claimwarden starts as soon as Flux attempts a revision, "+
-		"and its re-create reached the API server before Flux's apply (step 4 shows the failure)", short(sha))
+		"and its re-create reached the API server before Flux's apply (step 4 shows the failure)", short(t.sha))
+}
+
+func (fluxTool) verdict(t *timeline) string {
+	if t.failed > 0 {
+		return "failed, then applied"
+	}
+	return "applied (claimwarden was first)"
 }
 
 func (fluxTool) appliedNote(t *timeline) string {

@@ -31,10 +31,13 @@ type gitOpsTool interface {
 	// show prints a version of the tool's object on t when it is news, and
 	// marks t's milestones failed and applied.
 	show(t *timeline, obj client.Object)
-	// firstNote says why the tool never failed on sha: claimwarden was first.
-	firstNote(sha string) string
+	// firstNote says why the tool did not fail on t's commit with the API
+	// server's refusal: claimwarden was first.
+	firstNote(t *timeline) string
 	// appliedNote says how the tool applied t's commit.
 	appliedNote(t *timeline) string
+	// verdict sums up, for the summary, what the tool did with t's commit.
+	verdict(t *timeline) string
 	// stillFailing waits until the tool still fails on sha with applied in
 	// place, and says so.
 	stillFailing(ctx context.Context, cl *cluster, sha, applied string, out *printer) error

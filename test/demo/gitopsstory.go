@@ -124,15 +124,10 @@ func gitopsAllowed(ctx context.Context, cl *cluster, o options, tool gitOpsTool,
 		return outcome{}, nil, err
 	}
 	grown := since(t.began)
-	toolDid := "failed, then applied"
 	if t.failed > 0 {
 		out.ok(fmt.Sprintf("+%-6s %s could not apply %s: %s", t.failed, tool.name(), short(sha), immutable))
 	} else {
-		out.warn(tool.firstNote(sha))
-		toolDid = "applied (claimwarden was first)"
-	}
-	if t.appliedBy != "" {
-		toolDid += " by " + t.appliedBy
+		out.warn(tool.firstNote(t.timeline))
 	}
 	out.ok(fmt.Sprintf("+%-6s claimwarden re-created StatefulSet %s with the new template: uid %s → %s", t.recreated, stsName, before.UID, t.sts))
 	out.ok(fmt.Sprintf("+%-6s %s", t.applied, tool.appliedNote(t.timeline)))
@@ -159,7 +154,7 @@ func gitopsAllowed(ctx context.Context, cl *cluster, o options, tool gitOpsTool,
 	return outcome{
 		sha:         sha,
 		change:      sizeBefore + " → " + sizeAfter,
-		gitops:      toolDid,
+		gitops:      tool.verdict(t.timeline),
 		claimwarden: fmt.Sprintf("re-created %s, claims grown in %s", stsName, grown),
 		status:      "success: " + desc,
 	}, t.vcr, nil

@@ -34,9 +34,10 @@ type timeline struct {
 	// toolLast and toolTried are the tool's show's memory: the state of its
 	// object last printed, and the last revision printed as attempted.
 	toolLast, toolTried string
-	// appliedBy says who started the operation that applied sha, when the
-	// tool tells (Argo CD).
-	appliedBy string
+	// otherFailure is the first failure of the tool on sha that was not the
+	// API server's refusal; appliedBy says who started the operation that
+	// applied sha. Only Argo CD tells these.
+	otherFailure, appliedBy string
 
 	rollout *progress
 	vcr     *v1alpha1.VolumeClaimRollout
