@@ -30,8 +30,9 @@ const (
 // StatefulSet the next retry succeeds, and claimwarden's own sync, which
 // waits for Argo CD's operation to end, is then not needed. Without
 // retries, as after the last one, Argo CD never syncs that revision again by
-// itself, and claimwarden's sync is what brings the Application to Synced:
-// the story shows that.
+// itself, and claimwarden's sync is what brings the Application to Synced.
+// (claimwarden usually converges before Argo CD's sync applies, though, and
+// that sync then succeeds.)
 type argoTool struct{}
 
 func (argoTool) name() string { return "Argo CD" }
@@ -44,8 +45,8 @@ func (argoTool) deploy(ctx context.Context, cl *cluster, url, sha string, out *p
 		repoName, url, argoenv.InClusterServer, namespace))
 	out.cmd(fmt.Sprintf(`kubectl patch application %s -n %s --type merge -p '{"spec":{"syncPolicy":{"retry":{"limit":0}}}}'    # no retries`,
 		repoName, cl.argo.Namespace))
-	out.note("Retries off: a failed automated sync then stays failed, as after Argo CD's default 5 retries (~5 min),")
-	out.note("and what recovers it is the sync claimwarden starts once it converged the StatefulSet.")
+	out.note("Retries off: a failed automated sync then stays failed, as after Argo CD's default 5 retries (~5 min);")
+	out.note("when Argo CD's sync fails on the immutable templates, the sync claimwarden starts once it converged recovers it.")
 	start := time.Now()
 	app := cl.argo.Application(argoenv.AppSpec{Name: repoName, RepoURL: url, DestNamespace: namespace, Automated: true})
 	if err := unstructured.SetNestedField(app.Object, int64(0), "spec", "syncPolicy", "retry", "limit"); err != nil {
