@@ -8,10 +8,10 @@ STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/claimwarden/claimwarden/cmd/claimwarden/app.Version=$(VERSION)
 
-.PHONY: help build testenv test lint generate demo demo-flux bench clean
+.PHONY: help build testenv test lint generate demo demo-flux demo-argocd bench clean
 
 help: ## list targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 build: ## build bin/claimwarden
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/claimwarden ./cmd/claimwarden
@@ -35,6 +35,9 @@ demo: testenv build ## run the whole story locally: control plane, storage simul
 
 demo-flux: testenv build ## the same story from commits in a local Gitea, applied by Flux, verdicts back on the commits
 	$(GO) run ./test/demo -story flux
+
+demo-argocd: testenv build ## the same story synced by Argo CD: claimwarden reads Git through its API and syncs once converged
+	$(GO) run ./test/demo -story argocd
 
 bench: testenv build ## diff/plan micro-benchmarks, then the scale run on the real control plane
 	$(GO) test -run XXX -bench . -benchmem ./reconciler/...

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/test/argoenv"
 	"github.com/claimwarden/claimwarden/test/controllerproc"
 	"github.com/claimwarden/claimwarden/test/fluxenv"
 	"github.com/claimwarden/claimwarden/test/gitea"
@@ -36,9 +37,10 @@ type cluster struct {
 	env    *testenv.Env
 	client client.WithWatch
 	ctrl   *controllerproc.Process
-	// flux and gitea run for the flux story only.
-	flux  *fluxenv.Flux
+	// gitea runs for the GitOps stories, flux and argo for theirs.
 	gitea *gitea.Server
+	flux  *fluxenv.Flux
+	argo  *argoenv.ArgoCD
 
 	simCancel context.CancelFunc
 	simDone   chan struct{} // closed when the simulator has returned simErr
@@ -155,7 +157,7 @@ func (cl *cluster) startSimulator(delay time.Duration) error {
 	return nil
 }
 
-// alive returns an error once the controller, Flux or the simulator has
+// alive returns an error once the controller, Flux, Argo CD or the simulator has
 // stopped on its own, so that waits fail at once with the reason instead of at
 // their deadline. (A Gitea that died fails the next request to it.)
 func (cl *cluster) alive() error {
@@ -164,6 +166,11 @@ func (cl *cluster) alive() error {
 	}
 	if cl.flux != nil {
 		if err := cl.flux.Exited(); err != nil {
+			return err
+		}
+	}
+	if cl.argo != nil {
+		if err := cl.argo.Exited(); err != nil {
 			return err
 		}
 	}
@@ -176,7 +183,7 @@ func (cl *cluster) alive() error {
 	}
 }
 
-// stop stops the controller, then Flux and Gitea, then the simulator, then
+// stop stops the controller, then Flux or Argo CD and Gitea, then the simulator, then
 // the control plane, so that nothing is left talking to an API server that is
 // gone. keepLogs keeps the environment's directory (after a failure).
 func (cl *cluster) stop(keepLogs bool) error {
@@ -186,6 +193,9 @@ func (cl *cluster) stop(keepLogs bool) error {
 	}
 	if cl.flux != nil {
 		errs = append(errs, cl.flux.Stop())
+	}
+	if cl.argo != nil {
+		errs = append(errs, cl.argo.Stop())
 	}
 	if cl.gitea != nil {
 		errs = append(errs, cl.gitea.Stop())
@@ -211,8 +221,15 @@ func (cl *cluster) stop(keepLogs bool) error {
 
 // components names what stop stops, for the story's last line.
 func (cl *cluster) components() string {
-	if cl.flux != nil {
-		return "the controller, Flux, Gitea, the storage simulator and the control plane"
+	parts := "the controller, "
+	switch {
+	case cl.flux != nil:
+		parts += "Flux, "
+	case cl.argo != nil:
+		parts += "Argo CD, "
 	}
-	return "the controller, the storage simulator and the control plane"
+	if cl.gitea != nil {
+		parts += "Gitea, "
+	}
+	return parts + "the storage simulator and the control plane"
 }

@@ -8,16 +8,45 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/test/fixtures"
-	"github.com/claimwarden/claimwarden/test/fluxenv"
 )
 
-// The Git side of the flux story: one repository, applied by one
-// GitRepository and Kustomization of the same name into the demo namespace.
+// gitOpsTool is what the GitOps stories (gitopsstory.go) do differently with
+// Flux and with Argo CD: the files kept in Git, pointing the tool at the
+// repository, making it see a push, and reading its verdicts.
+type gitOpsTool interface {
+	// name is the tool as the story calls it: "Flux", "Argo CD".
+	name() string
+	// files are the repository's files with the StatefulSet at size.
+	files(o options, size string) map[string]string
+	// deploy points the tool at the repository at url and waits until it
+	// applied sha, printing the user's commands and the tool's verdict.
+	deploy(ctx context.Context, cl *cluster, url, sha string, out *printer) error
+	// fetch makes the tool see the last push now, printed as the user's command.
+	fetch(ctx context.Context, cl *cluster, out *printer) error
+	// watch is the timeline's source for the tool's object.
+	watch() source
+	// show prints a version of the tool's object on t when it is news, and
+	// marks t's milestones failed and applied.
+	show(t *timeline, obj client.Object)
+	// firstNote says why the tool did not fail on t's commit with the API
+	// server's refusal: claimwarden was first.
+	firstNote(t *timeline) string
+	// appliedNote says how the tool applied t's commit.
+	appliedNote(t *timeline) string
+	// verdict sums up, for the summary, what the tool did with t's commit.
+	verdict(t *timeline) string
+	// stillFailing waits until the tool still fails on sha with applied in
+	// place, and says so.
+	stillFailing(ctx context.Context, cl *cluster, sha, applied string, out *printer) error
+}
+
+// The Git side of the GitOps stories: one repository, applied into the demo
+// namespace by an object of the same name.
 const (
-	repoName      = "demo"
-	fluxNamespace = "flux-system"
+	repoName = "demo"
 	// statusTimeout bounds the wait for a commit status: claimwarden posts it
 	// off the reconcile path within a second, retrying with back-off.
 	statusTimeout = 30 * time.Second
@@ -55,20 +84,17 @@ spec:
           storage: %s
 `
 
-const kustomizationYAML = `apiVersion: kustomize.config.k8s.io/v1beta1
-kind: Kustomization
-resources:
-- statefulset.yaml
-`
+// statefulSetFile is the manifest at size, as a repository file.
+func statefulSetFile(o options, size string) map[string]string {
+	return map[string]string{"statefulset.yaml": fmt.Sprintf(statefulSetYAML, o.replicas, storageClass, size)}
+}
 
-// push commits the StatefulSet at size to the repository and prints it as
-// the user's `git commit` and `git push`, with the change from the size before
-// (none for the first commit). It returns the commit SHA.
-func push(ctx context.Context, cl *cluster, o options, from, size, message string, out *printer) (string, error) {
-	sha, err := cl.gitea.PushCommit(ctx, repoName, map[string]string{
-		"statefulset.yaml":   fmt.Sprintf(statefulSetYAML, o.replicas, storageClass, size),
-		"kustomization.yaml": kustomizationYAML,
-	}, message)
+// push commits the tool's files with the StatefulSet at size to the
+// repository and prints it as the user's `git commit` and `git push`, with the
+// change from the size before (none for the first commit). It returns the
+// commit SHA.
+func push(ctx context.Context, cl *cluster, o options, tool gitOpsTool, from, size, message string, out *printer) (string, error) {
+	sha, err := cl.gitea.PushCommit(ctx, repoName, tool.files(o, size), message)
 	if err != nil {
 		return "", err
 	}
@@ -78,15 +104,6 @@ func push(ctx context.Context, cl *cluster, o options, from, size, message strin
 		out.note(out.paint(green, "+          storage: "+size))
 	}
 	return sha, nil
-}
-
-// fetchNow asks Flux to fetch the repository now rather than at its next
-// interval, as `flux reconcile source git` does.
-func fetchNow(ctx context.Context, cl *cluster, out *printer) error {
-	out.cmd("flux reconcile source git " + repoName + "    # or wait for its 1m interval, or a webhook")
-	repo := fluxenv.GitRepository(fluxNamespace, repoName, "", 0)
-	_, err := fluxenv.RequestReconcile(ctx, cl.client, repo)
-	return err
 }
 
 // commitStatus polls Gitea until claimwarden's status on sha is state, and
@@ -129,9 +146,6 @@ func paintState(out *printer, state string) string {
 	}
 	return out.paint(red, state)
 }
-
-// revision is how Flux names a commit of the branch it follows.
-func revision(sha string) string { return fluxenv.Branch + "@sha1:" + sha }
 
 // short is a SHA as git log --oneline prints it.
 func short(sha string) string { return sha[:min(len(sha), 8)] }

@@ -13,6 +13,16 @@ func TestMessageShortening(t *testing.T) {
 			want: `StatefulSet/demo/db dry-run failed (Invalid): StatefulSet.apps "db" is invalid: spec.volumeClaimTemplates: Invalid value: [...]: field is immutable`,
 		},
 		{
+			name: "Argo CD's failed sync keeps the resource and why",
+			in:   `one or more objects failed to apply, reason: error when patching "/dev/shm/3589546656": StatefulSet.apps "db" is invalid: spec.volumeClaimTemplates: Invalid value: [{"name":"data","Spec":{"Resources":{"Requests":{"storage":"8Gi"}}}}]: field is immutable`,
+			want: `one or more objects failed to apply, reason: error when patching "/dev/shm/3589546656": StatefulSet.apps "db" is invalid: spec.volumeClaimTemplates: Invalid value: [...]: field is immutable`,
+		},
+		{
+			name: "Argo CD's retried sync keeps when it retries",
+			in:   `one or more objects failed to apply, reason: StatefulSet.apps "db" is invalid: spec.volumeClaimTemplates: Invalid value: [{"name":"data"}]: field is immutable. Retrying attempt #1 at 2026-11-30T09:07:20Z.`,
+			want: `one or more objects failed to apply, reason: StatefulSet.apps "db" is invalid: spec.volumeClaimTemplates: Invalid value: [...]: field is immutable. Retrying attempt #1 at 2026-11-30T09:07:20Z.`,
+		},
+		{
 			name: "an API server cause",
 			in:   `Invalid value: []core.PersistentVolumeClaim{}: field is immutable`,
 			want: `Invalid value: [...]: field is immutable`,

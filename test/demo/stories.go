@@ -32,8 +32,20 @@ var stories = map[string]story{
 		title:    "claimwarden demo with Flux: a commit grows a StatefulSet's volumes, Git gets the verdict",
 		starting: "Starting a local control plane, Gitea, Flux and claimwarden",
 		real:     ", Gitea, Flux's source-controller and kustomize-controller",
-		setup:    startGitOps,
-		tell:     tellFlux,
-		hints:    fluxHints,
+		setup:    startFlux,
+		tell: func(ctx context.Context, cl *cluster, o options, out *printer) error {
+			return tellGitOps(ctx, cl, o, fluxTool{}, out)
+		},
+		hints: fluxHints,
+	},
+	"argocd": {
+		title:    "claimwarden demo with Argo CD: a commit grows a StatefulSet's volumes, Git gets the verdict",
+		starting: "Starting a local control plane, Gitea, Argo CD and claimwarden",
+		real:     ", Gitea, Redis, Argo CD's repo-server, application-controller and server",
+		setup:    startArgo,
+		tell: func(ctx context.Context, cl *cluster, o options, out *printer) error {
+			return tellGitOps(ctx, cl, o, argoTool{}, out)
+		},
+		hints: argoHints,
 	},
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -15,27 +14,32 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
-	"github.com/claimwarden/claimwarden/test/fluxenv"
 )
 
-// immutable is what the API server says, through Flux, when a change touches
-// volumeClaimTemplates.
+// immutable is what the API server says, through Flux or Argo CD, when a
+// change touches volumeClaimTemplates.
 const immutable = "field is immutable"
 
 // timeline prints what follows a commit as it happens, each line with the
-// time since the push: the Kustomization's verdicts, the StatefulSet deleted
+// time since the push: the GitOps tool's verdicts, the StatefulSet deleted
 // and created again, claimwarden's events and the rollout's progress. It
 // also remembers when each milestone of the story was reached.
 type timeline struct {
 	out   *printer
 	began time.Time
-	// want is the revision pushed.
-	want string
+	tool  gitOpsTool
+	// sha is the commit pushed.
+	sha string
+
+	// toolLast and toolTried are the tool's show's memory: the state of its
+	// object last printed, and the last revision printed as attempted.
+	toolLast, toolTried string
+	// otherFailure is the first failure of the tool on sha that was not the
+	// API server's refusal; appliedBy says who started the operation that
+	// applied sha. Only Argo CD tells these.
+	otherFailure, appliedBy string
 
 	rollout *progress
-	ks      *kustomizev1.Kustomization
-	ksLast  string
-	tried   string // the last revision printed as attempted
 	vcr     *v1alpha1.VolumeClaimRollout
 	claims  map[string]string // each claim's line as last printed
 	sts     types.UID
@@ -46,22 +50,22 @@ type timeline struct {
 	failed, applied, recreated time.Duration
 }
 
-// timelineSources are the watches a timeline reads, from now on.
-func timelineSources() []source {
+// timelineSources are the watches a timeline of tool reads, from now on.
+func timelineSources(tool gitOpsTool) []source {
 	return []source{
-		{list: &kustomizev1.KustomizationList{}, opts: named(fluxNamespace, repoName)},
+		tool.watch(),
 		{list: &appsv1.StatefulSetList{}, opts: named(namespace, stsName)},
 		{list: &v1alpha1.VolumeClaimRolloutList{}, opts: named(namespace, stsName)},
-		// claimwarden's events regard the Kustomization (flux-system) and the
-		// StatefulSet (demo); only they are printed.
+		// claimwarden's events regard the tool's object (in the tool's
+		// namespace) and the StatefulSet (demo); only they are printed.
 		{list: &eventsv1.EventList{}},
 	}
 }
 
 // newTimeline starts a timeline for the commit sha pushed at began, from the
 // StatefulSet and rollout as they were before (their states are not news).
-func newTimeline(out *printer, began time.Time, sha string, sts types.UID, vcr *v1alpha1.VolumeClaimRollout) *timeline {
-	t := &timeline{out: out, began: began, want: revision(sha), sts: sts, vcr: vcr, claims: map[string]string{}, events: map[string]bool{}}
+func newTimeline(out *printer, tool gitOpsTool, began time.Time, sha string, sts types.UID, vcr *v1alpha1.VolumeClaimRollout) *timeline {
+	t := &timeline{out: out, tool: tool, began: began, sha: sha, sts: sts, vcr: vcr, claims: map[string]string{}, events: map[string]bool{}}
 	t.rollout = &progress{out: out, began: t.began}
 	t.rollout.last = t.vcrKey(vcr)
 	for i, l := range t.rollout.claimLines(vcr) {
@@ -73,8 +77,6 @@ func newTimeline(out *printer, began time.Time, sha string, sts types.UID, vcr *
 // show prints u if it is news.
 func (t *timeline) show(u update) {
 	switch o := u.obj.(type) {
-	case *kustomizev1.Kustomization:
-		t.kustomization(o)
 	case *appsv1.StatefulSet:
 		t.statefulSet(o, u.deleted)
 	case *v1alpha1.VolumeClaimRollout:
@@ -85,6 +87,10 @@ func (t *timeline) show(u update) {
 		t.rolloutChanged(o)
 	case *eventsv1.Event:
 		t.event(o, u.deleted)
+	default:
+		if !u.deleted {
+			t.tool.show(t, u.obj)
+		}
 	}
 }
 
@@ -94,48 +100,6 @@ func (t *timeline) line(s string, more ...string) {
 	for _, m := range more {
 		t.out.note(fmt.Sprintf("  %-7s   %s", "", m))
 	}
-}
-
-// kustomization prints each new revision Flux attempts, and each distinct
-// outcome of an attempt (Ready True or False; the other Unknowns are Flux at
-// work, and a Ready=True written before lastAppliedRevision is half a status).
-func (t *timeline) kustomization(ks *kustomizev1.Kustomization) {
-	t.ks = ks
-	c := apimeta.FindStatusCondition(ks.Status.Conditions, meta.ReadyCondition)
-	if c == nil {
-		return
-	}
-	if c.Status == metav1.ConditionUnknown {
-		if attempted := ks.Status.LastAttemptedRevision; attempted != t.tried && attempted != ks.Status.LastAppliedRevision {
-			t.tried = attempted
-			t.line(fmt.Sprintf("kustomization/%s  Ready=Unknown  %s  attempting %s", ks.Name, c.Reason, shortSHAs(attempted)))
-		}
-		return
-	}
-	if c.Status == metav1.ConditionTrue && ks.Status.LastAppliedRevision != ks.Status.LastAttemptedRevision {
-		return
-	}
-	ok, _, _ := fluxenv.Ready(ks)
-	if ks.Status.LastAttemptedRevision == t.want {
-		switch {
-		case !ok && strings.Contains(c.Message, immutable) && t.failed == 0:
-			t.failed = since(t.began)
-		case ok && ks.Status.LastAppliedRevision == t.want && t.applied == 0:
-			t.applied = since(t.began)
-		}
-	}
-	key := strings.Join([]string{string(c.Status), c.Reason, c.Message, ks.Status.LastAttemptedRevision, ks.Status.LastAppliedRevision}, "\n")
-	if key == t.ksLast {
-		return
-	}
-	t.ksLast = key
-	status := t.out.paint(green, "Ready=True")
-	if c.Status != metav1.ConditionTrue {
-		status = t.out.paint(red, "Ready="+string(c.Status))
-	}
-	t.line(fmt.Sprintf("kustomization/%s  %s  %s  (applied %s, attempted %s)", ks.Name, status, c.Reason,
-		shortSHAs(ks.Status.LastAppliedRevision), shortSHAs(ks.Status.LastAttemptedRevision)),
-		wrapQuote(t.out, shortSHAs(elideValue(c.Message)))...)
 }
 
 // statefulSet prints the StatefulSet's deletion and its creation under a new UID.

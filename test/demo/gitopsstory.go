@@ -6,16 +6,13 @@ import (
 	"strings"
 	"time"
 
-	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
 	appsv1 "k8s.io/api/apps/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/test/fixtures"
-	"github.com/claimwarden/claimwarden/test/fluxenv"
 	"github.com/claimwarden/claimwarden/test/storagesim"
 )
 
@@ -23,41 +20,42 @@ import (
 // than the +100% the shipped max-step policy allows.
 const sizeDenied = "8Gi"
 
-// deniedTimeout bounds step 4: Flux fails and claimwarden denies within
-// seconds, with nothing to resize.
+// deniedTimeout bounds step 4: the GitOps tool fails and claimwarden denies
+// within seconds, with nothing to resize.
 const deniedTimeout = time.Minute
 
 // outcome is what became of one commit, for the summary.
 type outcome struct {
-	sha, change, flux, claimwarden, status string
+	sha, change, gitops, claimwarden, status string
 }
 
-// tellFlux runs the flux story on a cluster started with Gitea and Flux.
-func tellFlux(ctx context.Context, cl *cluster, o options, out *printer) error {
+// tellGitOps tells the GitOps story with tool on a cluster started with
+// Gitea and that tool.
+func tellGitOps(ctx context.Context, cl *cluster, o options, tool gitOpsTool, out *printer) error {
 	began := time.Now()
-	first, pods, vcr, err := fluxDatabase(ctx, cl, o, out)
+	first, pods, vcr, err := gitopsDatabase(ctx, cl, o, tool, out)
 	if err != nil {
 		return err
 	}
-	grown, vcr, err := fluxAllowed(ctx, cl, o, pods, vcr, out)
+	grown, vcr, err := gitopsAllowed(ctx, cl, o, tool, pods, vcr, out)
 	if err != nil {
 		return err
 	}
-	denied, err := fluxDenied(ctx, cl, o, grown.sha, pods, vcr, out)
+	denied, err := gitopsDenied(ctx, cl, o, tool, grown.sha, pods, vcr, out)
 	if err != nil {
 		return err
 	}
-	summarise([]outcome{first, grown, denied}, since(began), out)
+	summarise(tool, []outcome{first, grown, denied}, since(began), out)
 	return nil
 }
 
-// fluxDatabase commits the StatefulSet at sizeBefore, points Flux at the
-// repository and waits until Flux applied it, its Pods are Ready and
+// gitopsDatabase commits the StatefulSet at sizeBefore, points the tool at
+// the repository and waits until it applied it, its Pods are Ready and
 // claimwarden reports its claims compatible. It returns the Pod UIDs and the
 // rollout as it is then.
-func fluxDatabase(ctx context.Context, cl *cluster, o options, out *printer) (outcome, map[string]types.UID, *v1alpha1.VolumeClaimRollout, error) {
+func gitopsDatabase(ctx context.Context, cl *cluster, o options, tool gitOpsTool, out *printer) (outcome, map[string]types.UID, *v1alpha1.VolumeClaimRollout, error) {
 	c := cl.client
-	out.step(fmt.Sprintf("A database in Git: Flux applies StatefulSet %s with %s volumes", stsName, sizeBefore))
+	out.step(fmt.Sprintf("A database in Git: %s applies StatefulSet %s with %s volumes", tool.name(), stsName, sizeBefore))
 	if err := fixtures.Namespace(ctx, c, namespace); err != nil {
 		return outcome{}, nil, nil, err
 	}
@@ -71,29 +69,14 @@ func fluxDatabase(ctx context.Context, cl *cluster, o options, out *printer) (ou
 	}
 	out.ok("Gitea repository " + url)
 	msg := fmt.Sprintf("db: %d replicas with %s volumes", o.replicas, sizeBefore)
-	sha, err := push(ctx, cl, o, "", sizeBefore, msg, out)
+	sha, err := push(ctx, cl, o, tool, "", sizeBefore, msg, out)
 	if err != nil {
 		return outcome{}, nil, nil, err
 	}
-
-	out.cmd(fmt.Sprintf("flux create source git %s --url=%s --branch=%s --interval=1m", repoName, url, fluxenv.Branch))
-	out.cmd(fmt.Sprintf("flux create kustomization %s --source=GitRepository/%s --path=./ --prune=true --target-namespace=%s", repoName, repoName, namespace))
 	start := time.Now()
-	if err := c.Create(ctx, fluxenv.GitRepository(fluxNamespace, repoName, url, time.Minute)); err != nil {
+	if err := tool.deploy(ctx, cl, url, sha, out); err != nil {
 		return outcome{}, nil, nil, err
 	}
-	ks := fluxenv.Kustomization(fluxNamespace, repoName, repoName, "./")
-	ks.Spec.TargetNamespace = namespace
-	if err := c.Create(ctx, ks); err != nil {
-		return outcome{}, nil, nil, err
-	}
-	if err := waitKustomization(ctx, cl, readyTimeout, func(ks *kustomizev1.Kustomization) bool {
-		ok, _, _ := fluxenv.Ready(ks)
-		return ok && ks.Status.LastAppliedRevision == revision(sha)
-	}); err != nil {
-		return outcome{}, nil, nil, fmt.Errorf("waiting for Flux to apply %s: %w", short(sha), err)
-	}
-	out.ok(fmt.Sprintf("kustomization/%s Ready after %s: applied %s", repoName, since(start), shortSHAs(revision(sha))))
 	if err := fixtures.WaitReady(ctx, c, stsKey, readyTimeout); err != nil {
 		return outcome{}, nil, nil, err
 	}
@@ -113,19 +96,19 @@ func fluxDatabase(ctx context.Context, cl *cluster, o options, out *printer) (ou
 		return outcome{}, nil, nil, err
 	}
 	showPods(pods, nil, out)
-	return outcome{sha: sha, change: "db at " + sizeBefore, flux: "applied", claimwarden: vcr.Status.Progress + " claims compatible", status: "-"}, pods, vcr, nil
+	return outcome{sha: sha, change: "db at " + sizeBefore, gitops: "applied", claimwarden: vcr.Status.Progress + " claims compatible", status: "-"}, pods, vcr, nil
 }
 
-// fluxAllowed commits sizeAfter and follows what happens until Flux applied
-// it and every claim is grown, then checks the StatefulSet was re-created
-// with its Pods kept and reads the commit status back from Gitea.
-func fluxAllowed(ctx context.Context, cl *cluster, o options, pods map[string]types.UID, vcr *v1alpha1.VolumeClaimRollout, out *printer) (outcome, *v1alpha1.VolumeClaimRollout, error) {
+// gitopsAllowed commits sizeAfter and follows what happens until the tool
+// applied it and every claim is grown, then checks the StatefulSet was
+// re-created with its Pods kept and reads the commit status back from Gitea.
+func gitopsAllowed(ctx context.Context, cl *cluster, o options, tool gitOpsTool, pods map[string]types.UID, vcr *v1alpha1.VolumeClaimRollout, out *printer) (outcome, *v1alpha1.VolumeClaimRollout, error) {
 	out.step(fmt.Sprintf("A commit grows the volumes: %s → %s", sizeBefore, sizeAfter))
 	var before appsv1.StatefulSet
 	if err := cl.client.Get(ctx, stsKey, &before); err != nil {
 		return outcome{}, nil, err
 	}
-	t, sha, stop, err := pushAndFollow(ctx, cl, o, sizeBefore, sizeAfter, "db: grow the volumes to "+sizeAfter, before.UID, vcr, out)
+	t, sha, stop, err := pushAndFollow(ctx, cl, o, tool, sizeBefore, sizeAfter, "db: grow the volumes to "+sizeAfter, before.UID, vcr, out)
 	if err != nil {
 		return outcome{}, nil, err
 	}
@@ -135,24 +118,19 @@ func fluxAllowed(ctx context.Context, cl *cluster, o options, pods map[string]ty
 			return false, fmt.Errorf("VolumeClaimRollout %s stalled (%s): %s", stsKey, s.Reason, s.Message)
 		}
 		return t.applied > 0 && t.recreated > 0 && t.rolloutAt(sizeAfter, o.replicas) && t.patched >= o.replicas, nil
-	}, "the StatefulSet re-created", "Flux applying "+short(sha), "every claim at "+sizeAfter,
+	}, "the StatefulSet re-created", tool.name()+" applying "+short(sha), "every claim at "+sizeAfter,
 		fmt.Sprintf("a %s event per claim (%d)", patchedReason, o.replicas))
 	if err != nil {
 		return outcome{}, nil, err
 	}
 	grown := since(t.began)
-	fluxDid := "failed, then applied"
 	if t.failed > 0 {
-		out.ok(fmt.Sprintf("+%-6s Flux could not apply %s: %s", t.failed, short(sha), immutable))
+		out.ok(fmt.Sprintf("+%-6s %s could not apply %s: %s", t.failed, tool.name(), short(sha), immutable))
 	} else {
-		// claimwarden starts on the revision as soon as Flux attempts it, and
-		// its re-create can land before Flux's dry-run: Flux then never fails.
-		out.warn(fmt.Sprintf("Flux never failed on %s this time: claimwarden starts as soon as Flux attempts a revision, "+
-			"and its re-create reached the API server before Flux's apply (step 4 shows the failure)", short(sha)))
-		fluxDid = "applied (claimwarden was first)"
+		out.warn(tool.firstNote(t.timeline))
 	}
 	out.ok(fmt.Sprintf("+%-6s claimwarden re-created StatefulSet %s with the new template: uid %s → %s", t.recreated, stsName, before.UID, t.sts))
-	out.ok(fmt.Sprintf("+%-6s Flux applied %s: kustomization/%s Ready again", t.applied, short(sha), repoName))
+	out.ok(fmt.Sprintf("+%-6s %s", t.applied, tool.appliedNote(t.timeline)))
 	out.ok(fmt.Sprintf("+%-6s every claim grown to %s, one at a time, highest ordinal first (%d %s events): vcr/%s Ready",
 		grown, sizeAfter, t.patched, patchedReason, stsName))
 	if !proposedBy(t.vcr, sha) {
@@ -176,22 +154,22 @@ func fluxAllowed(ctx context.Context, cl *cluster, o options, pods map[string]ty
 	return outcome{
 		sha:         sha,
 		change:      sizeBefore + " → " + sizeAfter,
-		flux:        fluxDid,
+		gitops:      tool.verdict(t.timeline),
 		claimwarden: fmt.Sprintf("re-created %s, claims grown in %s", stsName, grown),
 		status:      "success: " + desc,
 	}, t.vcr, nil
 }
 
-// fluxDenied commits sizeDenied and checks that claimwarden denies it and
-// changes nothing: Flux keeps failing, the commit gets failure.
-func fluxDenied(ctx context.Context, cl *cluster, o options, applied string, pods map[string]types.UID, vcr *v1alpha1.VolumeClaimRollout, out *printer) (outcome, error) {
+// gitopsDenied commits sizeDenied and checks that claimwarden denies it and
+// changes nothing: the tool keeps failing, the commit gets failure.
+func gitopsDenied(ctx context.Context, cl *cluster, o options, tool gitOpsTool, applied string, pods map[string]types.UID, vcr *v1alpha1.VolumeClaimRollout, out *printer) (outcome, error) {
 	out.step(fmt.Sprintf("A commit grows them too far: %s → %s (+300%%)", sizeAfter, sizeDenied))
 	out.note("The shipped max-step policy allows at most +100% per change.")
 	var before appsv1.StatefulSet
 	if err := cl.client.Get(ctx, stsKey, &before); err != nil {
 		return outcome{}, err
 	}
-	t, sha, stop, err := pushAndFollow(ctx, cl, o, sizeAfter, sizeDenied, "db: grow the volumes to "+sizeDenied, before.UID, vcr, out)
+	t, sha, stop, err := pushAndFollow(ctx, cl, o, tool, sizeAfter, sizeDenied, "db: grow the volumes to "+sizeDenied, before.UID, vcr, out)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -199,7 +177,7 @@ func fluxDenied(ctx context.Context, cl *cluster, o options, applied string, pod
 	err = t.until(ctx, cl, deniedTimeout, func() (bool, error) {
 		s := stalled(t.vcr)
 		return t.failed > 0 && s != nil && s.Reason == v1alpha1.ReasonPolicyDenied && proposedBy(t.vcr, sha), nil
-	}, "Flux failing on "+immutable, "vcr/"+stsName+" Stalled "+v1alpha1.ReasonPolicyDenied)
+	}, tool.name()+" failing on "+immutable, "vcr/"+stsName+" Stalled "+v1alpha1.ReasonPolicyDenied)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -207,7 +185,7 @@ func fluxDenied(ctx context.Context, cl *cluster, o options, applied string, pod
 	if !strings.Contains(s.Message, "max-step") {
 		return outcome{}, fmt.Errorf("VolumeClaimRollout %s: Stalled message %q does not name max-step", stsKey, s.Message)
 	}
-	out.ok(fmt.Sprintf("+%-6s Flux could not apply %s: %s", t.failed, short(sha), immutable))
+	out.ok(fmt.Sprintf("+%-6s %s could not apply %s: %s", t.failed, tool.name(), short(sha), immutable))
 	out.ok(fmt.Sprintf("+%-6s vcr/%s Stalled %s: nothing patched, nothing re-created", since(t.began), stsName, s.Reason))
 	desc, err := commitStatus(ctx, cl, sha, "failure", out)
 	if err != nil {
@@ -216,17 +194,9 @@ func fluxDenied(ctx context.Context, cl *cluster, o options, applied string, pod
 	if !strings.Contains(desc, "max-step") {
 		return outcome{}, fmt.Errorf("commit %s: failure %q does not name max-step", short(sha), desc)
 	}
-
-	// Flux retries every few seconds and fails each time: the change stays
-	// refused until Git asks for a step the policies allow.
-	if err := waitKustomization(ctx, cl, deniedTimeout, func(ks *kustomizev1.Kustomization) bool {
-		c := apimeta.FindStatusCondition(ks.Status.Conditions, meta.ReadyCondition)
-		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, immutable) &&
-			ks.Status.LastAttemptedRevision == revision(sha) && ks.Status.LastAppliedRevision == revision(applied)
-	}); err != nil {
-		return outcome{}, fmt.Errorf("waiting for Flux to fail again on %s with %s still applied: %w", short(sha), short(applied), err)
+	if err := tool.stillFailing(ctx, cl, sha, applied, out); err != nil {
+		return outcome{}, err
 	}
-	out.ok(fmt.Sprintf("kustomization/%s still Ready=False: attempted %s, applied %s", repoName, short(sha), short(applied)))
 	var after appsv1.StatefulSet
 	if err := cl.client.Get(ctx, stsKey, &after); err != nil {
 		return outcome{}, err
@@ -248,7 +218,7 @@ func fluxDenied(ctx context.Context, cl *cluster, o options, applied string, pod
 	return outcome{
 		sha:         sha,
 		change:      sizeAfter + " → " + sizeDenied,
-		flux:        "failing",
+		gitops:      "failing",
 		claimwarden: "denied by max-step, nothing changed",
 		status:      "failure",
 	}, nil
@@ -266,11 +236,11 @@ func podsKept(ctx context.Context, cl *cluster, pods map[string]types.UID, out *
 }
 
 // summarise prints what became of each commit.
-func summarise(commits []outcome, took time.Duration, out *printer) {
+func summarise(tool gitOpsTool, commits []outcome, took time.Duration, out *printer) {
 	out.step("Summary")
-	rows := [][]string{{"Commit", "Change", "Flux", "claimwarden", "Commit status"}}
+	rows := [][]string{{"Commit", "Change", tool.name(), "claimwarden", "Commit status"}}
 	for _, c := range commits {
-		rows = append(rows, []string{short(c.sha), c.change, c.flux, c.claimwarden, c.status})
+		rows = append(rows, []string{short(c.sha), c.change, c.gitops, c.claimwarden, c.status})
 	}
 	out.table(rows)
 	out.ok(fmt.Sprintf("the whole story took %s; not one Pod was restarted", took))

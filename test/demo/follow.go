@@ -7,34 +7,31 @@ import (
 	"strings"
 	"time"
 
-	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
-	"github.com/claimwarden/claimwarden/test/fluxenv"
 )
 
 // pushAndFollow starts following the objects of the story, pushes the
-// StatefulSet at size, makes Flux fetch it and returns the timeline that
+// StatefulSet at size, makes the tool fetch it and returns the timeline that
 // prints what follows. stop ends the watches.
-func pushAndFollow(ctx context.Context, cl *cluster, o options, from, size, message string, sts types.UID, vcr *v1alpha1.VolumeClaimRollout, out *printer) (*followed, string, func(), error) {
+func pushAndFollow(ctx context.Context, cl *cluster, o options, tool gitOpsTool, from, size, message string, sts types.UID, vcr *v1alpha1.VolumeClaimRollout, out *printer) (*followed, string, func(), error) {
 	// The watches start before the push, so nothing the commit causes is missed.
-	f, err := cl.follow(ctx, timelineSources()...)
+	f, err := cl.follow(ctx, timelineSources(tool)...)
 	if err != nil {
 		return nil, "", nil, err
 	}
 	began := time.Now()
-	sha, err := push(ctx, cl, o, from, size, message, out)
+	sha, err := push(ctx, cl, o, tool, from, size, message, out)
 	if err == nil {
-		err = fetchNow(ctx, cl, out)
+		err = tool.fetch(ctx, cl, out)
 	}
 	if err != nil {
 		f.stop()
 		return nil, "", nil, err
 	}
 	out.note("What follows, as it happens (time since the push):")
-	return &followed{timeline: newTimeline(out, began, sha, sts, vcr), f: f}, sha, f.stop, nil
+	return &followed{timeline: newTimeline(out, tool, began, sha, sts, vcr), f: f}, sha, f.stop, nil
 }
 
 // followed is a timeline fed by its watches.
@@ -54,17 +51,4 @@ func (t *followed) until(ctx context.Context, cl *cluster, timeout time.Duration
 		return fmt.Errorf("within %s, not all of these happened (what did is above): %s", timeout, strings.Join(milestones, "; "))
 	}
 	return err
-}
-
-// waitKustomization polls the story's Kustomization until done says so.
-func waitKustomization(ctx context.Context, cl *cluster, timeout time.Duration, done func(*kustomizev1.Kustomization) bool) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	ks := &kustomizev1.Kustomization{ObjectMeta: metav1.ObjectMeta{Namespace: fluxNamespace, Name: repoName}}
-	return fluxenv.Until(ctx, cl.client, ks, func() (bool, error) {
-		if err := cl.alive(); err != nil {
-			return false, err
-		}
-		return done(ks), nil
-	})
 }
