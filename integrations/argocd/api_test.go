@@ -72,12 +72,16 @@ spec:
 // and its real answers: the desired StatefulSet before and after a template
 // bump, a manual sync pinned to a revision, the sync failure the detection
 // reads, a refused second operation, a refresh, the token read from a
-// Secret at each call (rotation), and the errors that name what failed.
+// Secret at each call (rotation), and the errors that name what failed. An
+// Application of the same name outside Argo CD's namespace (applications in
+// any namespace) is read, refreshed and synced apart from it.
 func TestClientAgainstArgoCD(t *testing.T) {
 	began := time.Now()
 	waitGitea := startGitea(t)
 	env := testenv.StartT(t, testenv.Options{})
-	argo := argoenv.StartT(t, env)
+	// No periodic comparison within the test: a refresh is then the only
+	// thing that compares an Application again (assertOtherNamespace).
+	argo := argoenv.StartTWith(t, env, argoenv.Options{ApplicationNamespaces: []string{teamNamespace}, AppResync: 10 * time.Minute})
 	git := waitGitea()
 	t.Logf("control plane, Argo CD and Gitea up in %v", time.Since(began).Round(time.Millisecond))
 
@@ -87,7 +91,7 @@ func TestClientAgainstArgoCD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ns := range []string{"shop", "hooked", "claimwarden-system"} {
+	for _, ns := range []string{"shop", "team-shop", "hooked", "claimwarden-system"} {
 		if err := fixtures.Namespace(ctx, c, ns); err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +153,8 @@ func TestClientAgainstArgoCD(t *testing.T) {
 		t.Errorf("an unsynced manual Application is blocked on %v", keys)
 	}
 
-	assertManaged(t, ctx, api, shop, "1Gi")
+	assertManaged(t, ctx, api, shop, "shop", "1Gi")
+	assertOtherNamespace(t, ctx, c, argo, api, repoURL, shop.Name, first)
 
 	// A manual sync pinned to the compared revision creates the StatefulSet.
 	if err := api.Sync(ctx, shop, syncRequestFor(app, app.revisions())); err != nil {
@@ -172,7 +177,7 @@ func TestClientAgainstArgoCD(t *testing.T) {
 	if repo, rev := app.provenance(); repo != repoURL || rev != second {
 		t.Errorf("provenance() = %q, %q; want %q, %q", repo, rev, repoURL, second)
 	}
-	assertManaged(t, ctx, api, shop, "2Gi")
+	assertManaged(t, ctx, api, shop, "shop", "2Gi")
 	if err := api.Sync(ctx, shop, syncRequestFor(app, app.revisions())); err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +247,7 @@ func TestClientAgainstArgoCD(t *testing.T) {
 		t.Errorf("with a wrong token: %v, want 401 naming the call", err)
 	}
 	setToken(token)
-	assertManaged(t, ctx, api, shop, "2Gi")
+	assertManaged(t, ctx, api, shop, "shop", "2Gi")
 
 	// Errors name what failed.
 	if _, err := api.ManagedStatefulSets(ctx, types.NamespacedName{Namespace: argo.Namespace, Name: "nope"}); !errors.As(err, &ae) || !strings.Contains(err.Error(), "/api/v1/applications/nope/") {
@@ -289,16 +294,16 @@ func startGitea(t *testing.T) func() *gitea.Server {
 	}
 }
 
-// assertManaged checks that argocd-server serves app's StatefulSet web with
-// the given template size.
-func assertManaged(t *testing.T, ctx context.Context, api *Client, app types.NamespacedName, size string) {
+// assertManaged checks that argocd-server serves app's StatefulSet web in
+// namespace dest with the given template size.
+func assertManaged(t *testing.T, ctx context.Context, api *Client, app types.NamespacedName, dest, size string) {
 	t.Helper()
 	managed, err := api.ManagedStatefulSets(ctx, app)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(managed) != 1 || managed[0].Key != (types.NamespacedName{Namespace: "shop", Name: "web"}) || managed[0].Target == nil {
-		t.Fatalf("ManagedStatefulSets = %+v, want shop/web with a target", managed)
+	if want := (types.NamespacedName{Namespace: dest, Name: "web"}); len(managed) != 1 || managed[0].Key != want || managed[0].Target == nil {
+		t.Fatalf("Application %s: ManagedStatefulSets = %+v, want %s with a target", app, managed, want)
 	}
 	q := managed[0].Target.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage]
 	if q.String() != size {

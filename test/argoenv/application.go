@@ -1,6 +1,7 @@
 package argoenv
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -27,8 +28,11 @@ const (
 // AppSpec describes an Application of plain manifests in one Git directory,
 // deployed to the in-cluster destination in project "default".
 type AppSpec struct {
-	Name    string
-	RepoURL string
+	Name string
+	// Namespace is the Application's own namespace; empty means Argo CD's.
+	// Another one must be among Options.ApplicationNamespaces.
+	Namespace string
+	RepoURL   string
 	// Path is the directory in the repository; empty means the root.
 	Path string
 	// TargetRevision is a branch, tag or commit; empty means HEAD.
@@ -41,7 +45,8 @@ type AppSpec struct {
 	SyncOptions []string
 }
 
-// Application returns s as an Application in a's namespace, ready to Create.
+// Application returns s as an Application in s.Namespace or a's namespace,
+// ready to Create.
 func (a *ArgoCD) Application(s AppSpec) *unstructured.Unstructured {
 	path, rev := s.Path, s.TargetRevision
 	if path == "" {
@@ -63,7 +68,7 @@ func (a *ArgoCD) Application(s AppSpec) *unstructured.Unstructured {
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"spec": map[string]any{
-			"project": "default",
+			"project": DefaultProject,
 			"source": map[string]any{
 				"repoURL": s.RepoURL, "path": path, "targetRevision": rev,
 			},
@@ -72,7 +77,7 @@ func (a *ArgoCD) Application(s AppSpec) *unstructured.Unstructured {
 		},
 	}}
 	u.SetGroupVersionKind(ApplicationGVK)
-	u.SetNamespace(a.Namespace)
+	u.SetNamespace(cmp.Or(s.Namespace, a.Namespace))
 	u.SetName(s.Name)
 	return u
 }

@@ -39,6 +39,34 @@ func TestApplication(t *testing.T) {
 	if p, _, _ := unstructured.NestedString(manual.Object, "spec", "source", "path"); p != "apps" {
 		t.Errorf("Application spec.source.path %q, want apps", p)
 	}
+
+	elsewhere := a.Application(AppSpec{Name: "team", Namespace: "apps-team", RepoURL: "http://git/shop.git"})
+	if elsewhere.GetNamespace() != "apps-team" {
+		t.Errorf("Application with Namespace apps-team is in namespace %q", elsewhere.GetNamespace())
+	}
+}
+
+// TestDefaultProject checks the default AppProject Start creates for
+// ApplicationNamespaces: argocd-server's own, plus sourceNamespaces.
+func TestDefaultProject(t *testing.T) {
+	p := defaultProject("argocd", []string{"apps-team", "apps-ops"})
+	if p.GroupVersionKind() != AppProjectGVK || p.GetNamespace() != "argocd" || p.GetName() != DefaultProject {
+		t.Errorf("AppProject %s %s/%s, want %s argocd/%s", p.GroupVersionKind(), p.GetNamespace(), p.GetName(), AppProjectGVK, DefaultProject)
+	}
+	for path, want := range map[string]any{
+		"spec.sourceRepos":              []any{"*"},
+		"spec.destinations":             []any{map[string]any{"server": "*", "namespace": "*"}},
+		"spec.clusterResourceWhitelist": []any{map[string]any{"group": "*", "kind": "*"}},
+		"spec.sourceNamespaces":         []any{"apps-team", "apps-ops"},
+	} {
+		got, ok, err := unstructured.NestedFieldNoCopy(p.Object, strings.Split(path, ".")...)
+		if err != nil || !ok || !reflect.DeepEqual(got, want) {
+			t.Errorf("AppProject %s = %#v (found %v, %v), want %#v", path, got, ok, err, want)
+		}
+	}
+	if _, ok, _ := unstructured.NestedFieldNoCopy(defaultProject("argocd", nil).Object, "spec", "sourceNamespaces"); ok {
+		t.Error("AppProject without source namespaces has spec.sourceNamespaces")
+	}
 }
 
 // TestStatus reads the fields tests wait on from an Application's status.

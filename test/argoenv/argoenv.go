@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -44,6 +45,13 @@ type Options struct {
 	// AppResync is the controller's periodic refresh, in whole seconds (at least
 	// one); zero means 10 s.
 	AppResync time.Duration
+	// ApplicationNamespaces turns on Argo CD's "applications in any namespace"
+	// for these namespaces besides Namespace: argocd-server and the controller
+	// get --application-namespaces, and Start creates the namespaces (if absent)
+	// and the default AppProject with them as spec.sourceNamespaces. Names, not
+	// the patterns Argo CD also takes: a pattern cannot be created. Empty keeps
+	// every Application in Namespace.
+	ApplicationNamespaces []string
 }
 
 // ArgoCD is a running Argo CD. Stop it before the control plane it runs against.
@@ -53,6 +61,9 @@ type ArgoCD struct {
 	ServerURL string
 	// Namespace holds Argo CD's settings and its Applications.
 	Namespace string
+	// ApplicationNamespaces are the other namespaces Applications may be in
+	// (Options.ApplicationNamespaces).
+	ApplicationNamespaces []string
 	// AdminPassword is the password of AdminUser.
 	AdminPassword string
 	// Dir holds the logs and the programs' data.
@@ -105,11 +116,12 @@ func Start(ctx context.Context, env *testenv.Env, o Options) (_ *ArgoCD, err err
 		return nil, err
 	}
 	a := &ArgoCD{
-		Namespace:     o.Namespace,
-		AdminPassword: randomHex(16),
-		Dir:           o.Dir,
-		env:           env,
-		kube:          kube,
+		Namespace:             o.Namespace,
+		ApplicationNamespaces: slices.Clone(o.ApplicationNamespaces),
+		AdminPassword:         randomHex(16),
+		Dir:                   o.Dir,
+		env:                   env,
+		kube:                  kube,
 		// No proxy: the server is on loopback and a developer's HTTP_PROXY must not
 		// see (or break) test traffic.
 		http: &http.Client{Transport: &http.Transport{Proxy: nil}, Timeout: 30 * time.Second},
@@ -135,9 +147,15 @@ func Start(ctx context.Context, env *testenv.Env, o Options) (_ *ArgoCD, err err
 // of every Argo CD log in its output.
 func StartT(t testing.TB, env *testenv.Env) *ArgoCD {
 	t.Helper()
+	return StartTWith(t, env, Options{})
+}
+
+// StartTWith is StartT with Options.
+func StartTWith(t testing.TB, env *testenv.Env, o Options) *ArgoCD {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), defaultStartTimeout)
 	defer cancel()
-	a, err := Start(ctx, env, Options{})
+	a, err := Start(ctx, env, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,8 @@ var partOf = map[string]string{"app.kubernetes.io/part-of": "argocd"}
 
 // installClusterObjects creates what an Argo CD installation keeps in the cluster
 // (the programs themselves run outside it): the namespace, the CRDs, empty
-// argocd-cm and argocd-rbac-cm, and argocd-secret with the admin password.
+// argocd-cm and argocd-rbac-cm, argocd-secret with the admin password, and
+// what ApplicationNamespaces need.
 func (a *ArgoCD) installClusterObjects(ctx context.Context, crdDir string) error {
 	if err := a.applyCRDs(ctx, crdDir); err != nil {
 		return err
@@ -55,7 +56,7 @@ func (a *ArgoCD) installClusterObjects(ctx context.Context, crdDir string) error
 			return fmt.Errorf("create %T %s/%s: %w", o, o.GetNamespace(), o.GetName(), err)
 		}
 	}
-	return nil
+	return a.installApplicationNamespaces(ctx)
 }
 
 // applyCRDs server-side applies every CRD in dir (too large for the annotation a

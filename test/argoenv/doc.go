@@ -15,6 +15,12 @@
 // cluster: the CRDs, argocd-cm, argocd-rbac-cm and argocd-secret with an admin
 // password; argocd-server adds its signing key and the default AppProject itself.
 //
+// Options.ApplicationNamespaces turns on "applications in any namespace": Start
+// passes --application-namespaces to argocd-server and the controller (out of
+// cluster they read flags, not argocd-cmd-params-cm) and creates the default
+// AppProject itself, with those namespaces as spec.sourceNamespaces; AppSpec.Namespace
+// then puts an Application there, and API calls for it carry ?appNamespace=.
+//
 // Argo CD caches resolved revisions for minutes: a test that pushes a commit asks
 // for a hard refresh (HardRefresh) to have it seen at once.
 package argoenv

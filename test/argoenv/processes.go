@@ -82,6 +82,11 @@ func (a *ArgoCD) startProcesses(ctx context.Context, bin binPaths, resync time.D
 		return a.start(name, bin.argocd, args, slices.Concat(common, []string{"ARGOCD_BINARY_NAME=" + name})...)
 	}
 	kube := []string{"--kubeconfig", a.env.Kubeconfig, "--namespace", a.Namespace}
+	if len(a.ApplicationNamespaces) > 0 {
+		// Both read it: the controller reconciles Applications of these
+		// namespaces, the server answers for them (?appNamespace=).
+		kube = append(kube, "--application-namespaces", strings.Join(a.ApplicationNamespaces, ","))
+	}
 	toRepo := []string{"--repo-server", repoAddr, "--repo-server-plaintext"}
 
 	repo, err := argo("argocd-repo-server",

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -119,25 +120,36 @@ func stillFailing(st argoenv.AppStatus) bool {
 	return st.Sync == "OutOfSync" && st.OperationPhase != "Succeeded" && strings.Contains(st.OperationMessage, "field is immutable")
 }
 
+// argoAppsNamespace is where Argo CD allows Applications besides its own
+// namespace ("applications in any namespace").
+const argoAppsNamespace = "apps-team"
+
+// argoApp names a scenario's Application. Without retries its automated
+// sync gives up at the first failure (by default it retries 5 times); an
+// empty namespace is Argo CD's own.
+type argoApp struct {
+	name, namespace string
+	noRetries       bool
+}
+
 // setupArgoScenario creates a Gitea repository holding the StatefulSet at
 // 1Gi and an Application with automated sync for it, and waits until Argo CD
-// synced it and its Pods and claims are ready. Without retries the automated
-// sync gives up at its first failure (by default it retries 5 times).
-func setupArgoScenario(t *testing.T, cl *cluster, g *gitea.Server, argo *argoenv.ArgoCD, ctl *controller, name string, noRetries bool) (*argoScenario, map[string]types.UID) {
+// synced it and its Pods and claims are ready.
+func setupArgoScenario(t *testing.T, cl *cluster, g *gitea.Server, argo *argoenv.ArgoCD, ctl *controller, a argoApp) (*argoScenario, map[string]types.UID) {
 	ctx := context.Background()
-	url, err := g.CreateRepo(ctx, "argo-"+name)
+	url, err := g.CreateRepo(ctx, "argo-"+a.name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &argoScenario{t: t, cl: cl, g: g, argo: argo, ctl: ctl, repo: "argo-" + name, ns: namespace(t, cl.admin),
-		app: types.NamespacedName{Namespace: argo.Namespace, Name: name}}
+	s := &argoScenario{t: t, cl: cl, g: g, argo: argo, ctl: ctl, repo: "argo-" + a.name, ns: namespace(t, cl.admin),
+		app: types.NamespacedName{Namespace: cmp.Or(a.namespace, argo.Namespace), Name: a.name}}
 	s.sts = types.NamespacedName{Namespace: s.ns, Name: "web"}
 	first, err := g.PushCommit(ctx, s.repo, argoManifest("1Gi", ""), "web at 1Gi")
 	if err != nil {
 		t.Fatal(err)
 	}
-	app := argo.Application(argoenv.AppSpec{Name: name, RepoURL: url, DestNamespace: s.ns, Automated: true})
-	if noRetries {
+	app := argo.Application(argoenv.AppSpec{Name: a.name, Namespace: s.app.Namespace, RepoURL: url, DestNamespace: s.ns, Automated: true})
+	if a.noRetries {
 		if err := unstructured.SetNestedField(app.Object, int64(0), "spec", "syncPolicy", "retry", "limit"); err != nil {
 			t.Fatal(err)
 		}
@@ -154,6 +166,42 @@ func setupArgoScenario(t *testing.T, cl *cluster, g *gitea.Server, argo *argoenv
 	return s, podUIDs(t, cl.admin, sts)
 }
 
+// recoverFailedSync commits the StatefulSet at size while claimwarden is
+// held off (claimwarden.dev/ignore on the live object) until the automated
+// sync has failed for good (the Application has no retries), then lets it
+// converge, and waits until the sync claimwarden starts turns the
+// Application Synced. It returns the commit.
+func (s *argoScenario) recoverFailedSync(size, message string) string {
+	t := s.t
+	t.Helper()
+	ctx := context.Background()
+	ignore := func(value string) {
+		t.Helper()
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%s}}}`, v1alpha1.IgnoreAnnotation, value)
+		sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: s.sts.Namespace, Name: s.sts.Name}}
+		if err := s.cl.admin.Patch(ctx, sts, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ignore(`"true"`)
+	sha := s.commit(size, "", message)
+	s.application(sha, "the automated sync failed, not retried", func(st argoenv.AppStatus) bool {
+		return stillFailing(st) && st.OperationPhase == "Failed"
+	})
+	ignore("null")
+	s.application(sha, "Synced by the sync claimwarden started", synced)
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(argoenv.ApplicationGVK)
+	if err := s.cl.admin.Get(ctx, s.app, u); err != nil {
+		t.Fatal(err)
+	}
+	op, _, _ := unstructured.NestedMap(u.Object, "status", "operationState", "operation")
+	if by, _, _ := unstructured.NestedString(op, "initiatedBy", "username"); by != argoenv.AdminUser || !strings.Contains(fmt.Sprint(op["info"]), "claimwarden converged") {
+		t.Errorf("Application %s: the last operation was not claimwarden's sync (as %s): %v", s.app, argoenv.AdminUser, op)
+	}
+	return sha
+}
+
 // The GitOps loop with a real Argo CD (repo-server, application-controller,
 // argocd-server), Git on a real Gitea and the binary as its ServiceAccount,
 // reading desired StatefulSets through the Argo CD API with a token from a
@@ -162,8 +210,9 @@ func setupArgoScenario(t *testing.T, cl *cluster, g *gitea.Server, argo *argoenv
 // Application Synced, with success on the commit; (b) a +300% bump is
 // denied: claims untouched, the Application still failing, failure naming
 // max-step on the commit; (c) a revert shrinks nothing and says why on its
-// commit. (a) runs twice: with Argo CD's default retries of a failed
-// automated sync, and without, where only claimwarden's sync recovers.
+// commit. (a) runs three times: with Argo CD's default retries of a failed
+// automated sync; without, where only claimwarden's sync recovers; and so
+// with the Application outside Argo CD's namespace (apps in any namespace).
 func TestArgoCDLoop(t *testing.T) {
 	cl := started(t)
 	ctx := context.Background()
@@ -180,13 +229,13 @@ func TestArgoCDLoop(t *testing.T) {
 	if err := cl.admin.Create(ctx, secret); err != nil {
 		t.Fatal(err)
 	}
-	ctl := startController(t, cl, "argocd", "--argocd", "--argocd-namespaces", argo.Namespace,
+	ctl := startController(t, cl, "argocd", "--argocd", "--argocd-namespaces", argo.Namespace+","+argoAppsNamespace,
 		"--argocd-server", argo.ServerURL, "--argocd-plaintext", "--argocd-token-secret-name", secret.Name,
 		"--config", giteaConfig(t, cl, g.URL, g.Token, "gitea-token"))
 
 	t.Run("allowed", func(t *testing.T) {
 		t.Parallel()
-		s, pods := setupArgoScenario(t, cl, g, argo, ctl, "allowed", false)
+		s, pods := setupArgoScenario(t, cl, g, argo, ctl, argoApp{name: "allowed"})
 		before := &appsv1.StatefulSet{}
 		if err := cl.admin.Get(ctx, s.sts, before); err != nil {
 			t.Fatal(err)
@@ -225,31 +274,8 @@ func TestArgoCDLoop(t *testing.T) {
 	// until that sync has failed for good.
 	t.Run("allowed after the automated sync failed", func(t *testing.T) {
 		t.Parallel()
-		s, pods := setupArgoScenario(t, cl, g, argo, ctl, "noretry", true)
-		ignore := func(value string) {
-			t.Helper()
-			patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%s}}}`, v1alpha1.IgnoreAnnotation, value)
-			sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: s.sts.Namespace, Name: s.sts.Name}}
-			if err := cl.admin.Patch(ctx, sts, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
-				t.Fatal(err)
-			}
-		}
-		ignore(`"true"`)
-		sha := s.commit("2Gi", "", "web at 2Gi (+100%)")
-		s.application(sha, "the automated sync failed, not retried", func(st argoenv.AppStatus) bool {
-			return stillFailing(st) && st.OperationPhase == "Failed"
-		})
-		ignore("null")
-		s.application(sha, "Synced by the sync claimwarden started", synced)
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(argoenv.ApplicationGVK)
-		if err := cl.admin.Get(ctx, s.app, u); err != nil {
-			t.Fatal(err)
-		}
-		op, _, _ := unstructured.NestedMap(u.Object, "status", "operationState", "operation")
-		if by, _, _ := unstructured.NestedString(op, "initiatedBy", "username"); by != argoenv.AdminUser || !strings.Contains(fmt.Sprint(op["info"]), "claimwarden converged") {
-			t.Errorf("the last operation was not claimwarden's sync (as %s): %v", argoenv.AdminUser, op)
-		}
+		s, pods := setupArgoScenario(t, cl, g, argo, ctl, argoApp{name: "noretry", noRetries: true})
+		sha := s.recoverFailedSync("2Gi", "web at 2Gi (+100%)")
 		waitRolloutDone(t, cl.admin, s.sts, 2, "2Gi", ctl)
 		after := &appsv1.StatefulSet{}
 		if err := cl.admin.Get(ctx, s.sts, after); err != nil {
@@ -259,9 +285,42 @@ func TestArgoCDLoop(t *testing.T) {
 		waitStatus(t, g, s.repo, sha, "claimwarden/"+s.ns+"/web", "success", "2/2 claims compatible", ctl)
 	})
 
+	// Applications in any namespace: the Application is in apps-team, where
+	// Argo CD allows them besides its own namespace. Every call claimwarden
+	// makes to argocd-server for it (managed-resources, sync) must name that
+	// namespace, or Argo CD looks in its own and finds nothing. Held off like
+	// the scenario above, so the last sync is claimwarden's.
+	t.Run("allowed in another namespace", func(t *testing.T) {
+		t.Parallel()
+		s, pods := setupArgoScenario(t, cl, g, argo, ctl, argoApp{name: "team", namespace: argoAppsNamespace, noRetries: true})
+		before := &appsv1.StatefulSet{}
+		if err := cl.admin.Get(ctx, s.sts, before); err != nil {
+			t.Fatal(err)
+		}
+		sha := s.recoverFailedSync("2Gi", "web at 2Gi (+100%), Application in "+argoAppsNamespace)
+		vcr := waitRolloutDone(t, cl.admin, s.sts, 2, "2Gi", ctl)
+		if src := vcr.Status.Proposal.Source; src.Kind != "Application" || src.Namespace != argoAppsNamespace || src.Name != s.app.Name || src.Revision != sha {
+			t.Errorf("rollout source %+v, want the Application %s at %s", src, s.app, sha)
+		}
+		for _, name := range claimNames("web", 2) {
+			if pvc := claim(t, cl.admin, s.ns, name); request(pvc) != "2Gi" || capacity(pvc) != "2Gi" {
+				t.Errorf("%s/%s: request %s capacity %s, want 2Gi", s.ns, name, request(pvc), capacity(pvc))
+			}
+		}
+		after := &appsv1.StatefulSet{}
+		if err := cl.admin.Get(ctx, s.sts, after); err != nil {
+			t.Fatal(err)
+		}
+		if after.UID == before.UID {
+			t.Errorf("StatefulSet %s was not converged (same UID)", s.sts)
+		}
+		assertPodsKept(t, cl.admin, after, pods)
+		waitStatus(t, g, s.repo, sha, "claimwarden/"+s.ns+"/web", "success", "2/2 claims compatible", ctl)
+	})
+
 	t.Run("denied", func(t *testing.T) {
 		t.Parallel()
-		s, pods := setupArgoScenario(t, cl, g, argo, ctl, "denied", false)
+		s, pods := setupArgoScenario(t, cl, g, argo, ctl, argoApp{name: "denied"})
 		before := &appsv1.StatefulSet{}
 		if err := cl.admin.Get(ctx, s.sts, before); err != nil {
 			t.Fatal(err)
@@ -277,7 +336,7 @@ func TestArgoCDLoop(t *testing.T) {
 
 	t.Run("revert", func(t *testing.T) {
 		t.Parallel()
-		s, _ := setupArgoScenario(t, cl, g, argo, ctl, "revert", false)
+		s, _ := setupArgoScenario(t, cl, g, argo, ctl, argoApp{name: "revert"})
 		bumped := s.commit("2Gi", "", "web at 2Gi")
 		s.application(bumped, "Synced", synced)
 		waitRolloutDone(t, cl.admin, s.sts, 2, "2Gi", ctl)
@@ -299,11 +358,15 @@ var (
 	argoErr  error
 )
 
-// startArgoCD starts Argo CD once per test binary; it runs until it exits.
+// startArgoCD starts Argo CD once per test binary, with Applications
+// allowed in argoAppsNamespace as well; it runs until it exits.
 func startArgoCD(t *testing.T) *argoenv.ArgoCD {
 	t.Helper()
 	argoOnce.Do(func() {
-		argoCD, argoErr = argoenv.Start(context.Background(), env, argoenv.Options{Dir: filepath.Join(env.Dir, "argocd")})
+		argoCD, argoErr = argoenv.Start(context.Background(), env, argoenv.Options{
+			Dir:                   filepath.Join(env.Dir, "argocd"),
+			ApplicationNamespaces: []string{argoAppsNamespace},
+		})
 	})
 	if argoErr != nil {
 		t.Fatal(argoErr)

@@ -100,7 +100,10 @@ func waitFor(t *testing.T, what string, procs []*controller, cond func(ctx conte
 			}
 		}
 		ok, err := cond(ctx)
-		last = err
+		if ctx.Err() == nil || last == nil {
+			// A call cut by the deadline would hide what the waits saw before.
+			last = err
+		}
 		return ok, nil // API errors are retried until the deadline
 	})
 	if err != nil {
