@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -216,6 +217,32 @@ func TestManagerOptions(t *testing.T) {
 	}
 	if opts.LeaderElection {
 		t.Error("leader election on, want off")
+	}
+	if len(opts.Cache.ByObject) != 0 {
+		t.Errorf("no GitOps integration on, but per-object cache rules %v", opts.Cache.ByObject)
+	}
+
+	// Kustomizations and Applications are cached in their own namespaces,
+	// not restricted to the StatefulSets'.
+	cfg.Flux.Enabled, cfg.ArgoCD.Enabled = true, true
+	cfg.ArgoCD.Namespaces = []string{"argocd", "apps-team"}
+	if opts, err = managerOptions(cfg); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for obj, by := range opts.Cache.ByObject {
+		gvk := obj.GetObjectKind().GroupVersionKind().Kind
+		if gvk == "" {
+			gvk = fmt.Sprintf("%T", obj)
+		}
+		for ns := range by.Namespaces {
+			got[gvk] = append(got[gvk], ns)
+		}
+		slices.Sort(got[gvk])
+	}
+	wantBy := map[string][]string{"*v1.Kustomization": {cache.AllNamespaces}, "Application": {"apps-team", "argocd"}}
+	if !reflect.DeepEqual(got, wantBy) {
+		t.Errorf("per-object cache namespaces = %v, want %v", got, wantBy)
 	}
 }
 

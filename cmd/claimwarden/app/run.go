@@ -9,6 +9,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"go.uber.org/zap/zapcore"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/config"
+	"github.com/claimwarden/claimwarden/integrations/argocd"
 )
 
 func newRunCommand(environ []string) *cobra.Command {
@@ -129,6 +131,22 @@ func loadRESTConfig(path string) (*rest.Config, error) {
 	return c, nil
 }
 
+// byObject caches obj in namespaces (all when empty) whatever the
+// StatefulSets' namespaces are.
+func byObject(opts *ctrl.Options, obj client.Object, namespaces []string) {
+	byNS := map[string]cache.Config{cache.AllNamespaces: {}}
+	if len(namespaces) > 0 {
+		byNS = make(map[string]cache.Config, len(namespaces))
+		for _, ns := range namespaces {
+			byNS[ns] = cache.Config{}
+		}
+	}
+	if opts.Cache.ByObject == nil {
+		opts.Cache.ByObject = map[client.Object]cache.ByObject{}
+	}
+	opts.Cache.ByObject[obj] = cache.ByObject{Namespaces: byNS}
+}
+
 // managerOptions turns the configuration into controller-runtime manager options.
 func managerOptions(cfg config.Config) (ctrl.Options, error) {
 	scheme := runtime.NewScheme()
@@ -164,17 +182,15 @@ func managerOptions(cfg config.Config) (ctrl.Options, error) {
 			opts.Cache.DefaultNamespaces[ns] = cache.Config{}
 		}
 	}
+	// Kustomizations and Applications live in their own namespaces
+	// (flux-system, argocd, ...), not in those of the StatefulSets.
 	if cfg.Flux.Enabled && (len(cfg.Namespaces) > 0 || len(cfg.Flux.Namespaces) > 0) {
-		// Kustomizations live in their own namespaces (flux-system), not in
-		// those of the StatefulSets.
-		byNS := map[string]cache.Config{cache.AllNamespaces: {}}
-		if len(cfg.Flux.Namespaces) > 0 {
-			byNS = make(map[string]cache.Config, len(cfg.Flux.Namespaces))
-			for _, ns := range cfg.Flux.Namespaces {
-				byNS[ns] = cache.Config{}
-			}
-		}
-		opts.Cache.ByObject = map[client.Object]cache.ByObject{&kustomizev1.Kustomization{}: {Namespaces: byNS}}
+		byObject(&opts, &kustomizev1.Kustomization{}, cfg.Flux.Namespaces)
+	}
+	if cfg.ArgoCD.Enabled && (len(cfg.Namespaces) > 0 || len(cfg.ArgoCD.Namespaces) > 0) {
+		app := &unstructured.Unstructured{}
+		app.SetGroupVersionKind(argocd.ApplicationGVK)
+		byObject(&opts, app, cfg.ArgoCD.Namespaces)
 	}
 	return opts, nil
 }
