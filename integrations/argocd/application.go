@@ -93,7 +93,7 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 
 	blocked, failed := app.blocked()
 	if len(blocked) == 0 {
-		return ctrl.Result{}, r.dropStale(ctx, owner, nil)
+		return ctrl.Result{}, r.Proposals.DropUnconverged(ctx, r.Reader, owner, nil)
 	}
 	doneKey := app.revisionKey() + "/" + specHash(u)
 	if last, ok := r.done.Load(req.NamespacedName); ok && last == doneKey {
@@ -151,7 +151,7 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			r.Proposals.Delete(ctx, owner, key)
 		}
 	}
-	if err := r.dropStale(ctx, owner, proposedNow); err != nil {
+	if err := r.Proposals.DropUnconverged(ctx, r.Reader, owner, proposedNow); err != nil {
 		return ctrl.Result{}, err
 	}
 	r.done.Store(req.NamespacedName, doneKey)
@@ -167,33 +167,6 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		log.V(1).Info("no OutOfSync StatefulSet changes its volumeClaimTemplates", "revision", app.revisionKey())
 	}
 	return ctrl.Result{}, nil
-}
-
-// dropStale deletes the owner's proposals, except keep, whose templates the
-// live StatefulSet does not have: Git no longer asks for them (a revert, or
-// a newer revision), and a later policy change must not roll them out. A
-// proposal the StatefulSet was converged to stays: it names the commit.
-func (r *ApplicationReconciler) dropStale(ctx context.Context, owner proposal.Owner, keep map[types.NamespacedName]bool) error {
-	for _, key := range r.Proposals.Owned(owner) {
-		if keep[key] {
-			continue
-		}
-		p, ok := r.Proposals.Get(key)
-		if !ok {
-			continue
-		}
-		var live appsv1.StatefulSet
-		if err := r.Reader.Get(ctx, key, &live); err != nil {
-			if apierrors.IsNotFound(err) {
-				continue // being re-created by a convergence
-			}
-			return fmt.Errorf("reading StatefulSet %s proposed by %s %s/%s: %w", key, owner.Kind, owner.Namespace, owner.Name, err)
-		}
-		if !diff.TemplatesEqual(live.Spec.VolumeClaimTemplates, p.StatefulSet.Spec.VolumeClaimTemplates) {
-			r.Proposals.Delete(ctx, owner, key)
-		}
-	}
-	return nil
 }
 
 // apiFailed reports an Argo CD API failure on the rollouts the application

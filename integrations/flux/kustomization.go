@@ -94,7 +94,7 @@ func (r *KustomizationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	if attempted == "" || attempted == ks.Status.LastAppliedRevision {
 		// Flux applied its newest revision: nothing is blocked, and a
 		// proposal never converged (denied, then reverted in Git) is stale.
-		return ctrl.Result{}, r.dropUnconverged(ctx, owner)
+		return ctrl.Result{}, r.Proposals.DropUnconverged(ctx, r.Reader, owner, nil)
 	}
 	doneKey := fmt.Sprintf("%s/%d", attempted, ks.Generation)
 	if last, ok := r.done.Load(req.NamespacedName); ok && last == doneKey {
@@ -173,29 +173,6 @@ func (r *KustomizationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 			fmt.Sprintf("revision %s changes no StatefulSet's volumeClaimTemplates: its failure is not one claimwarden can resolve", attempted))
 	}
 	return ctrl.Result{}, nil
-}
-
-// dropUnconverged forgets owner's proposals whose templates the live
-// StatefulSet does not carry: Git no longer asks for them, and a later policy
-// change must not roll them out.
-func (r *KustomizationReconciler) dropUnconverged(ctx context.Context, owner proposal.Owner) error {
-	for _, key := range r.Proposals.Owned(owner) {
-		p, ok := r.Proposals.Get(key)
-		if !ok || p.StatefulSet == nil {
-			continue
-		}
-		var live appsv1.StatefulSet
-		if err := r.Reader.Get(ctx, key, &live); err != nil {
-			if apierrors.IsNotFound(err) {
-				continue // being re-created by a convergence
-			}
-			return fmt.Errorf("reading StatefulSet %s proposed by %s %s/%s: %w", key, owner.Kind, owner.Namespace, owner.Name, err)
-		}
-		if !diff.TemplatesEqual(live.Spec.VolumeClaimTemplates, p.StatefulSet.Spec.VolumeClaimTemplates) {
-			r.Proposals.Delete(ctx, owner, key)
-		}
-	}
-	return nil
 }
 
 // sourceFailed reports a source that cannot be fetched or built on the
