@@ -19,6 +19,11 @@ var (
 		Help: "Claims of each managed StatefulSet, by rollout phase.",
 	}, []string{"namespace", "statefulset", "phase"})
 
+	convergencesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "claimwarden_convergences_total",
+		Help: "StatefulSets re-created to carry a GitOps proposal's templates, by source kind (Kustomization, Application) and result (converged, failed).",
+	}, []string{"source", "result"})
+
 	stalledRollouts = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "claimwarden_rollout_stalled",
 		Help: "1 when a StatefulSet's rollout cannot progress without a person, else 0.",
@@ -26,7 +31,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(patchesTotal, claimsByPhase, stalledRollouts)
+	metrics.Registry.MustRegister(patchesTotal, convergencesTotal, claimsByPhase, stalledRollouts)
 }
 
 var phases = []v1alpha1.ClaimPhase{

@@ -72,10 +72,12 @@ func (r *Reconciler) convergeTo(ctx context.Context, live *appsv1.StatefulSet, v
 		return err
 	}
 	if err != nil {
+		convergencesTotal.WithLabelValues(d.src.Kind, "failed").Inc()
 		r.recorder.Eventf(live, vcr, corev1.EventTypeWarning, v1alpha1.ReasonConvergeFailed, "Converge",
 			"re-creating StatefulSet %s/%s with the templates of %s: %s", live.Namespace, live.Name, describeSource(d.src), err)
 		return fmt.Errorf("converging StatefulSet %s/%s to %s: %w", live.Namespace, live.Name, describeSource(d.src), err)
 	}
+	convergencesTotal.WithLabelValues(d.src.Kind, "converged").Inc()
 	r.recorder.Eventf(live, vcr, corev1.EventTypeNormal, v1alpha1.ReasonConverged, "Converge",
 		"re-created with the volumeClaimTemplates of %s; Pods kept", describeSource(d.src))
 	log.Info("converged the StatefulSet to the proposal", "source", describeSource(d.src))

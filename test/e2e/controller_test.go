@@ -126,6 +126,12 @@ func (c *controller) logContains(s string) bool {
 // server accepted. A process that never patched has no such series: 0.
 func (c *controller) acceptedPatches(t *testing.T) int {
 	t.Helper()
+	return c.counter(t, `claimwarden_claim_patches_total{result="accepted"}`)
+}
+
+// counter scrapes the controller's metrics for one series; 0 when absent.
+func (c *controller) counter(t *testing.T, series string) int {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	body, err := httpGet(ctx, "http://"+c.MetricsAddr+"/metrics")
@@ -133,10 +139,9 @@ func (c *controller) acceptedPatches(t *testing.T) int {
 		t.Fatalf("scraping %s: %v", c.Name(), err)
 	}
 	// A counter vector shows no series, not even its TYPE line, until a
-	// first increment; callers that expect patches catch a renamed metric.
-	const series = `claimwarden_claim_patches_total{result="accepted"} `
+	// first increment; callers that expect one catch a renamed metric.
 	for _, line := range strings.Split(body, "\n") {
-		if v, ok := strings.CutPrefix(line, series); ok {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
 			n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 			if err != nil {
 				t.Fatalf("%s: %q: %v", c.Name(), line, err)
