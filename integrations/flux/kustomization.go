@@ -124,7 +124,7 @@ func (r *KustomizationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	}
 	repository, revision := provenance(src, art)
 	source := v1alpha1.Source{Kind: KustomizationKind, Namespace: ks.Namespace, Name: ks.Name, Repository: repository, Revision: revision}
-	inBuild := map[types.NamespacedName]bool{}
+	inBuild, proposedNow := map[types.NamespacedName]bool{}, map[types.NamespacedName]bool{}
 	var proposed []string
 	for _, built := range stss {
 		sts := built.StatefulSet
@@ -138,14 +138,7 @@ func (r *KustomizationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 			return ctrl.Result{}, fmt.Errorf("reading StatefulSet %s of Kustomization %s/%s: %w", key, ks.Namespace, ks.Name, err)
 		}
 		if diff.TemplatesEqual(live.Spec.VolumeClaimTemplates, sts.Spec.VolumeClaimTemplates) {
-			// Not what blocks Flux. A converged earlier proposal still names
-			// its commit; one never converged (say, denied, then reverted in
-			// Git) is no longer asked for and must not be acted on later.
-			if p, ok := r.Proposals.Get(key); ok && p.StatefulSet != nil &&
-				!diff.TemplatesEqual(live.Spec.VolumeClaimTemplates, p.StatefulSet.Spec.VolumeClaimTemplates) {
-				r.Proposals.Delete(ctx, owner, key)
-			}
-			continue
+			continue // not what blocks Flux
 		}
 		r.Proposals.Set(ctx, proposal.Proposal{
 			StatefulSet:   sts,
@@ -155,6 +148,7 @@ func (r *KustomizationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 				return RequestReconcile(ctx, r.Client, req.NamespacedName, r.FieldOwner)
 			},
 		})
+		proposedNow[key] = true
 		proposed = append(proposed, key.String())
 	}
 	for _, key := range r.Proposals.Owned(owner) {
@@ -162,6 +156,11 @@ func (r *KustomizationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 			// Removed from Git: Flux prunes it or leaves it; either way it is not ours to converge.
 			r.Proposals.Delete(ctx, owner, key)
 		}
+	}
+	// A converged earlier proposal still names its commit; one never
+	// converged (say, denied, then reverted in Git) is no longer asked for.
+	if err := r.Proposals.DropUnconverged(ctx, r.Reader, owner, proposedNow); err != nil {
+		return ctrl.Result{}, err
 	}
 	r.done.Store(req.NamespacedName, doneKey)
 	if len(proposed) > 0 {
