@@ -53,8 +53,8 @@ type ApplicationReconciler struct {
 	// done holds, per Application, the revisions and spec last turned into
 	// proposals, so the API is asked once for them.
 	done sync.Map
-	// said holds, per Application, the last "nothing to do" message, said once.
-	said sync.Map
+	// said keeps the events said once ("nothing to do").
+	said proposal.Said
 	// pending holds, per Application, the revisions of a sync to start once
 	// the operation running when claimwarden converged has ended.
 	pending sync.Map
@@ -184,14 +184,13 @@ func (r *ApplicationReconciler) forget(ctx context.Context, owner proposal.Owner
 	}
 	r.done.Delete(key)
 	r.pending.Delete(key)
+	r.said.Forget(key)
 }
 
 func (r *ApplicationReconciler) sayOnce(u *unstructured.Unstructured, log logr.Logger, eventType, reason, msg string) {
-	key := types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}
-	if last, ok := r.said.Load(key); ok && last == msg {
+	if !r.said.Once(types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}, reason, msg) {
 		return
 	}
-	r.said.Store(key, msg)
 	r.Recorder.Eventf(u, nil, eventType, reason, "Skip", "%s", msg)
 	log.Info(msg)
 }

@@ -57,9 +57,8 @@ type KustomizationReconciler struct {
 	// done holds, per Kustomization, the revision and generation last
 	// turned into proposals, so nothing is fetched twice for them.
 	done sync.Map
-	// said holds, per Kustomization and reason, the last message of an event
-	// said once (suspended, force, nothing to do).
-	said sync.Map
+	// said keeps the events said once (suspended, force, nothing to do).
+	said proposal.Said
 }
 
 // Reconcile runs the phases for one Kustomization: skip what Flux applied or
@@ -73,7 +72,7 @@ func (r *KustomizationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	if err := r.Client.Get(ctx, req.NamespacedName, &ks); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.forget(ctx, owner, req.NamespacedName)
-			r.forgetSaid(req.NamespacedName)
+			r.said.Forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -183,11 +182,6 @@ func (r *KustomizationReconciler) sourceFailed(ctx context.Context, ks *kustomiz
 	return err
 }
 
-type saidKey struct {
-	ks     types.NamespacedName
-	reason string
-}
-
 // forget drops what a Kustomization proposed and what was done for it.
 func (r *KustomizationReconciler) forget(ctx context.Context, owner proposal.Owner, key types.NamespacedName) {
 	for _, k := range r.Proposals.Owned(owner) {
@@ -196,19 +190,8 @@ func (r *KustomizationReconciler) forget(ctx context.Context, owner proposal.Own
 	r.done.Delete(key)
 }
 
-// forgetSaid drops the events said once about a deleted Kustomization.
-func (r *KustomizationReconciler) forgetSaid(key types.NamespacedName) {
-	r.said.Range(func(k, _ any) bool {
-		if k.(saidKey).ks == key {
-			r.said.Delete(k)
-		}
-		return true
-	})
-}
-
 func (r *KustomizationReconciler) sayOnce(ks *kustomizev1.Kustomization, log logr.Logger, eventType, reason, msg string) {
-	key := saidKey{types.NamespacedName{Namespace: ks.Namespace, Name: ks.Name}, reason}
-	if last, ok := r.said.Swap(key, msg); ok && last == msg {
+	if !r.said.Once(types.NamespacedName{Namespace: ks.Namespace, Name: ks.Name}, reason, msg) {
 		return
 	}
 	r.Recorder.Eventf(ks, nil, eventType, reason, "Skip", "%s", msg)
