@@ -102,13 +102,10 @@ func (r *Reconciler) supersede(ctx context.Context, sts *appsv1.StatefulSet, bef
 	if state, _ := commitStatusOf(before); state != gitstatus.Pending || conditions.Get(before, "Ready") == nil {
 		return
 	}
-	// The cache may still hold the rollout as it was before this
-	// reconcile's write; say it once per StatefulSet and revision.
-	key := types.NamespacedName{Namespace: sts.Namespace, Name: sts.Name}
-	if last, ok := r.superseded.Load(key); ok && last == prev.Source.Revision {
+	// Said once per StatefulSet and revision (see Reconciler.said).
+	if !r.said.Once(types.NamespacedName{Namespace: sts.Namespace, Name: sts.Name}, v1alpha1.ReasonSuperseded, prev.Source.Revision) {
 		return
 	}
-	r.superseded.Store(key, prev.Source.Revision)
 	msg := "superseded by " + shortRevision(src.Revision) + " before its rollout finished"
 	r.recorder.Eventf(sts, before, corev1.EventTypeNormal, v1alpha1.ReasonSuperseded, "Supersede", "revision %s %s", prev.Source.Revision, msg)
 	t, ok := r.statusTarget(ctx, sts, prev.Source)

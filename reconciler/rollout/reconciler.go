@@ -30,6 +30,7 @@ import (
 	"github.com/claimwarden/claimwarden/reconciler/converge"
 	"github.com/claimwarden/claimwarden/reconciler/diff"
 	"github.com/claimwarden/claimwarden/reconciler/plan"
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
 // Reconciler reconciles one StatefulSet's claims per request.
@@ -51,12 +52,11 @@ type Reconciler struct {
 	// target, that a missing commit was logged and that the reporter was
 	// told what a previous process posted.
 	statusWarned, statusSeeded sync.Map
-	// superseded holds, per StatefulSet, the last revision whose commit
-	// status was finalised as superseded.
-	superseded sync.Map
-	// announced holds, per StatefulSet, the last block or completion an
-	// event announced (see announce).
-	announced sync.Map
+	// said remembers, per StatefulSet, the last block or completion an event
+	// announced and the last revision finalised as superseded: the rollout
+	// read from the cache can lag behind the status this controller just
+	// wrote, so "the condition changed" alone would say either twice.
+	said proposal.Said
 }
 
 // rejection is a patch the API server refused, and what must change to try at once.
@@ -88,8 +88,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err := r.client.Get(ctx, req.NamespacedName, &sts); err != nil {
 		if apierrors.IsNotFound(err) {
 			forgetMetrics(req.NamespacedName)
-			r.announced.Delete(req.NamespacedName)
-			r.superseded.Delete(req.NamespacedName)
+			r.said.Forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}

@@ -52,13 +52,10 @@ func (r *Reconciler) report(sts *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRo
 	}
 }
 
-// announce records state as the last one announced by an event for key and
-// reports whether it is new. The rollout read from the cache can lag behind
-// the status this controller just wrote, so "the condition changed" alone
-// would announce the same block or completion twice.
+// announce records state as the last block, completion or progress an
+// event announced for key and reports whether it is new (see Reconciler.said).
 func (r *Reconciler) announce(key types.NamespacedName, state string) bool {
-	last, ok := r.announced.Swap(key, state)
-	return !ok || last != state
+	return r.said.Once(key, "rollout", state)
 }
 
 // stall reports a StatefulSet the controller cannot act on until it changes.
