@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -99,7 +100,7 @@ func (r *Reconciler) supersede(ctx context.Context, sts *appsv1.StatefulSet, bef
 	if prev == nil || prev.Source.Revision == "" || prev.Source.Revision == src.Revision || src.Revision == "" {
 		return
 	}
-	if state, _ := commitStatusOf(before); state != gitstatus.Pending || conditions.Get(before, "Ready") == nil {
+	if state, _ := commitStatusOf(before); state != gitstatus.Pending || conditions.Get(before, meta.ReadyCondition) == nil {
 		return
 	}
 	// Said once per StatefulSet and revision (see Reconciler.said).
