@@ -30,6 +30,12 @@ type FluxNotifier interface {
 	Notify(ctx context.Context, sts *appsv1.StatefulSet, revision, state, reason, description string) bool
 }
 
+// reported is the source and commit status state a rollout last reported.
+type reported struct {
+	src   v1alpha1.Source
+	state gitstatus.State
+}
+
 // commitStatusOf is the status a rollout shows on its commit: success when
 // every claim is compatible, failure when a policy denied, error when blocked
 // otherwise (a rejected patch, a failed resize), pending while in progress.
@@ -89,8 +95,9 @@ func (r *Reconciler) statusTarget(ctx context.Context, sts *appsv1.StatefulSet, 
 // a restart), so nothing is posted twice.
 func (r *Reconciler) reportCommitStatus(ctx context.Context, sts *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRollout) {
 	src := vcr.Status.Proposal.Source
+	state, desc := commitStatusOf(vcr)
+	r.reported.Store(types.NamespacedName{Namespace: sts.Namespace, Name: sts.Name}, reported{src: src, state: state})
 	if r.opts.FluxNotifier != nil && src.Revision != "" {
-		state, desc := commitStatusOf(vcr)
 		r.opts.FluxNotifier.Notify(ctx, sts, src.Revision, string(state), conditions.GetReason(vcr, meta.ReadyCondition), gitstatus.TruncateDescription(desc))
 	}
 	t, ok := r.statusTarget(ctx, sts, src)
@@ -103,7 +110,6 @@ func (r *Reconciler) reportCommitStatus(ctx context.Context, sts *appsv1.Statefu
 			r.opts.CommitStatuses.Seed(t, gitstatus.Status{State: gitstatus.State(last.State), Context: last.Context, Description: last.Description, TargetURL: r.opts.StatusTargetURL})
 		}
 	}
-	state, desc := commitStatusOf(vcr)
 	s := gitstatus.Status{State: state, Context: t.Context, Description: gitstatus.TruncateDescription(desc), TargetURL: r.opts.StatusTargetURL}
 	if !r.opts.CommitStatuses.Report(t, s) {
 		ctrl.LoggerFrom(ctx).Info("the commit status queue is full; the status is reported again on the next reconcile", "context", t.Context)

@@ -96,20 +96,26 @@ func (r *Reconciler) convergeTo(ctx context.Context, live *appsv1.StatefulSet, v
 // revision replaced it before its rollout finished: that commit was never
 // fully rolled out and never will be.
 func (r *Reconciler) supersede(ctx context.Context, sts *appsv1.StatefulSet, before *v1alpha1.VolumeClaimRollout, src v1alpha1.Source) {
-	prev := before.Status.Proposal
-	if prev == nil || prev.Source.Revision == "" || prev.Source.Revision == src.Revision || src.Revision == "" {
-		return
+	key := types.NamespacedName{Namespace: sts.Namespace, Name: sts.Name}
+	// What this process last reported; the rollout read from the cache can
+	// be older than that. After a restart, the rollout is all there is.
+	var prev reported
+	if last, ok := r.reported.Load(key); ok {
+		prev = last.(reported)
+	} else if p := before.Status.Proposal; p != nil && conditions.Get(before, meta.ReadyCondition) != nil {
+		prev.src = p.Source
+		prev.state, _ = commitStatusOf(before)
 	}
-	if state, _ := commitStatusOf(before); state != gitstatus.Pending || conditions.Get(before, meta.ReadyCondition) == nil {
+	if prev.src.Revision == "" || prev.src.Revision == src.Revision || src.Revision == "" || prev.state != gitstatus.Pending {
 		return
 	}
 	// Said once per StatefulSet and revision (see Reconciler.said).
-	if !r.said.Once(types.NamespacedName{Namespace: sts.Namespace, Name: sts.Name}, v1alpha1.ReasonSuperseded, prev.Source.Revision) {
+	if !r.said.Once(key, v1alpha1.ReasonSuperseded, prev.src.Revision) {
 		return
 	}
 	msg := "superseded by " + shortRevision(src.Revision) + " before its rollout finished"
-	r.recorder.Eventf(sts, before, corev1.EventTypeNormal, v1alpha1.ReasonSuperseded, "Supersede", "revision %s %s", prev.Source.Revision, msg)
-	t, ok := r.statusTarget(ctx, sts, prev.Source)
+	r.recorder.Eventf(sts, before, corev1.EventTypeNormal, v1alpha1.ReasonSuperseded, "Supersede", "revision %s %s", prev.src.Revision, msg)
+	t, ok := r.statusTarget(ctx, sts, prev.src)
 	if !ok {
 		return
 	}

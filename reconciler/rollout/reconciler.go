@@ -57,6 +57,9 @@ type Reconciler struct {
 	// read from the cache can lag behind the status this controller just
 	// wrote, so "the condition changed" alone would say either twice.
 	said proposal.Said
+	// reported holds, per StatefulSet, what its rollout last reported
+	// (source and commit status state), for supersede.
+	reported sync.Map
 }
 
 // rejection is a patch the API server refused, and what must change to try at once.
@@ -89,6 +92,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		if apierrors.IsNotFound(err) {
 			forgetMetrics(req.NamespacedName)
 			r.said.Forget(req.NamespacedName)
+			r.reported.Delete(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}

@@ -114,8 +114,10 @@ func TestGitOpsLoop(t *testing.T) {
 		t.Fatalf("%v\nflux: %v", err, flux.Exited())
 	}
 	t.Logf("Kustomization Ready %v after creating the GitRepository", time.Since(began).Round(time.Millisecond))
-	if ks.Status.LastAppliedRevision != rev1 {
-		t.Errorf("Kustomization %s/%s status.lastAppliedRevision %q, want %q", ks.Namespace, ks.Name, ks.Status.LastAppliedRevision, rev1)
+	// kustomize-controller patches its conditions and the rest of its status
+	// in two requests, so Ready can be seen before lastAppliedRevision.
+	if err := fluxenv.Until(ctx, c, ks, func() (bool, error) { return ks.Status.LastAppliedRevision == rev1, nil }); err != nil {
+		t.Errorf("Kustomization %s/%s status.lastAppliedRevision %q, want %q: %v", ks.Namespace, ks.Name, ks.Status.LastAppliedRevision, rev1, err)
 	}
 	if err := c.Get(ctx, client.ObjectKeyFromObject(repo), repo); err != nil {
 		t.Fatal(err)
