@@ -113,7 +113,7 @@ func setup(ctx context.Context) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := installRBAC(ctx, admin); err != nil {
+	if err := installRBAC(ctx, admin, allComponents...); err != nil {
 		return nil, err
 	}
 	if err := admin.Create(ctx, storagesim.StorageClass(class, true)); err != nil {
@@ -128,7 +128,7 @@ func setup(ctx context.Context) (*cluster, error) {
 		}
 	}()
 	kubeconfig := filepath.Join(env.Dir, "claimwarden.kubeconfig")
-	if err := writeImpersonatingKubeconfig(kubeconfig); err != nil {
+	if err := writeImpersonatingKubeconfig(kubeconfig, saUser); err != nil {
 		return nil, err
 	}
 	return &cluster{admin: admin, kubeconfig: kubeconfig, binary: bin}, nil
@@ -155,7 +155,7 @@ func controllerBinary() (string, error) {
 // client certificate authenticates, and the API server then authorizes every
 // request as the ServiceAccount (as: / as-groups:). That is how the tests run
 // the binary outside a Pod yet with exactly the permissions of config/rbac.
-func writeImpersonatingKubeconfig(path string) error {
+func writeImpersonatingKubeconfig(path, user string) error {
 	if env.Config.CertData == nil || env.Config.KeyData == nil {
 		return errors.New("e2e: the testenv admin config has no embedded client certificate to impersonate with")
 	}
@@ -165,7 +165,7 @@ func writeImpersonatingKubeconfig(path string) error {
 	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{
 		ClientCertificateData: env.Config.CertData,
 		ClientKeyData:         env.Config.KeyData,
-		Impersonate:           saUser,
+		Impersonate:           user,
 		ImpersonateGroups:     saGroups,
 	}
 	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}

@@ -1,17 +1,17 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/kustomize/api/krusty"
+	kustypes "sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 )
 
@@ -19,36 +19,18 @@ import (
 // (go test runs a package's tests in its own directory).
 var configDir = filepath.Join("..", "..", "config")
 
+// allComponents are the optional features' RBAC components the e2e tests
+// use: they run the Flux and Argo CD integrations and post commit statuses.
+var allComponents = []string{"convergence", "flux", "flux-substitute-configmaps", "argocd", "gitstatus"}
+
 // installRBAC creates what a cluster gets from the deploy manifests before the
 // controller runs: the controller's namespace (config/manager/namespace.yaml)
-// and every resource config/rbac/kustomization.yaml lists, unmodified. The
-// kustomization's list is followed rather than a glob, so a manifest left out
-// of it (and so never deployed) is left out here too.
-func installRBAC(ctx context.Context, c client.Client) error {
-	objs, err := decodeFile(filepath.Join(configDir, "manager", "namespace.yaml"))
+// and config/rbac with the named components, built by kustomize exactly as
+// `kubectl apply -k` with those components listed would build them.
+func installRBAC(ctx context.Context, c client.Client, components ...string) error {
+	objs, err := buildRBAC(components...)
 	if err != nil {
 		return err
-	}
-	rbacDir := filepath.Join(configDir, "rbac")
-	data, err := os.ReadFile(filepath.Join(rbacDir, "kustomization.yaml"))
-	if err != nil {
-		return err
-	}
-	var kustomization struct {
-		Resources []string `json:"resources"`
-	}
-	if err := yaml.Unmarshal(data, &kustomization); err != nil {
-		return fmt.Errorf("config/rbac/kustomization.yaml: %w", err)
-	}
-	if len(kustomization.Resources) == 0 {
-		return errors.New("config/rbac/kustomization.yaml lists no resources")
-	}
-	for _, name := range kustomization.Resources {
-		more, err := decodeFile(filepath.Join(rbacDir, name))
-		if err != nil {
-			return err
-		}
-		objs = append(objs, more...)
 	}
 	for _, o := range objs {
 		if err := c.Create(ctx, o); err != nil {
@@ -58,29 +40,45 @@ func installRBAC(ctx context.Context, c client.Client) error {
 	return nil
 }
 
-// decodeFile returns every object of a (possibly multi-document) YAML file.
-func decodeFile(path string) ([]*unstructured.Unstructured, error) {
-	data, err := os.ReadFile(path)
+// buildRBAC runs kustomize on a kustomization that lists the namespace,
+// config/rbac and the components, as config/default does.
+func buildRBAC(components ...string) ([]*unstructured.Unstructured, error) {
+	abs, err := filepath.Abs(configDir)
 	if err != nil {
 		return nil, err
 	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var out []*unstructured.Unstructured
-	for {
-		obj := &unstructured.Unstructured{}
-		err := dec.Decode(&obj.Object)
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if len(obj.Object) == 0 {
-			continue // an empty document (a stray "---")
-		}
-		if obj.GetKind() == "" || obj.GetAPIVersion() == "" {
-			return nil, fmt.Errorf("%s: a document without apiVersion and kind", path)
-		}
-		out = append(out, obj)
+	k := kustypes.Kustomization{
+		TypeMeta:  kustypes.TypeMeta{APIVersion: kustypes.KustomizationVersion, Kind: kustypes.KustomizationKind},
+		Resources: []string{filepath.Join(abs, "manager", "namespace.yaml"), filepath.Join(abs, "rbac")},
 	}
+	for _, name := range components {
+		k.Components = append(k.Components, filepath.Join(abs, "components", name))
+	}
+	data, err := yaml.Marshal(k)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "claimwarden-rbac-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), data, 0o600); err != nil {
+		return nil, err
+	}
+	opts := krusty.MakeDefaultOptions()
+	opts.LoadRestrictions = kustypes.LoadRestrictionsNone // the files live outside dir
+	res, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		return nil, fmt.Errorf("kustomize config/rbac with components %s: %w", strings.Join(components, ", "), err)
+	}
+	var out []*unstructured.Unstructured
+	for _, r := range res.Resources() {
+		m, err := r.Map()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, &unstructured.Unstructured{Object: m})
+	}
+	return out, nil
 }

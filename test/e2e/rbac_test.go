@@ -51,10 +51,7 @@ func TestControllerKubeconfigIsTheServiceAccount(t *testing.T) {
 func TestServiceAccountPermissions(t *testing.T) {
 	cl := started(t)
 	const ns = "any-namespace" // the ClusterRoleBinding applies in every namespace
-	for _, tc := range []struct {
-		verb, group, resource, subresource, namespace string
-		allowed                                       bool
-	}{
+	checkAccess(t, cl.admin, saUser, []access{
 		// Needed.
 		{"patch", "", "persistentvolumeclaims", "", ns, true},
 		{"watch", "", "persistentvolumeclaims", "", "", true},
@@ -102,7 +99,7 @@ func TestServiceAccountPermissions(t *testing.T) {
 		{"get", "", "secrets", "", ns, false},
 		{"list", "", "secrets", "", ns, false},
 		{"watch", "", "secrets", "", "", false},
-		{"get", "", "secrets", "", controllerNamespace, true}, // Git host tokens
+		{"get", "", "secrets", "", controllerNamespace, true}, // Git host and Argo CD tokens (their components)
 		// Refused: the volumes themselves belong to the storage.
 		{"update", "", "persistentvolumes", "", "", false},
 		{"delete", "", "persistentvolumes", "", "", false},
@@ -113,16 +110,29 @@ func TestServiceAccountPermissions(t *testing.T) {
 		{"bind", "rbac.authorization.k8s.io", "clusterroles", "", "", false},
 		{"escalate", "rbac.authorization.k8s.io", "clusterroles", "", "", false},
 		{"impersonate", "", "serviceaccounts", "", ns, false},
-	} {
+	})
+}
+
+// access is one question to the authorizer and the answer config/rbac must give.
+type access struct {
+	verb, group, resource, subresource, namespace string
+	allowed                                       bool
+}
+
+// checkAccess asks a SubjectAccessReview per case for user (a ServiceAccount
+// of controllerNamespace, with its groups).
+func checkAccess(t *testing.T, admin client.Client, user string, cases []access) {
+	t.Helper()
+	for _, tc := range cases {
 		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-			User:   saUser,
+			User:   user,
 			Groups: saGroups,
 			ResourceAttributes: &authorizationv1.ResourceAttributes{
 				Namespace: tc.namespace, Verb: tc.verb, Group: tc.group,
 				Resource: tc.resource, Subresource: tc.subresource,
 			},
 		}}
-		if err := cl.admin.Create(context.Background(), sar); err != nil {
+		if err := admin.Create(context.Background(), sar); err != nil {
 			t.Fatal(err)
 		}
 		if sar.Status.Allowed != tc.allowed {

@@ -68,6 +68,9 @@ func run(cmd *cobra.Command, cfg config.Config) error {
 		return err
 	}
 	restConfig.QPS, restConfig.Burst = cfg.KubeAPIQPS, cfg.KubeAPIBurst
+	if err := checkPermissions(cmd.Context(), restConfig, cfg); err != nil {
+		return err
+	}
 	opts, err := managerOptions(cfg)
 	if err != nil {
 		return err

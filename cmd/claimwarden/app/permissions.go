@@ -1,0 +1,118 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/claimwarden/claimwarden/config"
+)
+
+// permission is one thing an enabled feature needs from the API server, and
+// the kustomize component (config/components/<component>) that grants it.
+type permission struct {
+	verb, group, resource, namespace string
+	component                        string
+}
+
+// requiredPermissions lists, per enabled feature, one representative
+// request of each rule its component grants. The core's own rules are not
+// asked: without them nothing works and the first request says so.
+func requiredPermissions(cfg config.Config) []permission {
+	var out []permission
+	// Cluster-wide roles may be bound per namespace instead: ask where the
+	// controller works ("" is every namespace).
+	where := cfg.Namespaces
+	if len(where) == 0 {
+		where = []string{""}
+	}
+	if cfg.Flux.Enabled || cfg.ArgoCD.Enabled {
+		for _, ns := range where {
+			out = append(out,
+				permission{"create", "apps", "statefulsets", ns, "convergence"},
+				permission{"delete", "apps", "statefulsets", ns, "convergence"})
+		}
+	}
+	if cfg.Flux.Enabled {
+		fluxNS := cfg.Flux.Namespaces
+		if len(fluxNS) == 0 {
+			fluxNS = []string{""}
+		}
+		for _, ns := range fluxNS {
+			out = append(out,
+				permission{"watch", "kustomize.toolkit.fluxcd.io", "kustomizations", ns, "flux"},
+				permission{"patch", "kustomize.toolkit.fluxcd.io", "kustomizations", ns, "flux"},
+				permission{"get", "source.toolkit.fluxcd.io", "gitrepositories", ns, "flux"})
+		}
+	}
+	if cfg.ArgoCD.Enabled {
+		argoNS := cfg.ArgoCD.Namespaces
+		if len(argoNS) == 0 {
+			argoNS = []string{""}
+		}
+		for _, ns := range argoNS {
+			out = append(out, permission{"watch", "argoproj.io", "applications", ns, "argocd"})
+		}
+		out = append(out, permission{"get", "", "secrets", cfg.ArgoCD.TokenSecretRef.Namespace, "argocd"})
+	}
+	var secretNS []string
+	for _, h := range cfg.GitStatus.Hosts {
+		if h.TokenSecretRef != nil {
+			secretNS = append(secretNS, h.TokenSecretRef.Namespace)
+		}
+		if h.GitHubApp != nil {
+			secretNS = append(secretNS, h.GitHubApp.PrivateKeySecretRef.Namespace)
+		}
+	}
+	slices.Sort(secretNS)
+	for _, ns := range slices.Compact(secretNS) {
+		out = append(out, permission{"watch", "", "secrets", ns, "gitstatus"})
+	}
+	return out
+}
+
+// checkPermissions asks the API server (SelfSubjectAccessReviews, which
+// every authenticated identity may create) whether the controller has what
+// each enabled feature needs, so that a missing component is one clear error
+// at start instead of rollouts failing later, one request at a time.
+func checkPermissions(ctx context.Context, rc *rest.Config, cfg config.Config) error {
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return err
+	}
+	var missing []string
+	for _, p := range requiredPermissions(cfg) {
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: p.verb, Group: p.group, Resource: p.resource, Namespace: p.namespace},
+		}}
+		got, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("asking the API server what the controller may do: %w", err)
+		}
+		if !got.Status.Allowed {
+			missing = append(missing, p.describe())
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("the controller's RBAC lacks what its configuration enables: %s", strings.Join(missing, "; "))
+	}
+	return nil
+}
+
+func (p permission) describe() string {
+	res := p.resource
+	if p.group != "" {
+		res += "." + p.group
+	}
+	where := "in every namespace"
+	if p.namespace != "" {
+		where = "in namespace " + p.namespace
+	}
+	return fmt.Sprintf("%s %s %s (install config/components/%s)", p.verb, res, where, p.component)
+}
