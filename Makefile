@@ -1,10 +1,18 @@
 # claimwarden — build, test, lint, demo. `make help` lists the targets.
 SHELL := /usr/bin/env bash
 GO ?= go
+# The toolchain go.mod names (a patch release with the standard library's
+# security fixes), fetched from the module proxy: the go command on these
+# machines defaults to GOTOOLCHAIN=local and would otherwise build with its own.
+export GOTOOLCHAIN := $(shell sed -n 's/^toolchain //p' go.mod)
 BIN := $(CURDIR)/bin
 TESTENV := $(BIN)/testenv
 CONTROLLER_GEN := $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+GOVULNCHECK := GOFLAGS= $(GO) run golang.org/x/vuln/cmd/govulncheck@v1.9.0
+# Packages whose code runs goroutines of its own: `make test` runs their tests
+# once more under the race detector.
+RACE_PKGS := ./policies/... ./reconciler/proposal/... ./integrations/... ./cmd/claimwarden/app/check/...
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/claimwarden/claimwarden/cmd/claimwarden/app.Version=$(VERSION)
 
@@ -22,13 +30,15 @@ testenv: ## build the test environment (etcd, kube-*, kubectl, kwok, Gitea) into
 generate: ## regenerate deepcopy code and CRD YAML
 	$(CONTROLLER_GEN) object paths=./api/... crd:crdVersions=v1 output:crd:artifacts:config=config/crd/bases
 
-test: testenv build ## unit and integration tests against the real control plane
+test: testenv build ## unit and integration tests against the real control plane, then the race detector on the concurrent packages
 	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
 
-lint: ## go vet, gofmt, staticcheck
+lint: ## go vet, gofmt, staticcheck, govulncheck (offline database from the module proxy)
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(STATICCHECK) ./...
+	$(GOVULNCHECK) -db file://$$(bash test/testenv/vulndb.sh) ./...
 
 demo: testenv build ## run the whole story locally: control plane, storage simulator, controller, a template bump
 	$(GO) run ./test/demo

@@ -2,6 +2,11 @@ module github.com/claimwarden/claimwarden
 
 go 1.26.0
 
+// The standard library of 1.26.8 has vulnerabilities govulncheck finds on
+// reachable paths (net/http, crypto/x509, crypto/tls); the go command fetches
+// this toolchain from the module proxy (the Makefile exports GOTOOLCHAIN).
+toolchain go1.26.10
+
 require (
 	code.gitea.io/sdk/gitea v0.25.1
 	github.com/bradleyfalzon/ghinstallation/v2 v2.19.0

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,34 +42,45 @@ func installRBAC(ctx context.Context, c client.Client, components ...string) err
 }
 
 // buildRBAC runs kustomize on a kustomization that lists the namespace,
-// config/rbac and the components, as config/default does.
+// config/rbac and the components, as config/default does. kustomize refuses
+// absolute resource paths, so config/ is copied into an in-memory file
+// system and built from a directory beside it.
 func buildRBAC(components ...string) ([]*unstructured.Unstructured, error) {
-	abs, err := filepath.Abs(configDir)
+	fs := filesys.MakeFsInMemory()
+	err := filepath.WalkDir(configDir, func(path string, d iofs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(configDir, path)
+		if err != nil {
+			return err
+		}
+		return fs.WriteFile(filepath.Join("/config", rel), data)
+	})
 	if err != nil {
 		return nil, err
 	}
 	k := kustypes.Kustomization{
 		TypeMeta:  kustypes.TypeMeta{APIVersion: kustypes.KustomizationVersion, Kind: kustypes.KustomizationKind},
-		Resources: []string{filepath.Join(abs, "manager", "namespace.yaml"), filepath.Join(abs, "rbac")},
+		Resources: []string{"../config/manager/namespace.yaml", "../config/rbac"},
 	}
 	for _, name := range components {
-		k.Components = append(k.Components, filepath.Join(abs, "components", name))
+		k.Components = append(k.Components, "../config/components/"+name)
 	}
 	data, err := yaml.Marshal(k)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "claimwarden-rbac-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), data, 0o600); err != nil {
+	if err := fs.WriteFile("/build/kustomization.yaml", data); err != nil {
 		return nil, err
 	}
 	opts := krusty.MakeDefaultOptions()
-	opts.LoadRestrictions = kustypes.LoadRestrictionsNone // the files live outside dir
-	res, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), dir)
+	opts.LoadRestrictions = kustypes.LoadRestrictionsNone // the files live beside /build
+	res, err := krusty.MakeKustomizer(opts).Run(fs, "/build")
 	if err != nil {
 		return nil, fmt.Errorf("kustomize config/rbac with components %s: %w", strings.Join(components, ", "), err)
 	}

@@ -182,7 +182,7 @@ func TestMissingComponentStopsStart(t *testing.T) {
 	}
 	p, err := controllerproc.Start(controllerproc.Options{
 		Name: "controller core-only", Binary: cl.binary, Kubeconfig: kubeconfig,
-		Log:       filepath.Join(env.Dir, t.Name()+".log"),
+		Log: filepath.Join(env.Dir, t.Name()+".log"), LogFormat: "json",
 		ExtraArgs: []string{"--flux"},
 	})
 	if err != nil {
