@@ -96,7 +96,7 @@ func (e *Engine) newBundleSource(cfg BundleSource) (*bundleSource, error) {
 	b := &bundleSource{
 		e:         e,
 		cfg:       cfg,
-		notLoaded: newContribution(nil, nil, fmt.Sprintf("bundle %s has not been loaded yet", cfg.Name)),
+		notLoaded: newContribution("bundle/"+cfg.Name, nil, nil, fmt.Sprintf("bundle %s has not been loaded yet", cfg.Name)),
 	}
 	limit := cfg.SizeLimitBytes
 	if limit <= 0 {
@@ -252,5 +252,5 @@ func bundleContribution(name string, b *bundle.Bundle) (contribution, error) {
 	for _, m := range b.Modules {
 		mods = append(mods, module{name: "bundle/" + name + "/" + strings.TrimPrefix(m.Path, "/"), text: string(m.Raw)})
 	}
-	return newContribution(mods, b.Data, ""), nil
+	return newContribution("bundle/"+name, mods, b.Data, ""), nil
 }
