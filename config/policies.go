@@ -137,6 +137,15 @@ type Bundle struct {
 	// default (64 MiB).
 	SizeLimitBytes int64 `mapstructure:"sizeLimitBytes"`
 
+	// TotalSizeLimitBytes bounds the whole bundle, downloaded and unpacked;
+	// zero means the engine's default (64 MiB).
+	TotalSizeLimitBytes int64 `mapstructure:"totalSizeLimitBytes"`
+
+	// DownloadTimeout bounds one download, from request to last byte; zero
+	// means the engine's default (60s). On expiry the last good bundle stays
+	// in use.
+	DownloadTimeout time.Duration `mapstructure:"downloadTimeout"`
+
 	// Trigger is "periodic" (the default when empty) or "manual": a manual
 	// bundle is downloaded only when the policies are reloaded on request.
 	Trigger string `mapstructure:"trigger"`
@@ -212,6 +221,12 @@ func (p Policies) validate(bad func(key string, value any, format string, args .
 		}
 		if b.SizeLimitBytes < 0 {
 			bad(key("sizeLimitBytes"), b.SizeLimitBytes, "is negative")
+		}
+		if b.TotalSizeLimitBytes < 0 {
+			bad(key("totalSizeLimitBytes"), b.TotalSizeLimitBytes, "is negative")
+		}
+		if b.DownloadTimeout < 0 {
+			bad(key("downloadTimeout"), b.DownloadTimeout, "is negative")
 		}
 		if !slices.Contains(bundleTriggers, b.Trigger) {
 			bad(key("trigger"), b.Trigger, "is not periodic or manual")

@@ -162,7 +162,8 @@ func policyOptions(p config.Policies, log logr.Logger) (policies.Options, error)
 			Name: b.Name, URL: b.URL, PollMin: b.PollMin, PollMax: b.PollMax,
 			TokenFile: b.TokenFile, CACertFile: b.CACertFile,
 			KeyID: b.KeyID, Algorithm: b.Algorithm, Scope: b.Scope,
-			SizeLimitBytes: b.SizeLimitBytes, Trigger: b.Trigger,
+			SizeLimitBytes: b.SizeLimitBytes, TotalSizeLimitBytes: b.TotalSizeLimitBytes,
+			DownloadTimeout: b.DownloadTimeout, Trigger: b.Trigger,
 		}
 		if b.PublicKeyFile != "" {
 			key, err := os.ReadFile(b.PublicKeyFile)
