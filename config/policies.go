@@ -47,6 +47,13 @@ type Policies struct {
 	// An evaluation that times out denies the change.
 	Timeout time.Duration `mapstructure:"timeout"`
 
+	// ValueLimitBytes bounds every string or collection a policy builds with
+	// a builtin that can outgrow its arguments (concat, sprintf, replace,
+	// array.concat, json.marshal, ...): a call whose result would be larger
+	// is an error, which denies the change. Zero means the engine's default
+	// (16 MiB). File only.
+	ValueLimitBytes int64 `mapstructure:"valueLimitBytes"`
+
 	// AllowNetworkBuiltins lets policies call the builtins that reach the
 	// network (http.send, net.*, opa.runtime, the JSON-schema builtins that
 	// fetch remote $refs). Off by default: a policy calling one does not
@@ -273,6 +280,10 @@ func (p Policies) validate(bad func(key string, value any, format string, args .
 	// The engine hands both maps on as JSON (data.claimwarden.params, OPA's
 	// configuration); YAML can hold values JSON cannot, such as .inf and .nan.
 	// Each top-level key is checked alone so that the message names it.
+	if p.ValueLimitBytes < 0 {
+		bad("policies.valueLimitBytes", p.ValueLimitBytes, "is negative")
+	}
+
 	checkJSON := func(prefix string, m map[string]any) {
 		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if _, err := json.Marshal(m[k]); err != nil {

@@ -36,6 +36,12 @@ type Options struct {
 	Params map[string]any
 	// Timeout bounds one evaluation; zero means DefaultTimeout.
 	Timeout time.Duration
+	// ValueLimitBytes bounds the result of every builtin that can build a
+	// value larger than its arguments (concat, sprintf, replace,
+	// array.concat, json.marshal, ...; see value_limits.go); a call that
+	// would exceed it is an error, i.e. a denial. Zero means
+	// DefaultValueLimit.
+	ValueLimitBytes int64
 	// AllowNetwork keeps http.send, net.*, opa.runtime and the JSON-schema
 	// builtins (which fetch remote $refs) available to policies; by default
 	// a policy calling one of them does not compile.
@@ -59,6 +65,7 @@ type Options struct {
 type Engine struct {
 	opts    Options
 	timeout time.Duration
+	limit   int64 // Options.ValueLimitBytes or its default
 	log     logr.Logger
 	params  map[string]any // JSON-normalised Options.Params
 
@@ -102,6 +109,10 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 	}
 	if e.timeout <= 0 {
 		e.timeout = DefaultTimeout
+	}
+	e.limit = o.ValueLimitBytes
+	if e.limit <= 0 {
+		e.limit = DefaultValueLimit
 	}
 	if e.log.GetSink() == nil {
 		e.log = logr.Discard()

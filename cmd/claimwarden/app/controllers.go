@@ -175,14 +175,15 @@ func policyOptions(p config.Policies, log logr.Logger) (policies.Options, error)
 		bundles = append(bundles, src)
 	}
 	return policies.Options{
-		Dirs:         p.Dirs,
-		PollInterval: p.PollInterval,
-		Bundles:      bundles,
-		Params:       p.Params,
-		Timeout:      p.Timeout,
-		AllowNetwork: p.AllowNetworkBuiltins,
-		DecisionLogs: p.DecisionLogs,
-		Logger:       log,
+		Dirs:            p.Dirs,
+		PollInterval:    p.PollInterval,
+		Bundles:         bundles,
+		Params:          p.Params,
+		Timeout:         p.Timeout,
+		ValueLimitBytes: p.ValueLimitBytes,
+		AllowNetwork:    p.AllowNetworkBuiltins,
+		DecisionLogs:    p.DecisionLogs,
+		Logger:          log,
 	}, nil
 }
 
