@@ -521,7 +521,7 @@ func TestLoadRejects(t *testing.T) {
 		name: "unknown top-level key in file",
 		file: "labelSelectr: app=db\n",
 		want: `unknown key "labelselectr" (known keys: kubeconfig, namespaces, labelSelector, updateStrategy, maxConcurrentPatches, workers, kubeAPIQPS, kubeAPIBurst, metricsAddr, healthAddr, leaderElection.enabled, leaderElection.namespace, leaderElection.id, log.level, log.format, ` +
-			`policies.dirs, policies.pollInterval, policies.timeout, policies.valueLimitBytes, policies.allowNetworkBuiltins, policies.configMaps, policies.configMapNamespace, policies.bundles, policies.params, policies.decisionLogs, ` +
+			`policies.dirs, policies.pollInterval, policies.timeout, policies.valueLimitBytes, policies.allowNetworkBuiltins, policies.configMaps, policies.configMapNamespace, policies.bundles, policies.params, policies.decisionLogs, policies.decisionLogMask, ` +
 			`gitStatus.contextPrefix, gitStatus.targetURL, gitStatus.fluxEventsAddr, gitStatus.hosts, flux.enabled, flux.namespaces, flux.artifactCacheDir, flux.maxArtifactSize, ` +
 			`argocd.enabled, argocd.namespaces, argocd.server, argocd.tokenSecretRef.namespace, argocd.tokenSecretRef.name, argocd.tokenSecretRef.key, ` +
 			`argocd.insecure, argocd.caFile, argocd.plaintext, argocd.syncManualApps)`,
@@ -716,6 +716,8 @@ func TestValidate(t *testing.T) {
 			`policies.pollInterval: "0s" is not positive`},
 		{"policy poll interval negative", func(c *Config) { c.Policies.PollInterval = -time.Second },
 			`policies.pollInterval: "-1s" is not positive`},
+		{"decision log mask outside the event", func(c *Config) { c.Policies.DecisionLogMask = []string{"/input/source", "/custom/x"} },
+			`policies.decisionLogMask: "/custom/x" is not a JSON pointer into /input, /result or /nd_builtin_cache`},
 		{"policy value limit negative", func(c *Config) { c.Policies.ValueLimitBytes = -1 },
 			`policies.valueLimitBytes: "-1" is negative`},
 		{"policy timeout zero", func(c *Config) { c.Policies.Timeout = 0 },

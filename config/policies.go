@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -93,6 +94,13 @@ type Policies struct {
 	// which OPA's snake_case keys and HTTP header names tolerate. Empty (the
 	// default) sends no decision logs. File only.
 	DecisionLogs map[string]any `mapstructure:"decisionLogs"`
+
+	// DecisionLogMask lists JSON pointers into every decision-log event that
+	// OPA's masking removes before the event leaves the controller, e.g.
+	// /input/source/repository or /input/statefulSet/spec/template; they
+	// must start with /input, /result or /nd_builtin_cache. Empty masks
+	// nothing.
+	DecisionLogMask []string `mapstructure:"decisionLogMask"`
 }
 
 // Bundle is an OPA bundle served over HTTP(S). Its policies are named
@@ -157,6 +165,9 @@ type Bundle struct {
 	// bundle is downloaded only when the policies are reloaded on request.
 	Trigger string `mapstructure:"trigger"`
 }
+
+// decisionLogMaskPointer is what OPA's decision-log masking can remove.
+var decisionLogMaskPointer = regexp.MustCompile(`^/(input|result|nd_builtin_cache)(/[^/]+)*$`)
 
 // Allowed values, in the order error messages list them.
 var (
@@ -293,6 +304,11 @@ func (p Policies) validate(bad func(key string, value any, format string, args .
 	}
 	checkJSON("policies.params", p.Params)
 	checkJSON("policies.decisionLogs", p.DecisionLogs)
+	for _, ptr := range p.DecisionLogMask {
+		if !decisionLogMaskPointer.MatchString(ptr) {
+			bad("policies.decisionLogMask", ptr, "is not a JSON pointer into /input, /result or /nd_builtin_cache")
+		}
+	}
 }
 
 // checkNonEmptyFile reports a file that cannot be read or is empty.

@@ -51,6 +51,13 @@ type Options struct {
 	// configuration file spells them. When set, every verdict is also sent
 	// through OPA's decision-log plugin.
 	DecisionLogs map[string]any
+	// DecisionLogMask lists JSON pointers into the decision-log event
+	// ("/input/source/repository", "/result/denials") that the plugin
+	// removes before the event leaves the process, through OPA's own
+	// masking (a system.log.mask policy of the plugin's). The event
+	// lists them under "erased"; its input digest still identifies the
+	// whole input.
+	DecisionLogMask []string
 	// Logger receives the decision records (one Info line per verdict) and
 	// the engine's own messages.
 	Logger logr.Logger
@@ -135,8 +142,12 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 		}
 		e.bundles = append(e.bundles, b)
 	}
+	mask, err := maskModule(o.DecisionLogMask)
+	if err != nil {
+		return nil, err
+	}
 	if o.DecisionLogs != nil {
-		if e.dlog, err = newDecisionLogger(ctx, o.DecisionLogs, e.log); err != nil {
+		if e.dlog, err = newDecisionLogger(ctx, o.DecisionLogs, mask, e.log); err != nil {
 			return nil, err
 		}
 	}

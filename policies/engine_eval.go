@@ -47,7 +47,7 @@ func (e *Engine) Evaluate(ctx context.Context, in Input) Verdict {
 	sum := sha256.Sum256(raw)
 	v.InputDigest = hex.EncodeToString(sum[:])
 	v.Allowed = len(v.Denials) == 0
-	e.record(ctx, c, in, input, v, time.Since(start))
+	e.record(ctx, c, in, raw, input, v, time.Since(start))
 	return v
 }
 

@@ -183,6 +183,7 @@ func policyOptions(p config.Policies, log logr.Logger) (policies.Options, error)
 		ValueLimitBytes: p.ValueLimitBytes,
 		AllowNetwork:    p.AllowNetworkBuiltins,
 		DecisionLogs:    p.DecisionLogs,
+		DecisionLogMask: p.DecisionLogMask,
 		Logger:          log,
 	}, nil
 }
