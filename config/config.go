@@ -202,12 +202,14 @@ var keys = []struct{ name, flag string }{
 	{"policies.dirs", "policy-dir"},
 	{"policies.pollInterval", "policy-poll-interval"},
 	{"policies.timeout", "policy-timeout"},
+	{"policies.valueLimitBytes", "policy-value-limit-bytes"},
 	{"policies.allowNetworkBuiltins", "policy-allow-network-builtins"},
 	{"policies.configMaps", "policy-configmaps"},
 	{"policies.configMapNamespace", "policy-configmap-namespace"},
 	{"policies.bundles", ""},
 	{"policies.params", ""},
 	{"policies.decisionLogs", ""},
+	{"policies.decisionLogMask", "policy-decision-log-mask"},
 	{"gitStatus.contextPrefix", "git-status-context-prefix"},
 	{"gitStatus.targetURL", "git-status-target-url"},
 	{"gitStatus.fluxEventsAddr", "git-status-flux-events-addr"},
@@ -281,6 +283,8 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.StringSlice("policy-dir", d.Policies.Dirs, "directory or file of .rego policies and .json/.yaml data read besides the shipped policies; repeatable or comma-separated")
 	fs.Duration("policy-poll-interval", d.Policies.PollInterval, "how often the --policy-dir paths are re-read")
 	fs.Duration("policy-timeout", d.Policies.Timeout, "longest evaluation of the policies for one change, at most "+MaxPolicyTimeout.String()+"; a timeout denies the change")
+	fs.Int64("policy-value-limit-bytes", d.Policies.ValueLimitBytes, "largest string or collection a policy builtin such as concat or sprintf may build; 0 means 16 MiB")
+	fs.StringSlice("policy-decision-log-mask", d.Policies.DecisionLogMask, "JSON pointer into decision-log events removed before they are sent, e.g. /input/source/repository; repeatable or comma-separated")
 	fs.Bool("policy-allow-network-builtins", d.Policies.AllowNetworkBuiltins, "let policies call builtins that reach the network, such as http.send")
 	fs.Bool("policy-configmaps", d.Policies.ConfigMaps, "read policies from the ConfigMaps labelled claimwarden.dev/policy=true")
 	fs.String("policy-configmap-namespace", d.Policies.ConfigMapNamespace, "namespace of the policy ConfigMaps; inside a Pod the default is the Pod's namespace")

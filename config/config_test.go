@@ -414,6 +414,8 @@ policies:
     algorithm: ES256
     scope: claims
     sizeLimitBytes: 1048576
+    totalSizeLimitBytes: 8388608
+    downloadTimeout: 20s
     trigger: manual
   - NAME: team
     Url: http://bundle-server.policies:8080/team.tar.gz
@@ -440,18 +442,20 @@ policies:
 	}
 	want := Default().Policies
 	want.Bundles = []Bundle{{
-		Name:           "org",
-		URL:            "https://bundles.example.com/org/claims.tar.gz",
-		PollMin:        30 * time.Second,
-		PollMax:        2 * time.Minute,
-		TokenFile:      filepath.Join(dir, "token"),
-		CACertFile:     filepath.Join(dir, "ca.pem"),
-		PublicKeyFile:  filepath.Join(dir, "key.pem"),
-		KeyID:          "org-2024",
-		Algorithm:      "ES256",
-		Scope:          "claims",
-		SizeLimitBytes: 1 << 20,
-		Trigger:        "manual",
+		Name:                "org",
+		URL:                 "https://bundles.example.com/org/claims.tar.gz",
+		PollMin:             30 * time.Second,
+		PollMax:             2 * time.Minute,
+		TokenFile:           filepath.Join(dir, "token"),
+		CACertFile:          filepath.Join(dir, "ca.pem"),
+		PublicKeyFile:       filepath.Join(dir, "key.pem"),
+		KeyID:               "org-2024",
+		Algorithm:           "ES256",
+		Scope:               "claims",
+		SizeLimitBytes:      1 << 20,
+		TotalSizeLimitBytes: 8 << 20,
+		DownloadTimeout:     20 * time.Second,
+		Trigger:             "manual",
 	}, {
 		// Keys of bundle entries are case-insensitive like every other key.
 		Name: "team",
@@ -517,7 +521,7 @@ func TestLoadRejects(t *testing.T) {
 		name: "unknown top-level key in file",
 		file: "labelSelectr: app=db\n",
 		want: `unknown key "labelselectr" (known keys: kubeconfig, namespaces, labelSelector, updateStrategy, maxConcurrentPatches, workers, kubeAPIQPS, kubeAPIBurst, metricsAddr, healthAddr, leaderElection.enabled, leaderElection.namespace, leaderElection.id, log.level, log.format, ` +
-			`policies.dirs, policies.pollInterval, policies.timeout, policies.allowNetworkBuiltins, policies.configMaps, policies.configMapNamespace, policies.bundles, policies.params, policies.decisionLogs, ` +
+			`policies.dirs, policies.pollInterval, policies.timeout, policies.valueLimitBytes, policies.allowNetworkBuiltins, policies.configMaps, policies.configMapNamespace, policies.bundles, policies.params, policies.decisionLogs, policies.decisionLogMask, ` +
 			`gitStatus.contextPrefix, gitStatus.targetURL, gitStatus.fluxEventsAddr, gitStatus.hosts, flux.enabled, flux.namespaces, flux.artifactCacheDir, flux.maxArtifactSize, ` +
 			`argocd.enabled, argocd.namespaces, argocd.server, argocd.tokenSecretRef.namespace, argocd.tokenSecretRef.name, argocd.tokenSecretRef.key, ` +
 			`argocd.insecure, argocd.caFile, argocd.plaintext, argocd.syncManualApps)`,
@@ -528,7 +532,7 @@ func TestLoadRejects(t *testing.T) {
 	}, {
 		name: "unknown key inside a bundle",
 		file: "policies:\n  bundles:\n  - name: org\n    urll: https://bundles.example.com/org.tar.gz\n",
-		want: `unknown key "policies.bundles[0].urll" (known keys of a bundle: name, url, pollMin, pollMax, tokenFile, caCertFile, publicKeyFile, keyID, algorithm, scope, sizeLimitBytes, trigger)`,
+		want: `unknown key "policies.bundles[0].urll" (known keys of a bundle: name, url, pollMin, pollMax, tokenFile, caCertFile, publicKeyFile, keyID, algorithm, scope, sizeLimitBytes, totalSizeLimitBytes, downloadTimeout, trigger)`,
 	}, {
 		name: "unknown keys inside several bundles",
 		file: "policies:\n  bundles:\n  - name: a\n    url: https://x/a\n    token: s3cret\n  - name: b\n    url: https://x/b\n    pollMinimum: 1m\n",
@@ -712,6 +716,10 @@ func TestValidate(t *testing.T) {
 			`policies.pollInterval: "0s" is not positive`},
 		{"policy poll interval negative", func(c *Config) { c.Policies.PollInterval = -time.Second },
 			`policies.pollInterval: "-1s" is not positive`},
+		{"decision log mask outside the event", func(c *Config) { c.Policies.DecisionLogMask = []string{"/input/source", "/custom/x"} },
+			`policies.decisionLogMask: "/custom/x" is not a JSON pointer into /input, /result or /nd_builtin_cache`},
+		{"policy value limit negative", func(c *Config) { c.Policies.ValueLimitBytes = -1 },
+			`policies.valueLimitBytes: "-1" is negative`},
 		{"policy timeout zero", func(c *Config) { c.Policies.Timeout = 0 },
 			`policies.timeout: "0s" is not positive`},
 		{"policy timeout above a minute", func(c *Config) { c.Policies.Timeout = time.Minute + time.Millisecond },
@@ -744,6 +752,10 @@ func TestValidate(t *testing.T) {
 			`policies.bundles[0].pollMax: "30s" is shorter than pollMin (1m0s)`},
 		{"bundle size limit negative", bundle(func(b *Bundle) { b.SizeLimitBytes = -1 }),
 			`policies.bundles[0].sizeLimitBytes: "-1" is negative`},
+		{"bundle total size limit negative", bundle(func(b *Bundle) { b.TotalSizeLimitBytes = -1 }),
+			`policies.bundles[0].totalSizeLimitBytes: "-1" is negative`},
+		{"bundle download timeout negative", bundle(func(b *Bundle) { b.DownloadTimeout = -time.Second }),
+			`policies.bundles[0].downloadTimeout: "-1s" is negative`},
 		{"bundle trigger", bundle(func(b *Bundle) { b.Trigger = "hourly" }),
 			`policies.bundles[0].trigger: "hourly" is not periodic or manual`},
 		{"bundle algorithm", bundle(func(b *Bundle) { b.PublicKeyFile, b.Algorithm = pemFile, "RS128" }),

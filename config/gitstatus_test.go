@@ -198,7 +198,7 @@ func TestLoadRejectsGitStatus(t *testing.T) {
 		name: "unknown keys inside a bundle and a host: one line each",
 		file: "policies:\n  bundles:\n  - name: org\n    url: https://x/org\n    tokn: x\n" +
 			"gitStatus:\n  hosts:\n  - url: https://github.com\n    type: github\n    tokenSecretRef: {name: gh}\n    app: {}\n",
-		want: `unknown key "policies.bundles[0].tokn" (known keys of a bundle: name, url, pollMin, pollMax, tokenFile, caCertFile, publicKeyFile, keyID, algorithm, scope, sizeLimitBytes, trigger)` + "\n" +
+		want: `unknown key "policies.bundles[0].tokn" (known keys of a bundle: name, url, pollMin, pollMax, tokenFile, caCertFile, publicKeyFile, keyID, algorithm, scope, sizeLimitBytes, totalSizeLimitBytes, downloadTimeout, trigger)` + "\n" +
 			`unknown key "gitStatus.hosts[0].app" (known keys of a host: ` + hostKeys + `)`,
 	}, {
 		name: "unknown gitStatus key",

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -47,6 +48,13 @@ type Policies struct {
 	// An evaluation that times out denies the change.
 	Timeout time.Duration `mapstructure:"timeout"`
 
+	// ValueLimitBytes bounds every string or collection a policy builds with
+	// a builtin that can outgrow its arguments (concat, sprintf, replace,
+	// array.concat, json.marshal, ...): a call whose result would be larger
+	// is an error, which denies the change. Zero means the engine's default
+	// (16 MiB). File only.
+	ValueLimitBytes int64 `mapstructure:"valueLimitBytes"`
+
 	// AllowNetworkBuiltins lets policies call the builtins that reach the
 	// network (http.send, net.*, opa.runtime, the JSON-schema builtins that
 	// fetch remote $refs). Off by default: a policy calling one does not
@@ -86,6 +94,13 @@ type Policies struct {
 	// which OPA's snake_case keys and HTTP header names tolerate. Empty (the
 	// default) sends no decision logs. File only.
 	DecisionLogs map[string]any `mapstructure:"decisionLogs"`
+
+	// DecisionLogMask lists JSON pointers into every decision-log event that
+	// OPA's masking removes before the event leaves the controller, e.g.
+	// /input/source/repository or /input/statefulSet/spec/template; they
+	// must start with /input, /result or /nd_builtin_cache. Empty masks
+	// nothing.
+	DecisionLogMask []string `mapstructure:"decisionLogMask"`
 }
 
 // Bundle is an OPA bundle served over HTTP(S). Its policies are named
@@ -137,10 +152,22 @@ type Bundle struct {
 	// default (64 MiB).
 	SizeLimitBytes int64 `mapstructure:"sizeLimitBytes"`
 
+	// TotalSizeLimitBytes bounds the whole bundle, downloaded and unpacked;
+	// zero means the engine's default (64 MiB).
+	TotalSizeLimitBytes int64 `mapstructure:"totalSizeLimitBytes"`
+
+	// DownloadTimeout bounds one download, from request to last byte; zero
+	// means the engine's default (60s). On expiry the last good bundle stays
+	// in use.
+	DownloadTimeout time.Duration `mapstructure:"downloadTimeout"`
+
 	// Trigger is "periodic" (the default when empty) or "manual": a manual
 	// bundle is downloaded only when the policies are reloaded on request.
 	Trigger string `mapstructure:"trigger"`
 }
+
+// decisionLogMaskPointer is what OPA's decision-log masking can remove.
+var decisionLogMaskPointer = regexp.MustCompile(`^/(input|result|nd_builtin_cache)(/[^/]+)*$`)
 
 // Allowed values, in the order error messages list them.
 var (
@@ -213,6 +240,12 @@ func (p Policies) validate(bad func(key string, value any, format string, args .
 		if b.SizeLimitBytes < 0 {
 			bad(key("sizeLimitBytes"), b.SizeLimitBytes, "is negative")
 		}
+		if b.TotalSizeLimitBytes < 0 {
+			bad(key("totalSizeLimitBytes"), b.TotalSizeLimitBytes, "is negative")
+		}
+		if b.DownloadTimeout < 0 {
+			bad(key("downloadTimeout"), b.DownloadTimeout, "is negative")
+		}
 		if !slices.Contains(bundleTriggers, b.Trigger) {
 			bad(key("trigger"), b.Trigger, "is not periodic or manual")
 		}
@@ -258,6 +291,10 @@ func (p Policies) validate(bad func(key string, value any, format string, args .
 	// The engine hands both maps on as JSON (data.claimwarden.params, OPA's
 	// configuration); YAML can hold values JSON cannot, such as .inf and .nan.
 	// Each top-level key is checked alone so that the message names it.
+	if p.ValueLimitBytes < 0 {
+		bad("policies.valueLimitBytes", p.ValueLimitBytes, "is negative")
+	}
+
 	checkJSON := func(prefix string, m map[string]any) {
 		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if _, err := json.Marshal(m[k]); err != nil {
@@ -267,6 +304,11 @@ func (p Policies) validate(bad func(key string, value any, format string, args .
 	}
 	checkJSON("policies.params", p.Params)
 	checkJSON("policies.decisionLogs", p.DecisionLogs)
+	for _, ptr := range p.DecisionLogMask {
+		if !decisionLogMaskPointer.MatchString(ptr) {
+			bad("policies.decisionLogMask", ptr, "is not a JSON pointer into /input, /result or /nd_builtin_cache")
+		}
+	}
 }
 
 // checkNonEmptyFile reports a file that cannot be read or is empty.

@@ -53,6 +53,14 @@ type BundleSource struct {
 	// SizeLimitBytes bounds every file in the bundle (OPA's
 	// size_limit_bytes); zero means DefaultBundleSizeLimit.
 	SizeLimitBytes int64
+	// TotalSizeLimitBytes bounds the whole bundle, as downloaded and as
+	// unpacked; zero means DefaultBundleTotalSizeLimit.
+	TotalSizeLimitBytes int64
+	// DownloadTimeout bounds one download from request to last byte; zero
+	// means DefaultBundleDownloadTimeout. A download that takes longer
+	// fails: the last good bundle stays in use (Status is Stale), or,
+	// before the first, every verdict is a denial.
+	DownloadTimeout time.Duration
 	// Trigger is "periodic" (the default) or "manual": manual bundles are
 	// downloaded only by Engine.Reload.
 	Trigger string
@@ -96,7 +104,7 @@ func (e *Engine) newBundleSource(cfg BundleSource) (*bundleSource, error) {
 	b := &bundleSource{
 		e:         e,
 		cfg:       cfg,
-		notLoaded: newContribution(nil, nil, fmt.Sprintf("bundle %s has not been loaded yet", cfg.Name)),
+		notLoaded: newContribution("bundle/"+cfg.Name, nil, nil, fmt.Sprintf("bundle %s has not been loaded yet", cfg.Name)),
 	}
 	limit := cfg.SizeLimitBytes
 	if limit <= 0 {
@@ -137,7 +145,33 @@ func restClient(cfg BundleSource, e *Engine) (rest.Client, string, error) {
 	if err != nil {
 		return rest.Client{}, "", err
 	}
-	client, err := rest.New(raw, nil, rest.Name(cfg.Name), rest.Logger(newOPALogger(e.log, "bundle/"+cfg.Name)))
+	logger := rest.Logger(newOPALogger(e.log, "bundle/"+cfg.Name))
+	// The client OPA would build, whose auth plugin (token, TLS) the
+	// bounded one wraps.
+	inner, err := rest.New(raw, nil, rest.Name(cfg.Name), logger)
+	if err != nil {
+		return rest.Client{}, "", err
+	}
+	innerAuth, err := inner.Config().AuthPlugin(nil)
+	if err != nil {
+		return rest.Client{}, "", err
+	}
+	auth := &boundedAuth{
+		inner: innerAuth, innerCfg: *inner.Config(), bundle: cfg.Name,
+		limit: cfg.TotalSizeLimitBytes, timeout: cfg.DownloadTimeout,
+	}
+	if auth.limit <= 0 {
+		auth.limit = DefaultBundleTotalSizeLimit
+	}
+	if auth.timeout <= 0 {
+		auth.timeout = DefaultBundleDownloadTimeout
+	}
+	svc["credentials"] = map[string]any{"plugin": boundedAuthName}
+	if raw, err = json.Marshal(svc); err != nil {
+		return rest.Client{}, "", err
+	}
+	client, err := rest.New(raw, nil, rest.Name(cfg.Name), logger,
+		rest.AuthPluginLookup(func(string) rest.HTTPAuthPlugin { return auth }))
 	return client, strings.TrimPrefix(u.RequestURI(), "/"), err
 }
 
@@ -252,5 +286,5 @@ func bundleContribution(name string, b *bundle.Bundle) (contribution, error) {
 	for _, m := range b.Modules {
 		mods = append(mods, module{name: "bundle/" + name + "/" + strings.TrimPrefix(m.Path, "/"), text: string(m.Raw)})
 	}
-	return newContribution(mods, b.Data, ""), nil
+	return newContribution("bundle/"+name, mods, b.Data, ""), nil
 }

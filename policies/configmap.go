@@ -33,7 +33,7 @@ func (e *Engine) SetConfigMapPolicies(namespace, name string, files map[string]s
 	for k, text := range files {
 		mods = append(mods, module{name: "configmap/" + key + "/" + k, text: text})
 	}
-	c := newContribution(mods, nil, "")
+	c := newContribution("configmap/"+key, mods, nil, "")
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	old, had := e.configMaps[key]
@@ -74,7 +74,7 @@ func (e *Engine) SetupConfigMapSource(mgr ctrl.Manager, namespace string) error 
 	// Until the first list is in, the organisation's ConfigMap guardrails are
 	// unknown: fail closed rather than decide without them.
 	e.mu.Lock()
-	e.configMaps[pendingConfigMaps] = newContribution(nil, nil, fmt.Sprintf("policy ConfigMaps in namespace %s have not been read yet", namespace))
+	e.configMaps[pendingConfigMaps] = newContribution("configmap", nil, nil, fmt.Sprintf("policy ConfigMaps in namespace %s have not been read yet", namespace))
 	e.recompileLocked(context.Background())
 	e.mu.Unlock()
 	if err := mgr.Add(&configMapInitialSync{e: e, cache: c, namespace: namespace}); err != nil {

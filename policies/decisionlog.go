@@ -1,6 +1,7 @@
 package policies
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/google/uuid"
 	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/loader"
 	"github.com/open-policy-agent/opa/v1/plugins"
 	"github.com/open-policy-agent/opa/v1/plugins/logs"
 	"github.com/open-policy-agent/opa/v1/server"
@@ -24,11 +26,11 @@ const DecisionPath = "claimwarden/claims"
 // (the controller evaluates only when a claim, its StatefulSet or the
 // policies change, so the volume is bounded by changes, not by reconciles)
 // and, when configured, an event of OPA's decision-log plugin.
-func (e *Engine) record(ctx context.Context, c *compiled, in Input, input ast.Value, v Verdict, took time.Duration) {
+func (e *Engine) record(ctx context.Context, c *compiled, in Input, raw []byte, input ast.Value, v Verdict, took time.Duration) {
 	var id string
 	if e.dlog != nil {
 		id = uuid.NewString()
-		e.dlog.log(ctx, id, c, input, v)
+		e.dlog.log(ctx, id, c, raw, input, v)
 	}
 	if !e.log.Enabled() {
 		return
@@ -80,19 +82,25 @@ func messages(rs []Reason) []string {
 type decisionLogger struct {
 	manager *plugins.Manager
 	plugin  *logs.Plugin
+	masked  bool // a mask policy is loaded
 }
 
 // newDecisionLogger starts OPA's decision-log plugin from an OPA
 // configuration document ({"services": ..., "decision_logs": ..., "labels": ...}).
-func newDecisionLogger(ctx context.Context, cfg map[string]any, log logr.Logger) (*decisionLogger, error) {
+// mask, when set, is the plugin's mask policy (maskModule).
+func newDecisionLogger(ctx context.Context, cfg map[string]any, mask *loader.RegoFile, log logr.Logger) (*decisionLogger, error) {
 	raw, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("policies.decisionLogs: %w", err)
 	}
-	m, err := plugins.New(raw, "claimwarden", inmem.New(),
+	opts := []func(*plugins.Manager){
 		plugins.Logger(newOPALogger(log, "decision-logs")),
 		plugins.ConsoleLogger(opaLogger{log: log.WithName("decision-log"), console: true}),
-	)
+	}
+	if mask != nil {
+		opts = append(opts, plugins.InitFiles(loader.Result{Modules: map[string]*loader.RegoFile{mask.Name: mask}}))
+	}
+	m, err := plugins.New(raw, "claimwarden", inmem.New(), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("policies.decisionLogs: %w", err)
 	}
@@ -112,14 +120,14 @@ func newDecisionLogger(ctx context.Context, cfg map[string]any, log logr.Logger)
 	if err := m.Start(ctx); err != nil {
 		return nil, fmt.Errorf("policies.decisionLogs: %w", err)
 	}
-	return &decisionLogger{manager: m, plugin: p}, nil
+	return &decisionLogger{manager: m, plugin: p, masked: mask != nil}, nil
 }
 
 // log hands one verdict to the plugin, which buffers it for upload (or
 // writes it to the console). The event carries the input digest and the
 // policy revision in "custom" so that it can be matched with the
 // controller's own decision record.
-func (d *decisionLogger) log(ctx context.Context, id string, c *compiled, input ast.Value, v Verdict) {
+func (d *decisionLogger) log(ctx context.Context, id string, c *compiled, raw []byte, input ast.Value, v Verdict) {
 	result := any(map[string]any{
 		"allowed":  v.Allowed,
 		"denials":  reasonsJSON(v.Denials),
@@ -138,7 +146,8 @@ func (d *decisionLogger) log(ctx context.Context, id string, c *compiled, input 
 		info.Bundles[name] = server.BundleInfo{Revision: rev}
 	}
 	if input != nil {
-		if x, err := ast.JSON(input); err == nil {
+		x, err := d.inputJSON(raw, input)
+		if err == nil {
 			info.Input = &x
 			info.InputAST = input
 		}
@@ -146,6 +155,20 @@ func (d *decisionLogger) log(ctx context.Context, id string, c *compiled, input 
 	if err := d.plugin.Log(ctx, info); err != nil {
 		d.manager.Logger().Error("decision log: %v", err)
 	}
+}
+
+// inputJSON is the input as the event carries it. OPA masks plain JSON
+// values only, while the engine's input keeps its fields as raw JSON until
+// a policy reads them: with a mask, the input is decoded in full.
+func (d *decisionLogger) inputJSON(raw []byte, input ast.Value) (any, error) {
+	if !d.masked {
+		return ast.JSON(input)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var x any
+	err := dec.Decode(&x)
+	return x, err
 }
 
 func reasonsJSON(rs []Reason) []any {

@@ -36,6 +36,12 @@ type Options struct {
 	Params map[string]any
 	// Timeout bounds one evaluation; zero means DefaultTimeout.
 	Timeout time.Duration
+	// ValueLimitBytes bounds the result of every builtin that can build a
+	// value larger than its arguments (concat, sprintf, replace,
+	// array.concat, json.marshal, ...; see value_limits.go); a call that
+	// would exceed it is an error, i.e. a denial. Zero means
+	// DefaultValueLimit.
+	ValueLimitBytes int64
 	// AllowNetwork keeps http.send, net.*, opa.runtime and the JSON-schema
 	// builtins (which fetch remote $refs) available to policies; by default
 	// a policy calling one of them does not compile.
@@ -45,6 +51,13 @@ type Options struct {
 	// configuration file spells them. When set, every verdict is also sent
 	// through OPA's decision-log plugin.
 	DecisionLogs map[string]any
+	// DecisionLogMask lists JSON pointers into the decision-log event
+	// ("/input/source/repository", "/result/denials") that the plugin
+	// removes before the event leaves the process, through OPA's own
+	// masking (a system.log.mask policy of the plugin's). The event
+	// lists them under "erased"; its input digest still identifies the
+	// whole input.
+	DecisionLogMask []string
 	// Logger receives the decision records (one Info line per verdict) and
 	// the engine's own messages.
 	Logger logr.Logger
@@ -59,6 +72,7 @@ type Options struct {
 type Engine struct {
 	opts    Options
 	timeout time.Duration
+	limit   int64 // Options.ValueLimitBytes or its default
 	log     logr.Logger
 	params  map[string]any // JSON-normalised Options.Params
 
@@ -103,6 +117,10 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 	if e.timeout <= 0 {
 		e.timeout = DefaultTimeout
 	}
+	e.limit = o.ValueLimitBytes
+	if e.limit <= 0 {
+		e.limit = DefaultValueLimit
+	}
 	if e.log.GetSink() == nil {
 		e.log = logr.Discard()
 	}
@@ -124,8 +142,12 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 		}
 		e.bundles = append(e.bundles, b)
 	}
+	mask, err := maskModule(o.DecisionLogMask)
+	if err != nil {
+		return nil, err
+	}
 	if o.DecisionLogs != nil {
-		if e.dlog, err = newDecisionLogger(ctx, o.DecisionLogs, e.log); err != nil {
+		if e.dlog, err = newDecisionLogger(ctx, o.DecisionLogs, mask, e.log); err != nil {
 			return nil, err
 		}
 	}

@@ -114,6 +114,12 @@ func (e *Engine) compile(ctx context.Context, contribs []contribution, rev strin
 	caps := capabilities(e.opts.AllowNetwork)
 	mods, err := parseModules(contribs, caps)
 	if err == nil {
+		if refused := confine(contribs, mods); len(refused) > 0 {
+			c.compileError = strings.Join(refused, "; ")
+			c.failure = "policy sources refused: " + c.compileError
+			return c
+		}
+
 		compiler := ast.NewCompiler().WithCapabilities(caps).WithEnablePrintStatements(true)
 		if compiler.Compile(mods); compiler.Failed() {
 			err = compiler.Errors

@@ -47,7 +47,7 @@ func (e *Engine) Evaluate(ctx context.Context, in Input) Verdict {
 	sum := sha256.Sum256(raw)
 	v.InputDigest = hex.EncodeToString(sum[:])
 	v.Allowed = len(v.Denials) == 0
-	e.record(ctx, c, in, input, v, time.Since(start))
+	e.record(ctx, c, in, raw, input, v, time.Since(start))
 	return v
 }
 
@@ -62,6 +62,7 @@ func (e *Engine) eval(parent context.Context, c *compiled, input ast.Value, v *V
 	}
 	ctx, cancel := context.WithTimeout(parent, e.timeout)
 	defer cancel()
+	ctx = withValueLimit(ctx, e.limit)
 	// Cancel OPA's evaluation when ctx ends (timeout or caller). Handing
 	// OPA the Cancel saves the goroutine it would start per evaluation to
 	// watch ctx; the callback runs only if ctx ends first.

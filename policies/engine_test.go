@@ -227,16 +227,6 @@ func TestEngineBadParamsAreAConfigError(t *testing.T) {
 	}
 }
 
-func TestEngineDataConflictWithParamsFailsClosed(t *testing.T) {
-	dir := t.TempDir()
-	engWrite(t, dir, "claimwarden/params/data.json", `{"limit": 1}`)
-	e := engNew(t, Options{Dirs: []string{dir}, Params: map[string]any{"limit": 2}})
-	got := engDenied(e.Evaluate(context.Background(), engInput(0, 1, 2)))
-	if !strings.Contains(got, "policies.params: data.claimwarden.params.limit is defined by two sources") {
-		t.Fatalf("got %q", got)
-	}
-}
-
 func TestEngineShippedPolicies(t *testing.T) {
 	e := engNew(t, Options{defaults: shipped})
 	st := e.Status()

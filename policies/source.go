@@ -20,6 +20,8 @@ type module struct {
 
 // contribution is what one source adds to the policy set.
 type contribution struct {
+	// source names the source in errors (see shippedSource).
+	source  string
 	modules []module
 	// data is merged into OPA's data document (rooted at data).
 	data map[string]any
@@ -34,9 +36,17 @@ type contribution struct {
 	digest string
 }
 
+// Source names of the embedded policies and of policies.dirs; ConfigMaps
+// are "configmap/<namespace>/<name>" and bundles "bundle/<name>", the
+// prefixes of their module names.
+const (
+	shippedSource = "policies"
+	dirsSource    = "policies.dirs"
+)
+
 // newContribution sorts the modules (so the digest does not depend on
 // directory or map order) and computes the digest.
-func newContribution(mods []module, data map[string]any, failure string) contribution {
+func newContribution(source string, mods []module, data map[string]any, failure string) contribution {
 	slices.SortFunc(mods, func(a, b module) int { return strings.Compare(a.name, b.name) })
 	h := sha256.New()
 	for _, m := range mods {
@@ -53,7 +63,7 @@ func newContribution(mods []module, data map[string]any, failure string) contrib
 		writeField(h, string(b))
 	}
 	writeField(h, failure)
-	return contribution{modules: mods, data: data, failure: failure, digest: hex.EncodeToString(h.Sum(nil))}
+	return contribution{source: source, modules: mods, data: data, failure: failure, digest: hex.EncodeToString(h.Sum(nil))}
 }
 
 // writeField writes s preceded by its length.

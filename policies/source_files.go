@@ -25,7 +25,7 @@ var shipped embed.FS
 func embeddedContribution(fsys fs.FS) contribution {
 	names, err := fs.Glob(fsys, "*.rego")
 	if err != nil {
-		return newContribution(nil, nil, "reading the embedded policies: "+err.Error())
+		return newContribution(shippedSource, nil, nil, "reading the embedded policies: "+err.Error())
 	}
 	var mods []module
 	for _, n := range names {
@@ -34,11 +34,11 @@ func embeddedContribution(fsys fs.FS) contribution {
 		}
 		b, err := fs.ReadFile(fsys, n)
 		if err != nil {
-			return newContribution(nil, nil, "reading the embedded policies: "+err.Error())
+			return newContribution(shippedSource, nil, nil, "reading the embedded policies: "+err.Error())
 		}
 		mods = append(mods, module{name: "policies/" + n, text: string(b)})
 	}
-	return newContribution(mods, nil, "")
+	return newContribution(shippedSource, mods, nil, "")
 }
 
 func isRegoTest(name string) bool { return strings.HasSuffix(name, "_test.rego") }
@@ -50,7 +50,7 @@ func isRegoTest(name string) bool { return strings.HasSuffix(name, "_test.rego")
 // denial naming it, since the organisation's policies are unknown.
 func dirContribution(dirs []string) contribution {
 	if len(dirs) == 0 {
-		return newContribution(nil, nil, "")
+		return newContribution(dirsSource, nil, nil, "")
 	}
 	res, err := loader.NewFileLoader().
 		WithRegoVersion(ast.RegoV1).
@@ -63,7 +63,7 @@ func dirContribution(dirs []string) contribution {
 	for _, f := range res.Modules {
 		mods = append(mods, module{name: f.Name, text: string(f.Raw)})
 	}
-	return newContribution(mods, res.Documents, "")
+	return newContribution(dirsSource, mods, res.Documents, "")
 }
 
 // dirFailure describes a failed load. Parse errors read like compile
@@ -85,12 +85,12 @@ func dirFailure(err error) contribution {
 	}
 	if len(parse) > 0 {
 		msg := describeCompileError(parse)
-		c := newContribution(nil, nil, "policies do not compile: "+msg)
+		c := newContribution(dirsSource, nil, nil, "policies do not compile: "+msg)
 		c.compileError = msg
 		return c
 	}
 	first, _, _ := strings.Cut(err.Error(), "\n")
-	return newContribution(nil, nil, "loading policies.dirs: "+first)
+	return newContribution(dirsSource, nil, nil, "loading policies.dirs: "+first)
 }
 
 // skipInDirs is the loader filter for policies.dirs: hidden entries (a

@@ -162,7 +162,8 @@ func policyOptions(p config.Policies, log logr.Logger) (policies.Options, error)
 			Name: b.Name, URL: b.URL, PollMin: b.PollMin, PollMax: b.PollMax,
 			TokenFile: b.TokenFile, CACertFile: b.CACertFile,
 			KeyID: b.KeyID, Algorithm: b.Algorithm, Scope: b.Scope,
-			SizeLimitBytes: b.SizeLimitBytes, Trigger: b.Trigger,
+			SizeLimitBytes: b.SizeLimitBytes, TotalSizeLimitBytes: b.TotalSizeLimitBytes,
+			DownloadTimeout: b.DownloadTimeout, Trigger: b.Trigger,
 		}
 		if b.PublicKeyFile != "" {
 			key, err := os.ReadFile(b.PublicKeyFile)
@@ -174,14 +175,16 @@ func policyOptions(p config.Policies, log logr.Logger) (policies.Options, error)
 		bundles = append(bundles, src)
 	}
 	return policies.Options{
-		Dirs:         p.Dirs,
-		PollInterval: p.PollInterval,
-		Bundles:      bundles,
-		Params:       p.Params,
-		Timeout:      p.Timeout,
-		AllowNetwork: p.AllowNetworkBuiltins,
-		DecisionLogs: p.DecisionLogs,
-		Logger:       log,
+		Dirs:            p.Dirs,
+		PollInterval:    p.PollInterval,
+		Bundles:         bundles,
+		Params:          p.Params,
+		Timeout:         p.Timeout,
+		ValueLimitBytes: p.ValueLimitBytes,
+		AllowNetwork:    p.AllowNetworkBuiltins,
+		DecisionLogs:    p.DecisionLogs,
+		DecisionLogMask: p.DecisionLogMask,
+		Logger:          log,
 	}, nil
 }
 
