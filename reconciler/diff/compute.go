@@ -18,11 +18,7 @@ func Compute(in Input) (Result, error) {
 	if sts == nil {
 		return Result{}, fmt.Errorf("diff: Input.Desired is nil")
 	}
-	maxClaims := in.MaxClaims
-	if maxClaims < 1 {
-		maxClaims = DefaultMaxClaims
-	}
-	start, count, err := Ordinals(sts, maxClaims)
+	start, count, err := Ordinals(sts, in.MaxClaims)
 	if err != nil {
 		return Result{}, err
 	}
@@ -87,10 +83,14 @@ func ClaimName(template, statefulSet string, ordinal int32) string {
 
 // Ordinals returns the first ordinal and the replica count; nil replicas
 // means 1, the API server's default. It refuses, naming the fields, a
-// StatefulSet whose claims (templates × replicas) exceed maxClaims, so
-// that no caller loops over or allocates for billions of claims, and one
-// whose last ordinal would be beyond math.MaxInt32.
+// StatefulSet whose claims (templates × replicas) exceed maxClaims (below
+// 1: DefaultMaxClaims), so that no caller loops over or allocates for
+// billions of claims, and one whose last ordinal would be beyond
+// math.MaxInt32.
 func Ordinals(sts *appsv1.StatefulSet, maxClaims int) (start, count int32, err error) {
+	if maxClaims < 1 {
+		maxClaims = DefaultMaxClaims
+	}
 	count = 1
 	if r := sts.Spec.Replicas; r != nil {
 		count = *r
