@@ -8,7 +8,7 @@ import (
 )
 
 // Bytes is a storage size in whole bytes, rounded up as Quantity.Value
-// rounds and as the API server counts storage for quotas:
+// rounds, which is what provisioners and resizers ask the storage for:
 // "10737418239.5" is 10737418240 bytes, 10Gi. The diff compares sizes only
 // in these bytes and the policies see these bytes, so over-sized, needs a
 // patch and the policies' fromBytes/toBytes can never disagree.
