@@ -34,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/reconciler/diff"
 )
 
 // EnvPrefix starts the name of every environment variable read as configuration.
@@ -71,6 +72,12 @@ type Config struct {
 	// MaxConcurrentPatches is how many claims of one StatefulSet are patched
 	// before waiting for them to become compatible; at least 1, default 1.
 	MaxConcurrentPatches int `mapstructure:"maxConcurrentPatches"`
+
+	// MaxClaimsPerStatefulSet bounds templates × replicas of one StatefulSet:
+	// one beyond it is Stalled before any work, so that a tenant's
+	// "replicas: 2147483647" cannot exhaust the controller's memory.
+	// Default diff.DefaultMaxClaims (1000), at least 1.
+	MaxClaimsPerStatefulSet int `mapstructure:"maxClaimsPerStatefulSet"`
 
 	// Workers is how many StatefulSets are reconciled at once (one StatefulSet
 	// is never reconciled by two workers); default 4.
@@ -147,13 +154,14 @@ var (
 func Default() Config {
 	ns := podNamespace()
 	return Config{
-		UpdateStrategy:       v1alpha1.InPlace,
-		MaxConcurrentPatches: 1,
-		Workers:              4,
-		KubeAPIQPS:           50,
-		KubeAPIBurst:         100,
-		MetricsAddr:          ":8080",
-		HealthAddr:           ":8081",
+		UpdateStrategy:          v1alpha1.InPlace,
+		MaxConcurrentPatches:    1,
+		MaxClaimsPerStatefulSet: diff.DefaultMaxClaims,
+		Workers:                 4,
+		KubeAPIQPS:              50,
+		KubeAPIBurst:            100,
+		MetricsAddr:             ":8080",
+		HealthAddr:              ":8081",
 		LeaderElection: LeaderElection{
 			Enabled:   true,
 			Namespace: ns,
@@ -189,6 +197,7 @@ var keys = []struct{ name, flag string }{
 	{"labelSelector", "label-selector"},
 	{"updateStrategy", "update-strategy"},
 	{"maxConcurrentPatches", "max-concurrent-patches"},
+	{"maxClaimsPerStatefulSet", "max-claims-per-statefulset"},
 	{"workers", "workers"},
 	{"kubeAPIQPS", "kube-api-qps"},
 	{"kubeAPIBurst", "kube-api-burst"},
@@ -270,6 +279,7 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.String("label-selector", d.LabelSelector, "label selector of the StatefulSets to manage; empty selects all")
 	fs.String("update-strategy", string(d.UpdateStrategy), "how existing claims follow a changed template unless annotated: "+strings.Join(updateStrategies, " or "))
 	fs.Int("max-concurrent-patches", d.MaxConcurrentPatches, "claims of one StatefulSet patched before waiting for them to become compatible (at least 1)")
+	fs.Int("max-claims-per-statefulset", d.MaxClaimsPerStatefulSet, "most claims (templates × replicas) of one StatefulSet; one with more is Stalled (at least 1)")
 	fs.Int("workers", d.Workers, "StatefulSets reconciled at once (at least 1)")
 	fs.Float32("kube-api-qps", d.KubeAPIQPS, "requests per second to the API server (client-side limit)")
 	fs.Int("kube-api-burst", d.KubeAPIBurst, "burst of requests to the API server above kube-api-qps")
@@ -653,6 +663,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxConcurrentPatches < 1 {
 		bad("maxConcurrentPatches", c.MaxConcurrentPatches, "is less than 1")
+	}
+	if c.MaxClaimsPerStatefulSet < 1 {
+		bad("maxClaimsPerStatefulSet", c.MaxClaimsPerStatefulSet, "is less than 1")
 	}
 	if c.Workers < 1 {
 		bad("workers", c.Workers, "is less than 1")

@@ -49,15 +49,16 @@ func TestDefaultIsValid(t *testing.T) {
 		t.Fatalf("Default().Validate() = %v", err)
 	}
 	want := Config{
-		UpdateStrategy:       v1alpha1.InPlace,
-		MaxConcurrentPatches: 1,
-		MetricsAddr:          ":8080",
-		Workers:              4,
-		KubeAPIQPS:           50,
-		KubeAPIBurst:         100,
-		HealthAddr:           ":8081",
-		LeaderElection:       LeaderElection{Enabled: true, Namespace: podNamespace(), ID: "claimwarden.claimwarden.dev"},
-		Log:                  Log{Level: "info", Format: "json"},
+		UpdateStrategy:          v1alpha1.InPlace,
+		MaxConcurrentPatches:    1,
+		MaxClaimsPerStatefulSet: 1000,
+		MetricsAddr:             ":8080",
+		Workers:                 4,
+		KubeAPIQPS:              50,
+		KubeAPIBurst:            100,
+		HealthAddr:              ":8081",
+		LeaderElection:          LeaderElection{Enabled: true, Namespace: podNamespace(), ID: "claimwarden.claimwarden.dev"},
+		Log:                     Log{Level: "info", Format: "json"},
 		Policies: Policies{
 			PollInterval:       10 * time.Second,
 			Timeout:            time.Second,
@@ -520,7 +521,7 @@ func TestLoadRejects(t *testing.T) {
 	}{{
 		name: "unknown top-level key in file",
 		file: "labelSelectr: app=db\n",
-		want: `unknown key "labelselectr" (known keys: kubeconfig, namespaces, labelSelector, updateStrategy, maxConcurrentPatches, workers, kubeAPIQPS, kubeAPIBurst, metricsAddr, healthAddr, leaderElection.enabled, leaderElection.namespace, leaderElection.id, log.level, log.format, ` +
+		want: `unknown key "labelselectr" (known keys: kubeconfig, namespaces, labelSelector, updateStrategy, maxConcurrentPatches, maxClaimsPerStatefulSet, workers, kubeAPIQPS, kubeAPIBurst, metricsAddr, healthAddr, leaderElection.enabled, leaderElection.namespace, leaderElection.id, log.level, log.format, ` +
 			`policies.dirs, policies.pollInterval, policies.timeout, policies.valueLimitBytes, policies.allowNetworkBuiltins, policies.configMaps, policies.configMapNamespace, policies.bundles, policies.params, policies.decisionLogs, policies.decisionLogMask, ` +
 			`gitStatus.contextPrefix, gitStatus.targetURL, gitStatus.fluxEventsAddr, gitStatus.hosts, flux.enabled, flux.namespaces, flux.artifactCacheDir, flux.maxArtifactSize, ` +
 			`argocd.enabled, argocd.namespaces, argocd.server, argocd.tokenSecretRef.namespace, argocd.tokenSecretRef.name, argocd.tokenSecretRef.key, ` +
@@ -611,6 +612,10 @@ func TestLoadRejects(t *testing.T) {
 		name:  "invalid value by flag",
 		flags: []string{"--max-concurrent-patches=0"},
 		want:  `maxConcurrentPatches: "0" is less than 1`,
+	}, {
+		name:  "no claims per StatefulSet",
+		flags: []string{"--max-claims-per-statefulset=0"},
+		want:  `maxClaimsPerStatefulSet: "0" is less than 1`,
 	}, {
 		name: "not a number in env",
 		env:  []string{"CLAIMWARDEN_MAXCONCURRENTPATCHES=many"},

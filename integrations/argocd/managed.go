@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 
-	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	"github.com/claimwarden/claimwarden/integrations/manifests"
 )
 
 // managedResources is the answer of managed-resources: Argo CD's
@@ -22,7 +25,10 @@ type managedResources struct {
 
 // decodeManagedStatefulSets decodes the StatefulSets of a managed-resources
 // answer. An empty or "null" targetState is a StatefulSet Git no longer
-// holds.
+// holds. A target state is Git's manifest as Argo CD rendered it, so it is
+// checked as check and the Flux integration check manifests (bounded
+// quantities, sizes the diff can count, named templates) before it is
+// typed.
 func decodeManagedStatefulSets(body []byte) ([]ManagedStatefulSet, error) {
 	var mr managedResources
 	if err := json.Unmarshal(body, &mr); err != nil {
@@ -35,17 +41,30 @@ func decodeManagedStatefulSets(body []byte) ([]ManagedStatefulSet, error) {
 		}
 		m := ManagedStatefulSet{Key: types.NamespacedName{Namespace: it.Namespace, Name: it.Name}}
 		if it.TargetState != "" && it.TargetState != "null" {
-			sts := &appsv1.StatefulSet{}
-			if err := json.Unmarshal([]byte(it.TargetState), sts); err != nil {
+			// utiljson keeps integers int64, as manifests decodes them.
+			u := &unstructured.Unstructured{}
+			if err := utiljson.Unmarshal([]byte(it.TargetState), &u.Object); err != nil {
 				return nil, fmt.Errorf("StatefulSet %s: targetState: %w", m.Key, err)
 			}
-			if sts.Kind != "StatefulSet" || sts.Name != it.Name {
-				return nil, fmt.Errorf("StatefulSet %s: targetState is %s %q", m.Key, sts.Kind, sts.Name)
+			if u.GetKind() != "StatefulSet" || u.GetName() != it.Name {
+				return nil, fmt.Errorf("StatefulSet %s: targetState is %s %q", m.Key, u.GetKind(), u.GetName())
 			}
-			if sts.Namespace == "" {
-				sts.Namespace = it.Namespace
+			// An unset namespace is the Application's destination, which
+			// Argo CD reports with the item; manifests would make it "default".
+			ns := u.GetNamespace()
+			if ns == "" {
+				ns = it.Namespace
+				u.SetNamespace(ns)
 			}
-			m.Target = sts
+			stss, _, err := manifests.StatefulSets(manifests.FromUnstructured([]*unstructured.Unstructured{u}, "targetState"))
+			if err != nil {
+				return nil, err
+			}
+			if len(stss) != 1 {
+				return nil, fmt.Errorf("StatefulSet %s: targetState has apiVersion %q, not apps/v1", m.Key, u.GetAPIVersion())
+			}
+			m.Target = stss[0].StatefulSet
+			m.Target.Namespace = ns
 		}
 		out = append(out, m)
 	}

@@ -72,3 +72,30 @@ func TestIsOperationInProgress(t *testing.T) {
 		t.Errorf("non-JSON body: %q", got)
 	}
 }
+
+// A target state is checked as a manifest is: a size beyond int64 bytes
+// (which Quantity.Value wraps to 15Gi) and an exponent that would take
+// minutes to parse are refused, naming the StatefulSet and the field.
+func TestDecodeManagedStatefulSetsChecksQuantities(t *testing.T) {
+	target := func(size string) string {
+		return `{"items":[{"group":"apps","kind":"StatefulSet","namespace":"shop","name":"web","targetState":"{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"web\"},\"spec\":{\"volumeClaimTemplates\":[{\"metadata\":{\"name\":\"data\"},\"spec\":{\"resources\":{\"requests\":{\"storage\":\"` + size + `\"}}}}]}}"}]}`
+	}
+	for size, want := range map[string]string{
+		"18446744089815678976": `StatefulSet shop/web (targetState): spec.volumeClaimTemplates[0].spec.resources.requests.storage: "18446744089815678976": is 8Ei or more`,
+		"1E-99999999":          `StatefulSet shop/web (targetState): spec.volumeClaimTemplates[0].spec.resources.requests.storage: "1E-99999999": the exponent -99999999 is beyond ±1000`,
+	} {
+		got, err := decodeManagedStatefulSets([]byte(target(size)))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			for _, m := range got {
+				if m.Target != nil && len(m.Target.Spec.VolumeClaimTemplates) > 0 {
+					q := m.Target.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests["storage"]
+					t.Logf("%s decoded as %d bytes", size, q.Value())
+				}
+			}
+			t.Errorf("%s: error %v, want one containing %q", size, err, want)
+		}
+	}
+	if _, err := decodeManagedStatefulSets([]byte(target("10Gi"))); err != nil {
+		t.Errorf("10Gi: %v", err)
+	}
+}

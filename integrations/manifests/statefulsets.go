@@ -31,6 +31,8 @@ type StatefulSet struct {
 //   - a template without a name, with a repeated name, or without a valid
 //     storage request: a quantity that parses, is above zero and fits in
 //     int64 bytes (8Ei), like every other quantity of the templates,
+//   - a quantity anywhere whose text is too long or has an absurd exponent
+//     (parsing it would take minutes),
 //   - a field that does not fit the StatefulSet type.
 //
 // A StatefulSet without spec.replicas gets 1 (the API server's default)
@@ -64,6 +66,10 @@ func StatefulSets(objs []Object) ([]StatefulSet, []Warning, error) {
 			continue
 		}
 		first[key] = o.Location
+		if err := checkQuantityTexts(o); err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		if err := checkTemplates(o); err != nil {
 			errs = append(errs, err)
 			continue

@@ -4,12 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
-	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // checkTemplates checks the volume claim templates of a StatefulSet object
@@ -63,39 +60,6 @@ func checkTemplates(o Object) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// checkQuantity parses a quantity as the API server would; a storage size
-// must also be positive and below math.MaxInt64 bytes (8Ei): larger values
-// cannot be counted in bytes (policies see sizes in bytes), and
-// resource.ParseQuantity saturates binary ones ("9Ei") at math.MaxInt64
-// without saying so.
-func checkQuantity(v any, size bool) error {
-	var text string
-	switch x := v.(type) {
-	case string:
-		text = x
-	case int64:
-		text = strconv.FormatInt(x, 10)
-	case float64:
-		text = strconv.FormatFloat(x, 'f', -1, 64)
-	default:
-		return fmt.Errorf("is a %T, not a quantity such as 10Gi", v)
-	}
-	q, err := resource.ParseQuantity(text)
-	if err != nil {
-		return fmt.Errorf("%q: %w", text, err)
-	}
-	if !size {
-		return nil
-	}
-	switch {
-	case q.Sign() <= 0:
-		return fmt.Errorf("%q: must be greater than zero", text)
-	case q.CmpInt64(math.MaxInt64) >= 0:
-		return fmt.Errorf("%q: is 8Ei or more, beyond the sizes Kubernetes can count in bytes", text)
-	}
-	return nil
 }
 
 // nested returns the value at path in nested maps, or nil.

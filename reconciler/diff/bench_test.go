@@ -15,7 +15,7 @@ func BenchmarkCompute(b *testing.B) {
 		b.Run(fmt.Sprintf("claims=%d", n), func(b *testing.B) {
 			in := Input{Desired: statefulSet([]corev1.PersistentVolumeClaim{
 				tmpl("data", "20Gi", withLabels("tier", "db")),
-			}, replicas(int32(n)))}
+			}, replicas(int32(n))), MaxClaims: n}
 			for i := range n {
 				in.PVCs = append(in.PVCs, pvc("data-web-"+strconv.Itoa(i), "10Gi", "10Gi"))
 			}

@@ -8,31 +8,37 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// compareClaim diffs one template against its claim; pvc is nil when the claim
-// does not exist yet; ignore holds label keys never copied onto claims.
-func compareClaim(t *corev1.PersistentVolumeClaim, name string, ordinal int32, pvc *corev1.PersistentVolumeClaim, ignore map[string]bool) ClaimChange {
+// compareClaim diffs one template, of wantBytes, against its claim; pvc is
+// nil when the claim does not exist yet; ignore holds label keys never
+// copied onto claims. It fails on a claim whose sizes cannot be counted.
+func compareClaim(t *corev1.PersistentVolumeClaim, wantBytes int64, name string, ordinal int32, pvc *corev1.PersistentVolumeClaim, ignore map[string]bool) (ClaimChange, error) {
 	want := t.Spec.Resources.Requests[corev1.ResourceStorage]
 	c := ClaimChange{
 		Template:        t.Name,
 		Ordinal:         ordinal,
 		Name:            name,
 		TemplateRequest: want.DeepCopy(),
+		TemplateBytes:   wantBytes,
 		VACTo:           normVAC(t.Spec.VolumeAttributesClassName),
 	}
 	if pvc == nil {
 		// The StatefulSet controller creates it from the template as it stands.
 		c.Missing = true
-		c.RequestTo = want.DeepCopy()
+		c.RequestTo, c.ToBytes = want.DeepCopy(), wantBytes
 		c.Reasons = []string{"PVC not created yet"}
-		return c
+		return c, nil
+	}
+	from, capacity, err := claimSizes(pvc)
+	if err != nil {
+		return ClaimChange{}, err
 	}
 
-	c.RequestFrom = pvc.Spec.Resources.Requests[corev1.ResourceStorage].DeepCopy()
-	c.RequestTo = c.RequestFrom.DeepCopy()
-	if c.RequestFrom.Cmp(want) < 0 {
-		c.RequestTo = want.DeepCopy() // storage never shrinks
+	c.RequestFrom, c.FromBytes = pvc.Spec.Resources.Requests[corev1.ResourceStorage].DeepCopy(), from
+	c.RequestTo, c.ToBytes = c.RequestFrom.DeepCopy(), from
+	if from < wantBytes {
+		c.RequestTo, c.ToBytes = want.DeepCopy(), wantBytes // storage never shrinks
 	}
-	c.OverSized = c.RequestFrom.Cmp(want) > 0
+	c.OverSized = from > wantBytes
 	c.Capacity = pvc.Status.Capacity[corev1.ResourceStorage].DeepCopy()
 	c.VACFrom = normVAC(pvc.Spec.VolumeAttributesClassName)
 	c.CurrentVAC = normVAC(pvc.Status.CurrentVolumeAttributesClassName)
@@ -58,8 +64,8 @@ func compareClaim(t *corev1.PersistentVolumeClaim, name string, ordinal int32, p
 	if len(c.Annotations) > 0 {
 		c.Reasons = append(c.Reasons, "annotations missing or different: "+sortedKeys(c.Annotations))
 	}
-	if c.Capacity.Cmp(want) < 0 {
-		if c.Capacity.IsZero() {
+	if capacity < wantBytes {
+		if capacity == 0 {
 			c.Reasons = append(c.Reasons, fmt.Sprintf("capacity not reported yet, template %s", want.String()))
 		} else {
 			c.Reasons = append(c.Reasons, fmt.Sprintf("capacity %s < template %s", c.Capacity.String(), want.String()))
@@ -80,7 +86,24 @@ func compareClaim(t *corev1.PersistentVolumeClaim, name string, ordinal int32, p
 	if !c.Compatible && c.ModifyError != "" {
 		c.Reasons = append(c.Reasons, "volume attributes class change failed: "+c.ModifyError)
 	}
-	return c
+	return c, nil
+}
+
+// claimSizes are a claim's storage request and capacity in bytes; a
+// capacity not reported yet, or reported as zero, is 0. A tenant can create
+// a claim of any size under the StatefulSet's claim names, so both are
+// checked as strictly as a template.
+func claimSizes(pvc *corev1.PersistentVolumeClaim) (request, capacity int64, err error) {
+	request, err = Bytes(pvc.Spec.Resources.Requests[corev1.ResourceStorage])
+	if err != nil {
+		return 0, 0, fmt.Errorf("PersistentVolumeClaim %s/%s: spec.resources.requests.storage: %w", pvc.Namespace, pvc.Name, err)
+	}
+	if q, ok := pvc.Status.Capacity[corev1.ResourceStorage]; ok && !q.IsZero() {
+		if capacity, err = Bytes(q); err != nil {
+			return 0, 0, fmt.Errorf("PersistentVolumeClaim %s/%s: status.capacity.storage: %w", pvc.Namespace, pvc.Name, err)
+		}
+	}
+	return request, capacity, nil
 }
 
 // normVAC treats "" as unset (the API says both mean no class) and copies the

@@ -2,6 +2,7 @@ package diff
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -17,15 +18,16 @@ func Compute(in Input) (Result, error) {
 	if sts == nil {
 		return Result{}, fmt.Errorf("diff: Input.Desired is nil")
 	}
-	start, count, err := ordinals(sts)
+	start, count, err := Ordinals(sts, in.MaxClaims)
 	if err != nil {
 		return Result{}, err
 	}
-	if err := validateTemplates(sts, "spec.volumeClaimTemplates", sts.Spec.VolumeClaimTemplates, true); err != nil {
+	sizes, err := validateTemplates(sts, "spec.volumeClaimTemplates", sts.Spec.VolumeClaimTemplates, true)
+	if err != nil {
 		return Result{}, err
 	}
 	if in.LiveTemplates != nil {
-		if err := validateTemplates(sts, "live spec.volumeClaimTemplates", in.LiveTemplates, false); err != nil {
+		if _, err := validateTemplates(sts, "live spec.volumeClaimTemplates", in.LiveTemplates, false); err != nil {
 			return Result{}, err
 		}
 	}
@@ -49,9 +51,15 @@ func Compute(in Input) (Result, error) {
 	claims := make([]ClaimChange, 0, len(sts.Spec.VolumeClaimTemplates)*int(count))
 	for i := range sts.Spec.VolumeClaimTemplates {
 		t := &sts.Spec.VolumeClaimTemplates[i]
-		for o := start; o < start+count; o++ {
+		// Counting from zero: start+count can be one past math.MaxInt32.
+		for k := range count {
+			o := start + k
 			name := ClaimName(t.Name, sts.Name, o)
-			claims = append(claims, compareClaim(t, name, o, pvcs[name], ignore))
+			c, err := compareClaim(t, sizes[i], name, o, pvcs[name], ignore)
+			if err != nil {
+				return Result{}, fmt.Errorf("diff: StatefulSet %s: %w", objName(sts), err)
+			}
+			claims = append(claims, c)
 		}
 	}
 
@@ -73,9 +81,16 @@ func ClaimName(template, statefulSet string, ordinal int32) string {
 	return template + "-" + statefulSet + "-" + strconv.FormatInt(int64(ordinal), 10)
 }
 
-// ordinals returns the first ordinal and the replica count; nil replicas means 1,
-// the API server's default.
-func ordinals(sts *appsv1.StatefulSet) (start, count int32, err error) {
+// Ordinals returns the first ordinal and the replica count; nil replicas
+// means 1, the API server's default. It refuses, naming the fields, a
+// StatefulSet whose claims (templates × replicas) exceed maxClaims (below
+// 1: DefaultMaxClaims), so that no caller loops over or allocates for
+// billions of claims, and one whose last ordinal would be beyond
+// math.MaxInt32.
+func Ordinals(sts *appsv1.StatefulSet, maxClaims int) (start, count int32, err error) {
+	if maxClaims < 1 {
+		maxClaims = DefaultMaxClaims
+	}
 	count = 1
 	if r := sts.Spec.Replicas; r != nil {
 		count = *r
@@ -89,27 +104,45 @@ func ordinals(sts *appsv1.StatefulSet) (start, count int32, err error) {
 	if start < 0 {
 		return 0, 0, fmt.Errorf("diff: StatefulSet %s: spec.ordinals.start is %d, must not be negative", objName(sts), start)
 	}
+	if int64(start)+int64(count)-1 > math.MaxInt32 {
+		return 0, 0, fmt.Errorf("diff: StatefulSet %s: spec.ordinals.start %d + spec.replicas %d - 1 is beyond the largest ordinal, %d", objName(sts), start, count, math.MaxInt32)
+	}
+	if n := int64(len(sts.Spec.VolumeClaimTemplates)) * int64(count); n > int64(maxClaims) {
+		return 0, 0, fmt.Errorf("diff: StatefulSet %s: spec.replicas %d × %d volumeClaimTemplates is %d claims, more than the limit of %d claims per StatefulSet (maxClaimsPerStatefulSet)",
+			objName(sts), count, len(sts.Spec.VolumeClaimTemplates), n, maxClaims)
+	}
 	return start, count, nil
 }
 
-// validateTemplates rejects templates the diff cannot name or size. Live
-// templates only contribute names, so their storage request is not required.
-func validateTemplates(sts *appsv1.StatefulSet, field string, ts []corev1.PersistentVolumeClaim, needStorage bool) error {
+// validateTemplates rejects templates the diff cannot name or size, and
+// returns each template's storage request in bytes. Live templates only
+// contribute names, so their storage request is not read.
+func validateTemplates(sts *appsv1.StatefulSet, field string, ts []corev1.PersistentVolumeClaim, needStorage bool) ([]int64, error) {
 	seen := make(map[string]bool, len(ts))
+	sizes := make([]int64, len(ts))
 	for i := range ts {
 		t := &ts[i]
 		if t.Name == "" {
-			return fmt.Errorf("diff: StatefulSet %s: %s[%d]: metadata.name is empty", objName(sts), field, i)
+			return nil, fmt.Errorf("diff: StatefulSet %s: %s[%d]: metadata.name is empty", objName(sts), field, i)
 		}
 		if seen[t.Name] {
-			return fmt.Errorf("diff: StatefulSet %s: %s[%d]: duplicate name %q", objName(sts), field, i, t.Name)
+			return nil, fmt.Errorf("diff: StatefulSet %s: %s[%d]: duplicate name %q", objName(sts), field, i, t.Name)
 		}
 		seen[t.Name] = true
-		if _, ok := t.Spec.Resources.Requests[corev1.ResourceStorage]; needStorage && !ok {
-			return fmt.Errorf("diff: StatefulSet %s: %s[%d] (%s): spec.resources.requests.storage is not set", objName(sts), field, i, t.Name)
+		if !needStorage {
+			continue
 		}
+		q, ok := t.Spec.Resources.Requests[corev1.ResourceStorage]
+		if !ok {
+			return nil, fmt.Errorf("diff: StatefulSet %s: %s[%d] (%s): spec.resources.requests.storage is not set", objName(sts), field, i, t.Name)
+		}
+		b, err := Bytes(q)
+		if err != nil {
+			return nil, fmt.Errorf("diff: StatefulSet %s: %s[%d] (%s): spec.resources.requests.storage: %w", objName(sts), field, i, t.Name, err)
+		}
+		sizes[i] = b
 	}
-	return nil
+	return sizes, nil
 }
 
 func objName(sts *appsv1.StatefulSet) string {

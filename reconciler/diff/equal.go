@@ -1,6 +1,8 @@
 package diff
 
 import (
+	"math"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 )
@@ -9,9 +11,12 @@ import (
 // same as the API server sees them: a manifest from Git leaves out what the
 // server fills in on a live StatefulSet (kind and apiVersion of each
 // template, volumeMode Filesystem, status phase Pending), so those are
-// normalised away before comparing. Quantities compare by value.
+// normalised away before comparing. Quantities compare by value, exactly,
+// as the API server does when it refuses a change of templates. A list
+// holding a quantity of a huge exponent is equal to none: comparing it
+// exactly would take minutes, and the diff refuses it anyway.
 func TemplatesEqual(a, b []corev1.PersistentVolumeClaim) bool {
-	if len(a) != len(b) {
+	if len(a) != len(b) || !ordinaryQuantities(a) || !ordinaryQuantities(b) {
 		return false
 	}
 	for i := range a {
@@ -33,6 +38,21 @@ func normalTemplate(t *corev1.PersistentVolumeClaim) corev1.PersistentVolumeClai
 		out.Spec.VolumeMode = &fs
 	}
 	return out
+}
+
+// ordinaryQuantities reports whether every request and limit of ts is
+// below 2^64 in magnitude, where exact comparisons are cheap.
+func ordinaryQuantities(ts []corev1.PersistentVolumeClaim) bool {
+	for i := range ts {
+		for _, l := range []corev1.ResourceList{ts[i].Spec.Resources.Requests, ts[i].Spec.Resources.Limits} {
+			for _, q := range l {
+				if f := q.AsApproximateFloat64(); math.IsNaN(f) || math.Abs(f) >= 0x1p64 {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 func nonEmpty(m map[string]string) map[string]string {

@@ -46,6 +46,10 @@ type ClaimChange struct {
 	RequestTo resource.Quantity
 	// Capacity is the PVC's status.capacity storage (zero when unknown).
 	Capacity resource.Quantity
+	// TemplateBytes, FromBytes and ToBytes are TemplateRequest, RequestFrom
+	// and RequestTo in whole bytes (see Bytes); FromBytes is 0 for a missing
+	// claim. Sizes are compared only in these, and the policies see them.
+	TemplateBytes, FromBytes, ToBytes int64
 
 	// VACFrom is the PVC's spec.volumeAttributesClassName, VACTo what a patch
 	// sets: the template's, or VACFrom when the storage classes differ or the
@@ -84,7 +88,7 @@ func (c ClaimChange) NeedsPatch() bool {
 	if c.Missing || len(c.Immutable) > 0 {
 		return false
 	}
-	return c.RequestTo.Cmp(c.RequestFrom) != 0 || !equalPtr(c.VACFrom, c.VACTo) ||
+	return c.ToBytes != c.FromBytes || !equalPtr(c.VACFrom, c.VACTo) ||
 		len(c.Labels) > 0 || len(c.Annotations) > 0
 }
 
@@ -120,4 +124,14 @@ type Input struct {
 	// the GitOps tracking keys: labels a build tool injects into every
 	// template (kustomize commonLabels) describe the build, not the volume.
 	IgnoreLabels []string
+	// MaxClaims bounds templates × replicas; a StatefulSet with more claims
+	// is refused before any work. Values below 1 mean DefaultMaxClaims.
+	MaxClaims int
 }
+
+// DefaultMaxClaims is the default of Input.MaxClaims. Every claim is an
+// entry of the VolumeClaimRollout's status, which must stay well below the
+// API server's 1.5 MiB object limit: an entry takes up to about 600 bytes
+// (name, sizes, phase, a message), so 1000 claims stay under 0.6 MiB.
+// StatefulSets of more claims are rare and can raise the limit.
+const DefaultMaxClaims = 1000

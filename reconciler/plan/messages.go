@@ -64,7 +64,7 @@ func waitingMessage(inFlight, maxInFlight int, c diff.ClaimChange) string {
 // patchSummary says what a patch of c changes.
 func patchSummary(c diff.ClaimChange) string {
 	var parts []string
-	if c.RequestTo.Cmp(c.RequestFrom) != 0 {
+	if c.ToBytes != c.FromBytes {
 		parts = append(parts, "storage "+c.RequestFrom.String()+" → "+c.RequestTo.String())
 	}
 	if !samePtr(c.VACFrom, c.VACTo) {

@@ -41,6 +41,8 @@ func claim(t string, o int32, state string) diff.ClaimChange {
 	default:
 		panic("unknown state " + state)
 	}
+	// As the diff counts them (diff.Bytes; these sizes are whole bytes).
+	c.TemplateBytes, c.FromBytes, c.ToBytes = c.TemplateRequest.Value(), c.RequestFrom.Value(), c.RequestTo.Value()
 	return c
 }
 

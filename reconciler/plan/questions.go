@@ -75,7 +75,7 @@ func WithTemplates(live, proposal *appsv1.StatefulSet) *appsv1.StatefulSet {
 // AskPolicies reports whether a claim and its template differ in anything a
 // policy could have an opinion on.
 func AskPolicies(c diff.ClaimChange) bool {
-	return c.NeedsPatch() || len(c.Immutable) > 0 || c.TemplateRequest.Cmp(c.RequestFrom) != 0 ||
+	return c.NeedsPatch() || len(c.Immutable) > 0 || c.TemplateBytes != c.FromBytes ||
 		(c.VACTo != nil && (c.VACFrom == nil || *c.VACFrom != *c.VACTo))
 }
 
@@ -96,7 +96,7 @@ func claimChange(sts *appsv1.StatefulSet, c diff.ClaimChange, pvc *corev1.Persis
 		Claim: c.Name, Template: c.Template, Ordinal: c.Ordinal,
 		Storage: &policies.QuantityChange{
 			From: c.RequestFrom.String(), To: c.TemplateRequest.String(),
-			FromBytes: c.RequestFrom.Value(), ToBytes: c.TemplateRequest.Value(),
+			FromBytes: c.FromBytes, ToBytes: c.TemplateBytes,
 		},
 		Labels: c.Labels, Annotations: c.Annotations,
 	}

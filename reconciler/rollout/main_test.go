@@ -32,6 +32,7 @@ const (
 	classFixed      = "sim-fixed" // allowVolumeExpansion: false
 	classUnbound    = "sim-none"  // expandable, but nothing provisions it: claims stay Pending
 	simDelay        = 750 * time.Millisecond
+	maxClaims       = 8
 	// policyNamespace holds the ConfigMaps the engine reads policies from.
 	policyNamespace = "claimwarden-system"
 )
@@ -129,12 +130,16 @@ func setup(ctx context.Context, e *testenv.Env) error {
 	}
 	if err := rollout.SetupWithManager(mgr, rollout.Options{
 		MaxConcurrentPatches: 1,
-		RetryBaseDelay:       time.Second,
-		RetryMaxDelay:        5 * time.Second,
-		Policies:             engine,
-		PolicyChanges:        engine.Changes(),
-		Proposals:            proposals,
-		CommitStatuses:       statuses,
+		// Above every test's claims but one: a StatefulSet beyond the limit
+		// is shown with few replicas, since kube-controller-manager itself
+		// allocates per replica and would not survive 2147483647.
+		MaxClaimsPerStatefulSet: maxClaims,
+		RetryBaseDelay:          time.Second,
+		RetryMaxDelay:           5 * time.Second,
+		Policies:                engine,
+		PolicyChanges:           engine.Changes(),
+		Proposals:               proposals,
+		CommitStatuses:          statuses,
 	}); err != nil {
 		return err
 	}

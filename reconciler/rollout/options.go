@@ -26,6 +26,10 @@ type Options struct {
 	Workers int
 	// MaxConcurrentPatches bounds the claims of one StatefulSet being changed at once.
 	MaxConcurrentPatches int
+	// MaxClaimsPerStatefulSet bounds templates × replicas: a StatefulSet
+	// with more is Stalled before any work (diff.Input.MaxClaims); values
+	// below 1 mean diff.DefaultMaxClaims.
+	MaxClaimsPerStatefulSet int
 	// Policies decide every claim change before it is patched; required.
 	Policies policies.Evaluator
 	// PolicyRecheck is how long a denial stands before the policies are

@@ -111,7 +111,7 @@ func withoutKeys(in map[string]string, ignore []string) map[string]string {
 // describePatch renders a claim change for events and messages.
 func describePatch(c diff.ClaimChange) string {
 	s := fmt.Sprintf("patched PVC %s", c.Name)
-	if c.RequestTo.Cmp(c.RequestFrom) != 0 {
+	if c.ToBytes != c.FromBytes {
 		s += fmt.Sprintf(": storage %s → %s", c.RequestFrom.String(), c.RequestTo.String())
 	}
 	if c.VACTo != nil && (c.VACFrom == nil || *c.VACFrom != *c.VACTo) {

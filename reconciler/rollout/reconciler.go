@@ -137,7 +137,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err := r.client.List(ctx, &pvcs, client.InNamespace(sts.Namespace)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing claims of StatefulSet %s: %w", req.NamespacedName, err)
 	}
-	in := diff.Input{Desired: d.sts, PVCs: pvcs.Items, IgnoreLabels: d.ignoredLabels}
+	in := diff.Input{Desired: d.sts, PVCs: pvcs.Items, IgnoreLabels: d.ignoredLabels, MaxClaims: r.opts.MaxClaimsPerStatefulSet}
 	if d.pending != nil {
 		in.LiveTemplates = diff.LiveTemplatesOf(&sts)
 	}

@@ -40,15 +40,16 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 		return err
 	}
 	opts := rollout.Options{
-		Namespaces:           cfg.Namespaces,
-		LabelSelector:        selector,
-		Strategy:             cfg.UpdateStrategy,
-		MaxConcurrentPatches: cfg.MaxConcurrentPatches,
-		Workers:              cfg.Workers,
-		Policies:             engine,
-		PolicyChanges:        engine.Changes(),
-		StatusContextPrefix:  cfg.GitStatus.ContextPrefix,
-		StatusTargetURL:      cfg.GitStatus.TargetURL,
+		Namespaces:              cfg.Namespaces,
+		LabelSelector:           selector,
+		Strategy:                cfg.UpdateStrategy,
+		MaxConcurrentPatches:    cfg.MaxConcurrentPatches,
+		MaxClaimsPerStatefulSet: cfg.MaxClaimsPerStatefulSet,
+		Workers:                 cfg.Workers,
+		Policies:                engine,
+		PolicyChanges:           engine.Changes(),
+		StatusContextPrefix:     cfg.GitStatus.ContextPrefix,
+		StatusTargetURL:         cfg.GitStatus.TargetURL,
 	}
 	if addr := cfg.GitStatus.FluxEventsAddr; addr != "" {
 		notifier, err := flux.NewNotifier(addr, "claimwarden", log.WithName("flux-events"))

@@ -104,8 +104,11 @@ func (e *evaluator) one(ctx context.Context, p manifests.StatefulSet) (StatefulS
 	// As the controller does with a GitOps proposal: the current StatefulSet
 	// with the proposed templates, compared with the current templates.
 	desired := plan.WithTemplates(live, sts)
-	claims := e.claimsOf(desired)
-	res, err := diff.Compute(diff.Input{Desired: desired, LiveTemplates: diff.LiveTemplatesOf(live), PVCs: claims, IgnoreLabels: e.ignoredLabels[p.File]})
+	claims, err := e.claimsOf(desired)
+	if err != nil {
+		return r, fmt.Errorf("%s: %w", p.Location, err)
+	}
+	res, err := diff.Compute(diff.Input{Desired: desired, LiveTemplates: diff.LiveTemplatesOf(live), PVCs: claims, IgnoreLabels: e.ignoredLabels[p.File], MaxClaims: diff.DefaultMaxClaims})
 	if err != nil {
 		return r, fmt.Errorf("%s: %w", p.Location, err)
 	}
@@ -190,24 +193,26 @@ func (r *StatefulSet) addNewClaimsNote() {
 // claimsOf returns the current claims the StatefulSet's templates and
 // replicas name. Handing the diff only these keeps a namespace of
 // thousands of claims from being indexed once per StatefulSet.
-func (e *evaluator) claimsOf(sts *appsv1.StatefulSet) []corev1.PersistentVolumeClaim {
+func (e *evaluator) claimsOf(sts *appsv1.StatefulSet) ([]corev1.PersistentVolumeClaim, error) {
+	// The controller's bounds: no loop over billions of replicas, no
+	// ordinal past math.MaxInt32.
+	start, count, err := diff.Ordinals(sts, diff.DefaultMaxClaims)
+	if err != nil {
+		return nil, err
+	}
 	inNS := e.cur.claims[sts.Namespace]
 	if len(inNS) == 0 {
-		return nil
-	}
-	start := int32(0)
-	if sts.Spec.Ordinals != nil {
-		start = sts.Spec.Ordinals.Start
+		return nil, nil
 	}
 	var out []corev1.PersistentVolumeClaim
 	for i := range sts.Spec.VolumeClaimTemplates {
-		for o := start; o < start+replicasOf(sts); o++ {
-			if pvc := inNS[diff.ClaimName(sts.Spec.VolumeClaimTemplates[i].Name, sts.Name, o)]; pvc != nil {
+		for k := range count {
+			if pvc := inNS[diff.ClaimName(sts.Spec.VolumeClaimTemplates[i].Name, sts.Name, start+k)]; pvc != nil {
 				out = append(out, *pvc)
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // strategyOf reads the update-strategy annotation as the controller does.
@@ -229,7 +234,7 @@ func claimResult(c diff.ClaimChange, v policies.Verdict) Claim {
 	out := Claim{
 		Name: c.Name, Template: c.Template, Ordinal: c.Ordinal,
 		From: c.RequestFrom.String(), To: c.TemplateRequest.String(),
-		FromBytes: c.RequestFrom.Value(), ToBytes: c.TemplateRequest.Value(),
+		FromBytes: c.FromBytes, ToBytes: c.TemplateBytes,
 		Changes: describeChanges(c), Verdict: verdictOf(v.Allowed),
 		Denials: v.Denials, Warnings: v.Warnings,
 	}
