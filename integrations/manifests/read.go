@@ -15,7 +15,7 @@ import (
 // objects carry.
 const (
 	Stdin     = "-"
-	stdinName = "stdin"
+	StdinName = "stdin"
 )
 
 // Read decodes every path in order: "-" reads stdin (once), a file is
@@ -39,7 +39,7 @@ func read(paths []string, stdin io.Reader, b *budget) ([]Object, error) {
 				return nil, errors.New(`"-" (stdin) is given twice`)
 			}
 			readStdin = true
-			objs, err := decode(stdin, stdinName, b)
+			objs, err := decode(stdin, StdinName, b)
 			if err != nil {
 				return nil, err
 			}
