@@ -82,6 +82,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkNames(sets); err != nil {
+		return nil, err
+	}
 	report := &Report{SchemaVersion: SchemaVersion, PolicyRevision: o.Policies.Revision(), StatefulSets: []StatefulSet{}, Warnings: []Warning{}}
 	report.addWarnings(mwarns)
 
@@ -104,6 +107,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		baseSets, bwarns, err := statefulSetsOf(baseObjs, o.Namespace)
 		if err != nil {
+			return nil, err
+		}
+		if err := checkNames(baseSets); err != nil {
 			return nil, err
 		}
 		if len(baseSets) == 0 && len(sets) > 0 && !o.AllowNew {
