@@ -2,6 +2,7 @@ package manifests
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"golang.org/x/sync/semaphore"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -56,18 +58,25 @@ func decodeYAML(data []byte, file string, b *budget) ([]Object, error) {
 	}
 	// Documents are independent: a stream of thousands is read on every
 	// core, and assembled in order. Each is charged to the budget as it is
-	// read, so that a stream past the limits stops early.
+	// read, so that a stream past the limits stops early, and the documents
+	// being read at once hold at most DocumentBytes together (weighed by
+	// their size, which decoding multiplies), so that many cores do not
+	// multiply the memory a stream of large documents takes.
 	objs := make([][]Object, len(docs))
 	errs := make([]error, len(docs))
 	next := make(chan int)
 	var failed atomic.Bool
+	inFlight := semaphore.NewWeighted(b.DocumentBytes)
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(docs)) {
 		wg.Go(func() {
 			for i := range next {
+				weight := max(int64(len(docs[i].text)), 1)
+				_ = inFlight.Acquire(context.Background(), weight) // cannot fail: no deadline, weight ≤ DocumentBytes
 				if objs[i], errs[i] = decodeDocument(docs[i], file, b); errs[i] != nil {
 					failed.Store(true)
 				}
+				inFlight.Release(weight)
 			}
 		})
 	}
@@ -129,12 +138,18 @@ func splitDocuments(data []byte, file string, b *budget) ([]*document, error) {
 			if err := b.document(Location{File: file, Line: startLine}); err != nil {
 				return nil, err
 			}
+			if err := b.documentSize(Location{File: file, Line: startLine}, off-start); err != nil {
+				return nil, err
+			}
 			docs = append(docs, &document{text: data[start:off], firstLine: startLine})
 			start, startLine = next, line+1
 		}
 		off = next
 	}
 	if err := b.document(Location{File: file, Line: startLine}); err != nil {
+		return nil, err
+	}
+	if err := b.documentSize(Location{File: file, Line: startLine}, len(data)-start); err != nil {
 		return nil, err
 	}
 	return append(docs, &document{text: data[start:], firstLine: startLine}), nil
@@ -161,6 +176,9 @@ func decodeJSON(data []byte, file string, b *budget) ([]Object, error) {
 		}
 		loc := Location{File: file, Line: lineAt(data, start)}
 		if err := b.document(loc); err != nil {
+			return nil, err
+		}
+		if err := b.documentSize(loc, len(raw)); err != nil {
 			return nil, err
 		}
 		if raw[0] != '{' {

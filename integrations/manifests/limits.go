@@ -15,6 +15,10 @@ const (
 	DefaultMaxDocuments = 50_000
 	DefaultMaxKeys      = 50_000
 	DefaultMaxNodes     = 2_000_000
+	// DefaultMaxDocumentBytes is far above the largest object the API
+	// server stores (etcd's default request limit is 1.5 MiB), leaving room
+	// for Lists (kubectl get -o yaml).
+	DefaultMaxDocumentBytes = 8 << 20
 )
 
 // maxListDepth bounds Lists inside Lists: kubectl flattens any depth, but
@@ -30,6 +34,11 @@ type Limits struct {
 	// together, and each document with its YAML aliases expanded; default
 	// DefaultMaxBytes.
 	Bytes int64
+	// DocumentBytes bounds one YAML document or JSON value, a List with its
+	// items; default DefaultMaxDocumentBytes. Decoding one document costs
+	// the most per byte (a mapping of millions of keys: some 40 bytes of
+	// memory per byte of YAML), and it cannot stop half-way.
+	DocumentBytes int64
 	// Documents bounds the YAML documents (empty ones too), JSON values and
 	// List items; default DefaultMaxDocuments.
 	Documents int
@@ -43,6 +52,9 @@ type Limits struct {
 func (l Limits) withDefaults() Limits {
 	if l.Bytes <= 0 {
 		l.Bytes = DefaultMaxBytes
+	}
+	if l.DocumentBytes <= 0 {
+		l.DocumentBytes = DefaultMaxDocumentBytes
 	}
 	if l.Documents <= 0 {
 		l.Documents = DefaultMaxDocuments
@@ -83,6 +95,14 @@ func (b *budget) read(r io.Reader, file string) ([]byte, error) {
 	}
 	b.bytes -= int64(len(data))
 	return data, nil
+}
+
+// documentSize refuses a document of size bytes at loc beyond the limit.
+func (b *budget) documentSize(loc Location, size int) error {
+	if int64(size) > b.DocumentBytes {
+		return fmt.Errorf("%s: the document is larger than the limit of %s bytes for one document (%d)", loc, binary(b.DocumentBytes), b.DocumentBytes)
+	}
+	return nil
 }
 
 // document counts one more document (or List item) at loc.

@@ -114,6 +114,15 @@ func TestDecodeBoundsKeysAndNodes(t *testing.T) {
 	wantError(t, err, "nodes.yaml", "1000")
 }
 
+func TestDecodeBoundsOneDocument(t *testing.T) {
+	// A mapping of many keys costs the most to decode: one document is bounded.
+	labels := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n" + strings.Repeat("  k: v\n", 9<<20/7)
+	_, err := Decode(strings.NewReader("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\n"+labels), "one.yaml")
+	wantError(t, err, "one.yaml:5", "8Mi bytes for one document")
+	_, err = Limits{DocumentBytes: 100}.Decode(strings.NewReader(`{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "`+strings.Repeat("v", 100)+`"}}`), "one.json")
+	wantError(t, err, "one.json:1", "100 bytes for one document")
+}
+
 func TestDecodeBoundsDocuments(t *testing.T) {
 	// Empty documents cost as much to split as full ones.
 	_, err := Decode(strings.NewReader(strings.Repeat("---\n", 60_000)), "seps.yaml")
