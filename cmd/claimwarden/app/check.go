@@ -168,8 +168,17 @@ func count(s []string, v string) int {
 	return n
 }
 
-// inputError ends check with exit code 2, printing err without the usage hint.
-func inputError(err error) error { return exitError{code: exitCheckInput, err: err} }
+// inputError ends check with exit code 2, printing err without the usage
+// hint; what the input wrote into the message cannot drive the terminal.
+func inputError(err error) error {
+	return exitError{code: exitCheckInput, err: printableError{err}}
+}
+
+// printableError is err with its message made check.Printable.
+type printableError struct{ err error }
+
+func (e printableError) Error() string { return check.Printable(e.err.Error()) }
+func (e printableError) Unwrap() error { return e.err }
 
 func runCheck(cmd *cobra.Command, f checkFlags, environ []string) error {
 	ctx := cmd.Context()

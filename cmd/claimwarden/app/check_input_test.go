@@ -114,3 +114,14 @@ func TestCheckBoundsInput(t *testing.T) {
 	}
 	checkIn(t, 2, []string{"zero.yaml: not a regular file"}, "-f", dir, "--base", base)
 }
+
+// Item 11 of issue 12, on the terminal: messages naming what a pull
+// request wrote (here a file name) cannot drive the terminal.
+func TestCheckErrorsCannotDriveTheTerminal(t *testing.T) {
+	pr := files(t, map[string]string{"web\x1b[2J\u202e.yaml": "kind: [\n"})
+	base := files(t, map[string]string{"web.yaml": statefulSet("web", 2, "10Gi", "", ""), "sc.yaml": storageClass})
+	out := checkIn(t, 2, []string{`web\x1b[2J\u202e.yaml`}, "-f", pr, "--base", base)
+	if strings.ContainsAny(out, "\x1b\u202e") {
+		t.Errorf("the message carries the escape sequence:\n%q", out)
+	}
+}

@@ -77,6 +77,20 @@ func terminalText(s string) string {
 	return b.String()
 }
 
+// Printable is terminalText for messages of several lines: line breaks and
+// tabs stay.
+func Printable(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if invisible(r) && r != '\n' && r != '\t' {
+			b.WriteString(visible(r))
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
 func invisible(r rune) bool {
 	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
 }
