@@ -83,7 +83,7 @@ func (e *evaluator) one(ctx context.Context, p manifests.StatefulSet) (StatefulS
 		current = live
 	}
 	strategy, err := plan.StrategyOf(current, e.strategy)
-	if err == nil {
+	if err == nil && live != nil {
 		// Once applied, a bad annotation stalls the rollout.
 		_, err = plan.StrategyOf(sts, e.strategy)
 	}
