@@ -94,6 +94,8 @@ func TestCheckGolden(t *testing.T) {
 		{"usage-output", 2, []string{"-f", grow + "pr", "--base", grow + "base", "-o", "yaml"}},
 		{"usage-post-status", 2, []string{"-f", grow + "pr", "--base", grow + "base", "--post-status", "--revision", "main"}},
 		{"usage-comment", 2, []string{"-f", grow + "pr", "--base", grow + "base", "--comment", "--repository", "https://github.com/o/r"}},
+		{"usage-allow-new", 2, []string{"-f", grow + "pr", "--kubeconfig", "k", "--allow-new"}},
+		{"usage-max-input-bytes", 2, []string{"-f", grow + "pr", "--base", grow + "base", "--max-input-bytes", "-1Mi"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
