@@ -3,6 +3,7 @@ package manifests
 import (
 	"bytes"
 	"fmt"
+	"math"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -73,9 +74,17 @@ func (e *expansion) of(n *yaml.Node) (expanded, error) {
 		if err != nil {
 			return expanded{}, err
 		}
-		s.nodes += cs.nodes
-		s.bytes += cs.bytes
+		s.nodes, s.bytes = saturated(s.nodes, cs.nodes), saturated(s.bytes, cs.bytes)
 	}
 	e.sizes[n] = s
 	return s, nil
+}
+
+// saturated is a+b, or math.MaxInt64 where that overflows: nested aliases
+// multiply sizes beyond any integer.
+func saturated(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }

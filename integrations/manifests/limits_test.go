@@ -132,3 +132,16 @@ func TestDecodeBoundsDocuments(t *testing.T) {
 	_, err = Limits{Documents: 10}.Decode(strings.NewReader(list), "list.yaml")
 	wantError(t, err, "list.yaml", "10 documents")
 }
+
+func TestDecodeBoundsAliasLaughs(t *testing.T) {
+	// Each level lists the previous one ten times: 10^30 values, counted
+	// without overflowing.
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  l0: &l0 lol\n")
+	for i := 1; i <= 30; i++ {
+		prev := "*l" + strconv.Itoa(i-1)
+		b.WriteString("  l" + strconv.Itoa(i) + ": &l" + strconv.Itoa(i) + " [" + strings.Repeat(prev+",", 9) + prev + "]\n")
+	}
+	_, err := Decode(strings.NewReader(b.String()), "laughs.yaml")
+	wantError(t, err, "laughs.yaml:1", "aliases expand")
+}
