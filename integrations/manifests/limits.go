@@ -3,6 +3,7 @@ package manifests
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"sync/atomic"
 
@@ -86,7 +87,8 @@ func newBudget(l Limits) *budget {
 
 // read reads r whole, file naming it, within what is left of the byte limit.
 func (b *budget) read(r io.Reader, file string) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, b.bytes+1))
+	// One byte more than is left tells a stream at the limit from a longer one.
+	data, err := io.ReadAll(io.LimitReader(r, min(b.bytes, math.MaxInt64-1)+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", file, err)
 	}
