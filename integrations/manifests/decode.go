@@ -2,14 +2,18 @@ package manifests
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
+	"golang.org/x/sync/semaphore"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -17,23 +21,28 @@ import (
 
 // Decode reads a stream of manifests: YAML documents separated by "---"
 // lines, or JSON values one after the other. Empty documents are skipped;
-// the items of a List (kubectl get -o yaml) become objects of their own.
-// Errors name file and line. file names the stream in locations and
-// messages.
+// the items of a List (kubectl get -o yaml) become objects of their own,
+// Lists inside Lists too, as kubectl flattens them. Errors name file and
+// line. file names the stream in locations and messages. The default
+// Limits apply; Limits.Decode takes others.
 //
 // Documents are read as kubectl reads them (sigs.k8s.io/yaml: YAML 1.1,
 // "on" is true, whole numbers are int64, a repeated key is an error). The
 // lines of fields are found in a YAML node tree of the document, built only
 // when a message needs one.
 func Decode(r io.Reader, file string) ([]Object, error) {
-	data, err := io.ReadAll(r)
+	return Limits{}.Decode(r, file)
+}
+
+func decode(r io.Reader, file string, b *budget) ([]Object, error) {
+	data, err := b.read(r, file)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", file, err)
+		return nil, err
 	}
 	if looksLikeJSON(data) {
-		return decodeJSON(data, file)
+		return decodeJSON(data, file, b)
 	}
-	return decodeYAML(data, file)
+	return decodeYAML(data, file, b)
 }
 
 // looksLikeJSON is kubectl's test (YAMLOrJSONDecoder): JSON starts with "{" or "[".
@@ -42,25 +51,39 @@ func looksLikeJSON(data []byte) bool {
 	return len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[')
 }
 
-func decodeYAML(data []byte, file string) ([]Object, error) {
-	docs, err := splitDocuments(data, file)
+func decodeYAML(data []byte, file string, b *budget) ([]Object, error) {
+	docs, err := splitDocuments(data, file, b)
 	if err != nil {
 		return nil, err
 	}
 	// Documents are independent: a stream of thousands is read on every
-	// core, and assembled in order.
+	// core, and assembled in order. Each is charged to the budget as it is
+	// read, so that a stream past the limits stops early, and the documents
+	// being read at once hold at most DocumentBytes together (weighed by
+	// their size, which decoding multiplies), so that many cores do not
+	// multiply the memory a stream of large documents takes.
 	objs := make([][]Object, len(docs))
 	errs := make([]error, len(docs))
 	next := make(chan int)
+	var failed atomic.Bool
+	inFlight := semaphore.NewWeighted(b.DocumentBytes)
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(docs)) {
 		wg.Go(func() {
 			for i := range next {
-				objs[i], errs[i] = decodeDocument(docs[i], file)
+				weight := max(int64(len(docs[i].text)), 1)
+				_ = inFlight.Acquire(context.Background(), weight) // cannot fail: no deadline, weight ≤ DocumentBytes
+				if objs[i], errs[i] = decodeDocument(docs[i], file, b); errs[i] != nil {
+					failed.Store(true)
+				}
+				inFlight.Release(weight)
 			}
 		})
 	}
 	for i := range docs {
+		if failed.Load() {
+			break
+		}
 		next <- i
 	}
 	close(next)
@@ -75,8 +98,12 @@ func decodeYAML(data []byte, file string) ([]Object, error) {
 	return out, nil
 }
 
-// decodeDocument reads one YAML document: none, one object, or the items of a List.
-func decodeDocument(d *document, file string) ([]Object, error) {
+// decodeDocument reads one YAML document: none, one object, or the items
+// of (nested) Lists.
+func decodeDocument(d *document, file string, b *budget) ([]Object, error) {
+	if err := checkAliases(d, file, b.Limits); err != nil {
+		return nil, err
+	}
 	js, err := sigsyaml.YAMLToJSONStrict(d.text)
 	if err != nil {
 		return nil, yamlError(file, d.firstLine, err)
@@ -88,13 +115,13 @@ func decodeDocument(d *document, file string) ([]Object, error) {
 	if js[0] != '{' {
 		return nil, fmt.Errorf("%s: the document is a %s, not a Kubernetes object", loc, jsonKind(js[0]))
 	}
-	return objectsOf(js, d, loc)
+	return objectsOf(js, d, loc, b)
 }
 
 // splitDocuments cuts a YAML stream at its "---" lines, as kubectl's
 // YAMLReader does, keeping the line each document starts on (the reader
 // does not tell). A separator line may carry a comment, not content.
-func splitDocuments(data []byte, file string) ([]*document, error) {
+func splitDocuments(data []byte, file string, b *budget) ([]*document, error) {
 	var docs []*document
 	start, startLine, line := 0, 1, 1
 	for off := 0; off < len(data); line++ {
@@ -108,15 +135,27 @@ func splitDocuments(data []byte, file string) ([]*document, error) {
 			if r := bytes.TrimSpace(rest); len(r) > 0 && r[0] != '#' {
 				return nil, fmt.Errorf("%s: content after the document separator %q: start the document on the next line", Location{File: file, Line: line}, strings.TrimSpace(string(text)))
 			}
+			if err := b.document(Location{File: file, Line: startLine}); err != nil {
+				return nil, err
+			}
+			if err := b.documentSize(Location{File: file, Line: startLine}, off-start); err != nil {
+				return nil, err
+			}
 			docs = append(docs, &document{text: data[start:off], firstLine: startLine})
 			start, startLine = next, line+1
 		}
 		off = next
 	}
+	if err := b.document(Location{File: file, Line: startLine}); err != nil {
+		return nil, err
+	}
+	if err := b.documentSize(Location{File: file, Line: startLine}, len(data)-start); err != nil {
+		return nil, err
+	}
 	return append(docs, &document{text: data[start:], firstLine: startLine}), nil
 }
 
-func decodeJSON(data []byte, file string) ([]Object, error) {
+func decodeJSON(data []byte, file string, b *budget) ([]Object, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var out []Object
 	for {
@@ -136,11 +175,17 @@ func decodeJSON(data []byte, file string) ([]Object, error) {
 			return nil, fmt.Errorf("%s: invalid JSON: %w", Location{File: file, Line: line}, err)
 		}
 		loc := Location{File: file, Line: lineAt(data, start)}
+		if err := b.document(loc); err != nil {
+			return nil, err
+		}
+		if err := b.documentSize(loc, len(raw)); err != nil {
+			return nil, err
+		}
 		if raw[0] != '{' {
 			return nil, fmt.Errorf("%s: the document is a %s, not a Kubernetes object", loc, jsonKind(raw[0]))
 		}
 		// JSON is YAML: the node tree of the value gives its fields' lines.
-		objs, err := objectsOf(raw, &document{text: raw, firstLine: loc.Line}, loc)
+		objs, err := objectsOf(raw, &document{text: raw, firstLine: loc.Line}, loc, b)
 		if err != nil {
 			return nil, err
 		}
@@ -149,28 +194,56 @@ func decodeJSON(data []byte, file string) ([]Object, error) {
 }
 
 // objectsOf decodes one JSON object into an Object, or into one Object per
-// item when it is a List.
-func objectsOf(js []byte, doc *document, loc Location) ([]Object, error) {
+// item when it is a List, flattening Lists inside it, and charges them to
+// b: their values, the keys of every mapping, the items as documents.
+func objectsOf(js []byte, doc *document, loc Location, b *budget) ([]Object, error) {
 	var m map[string]any
 	// apimachinery's json keeps whole numbers int64, as unstructured objects need.
 	if err := utiljson.Unmarshal(js, &m); err != nil {
 		return nil, fmt.Errorf("%s: %w", loc, err)
 	}
 	obj := Object{Unstructured: &unstructured.Unstructured{Object: m}, Location: loc, doc: doc}
-	items, isList := m["items"].([]any)
-	if !isList || !strings.HasSuffix(obj.GetKind(), "List") {
-		return []Object{obj}, nil
+	nodes, err := countValues(obj, m, b.Keys)
+	if err != nil {
+		return nil, err
 	}
-	out := make([]Object, 0, len(items))
+	if err := b.spend(loc, nodes); err != nil {
+		return nil, err
+	}
+	var out []Object
+	if err := flatten(obj, 0, &out, b); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// flatten appends obj to out, or the items of obj when it is a List, as
+// cli-runtime's FlattenListVisitor does, depth being the Lists around it.
+func flatten(obj Object, depth int, out *[]Object, b *budget) error {
+	items, isList := obj.Object["items"].([]any)
+	if !isList || !strings.HasSuffix(obj.GetKind(), "List") {
+		*out = append(*out, obj)
+		return nil
+	}
+	if depth == maxListDepth {
+		return fmt.Errorf("%s: Lists nested deeper than %d", obj.describe(), maxListDepth)
+	}
 	for i, item := range items {
+		path := append(slices.Clone(obj.path), "items", i)
 		itemLoc := obj.locate("items", i)
 		im, ok := item.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("%s: items[%d] of the %s is not an object", itemLoc, i, obj.GetKind())
+			return fmt.Errorf("%s: items[%d] of the %s is not an object", itemLoc, i, obj.GetKind())
 		}
-		out = append(out, Object{Unstructured: &unstructured.Unstructured{Object: im}, Location: itemLoc, doc: doc, path: []any{"items", i}})
+		if err := b.document(itemLoc); err != nil {
+			return err
+		}
+		o := Object{Unstructured: &unstructured.Unstructured{Object: im}, Location: itemLoc, doc: obj.doc, path: path}
+		if err := flatten(o, depth+1, out, b); err != nil {
+			return err
+		}
 	}
-	return out, nil
+	return nil
 }
 
 // lineAt is the 1-based line of byte offset off.

@@ -180,3 +180,39 @@ func TestFromUnstructured(t *testing.T) {
 		t.Errorf("a built object locates its fields at %s, want the build itself", loc)
 	}
 }
+
+func TestDecodeFlattensNestedLists(t *testing.T) {
+	in := `apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: List
+  items:
+  - apiVersion: apps/v1
+    kind: StatefulSet
+    metadata: {name: web}
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: c}
+`
+	objs, err := Decode(strings.NewReader(in), "nested.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := where(objs), "StatefulSet/web@nested.yaml:7 ConfigMap/c@nested.yaml:10"; got != want {
+		t.Errorf("objects = %s\nwant      %s", got, want)
+	}
+	sts, _, err := StatefulSets(objs)
+	if err != nil || len(sts) != 1 || sts[0].Name != "web" {
+		t.Errorf("StatefulSets = %v, %v; want web, found inside the inner List", sts, err)
+	}
+
+	deep := `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}`
+	for range maxListDepth + 1 {
+		deep = `{"apiVersion": "v1", "kind": "List", "items": [` + deep + `]}`
+	}
+	_, err = Decode(strings.NewReader(deep), "deep.json")
+	if err == nil || !strings.Contains(err.Error(), "deep.json:1") || !strings.Contains(err.Error(), "Lists nested deeper than") {
+		t.Errorf("Decode of Lists nested %d deep: %v, want an error naming the file and the depth", maxListDepth+1, err)
+	}
+}

@@ -8,13 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Stdin is the path that reads standard input, and the file name its
 // objects carry.
 const (
 	Stdin     = "-"
-	stdinName = "stdin"
+	StdinName = "stdin"
 )
 
 // Read decodes every path in order: "-" reads stdin (once), a file is
@@ -22,8 +23,14 @@ const (
 // and *.json files, recursively, in lexical order. Hidden files and
 // directories (".git", ".github") are skipped. A path that does not exist,
 // or a directory holding no manifests, is an error: a typo must not pass a
-// check by checking nothing.
+// check by checking nothing. Only regular files are read (a symlink is
+// followed to one): a device or a FIFO would never end. The default Limits
+// apply; Limits.Read takes others.
 func Read(paths []string, stdin io.Reader) ([]Object, error) {
+	return Limits{}.Read(paths, stdin)
+}
+
+func read(paths []string, stdin io.Reader, b *budget) ([]Object, error) {
 	var out []Object
 	readStdin := false
 	for _, p := range paths {
@@ -32,7 +39,7 @@ func Read(paths []string, stdin io.Reader) ([]Object, error) {
 				return nil, errors.New(`"-" (stdin) is given twice`)
 			}
 			readStdin = true
-			objs, err := Decode(stdin, stdinName)
+			objs, err := decode(stdin, StdinName, b)
 			if err != nil {
 				return nil, err
 			}
@@ -53,7 +60,7 @@ func Read(paths []string, stdin io.Reader) ([]Object, error) {
 			}
 		}
 		for _, f := range files {
-			objs, err := readFile(f)
+			objs, err := readFile(f, b)
 			if err != nil {
 				return nil, err
 			}
@@ -63,13 +70,23 @@ func Read(paths []string, stdin io.Reader) ([]Object, error) {
 	return out, nil
 }
 
-func readFile(path string) ([]Object, error) {
-	f, err := os.Open(path)
+// readFile reads a regular file. It is opened without blocking, so that a
+// FIFO, which would wait for a writer, is refused by the check that follows
+// instead; checking the open file, not the path, leaves no time to swap it.
+func readFile(path string, b *budget) ([]Object, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return Decode(f, path)
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file but %s: only files are read as manifests", path, kindOf(fi.Mode()))
+	}
+	return decode(f, path, b)
 }
 
 // manifestFiles lists the manifest files below dir.
@@ -99,4 +116,18 @@ func isManifestName(name string) bool {
 		return true
 	}
 	return false
+}
+
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "of mode " + m.String()
 }

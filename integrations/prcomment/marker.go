@@ -39,8 +39,9 @@ func checkKey(key string) error {
 
 // compose is the comment text for key and body: the marker, then body,
 // truncated so that the whole is at most limit characters (Unicode code
-// points; 0: no limit), with a note saying so. hostName names the host in
-// the note.
+// points; 0: no limit), with a note saying so; a code block or a folded
+// <details> block the cut leaves open is closed first. hostName names the
+// host in the note.
 func compose(key, body string, limit int, hostName string) (string, error) {
 	head := Marker(key) + "\n"
 	text := head + body
@@ -50,8 +51,8 @@ func compose(key, body string, limit int, hostName string) (string, error) {
 	}
 	note := fmt.Sprintf("\n\n**Truncated:** this report has %d characters, more than a %s comment may hold (%d); `claimwarden check` prints it whole.",
 		utf8.RuneCountInString(body), hostName, limit)
-	const closeFence = "\n```"
-	budget := limit - utf8.RuneCountInString(head) - utf8.RuneCountInString(note) - len(closeFence)
+	const closeFence, closeDetails = "\n```", "\n</details>"
+	budget := limit - utf8.RuneCountInString(head) - utf8.RuneCountInString(note) - len(closeFence) - len(closeDetails)
 	if budget <= 0 {
 		return "", errors.New("the marker and the truncation note alone exceed the limit")
 	}
@@ -62,6 +63,9 @@ func compose(key, body string, limit int, hostName string) (string, error) {
 	}
 	if openFence(kept) {
 		kept += closeFence // or the note would render as code
+	}
+	if strings.Count(kept, "<details>") > strings.Count(kept, "</details>") {
+		kept += closeDetails // or the note would be folded away
 	}
 	return head + kept + note, nil
 }

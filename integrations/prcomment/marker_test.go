@@ -84,6 +84,19 @@ func TestComposeTruncates(t *testing.T) {
 	}
 }
 
+// A cut inside the folded warnings closes them, or the note would be
+// folded away with them.
+func TestComposeClosesDetails(t *testing.T) {
+	body := "## report\n\n<details><summary>3000 warnings</summary>\n\n" + strings.Repeat("- a.yaml:1: a warning\n", 3000) + "\n</details>\n"
+	got, err := compose("k", body, githubMaxBody, "GitHub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if utf8.RuneCountInString(got) > githubMaxBody || !strings.Contains(got, "- a.yaml:1: a warning\n</details>\n\n**Truncated:**") {
+		t.Errorf("truncated comment ends %q, want the details closed before the note", got[len(got)-200:])
+	}
+}
+
 func TestComposeRefusesTinyLimit(t *testing.T) {
 	if _, err := compose("k", strings.Repeat("x", 500), 100, "GitHub"); err == nil {
 		t.Error("compose fit a marker and a note into 100 characters")

@@ -99,7 +99,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if !sts.DeletionTimestamp.IsZero() || !r.inScope(&sts) {
 		return ctrl.Result{}, nil
 	}
-	if why := skipReason(&sts); why != "" {
+	if why := plan.SkipReason(&sts); why != "" {
 		if _, logged := r.skipped.LoadOrStore(req.NamespacedName, true); !logged {
 			log.Info("not managing this StatefulSet", "reason", why)
 		}
@@ -123,7 +123,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, err
 	}
 
-	strategy, err := r.strategyOf(&sts)
+	strategy, err := plan.StrategyOf(&sts, r.opts.Strategy)
 	if err != nil {
 		r.stall(&sts, vcr, v1alpha1.ReasonInvalidAnnotation, err.Error())
 		return ctrl.Result{}, nil
@@ -209,31 +209,6 @@ func sourceOf(sts *appsv1.StatefulSet) v1alpha1.Source {
 		Repository: sts.Annotations[v1alpha1.RepositoryAnnotation],
 		Revision:   sts.Annotations[v1alpha1.RevisionAnnotation],
 	}
-}
-
-// skipReason says why a StatefulSet is not ours to manage, or "".
-func skipReason(sts *appsv1.StatefulSet) string {
-	if sts.Annotations[v1alpha1.IgnoreAnnotation] == "true" {
-		return fmt.Sprintf("annotation %s is \"true\"", v1alpha1.IgnoreAnnotation)
-	}
-	if owner := metav1.GetControllerOf(sts); owner != nil {
-		return fmt.Sprintf("controlled by %s %s, which owns its claims", owner.Kind, owner.Name)
-	}
-	return ""
-}
-
-// strategyOf reads the update-strategy annotation, falling back to the configured default.
-func (r *Reconciler) strategyOf(sts *appsv1.StatefulSet) (v1alpha1.UpdateStrategy, error) {
-	v, ok := sts.Annotations[v1alpha1.UpdateStrategyAnnotation]
-	if !ok {
-		return r.opts.Strategy, nil
-	}
-	switch s := v1alpha1.UpdateStrategy(v); s {
-	case v1alpha1.InPlace, v1alpha1.OnClaimDelete:
-		return s, nil
-	}
-	return "", fmt.Errorf("StatefulSet %s/%s: annotation %s: %q is not one of %s, %s",
-		sts.Namespace, sts.Name, v1alpha1.UpdateStrategyAnnotation, v, v1alpha1.InPlace, v1alpha1.OnClaimDelete)
 }
 
 // rolloutFor returns the StatefulSet's VolumeClaimRollout, creating it when missing.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
@@ -45,6 +47,8 @@ type checkFlags struct {
 	pr                       int
 	hostType, tokenFile      string
 	contextPrefix, targetURL string
+	allowNew                 bool
+	maxInputBytes            string
 }
 
 func newCheckCommand(environ []string) *cobra.Command {
@@ -78,6 +82,8 @@ or --git-token-file. docs/check.md has CI snippets and the JSON schema.`,
 	fs.StringSliceVarP(&f.kustomize, "kustomize", "k", nil, "a directory whose kustomize build is proposed, built as Flux builds it; repeatable")
 	fs.StringVarP(&f.namespace, "namespace", "n", manifests.DefaultNamespace, "namespace of StatefulSets that name none")
 	fs.StringSliceVar(&f.base, "base", nil, `manifests of the current state (offline): each base template stands for one claim per replica; a file, a directory or "-"`)
+	fs.BoolVar(&f.allowNew, "allow-new", false, "accept a --base without StatefulSets, every proposed one being new; without it such a base is an error, since an empty or wrong base would pass every change")
+	fs.StringVar(&f.maxInputBytes, "max-input-bytes", resource.NewQuantity(manifests.DefaultMaxBytes, resource.BinarySI).String(), "limit on the bytes of the proposed manifests, and separately of the base ones (a quantity: 32Mi)")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "compare with the cluster of this kubeconfig instead (reads StatefulSets, PVCs, StorageClasses and Namespaces; writes nothing)")
 	fs.StringSliceVar(&f.policyDirs, "policy", nil, "directory or file of .rego policies (and .json/.yaml data) besides the shipped ones; repeatable")
 	fs.StringSliceVar(&f.bundles, "bundle", nil, "URL of an OPA bundle of policies; repeatable (tokens, keys: use --config)")
@@ -124,6 +130,11 @@ func (f checkFlags) validate() error {
 		return fmt.Errorf("--git-host-type %q is not one of %s", f.hostType, hostTypeList())
 	case f.strategy != "" && f.strategy != string(v1alpha1.InPlace) && f.strategy != string(v1alpha1.OnClaimDelete):
 		return fmt.Errorf("--update-strategy %q is not one of %s, %s", f.strategy, v1alpha1.InPlace, v1alpha1.OnClaimDelete)
+	case f.allowNew && len(f.base) == 0:
+		return errors.New("--allow-new is about --base; with --kubeconfig the cluster says what is new")
+	}
+	if _, err := f.inputBytes(); err != nil {
+		return err
 	}
 	if f.postStatus {
 		if _, ok := gitstatus.ParseRevision(f.revision); !ok {
@@ -138,6 +149,15 @@ func (f checkFlags) validate() error {
 	return nil
 }
 
+// inputBytes is --max-input-bytes in bytes.
+func (f checkFlags) inputBytes() (int64, error) {
+	q, err := resource.ParseQuantity(f.maxInputBytes)
+	if err != nil || q.Sign() <= 0 || q.CmpInt64(math.MaxInt64) >= 0 {
+		return 0, fmt.Errorf("--max-input-bytes %q is not a positive quantity of bytes such as 32Mi", f.maxInputBytes)
+	}
+	return q.Value(), nil
+}
+
 func count(s []string, v string) int {
 	n := 0
 	for _, e := range s {
@@ -148,8 +168,17 @@ func count(s []string, v string) int {
 	return n
 }
 
-// inputError ends check with exit code 2, printing err without the usage hint.
-func inputError(err error) error { return exitError{code: exitCheckInput, err: err} }
+// inputError ends check with exit code 2, printing err without the usage
+// hint; what the input wrote into the message cannot drive the terminal.
+func inputError(err error) error {
+	return exitError{code: exitCheckInput, err: printableError{err}}
+}
+
+// printableError is err with its message made check.Printable.
+type printableError struct{ err error }
+
+func (e printableError) Error() string { return check.Printable(e.err.Error()) }
+func (e printableError) Unwrap() error { return e.err }
 
 func runCheck(cmd *cobra.Command, f checkFlags, environ []string) error {
 	ctx := cmd.Context()
@@ -168,9 +197,10 @@ func runCheck(cmd *cobra.Command, f checkFlags, environ []string) error {
 	}
 	defer engine.Stop()
 
+	maxBytes, _ := f.inputBytes() // validated
 	o := check.Options{
 		Files: f.files, Kustomizations: f.kustomize, Stdin: cmd.InOrStdin(), Namespace: f.namespace,
-		Base: f.base, Policies: engine,
+		Base: f.base, AllowNew: f.allowNew, Limits: manifests.Limits{Bytes: maxBytes}, Policies: engine,
 		Strategy:   v1alpha1.UpdateStrategy(cmp.Or(f.strategy, string(cfg.UpdateStrategy))),
 		Repository: f.repository, Revision: f.revision,
 		ContextPrefix: cmp.Or(f.contextPrefix, cfg.GitStatus.ContextPrefix),

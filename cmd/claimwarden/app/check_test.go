@@ -53,6 +53,7 @@ func TestCheckGolden(t *testing.T) {
 		grow  = "testdata/check/grow/"
 		mixed = "testdata/check/mixed/"
 		bad   = "testdata/check/bad/"
+		evil  = "testdata/check/hostile/"
 	)
 	cases := []struct {
 		name string
@@ -79,6 +80,12 @@ func TestCheckGolden(t *testing.T) {
 		{"bad-base", 2, []string{"-f", grow + "pr", "--base", bad + "invalid.yaml"}},
 		{"bad-strategy", 2, []string{"-f", bad + "strategy.yaml", "--base", grow + "base"}},
 		{"missing-file", 2, []string{"-f", bad + "nope.yaml", "--base", grow + "base"}},
+		// Text from manifests, quoted by a policy, cannot forge the comment
+		// (markdown) or the terminal (table): it is escaped.
+		{"hostile-markdown", 1, []string{"-f", evil + "pr", "--base", evil + "base", "--policy", evil + "policy", "-o", "markdown"}},
+		{"hostile-table", 1, []string{"-f", evil + "pr", "--base", evil + "base", "--policy", evil + "policy"}},
+		// Names the API server would refuse are input errors.
+		{"bad-names", 2, []string{"-f", bad + "names.yaml", "--base", grow + "base"}},
 		// Missing replicas: a warning, and the default of 1.
 		{"no-replicas", 0, []string{"-f", bad + "noreplicas.yaml", "--base", grow + "base"}},
 		// Usage errors.
@@ -87,6 +94,8 @@ func TestCheckGolden(t *testing.T) {
 		{"usage-output", 2, []string{"-f", grow + "pr", "--base", grow + "base", "-o", "yaml"}},
 		{"usage-post-status", 2, []string{"-f", grow + "pr", "--base", grow + "base", "--post-status", "--revision", "main"}},
 		{"usage-comment", 2, []string{"-f", grow + "pr", "--base", grow + "base", "--comment", "--repository", "https://github.com/o/r"}},
+		{"usage-allow-new", 2, []string{"-f", grow + "pr", "--kubeconfig", "k", "--allow-new"}},
+		{"usage-max-input-bytes", 2, []string{"-f", grow + "pr", "--base", grow + "base", "--max-input-bytes", "-1Mi"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -127,11 +127,46 @@ func TestMarkdownEscapesAndBounds(t *testing.T) {
 	md := Markdown(r)
 	// The denial comes first, whatever its place in the plan, escaped.
 	first := strings.SplitN(md, "|---|---|---|---|---|---|\n", 2)[1]
-	if want := "| `shop/web` | `data-web-z` | 1Gi | 9Gi | ❌ denied | org: a \\| b<br>c &lt;script> |\n"; !strings.HasPrefix(first, want) {
+	if want := "| `shop/web` | `data-web-z` | 1Gi | 9Gi | ❌ denied | org: a \\| b<br>c \\<script\\> |\n"; !strings.HasPrefix(first, want) {
 		t.Errorf("first row:\n%s\nwant:\n%s", strings.SplitN(first, "\n", 2)[0], want)
 	}
 	if !strings.Contains(md, "… and 5 more;") || strings.Count(md, "\n| `shop/web`") != markdownMaxRows {
 		t.Errorf("the table must stop at %d rows and say how many it left out:\n%s", markdownMaxRows, md[len(md)-400:])
+	}
+}
+
+func TestMarkdownCode(t *testing.T) {
+	for in, want := range map[string]string{
+		"shop/web":   "`shop/web`",
+		"a`b":        "``a`b``",
+		"`a``":       "``` `a`` ```",
+		"a|b\nc\x1b": "`a\\|b\\nc\\x1b`",
+	} {
+		if got := markdownCode(in); got != want {
+			t.Errorf("markdownCode(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestBaseStateBoundsClaims(t *testing.T) {
+	objs, err := manifests.Decode(strings.NewReader(`apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: web, namespace: shop}
+spec:
+  replicas: 2147483647
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec: {resources: {requests: {storage: 1Gi}}}
+`), "web.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets, _, err := manifests.StatefulSets(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := baseState(sets, objs); err == nil || !strings.Contains(err.Error(), "web.yaml:1): spec.replicas: 2147483647 replicas of 1 templates stand for 2147483647 claims, more than the 10000") {
+		t.Errorf("baseState = %v, want an error naming spec.replicas and the bound", err)
 	}
 }
 

@@ -1,15 +1,18 @@
 package check
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/integrations/gitstatus"
@@ -72,43 +75,58 @@ func (e *evaluator) all(ctx context.Context, sets []manifests.StatefulSet) ([]St
 func (e *evaluator) one(ctx context.Context, p manifests.StatefulSet) (StatefulSet, error) {
 	sts := p.StatefulSet
 	r := StatefulSet{Namespace: sts.Namespace, Name: sts.Name, File: p.File, Line: p.Line}
-	strategy, err := e.strategyOf(sts)
+	live := e.cur.statefulSets[sts.Namespace+"/"+sts.Name]
+	// The controller reads its annotations from the live StatefulSet; a new
+	// one is created as proposed.
+	current := sts
+	if live != nil {
+		current = live
+	}
+	strategy, err := plan.StrategyOf(current, e.strategy)
+	if err == nil && live != nil {
+		// Once applied, a bad annotation stalls the rollout.
+		_, err = plan.StrategyOf(sts, e.strategy)
+	}
 	if err != nil {
 		return r, fmt.Errorf("%s: %w", p.Location, err)
 	}
 	r.Strategy = string(strategy)
-	if sts.Annotations[v1alpha1.IgnoreAnnotation] == "true" {
-		r.Status, r.Notes = StatusIgnored, []string{fmt.Sprintf("annotation %s is \"true\": claimwarden leaves it alone", v1alpha1.IgnoreAnnotation)}
+	if live != nil {
+		r.Notes = annotationChanges(live, sts, e.noun)
+	}
+	if why := plan.SkipReason(current); why != "" {
+		if current.Annotations[v1alpha1.IgnoreAnnotation] == "true" {
+			why += ": claimwarden leaves it alone"
+		}
+		r.Status, r.Notes = StatusIgnored, append(r.Notes, why)
 		return r, nil
 	}
-	live := e.cur.statefulSets[sts.Namespace+"/"+sts.Name]
+	// The controller's bound on claims per StatefulSet, on the proposal: one
+	// that asks for more would stall its rollout once applied.
+	if _, _, err := diff.Ordinals(sts, diff.DefaultMaxClaims); err != nil {
+		return r, fmt.Errorf("%s: %w", p.Location, err)
+	}
 	if live == nil {
 		r.Status = StatusNew
 		r.NewClaims = len(sts.Spec.VolumeClaimTemplates) * int(*sts.Spec.Replicas)
-		r.Notes = []string{"not in the " + e.noun + ": the StatefulSet controller creates its claims from the templates"}
-		return r, nil
-	}
-	if owner := metav1.GetControllerOf(live); owner != nil {
-		r.Status, r.Notes = StatusIgnored, []string{fmt.Sprintf("controlled by %s %s, which owns its claims", owner.Kind, owner.Name)}
+		r.Notes = append(r.Notes, "not in the "+e.noun+": the StatefulSet controller creates its claims from the templates")
 		return r, nil
 	}
 
+	// As the controller does with a GitOps proposal: the current StatefulSet
+	// with the proposed templates, compared with the current templates.
+	desired := plan.WithTemplates(live, sts)
+	claims := e.claimsOf(desired, min(firstOrdinal(live), firstOrdinal(sts)))
 	if diff.TemplatesEqual(live.Spec.VolumeClaimTemplates, sts.Spec.VolumeClaimTemplates) {
 		// Nothing for the controller to gate: what it does with the claims
 		// as they are is not this change's doing.
 		r.Status = StatusUnchanged
-		r.NewClaims = newReplicas(live, sts)
+		r.NewClaims = newReplicas(live, sts, claims)
 		r.addNewClaimsNote()
 		return r, nil
 	}
-	// As the controller does with a GitOps proposal: the current StatefulSet
-	// with the proposed templates, compared with the current templates.
-	desired := plan.WithTemplates(live, sts)
-	claims, err := e.claimsOf(desired)
-	if err != nil {
-		return r, fmt.Errorf("%s: %w", p.Location, err)
-	}
-	res, err := diff.Compute(diff.Input{Desired: desired, LiveTemplates: diff.LiveTemplatesOf(live), PVCs: claims, IgnoreLabels: e.ignoredLabels[p.File], MaxClaims: diff.DefaultMaxClaims})
+	in := diff.Input{Desired: desired, LiveTemplates: diff.LiveTemplatesOf(live), PVCs: claims, IgnoreLabels: e.ignoredLabels[p.File], MaxClaims: diff.DefaultMaxClaims}
+	res, err := compareAll(in)
 	if err != nil {
 		return r, fmt.Errorf("%s: %w", p.Location, err)
 	}
@@ -116,7 +134,7 @@ func (e *evaluator) one(ctx context.Context, p manifests.StatefulSet) (StatefulS
 	for i := range claims {
 		byName[claims[i].Name] = &claims[i]
 	}
-	r.NewClaims = newReplicas(live, sts)
+	r.NewClaims = newReplicas(live, sts, claims)
 	for _, c := range res.Claims {
 		if c.Missing {
 			r.NewClaims++
@@ -171,10 +189,19 @@ func (e *evaluator) one(ctx context.Context, p manifests.StatefulSet) (StatefulS
 	return r, nil
 }
 
-// newReplicas counts the claims of replicas the proposal adds: the
-// StatefulSet controller creates them from the proposed templates.
-func newReplicas(live, proposal *appsv1.StatefulSet) int {
-	return len(proposal.Spec.VolumeClaimTemplates) * max(0, int(*proposal.Spec.Replicas-replicasOf(live)))
+// newReplicas counts the claims of replicas the proposal adds that do not
+// exist yet: the StatefulSet controller creates them from the proposed
+// templates.
+func newReplicas(live, proposal *appsv1.StatefulSet, claims []corev1.PersistentVolumeClaim) int {
+	from := int64(firstOrdinal(live)) + int64(replicasOf(live))
+	to := int64(firstOrdinal(live)) + int64(*proposal.Spec.Replicas)
+	n := int64(len(proposal.Spec.VolumeClaimTemplates)) * max(0, to-from)
+	for _, c := range claims {
+		if _, o, ok := splitOrdinal(c.Name); ok && int64(o) >= from && int64(o) < to {
+			n--
+		}
+	}
+	return int(n)
 }
 
 func replicasOf(sts *appsv1.StatefulSet) int32 {
@@ -184,49 +211,106 @@ func replicasOf(sts *appsv1.StatefulSet) int32 {
 	return *sts.Spec.Replicas
 }
 
+func firstOrdinal(sts *appsv1.StatefulSet) int32 {
+	if sts.Spec.Ordinals == nil {
+		return 0
+	}
+	return sts.Spec.Ordinals.Start
+}
+
 func (r *StatefulSet) addNewClaimsNote() {
 	if r.NewClaims > 0 {
 		r.Notes = append(r.Notes, plural(r.NewClaims, "new claim")+", to be created by the StatefulSet controller from the templates")
 	}
 }
 
-// claimsOf returns the current claims the StatefulSet's templates and
-// replicas name. Handing the diff only these keeps a namespace of
-// thousands of claims from being indexed once per StatefulSet.
-func (e *evaluator) claimsOf(sts *appsv1.StatefulSet) ([]corev1.PersistentVolumeClaim, error) {
-	// The controller's bounds: no loop over billions of replicas, no
-	// ordinal past math.MaxInt32.
-	start, count, err := diff.Ordinals(sts, diff.DefaultMaxClaims)
-	if err != nil {
-		return nil, err
-	}
-	inNS := e.cur.claims[sts.Namespace]
-	if len(inNS) == 0 {
-		return nil, nil
-	}
+// claimsOf returns the current claims of the StatefulSet's templates, of
+// every ordinal from first: those beyond its replicas too, since claims
+// outlive the replicas that used them and the controller compares them with
+// the templates once the StatefulSet scales up again. Only existing claims
+// are looked at, so the work is theirs, not the replicas'.
+func (e *evaluator) claimsOf(sts *appsv1.StatefulSet, first int32) []corev1.PersistentVolumeClaim {
+	inNS, byStem := e.cur.claims[sts.Namespace], e.cur.ordinals[sts.Namespace]
 	var out []corev1.PersistentVolumeClaim
 	for i := range sts.Spec.VolumeClaimTemplates {
-		for k := range count {
-			if pvc := inNS[diff.ClaimName(sts.Spec.VolumeClaimTemplates[i].Name, sts.Name, start+k)]; pvc != nil {
-				out = append(out, *pvc)
+		t := sts.Spec.VolumeClaimTemplates[i].Name
+		for _, o := range slices.Sorted(slices.Values(byStem[t+"-"+sts.Name])) {
+			if o >= first {
+				out = append(out, *inNS[diff.ClaimName(t, sts.Name, o)])
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
-// strategyOf reads the update-strategy annotation as the controller does.
-func (e *evaluator) strategyOf(sts *appsv1.StatefulSet) (v1alpha1.UpdateStrategy, error) {
-	v, ok := sts.Annotations[v1alpha1.UpdateStrategyAnnotation]
-	if !ok {
-		return e.strategy, nil
+// compareAll is diff.Compute, also over the claims of in.PVCs outside the
+// desired StatefulSet's ordinals: each such ordinal is compared as the only
+// one of a StatefulSet of one replica, which is how the controller will
+// compare it once the replicas reach it. Claims come in template order,
+// then ordinal order.
+func compareAll(in diff.Input) (diff.Result, error) {
+	res, err := diff.Compute(in)
+	if err != nil {
+		return res, err
 	}
-	switch s := v1alpha1.UpdateStrategy(v); s {
-	case v1alpha1.InPlace, v1alpha1.OnClaimDelete:
-		return s, nil
+	compared := make(map[string]bool, len(res.Claims))
+	for _, c := range res.Claims {
+		compared[c.Name] = true
 	}
-	return "", fmt.Errorf("StatefulSet %s/%s: annotation %s: %q is not one of %s, %s",
-		sts.Namespace, sts.Name, v1alpha1.UpdateStrategyAnnotation, v, v1alpha1.InPlace, v1alpha1.OnClaimDelete)
+	outside := map[int32]bool{}
+	for _, c := range in.PVCs {
+		if _, o, ok := splitOrdinal(c.Name); ok && !compared[c.Name] {
+			outside[o] = true
+		}
+	}
+	for _, o := range slices.Sorted(maps.Keys(outside)) {
+		one := *in.Desired
+		one.Spec.Ordinals = &appsv1.StatefulSetOrdinals{Start: o}
+		one.Spec.Replicas = ptr.To(int32(1))
+		at := in
+		at.Desired = &one
+		r, err := diff.Compute(at)
+		if err != nil {
+			return res, err
+		}
+		for _, c := range r.Claims {
+			if !c.Missing {
+				res.Claims = append(res.Claims, c)
+			}
+		}
+	}
+	order := make(map[string]int, len(in.Desired.Spec.VolumeClaimTemplates))
+	for i, t := range in.Desired.Spec.VolumeClaimTemplates {
+		order[t.Name] = i
+	}
+	slices.SortStableFunc(res.Claims, func(a, b diff.ClaimChange) int {
+		return cmp.Or(cmp.Compare(order[a.Template], order[b.Template]), cmp.Compare(a.Ordinal, b.Ordinal))
+	})
+	return res, nil
+}
+
+// annotationChanges notes a proposal that changes the annotations the
+// controller reads from the live StatefulSet: they apply from the next
+// change on, so this one is checked with the current ones.
+func annotationChanges(live, proposal *appsv1.StatefulSet, noun string) []string {
+	var out []string
+	for _, key := range []string{v1alpha1.IgnoreAnnotation, v1alpha1.UpdateStrategyAnnotation} {
+		was, wasSet := live.Annotations[key]
+		is, isSet := proposal.Annotations[key]
+		if was == is && wasSet == isSet {
+			continue
+		}
+		out = append(out, fmt.Sprintf("the proposal changes annotation %s from %s to %s: the controller reads it from the live StatefulSet, so it applies after this change, which is checked with the %s's",
+			key, quoteOrUnset(optional(was, wasSet)), quoteOrUnset(optional(is, isSet)), noun))
+	}
+	return out
+}
+
+func optional(v string, set bool) *string {
+	if !set {
+		return nil
+	}
+	return &v
 }
 
 // claimResult renders one claim's verdict.
@@ -234,7 +318,7 @@ func claimResult(c diff.ClaimChange, v policies.Verdict) Claim {
 	out := Claim{
 		Name: c.Name, Template: c.Template, Ordinal: c.Ordinal,
 		From: c.RequestFrom.String(), To: c.TemplateRequest.String(),
-		FromBytes: c.FromBytes, ToBytes: c.TemplateBytes,
+		FromBytes: c.RequestFrom.Value(), ToBytes: c.TemplateRequest.Value(),
 		Changes: describeChanges(c), Verdict: verdictOf(v.Allowed),
 		Denials: v.Denials, Warnings: v.Warnings,
 	}

@@ -12,7 +12,8 @@ const markdownMaxRows = 200
 
 // Markdown renders the plan for a pull-request comment: a headline, a
 // table of the claim changes (denials first), the new and ignored
-// StatefulSets and the warnings folded away.
+// StatefulSets and the warnings folded away. What manifests and policies
+// wrote is escaped, so that it cannot forge a verdict or hide one.
 func Markdown(r *Report) string {
 	var b strings.Builder
 	icon := map[string]string{Allowed: "✅", Denied: "❌", NothingToDo: "➖"}[r.Summary.Verdict]
@@ -39,33 +40,27 @@ func Markdown(r *Report) string {
 			verdict := map[string]string{Allowed: "✅ allowed", Denied: "❌ denied"}[x.verdict]
 			reasons := make([]string, len(x.reasons))
 			for j, reason := range x.reasons {
-				reasons[j] = cell(reason)
+				reasons[j] = markdownText(reason)
 			}
-			fmt.Fprintf(&b, "| `%s` | `%s` | %s | %s | %s | %s |\n", x.statefulSet, x.claim, cell(x.from), cell(x.to), verdict, strings.Join(reasons, "<br>"))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", markdownCode(x.statefulSet), markdownCode(x.claim), markdownText(x.from), markdownText(x.to), verdict, strings.Join(reasons, "<br>"))
 		}
 		b.WriteString("\n")
 	}
 	if o := notes(r); len(o) > 0 {
 		for _, line := range o {
-			fmt.Fprintf(&b, "- %s\n", cell(line))
+			fmt.Fprintf(&b, "- %s\n", markdownText(line))
 		}
 		b.WriteString("\n")
 	}
 	if len(r.Warnings) > 0 {
 		fmt.Fprintf(&b, "<details><summary>%s</summary>\n\n", plural(len(r.Warnings), "warning"))
 		for _, w := range r.Warnings {
-			fmt.Fprintf(&b, "- %s\n", cell(w.String()))
+			fmt.Fprintf(&b, "- %s\n", markdownText(w.String()))
 		}
 		b.WriteString("\n</details>\n\n")
 	}
-	fmt.Fprintf(&b, "<sub>Compared with the %s; policy revision `%s`.</sub>\n", map[string]string{ModeBase: "base manifests", ModeCluster: "live cluster"}[r.Mode], shortRevision(r.PolicyRevision))
+	fmt.Fprintf(&b, "<sub>Compared with the %s; policy revision %s.</sub>\n", map[string]string{ModeBase: "base manifests", ModeCluster: "live cluster"}[r.Mode], markdownCode(shortRevision(r.PolicyRevision)))
 	return b.String()
-}
-
-// cell escapes text for a table cell: a "|" would end the cell, a line
-// break the row, and "<" could open an HTML tag.
-func cell(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", "<br>", "<", "&lt;").Replace(s)
 }
 
 func upperFirst(s string) string {

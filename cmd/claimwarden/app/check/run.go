@@ -9,6 +9,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 
@@ -34,6 +35,13 @@ type Options struct {
 	// reads it from a cluster instead (get and list only). Exactly one.
 	Base    []string
 	Cluster *rest.Config
+	// AllowNew accepts Base manifests without StatefulSets, every proposed
+	// one being new; otherwise such a base is an error, since an empty or
+	// wrong base (a failed `git show`) would pass every change.
+	AllowNew bool
+	// Limits bound the reading of the proposed manifests, and separately of
+	// the base ones.
+	Limits manifests.Limits
 
 	// Policies decide; required.
 	Policies policies.Evaluator
@@ -74,6 +82,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkNames(sets); err != nil {
+		return nil, err
+	}
 	report := &Report{SchemaVersion: SchemaVersion, PolicyRevision: o.Policies.Revision(), StatefulSets: []StatefulSet{}, Warnings: []Warning{}}
 	report.addWarnings(mwarns)
 
@@ -87,13 +98,23 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		report.Warnings = append(report.Warnings, warns...)
 	} else {
 		report.Mode = ModeBase
-		baseObjs, err := manifests.Read(o.Base, o.Stdin)
+		baseObjs, err := o.Limits.Read(o.Base, o.Stdin)
 		if err != nil {
+			return nil, err
+		}
+		if err := stdinRead(o.Base, baseObjs, "--base -"); err != nil {
 			return nil, err
 		}
 		baseSets, bwarns, err := statefulSetsOf(baseObjs, o.Namespace)
 		if err != nil {
 			return nil, err
+		}
+		if err := checkNames(baseSets); err != nil {
+			return nil, err
+		}
+		if len(baseSets) == 0 && len(sets) > 0 && !o.AllowNew {
+			return nil, errors.New("the base holds no StatefulSet, so every proposed one would be new and pass unchecked: " +
+				"check the base (a failed `git show` writes nothing), or give --allow-new if the StatefulSets are new")
 		}
 		report.addWarnings(bwarns)
 		if cur, err = baseState(baseSets, baseObjs); err != nil {
@@ -145,8 +166,11 @@ func count(s []string, v string) int {
 func proposedObjects(ctx context.Context, o Options) ([]manifests.Object, map[string][]string, error) {
 	var objs []manifests.Object
 	if len(o.Files) > 0 {
-		read, err := manifests.Read(o.Files, o.Stdin)
+		read, err := o.Limits.Read(o.Files, o.Stdin)
 		if err != nil {
+			return nil, nil, err
+		}
+		if err := stdinRead(o.Files, read, "-f -"); err != nil {
 			return nil, nil, err
 		}
 		objs = append(objs, read...)
@@ -163,6 +187,15 @@ func proposedObjects(ctx context.Context, o Options) ([]manifests.Object, map[st
 		}
 	}
 	return objs, ignored, nil
+}
+
+// stdinRead refuses a standard input that held no object: it is the output
+// of a command (git show) that failed, not manifests without StatefulSets.
+func stdinRead(paths []string, objs []manifests.Object, flag string) error {
+	if !slices.Contains(paths, manifests.Stdin) || slices.ContainsFunc(objs, func(o manifests.Object) bool { return o.File == manifests.StdinName }) {
+		return nil
+	}
+	return fmt.Errorf("stdin (%s) is empty: no manifests were written to it; did the command writing them fail?", flag)
 }
 
 // statefulSetsOf gives StatefulSets without a namespace ns, then picks them out.

@@ -3,7 +3,10 @@ package check
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
+	"strconv"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -25,6 +28,10 @@ type current struct {
 	statefulSets map[string]*appsv1.StatefulSet
 	// claims by namespace, then name.
 	claims map[string]map[string]*corev1.PersistentVolumeClaim
+	// ordinals of the claims named like a StatefulSet's, by namespace, then
+	// the name without its ordinal ("<template>-<statefulset>"): a
+	// StatefulSet's claims are found without a look-up per replica.
+	ordinals map[string]map[string][]int32
 	// storageClasses and namespaces by name; a missing one is unknown.
 	storageClasses map[string]*storagev1.StorageClass
 	namespaces     map[string]*corev1.Namespace
@@ -34,6 +41,7 @@ func newCurrent() *current {
 	return &current{
 		statefulSets:   map[string]*appsv1.StatefulSet{},
 		claims:         map[string]map[string]*corev1.PersistentVolumeClaim{},
+		ordinals:       map[string]map[string][]int32{},
 		storageClasses: map[string]*storagev1.StorageClass{},
 		namespaces:     map[string]*corev1.Namespace{},
 	}
@@ -46,13 +54,44 @@ func (c *current) addClaim(pvc *corev1.PersistentVolumeClaim) {
 		c.claims[pvc.Namespace] = m
 	}
 	m[pvc.Name] = pvc
+	stem, ordinal, ok := splitOrdinal(pvc.Name)
+	if !ok {
+		return
+	}
+	o := c.ordinals[pvc.Namespace]
+	if o == nil {
+		o = map[string][]int32{}
+		c.ordinals[pvc.Namespace] = o
+	}
+	o[stem] = append(o[stem], ordinal)
 }
+
+// splitOrdinal cuts "<stem>-<ordinal>", the ordinal as the StatefulSet
+// controller prints it (no sign, no leading zero).
+func splitOrdinal(name string) (string, int32, bool) {
+	i := strings.LastIndexByte(name, '-')
+	if i < 0 {
+		return "", 0, false
+	}
+	n, err := strconv.ParseInt(name[i+1:], 10, 32)
+	if err != nil || n < 0 || strconv.FormatInt(n, 10) != name[i+1:] {
+		return "", 0, false
+	}
+	return name[:i], int32(n), true
+}
+
+// maxBaseClaims bounds the claims one base StatefulSet stands for: its
+// replicas are the pull request's to choose.
+const maxBaseClaims = 10_000
 
 // baseState builds the current state from base manifests: each base
 // StatefulSet stands for itself, and each of its templates for one claim
 // per replica, created by the StatefulSet controller from that template
-// and grown to its request (Bound, capacity = request). StorageClasses
-// and Namespaces among the objects are used as the cluster's.
+// and grown to its request (Bound, capacity = request). A StatefulSet
+// scaled to zero keeps the claims of its earlier replicas, so each of its
+// templates stands for one claim, of the first ordinal, which the next
+// scale-up reaches. StorageClasses and Namespaces among the objects are
+// used as the cluster's.
 func baseState(sets []manifests.StatefulSet, objs []manifests.Object) (*current, error) {
 	cur := newCurrent()
 	if err := cur.addClusterObjects(objs); err != nil {
@@ -61,13 +100,20 @@ func baseState(sets []manifests.StatefulSet, objs []manifests.Object) (*current,
 	defaultClass := cur.defaultClass()
 	for _, s := range sets {
 		cur.statefulSets[s.Namespace+"/"+s.Name] = s.StatefulSet
-		start := int32(0)
+		start := int64(0)
 		if s.Spec.Ordinals != nil {
-			start = s.Spec.Ordinals.Start
+			start = int64(s.Spec.Ordinals.Start)
+		}
+		replicas := max(int64(*s.Spec.Replicas), 1)
+		// int64: start + replicas may pass the largest int32 ordinal.
+		end := min(start+replicas, math.MaxInt32+1)
+		if n := int64(len(s.Spec.VolumeClaimTemplates)) * (end - start); n > maxBaseClaims {
+			return nil, fmt.Errorf("StatefulSet %s/%s (%s): spec.replicas: %d replicas of %d templates stand for %d claims, more than the %d a base StatefulSet may",
+				s.Namespace, s.Name, s.Location, *s.Spec.Replicas, len(s.Spec.VolumeClaimTemplates), n, maxBaseClaims)
 		}
 		for i := range s.Spec.VolumeClaimTemplates {
-			for o := start; o < start+*s.Spec.Replicas; o++ {
-				cur.addClaim(baseClaim(s.StatefulSet, &s.Spec.VolumeClaimTemplates[i], o, defaultClass))
+			for o := start; o < end; o++ {
+				cur.addClaim(baseClaim(s.StatefulSet, &s.Spec.VolumeClaimTemplates[i], int32(o), defaultClass))
 			}
 		}
 	}

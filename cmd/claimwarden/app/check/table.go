@@ -15,7 +15,8 @@ const (
 	reset  = "\x1b[0m"
 )
 
-// writeTable writes the plan as aligned columns. The columns are padded
+// writeTable writes the plan as aligned columns; what manifests and
+// policies wrote cannot drive the terminal (terminalText). The columns are padded
 // here rather than by text/tabwriter, which would count a colour's escape
 // sequence as width and misalign the colourful rows.
 func writeTable(w io.Writer, r *Report, colour bool) error {
@@ -31,7 +32,11 @@ func writeTable(w io.Writer, r *Report, colour bool) error {
 		header := []string{"STATEFULSET", "CLAIM", "FROM", "TO", "VERDICT", "REASONS"}
 		cells := [][]string{header}
 		for _, x := range rs {
-			cells = append(cells, []string{x.statefulSet, x.claim, x.from, x.to, x.verdict, strings.Join(x.reasons, "; ")})
+			line := []string{x.statefulSet, x.claim, x.from, x.to, x.verdict, strings.Join(x.reasons, "; ")}
+			for i := range line {
+				line[i] = terminalText(line[i])
+			}
+			cells = append(cells, line)
 		}
 		widths := make([]int, len(header))
 		for _, line := range cells {
@@ -56,12 +61,12 @@ func writeTable(w io.Writer, r *Report, colour bool) error {
 		b.WriteString("\n")
 	}
 	for _, o := range notes(r) {
-		b.WriteString(o + "\n")
+		b.WriteString(terminalText(o) + "\n")
 	}
 	if len(r.Warnings) > 0 {
 		b.WriteString(paint(yellow, "warnings:") + "\n")
 		for _, w := range r.Warnings {
-			b.WriteString("  " + w.String() + "\n")
+			b.WriteString("  " + terminalText(w.String()) + "\n")
 		}
 	}
 	verdict, rest, _ := strings.Cut(headline(r), ":")
