@@ -125,3 +125,18 @@ func TestCheckErrorsCannotDriveTheTerminal(t *testing.T) {
 		t.Errorf("the message carries the escape sequence:\n%q", out)
 	}
 }
+
+// Item 8 of issue 12, at pull-request time: a proposal asking for more
+// claims than the controller's per-StatefulSet bound would stall its
+// rollout once applied, so check refuses it; and the claim at the last
+// int32 ordinal is compared, not skipped by an overflowing loop.
+func TestCheckClaimBoundsAsTheController(t *testing.T) {
+	base := files(t, map[string]string{"web.yaml": statefulSet("web", 2, "10Gi", "", ""), "sc.yaml": storageClass})
+	pr := files(t, map[string]string{"web.yaml": statefulSet("web", 2147483647, "10Gi", "", "")})
+	checkIn(t, 2, []string{"spec.replicas", "1000"}, "-f", pr, "--base", base)
+
+	last := "  ordinals: {start: 2147483647}\n"
+	base = files(t, map[string]string{"web.yaml": statefulSet("web", 1, "10Gi", "", last), "sc.yaml": storageClass})
+	pr = files(t, map[string]string{"web.yaml": statefulSet("web", 1, "40Gi", "", last)})
+	checkIn(t, 1, []string{"data-web-2147483647", "denied", "max-step"}, "-f", pr, "--base", base)
+}
