@@ -206,7 +206,7 @@ func hold(p *plan.Plan, why string) {
 func sourceOf(sts *appsv1.StatefulSet) v1alpha1.Source {
 	return v1alpha1.Source{
 		Kind: "StatefulSet", Namespace: sts.Namespace, Name: sts.Name,
-		Repository: sts.Annotations[v1alpha1.RepositoryAnnotation],
+		Repository: proposal.RepositoryURL(sts.Annotations[v1alpha1.RepositoryAnnotation]),
 		Revision:   sts.Annotations[v1alpha1.RevisionAnnotation],
 	}
 }
