@@ -57,6 +57,7 @@ func TestDefaultIsValid(t *testing.T) {
 		KubeAPIBurst:         100,
 		HealthAddr:           ":8081",
 		LeaderElection:       LeaderElection{Enabled: true, Namespace: podNamespace(), ID: "claimwarden.claimwarden.dev"},
+		JournalKey:           JournalKey{Namespace: podNamespace(), SecretName: "claimwarden-journal-key"},
 		Log:                  Log{Level: "info", Format: "json"},
 		Policies: Policies{
 			PollInterval:       10 * time.Second,
@@ -516,7 +517,7 @@ func TestLoadRejects(t *testing.T) {
 	}{{
 		name: "unknown top-level key in file",
 		file: "labelSelectr: app=db\n",
-		want: `unknown key "labelselectr" (known keys: kubeconfig, namespaces, labelSelector, updateStrategy, maxConcurrentPatches, workers, kubeAPIQPS, kubeAPIBurst, metricsAddr, healthAddr, leaderElection.enabled, leaderElection.namespace, leaderElection.id, log.level, log.format, ` +
+		want: `unknown key "labelselectr" (known keys: kubeconfig, namespaces, labelSelector, updateStrategy, maxConcurrentPatches, workers, kubeAPIQPS, kubeAPIBurst, metricsAddr, healthAddr, leaderElection.enabled, leaderElection.namespace, leaderElection.id, journalKey.namespace, journalKey.secretName, log.level, log.format, ` +
 			`policies.dirs, policies.pollInterval, policies.timeout, policies.allowNetworkBuiltins, policies.configMaps, policies.configMapNamespace, policies.bundles, policies.params, policies.decisionLogs, ` +
 			`gitStatus.contextPrefix, gitStatus.targetURL, gitStatus.fluxEventsAddr, gitStatus.hosts, flux.enabled, flux.namespaces, flux.artifactCacheDir, flux.maxArtifactSize, ` +
 			`argocd.enabled, argocd.namespaces, argocd.server, argocd.tokenSecretRef.namespace, argocd.tokenSecretRef.name, argocd.tokenSecretRef.key, ` +
@@ -701,6 +702,10 @@ func TestValidate(t *testing.T) {
 			`leaderElection.namespace: "" is not a namespace name: ...`},
 		{"leader election id", func(c *Config) { c.LeaderElection.ID = "Claim Warden" },
 			`leaderElection.id: "Claim Warden" is not a Lease name: ...`},
+		{"journal key namespace", func(c *Config) { c.JournalKey.Namespace = "" },
+			`journalKey.namespace: "" is not a namespace name: ...`},
+		{"journal key Secret name", func(c *Config) { c.JournalKey.SecretName = "Journal Key" },
+			`journalKey.secretName: "Journal Key" is not a Secret name: ...`},
 		{"log level", func(c *Config) { c.Log.Level = "INFO" },
 			`log.level: "INFO" is not one of debug, info, error`},
 		{"log format", func(c *Config) { c.Log.Format = "text" },

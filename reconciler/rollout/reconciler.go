@@ -76,6 +76,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	log := ctrl.LoggerFrom(ctx)
 
 	resumed, err := r.converger.Resume(ctx, req.NamespacedName)
+	if errors.Is(err, converge.ErrJournalRejected) {
+		// Not retried: only a person can tell what the record should be.
+		return ctrl.Result{}, r.journalRejected(ctx, req.NamespacedName, err)
+	}
 	if errors.Is(err, converge.ErrRecreatedElsewhere) {
 		log.Info("the StatefulSet was re-created by someone else while claimwarden converged it; continuing with that object")
 		err = nil

@@ -102,7 +102,9 @@ func TestServiceAccountPermissions(t *testing.T) {
 		{"get", "", "secrets", "", ns, false},
 		{"list", "", "secrets", "", ns, false},
 		{"watch", "", "secrets", "", "", false},
-		{"get", "", "secrets", "", controllerNamespace, true}, // Git host tokens
+		{"get", "", "secrets", "", controllerNamespace, true},    // Git host tokens
+		{"create", "", "secrets", "", controllerNamespace, true}, // the journal key, on the first start
+		{"create", "", "secrets", "", ns, false},
 		// Refused: the volumes themselves belong to the storage.
 		{"update", "", "persistentvolumes", "", "", false},
 		{"delete", "", "persistentvolumes", "", "", false},
