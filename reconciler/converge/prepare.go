@@ -84,7 +84,7 @@ func objectOf(rec *v1alpha1.PendingRecreate) (*appsv1.StatefulSet, error) {
 		return nil, fmt.Errorf("decode journal object: %w", err)
 	}
 	if gvk := sts.GroupVersionKind(); gvk != appsv1.SchemeGroupVersion.WithKind("StatefulSet") {
-		return nil, fmt.Errorf("journal object is apiVersion %q kind %q, not an apps/v1 StatefulSet", sts.APIVersion, sts.Kind)
+		return nil, fmt.Errorf("journal object is apiVersion %.64q kind %.64q, not an apps/v1 StatefulSet", sts.APIVersion, sts.Kind)
 	}
 	return Prepare(&sts), nil
 }

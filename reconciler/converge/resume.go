@@ -32,7 +32,7 @@ func (c *Converger) Resume(ctx context.Context, key types.NamespacedName) (bool,
 	}
 	obj, err := open(jkey, key, rec)
 	if err != nil {
-		return false, fmt.Errorf("%w: the record for statefulset %s (uid %q): %v", ErrJournalRejected, key, rec.UID, err)
+		return false, fmt.Errorf("%w: the record for statefulset %s: %v", ErrJournalRejected, key, err)
 	}
 
 	cur, err := c.get(ctx, key)

@@ -67,7 +67,8 @@ func open(key []byte, sts types.NamespacedName, rec *v1alpha1.PendingRecreate) (
 		return nil, err
 	}
 	if obj.Namespace != sts.Namespace || obj.Name != sts.Name {
-		return nil, fmt.Errorf("it names statefulset %s/%s", obj.Namespace, obj.Name)
+		// Bounded: whoever wrote the record chose these.
+		return nil, fmt.Errorf("it names statefulset %.63s/%.253s", obj.Namespace, obj.Name)
 	}
 	raw, err := json.Marshal(obj)
 	if err != nil {

@@ -31,7 +31,9 @@ func (r *Reconciler) journalRejected(ctx context.Context, key types.NamespacedNa
 	conditions.MarkFalse(vcr, meta.ReadyCondition, v1alpha1.ReasonJournalRejected, "%s", msg)
 	conditions.Delete(vcr, meta.ReconcilingCondition)
 	if r.announce(key, "journal:"+msg) {
-		r.recorder.Eventf(vcr, nil, corev1.EventTypeWarning, v1alpha1.ReasonJournalRejected, "Resume", "%s", msg)
+		// Shorter than the condition: an event's note holds 1 KiB.
+		r.recorder.Eventf(vcr, nil, corev1.EventTypeWarning, v1alpha1.ReasonJournalRejected, "Resume",
+			"%v; nothing is re-created; the Stalled condition says how to recover", cause)
 	}
 	if err := r.writeRollout(ctx, before, vcr); err != nil {
 		return fmt.Errorf("writing VolumeClaimRollout %s: %w", key, err)
