@@ -100,6 +100,10 @@ type Config struct {
 	// LeaderElection keeps a single active replica.
 	LeaderElection LeaderElection `mapstructure:"leaderElection"`
 
+	// JournalKey names the Secret whose key seals the crash journal
+	// (VolumeClaimRollout status.pendingRecreate).
+	JournalKey JournalKey `mapstructure:"journalKey"`
+
 	// Log configures the structured logs written to standard error.
 	Log Log `mapstructure:"log"`
 
@@ -129,6 +133,19 @@ type LeaderElection struct {
 	// ID is the name of the Lease; default "claimwarden.claimwarden.dev".
 	// Replicas compete for the Lease of the same name.
 	ID string `mapstructure:"id"`
+}
+
+// JournalKey names the Secret holding the key that seals the crash journal,
+// so that whoever may write VolumeClaimRollout status cannot make the
+// controller create a StatefulSet. The controller creates the Secret, with a
+// random key, when it does not exist.
+type JournalKey struct {
+	// Namespace of the Secret. Default: the namespace of the Pod the
+	// controller runs in, or "claimwarden-system" outside a Pod.
+	Namespace string `mapstructure:"namespace"`
+
+	// SecretName is the Secret's name; default "claimwarden-journal-key".
+	SecretName string `mapstructure:"secretName"`
 }
 
 // Log configures logging.
@@ -167,11 +184,12 @@ func Default() Config {
 			Namespace: ns,
 			ID:        "claimwarden.claimwarden.dev",
 		},
-		Log:       Log{Level: "info", Format: "json"},
-		Policies:  defaultPolicies(ns),
-		GitStatus: defaultGitStatus(),
-		Flux:      defaultFlux(),
-		ArgoCD:    defaultArgoCD(ns),
+		JournalKey: JournalKey{Namespace: ns, SecretName: "claimwarden-journal-key"},
+		Log:        Log{Level: "info", Format: "json"},
+		Policies:   defaultPolicies(ns),
+		GitStatus:  defaultGitStatus(),
+		Flux:       defaultFlux(),
+		ArgoCD:     defaultArgoCD(ns),
 	}
 }
 
@@ -206,6 +224,8 @@ var keys = []struct{ name, flag string }{
 	{"leaderElection.enabled", "leader-election"},
 	{"leaderElection.namespace", "leader-election-namespace"},
 	{"leaderElection.id", "leader-election-id"},
+	{"journalKey.namespace", "journal-key-namespace"},
+	{"journalKey.secretName", "journal-key-secret-name"},
 	{"log.level", "log-level"},
 	{"log.format", "log-format"},
 	{"policies.dirs", "policy-dir"},
@@ -288,6 +308,8 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.Bool("leader-election", d.LeaderElection.Enabled, "elect one active replica through a Lease")
 	fs.String("leader-election-namespace", d.LeaderElection.Namespace, "namespace of the leader election Lease; inside a Pod the default is the Pod's namespace")
 	fs.String("leader-election-id", d.LeaderElection.ID, "name of the leader election Lease")
+	fs.String("journal-key-namespace", d.JournalKey.Namespace, "namespace of the Secret whose key seals the crash journal; inside a Pod the default is the Pod's namespace")
+	fs.String("journal-key-secret-name", d.JournalKey.SecretName, "name of the Secret whose key seals the crash journal (created when absent)")
 	fs.String("log-level", d.Log.Level, "lowest log level written: "+strings.Join(logLevels, ", "))
 	fs.String("log-format", d.Log.Format, "log format: "+strings.Join(logFormats, " or "))
 	fs.StringSlice("policy-dir", d.Policies.Dirs, "directory or file of .rego policies and .json/.yaml data read besides the shipped policies; repeatable or comma-separated")
@@ -689,6 +711,12 @@ func (c Config) Validate() error {
 	}
 	if problems := validation.IsDNS1123Subdomain(c.LeaderElection.ID); len(problems) > 0 {
 		bad("leaderElection.id", c.LeaderElection.ID, "is not a Lease name: %s", strings.Join(problems, "; "))
+	}
+	if problems := validation.IsDNS1123Label(c.JournalKey.Namespace); len(problems) > 0 {
+		bad("journalKey.namespace", c.JournalKey.Namespace, "is not a namespace name: %s", strings.Join(problems, "; "))
+	}
+	if problems := validation.IsDNS1123Subdomain(c.JournalKey.SecretName); len(problems) > 0 {
+		bad("journalKey.secretName", c.JournalKey.SecretName, "is not a Secret name: %s", strings.Join(problems, "; "))
 	}
 	if !slices.Contains(logLevels, c.Log.Level) {
 		bad("log.level", c.Log.Level, "is not one of %s", strings.Join(logLevels, ", "))

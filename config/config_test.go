@@ -58,6 +58,7 @@ func TestDefaultIsValid(t *testing.T) {
 		KubeAPIBurst:            100,
 		HealthAddr:              ":8081",
 		LeaderElection:          LeaderElection{Enabled: true, Namespace: podNamespace(), ID: "claimwarden.claimwarden.dev"},
+		JournalKey:              JournalKey{Namespace: podNamespace(), SecretName: "claimwarden-journal-key"},
 		Log:                     Log{Level: "info", Format: "json"},
 		Policies: Policies{
 			PollInterval:       10 * time.Second,
@@ -521,7 +522,7 @@ func TestLoadRejects(t *testing.T) {
 	}{{
 		name: "unknown top-level key in file",
 		file: "labelSelectr: app=db\n",
-		want: `unknown key "labelselectr" (known keys: kubeconfig, namespaces, labelSelector, updateStrategy, maxConcurrentPatches, maxClaimsPerStatefulSet, workers, kubeAPIQPS, kubeAPIBurst, metricsAddr, healthAddr, leaderElection.enabled, leaderElection.namespace, leaderElection.id, log.level, log.format, ` +
+		want: `unknown key "labelselectr" (known keys: kubeconfig, namespaces, labelSelector, updateStrategy, maxConcurrentPatches, maxClaimsPerStatefulSet, workers, kubeAPIQPS, kubeAPIBurst, metricsAddr, healthAddr, leaderElection.enabled, leaderElection.namespace, leaderElection.id, journalKey.namespace, journalKey.secretName, log.level, log.format, ` +
 			`policies.dirs, policies.pollInterval, policies.timeout, policies.valueLimitBytes, policies.allowNetworkBuiltins, policies.configMaps, policies.configMapNamespace, policies.bundles, policies.params, policies.decisionLogs, policies.decisionLogMask, ` +
 			`gitStatus.contextPrefix, gitStatus.targetURL, gitStatus.fluxEventsAddr, gitStatus.hosts, flux.enabled, flux.namespaces, flux.artifactCacheDir, flux.maxArtifactSize, ` +
 			`argocd.enabled, argocd.namespaces, argocd.server, argocd.tokenSecretRef.namespace, argocd.tokenSecretRef.name, argocd.tokenSecretRef.key, ` +
@@ -710,6 +711,10 @@ func TestValidate(t *testing.T) {
 			`leaderElection.namespace: "" is not a namespace name: ...`},
 		{"leader election id", func(c *Config) { c.LeaderElection.ID = "Claim Warden" },
 			`leaderElection.id: "Claim Warden" is not a Lease name: ...`},
+		{"journal key namespace", func(c *Config) { c.JournalKey.Namespace = "" },
+			`journalKey.namespace: "" is not a namespace name: ...`},
+		{"journal key Secret name", func(c *Config) { c.JournalKey.SecretName = "Journal Key" },
+			`journalKey.secretName: "Journal Key" is not a Secret name: ...`},
 		{"log level", func(c *Config) { c.Log.Level = "INFO" },
 			`log.level: "INFO" is not one of debug, info, error`},
 		{"log format", func(c *Config) { c.Log.Format = "text" },

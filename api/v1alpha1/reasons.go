@@ -50,4 +50,7 @@ const (
 	ReasonSuperseded = "Superseded"
 	// ReasonWaitingForClaims: the strategy leaves existing claims until they are deleted.
 	ReasonWaitingForClaims = "WaitingForClaimDeletion"
+	// ReasonJournalRejected: status.pendingRecreate is not the controller's
+	// own sealed record; nothing is re-created from it.
+	ReasonJournalRejected = "JournalRejected"
 )

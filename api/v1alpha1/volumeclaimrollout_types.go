@@ -135,6 +135,8 @@ type CommitStatus struct {
 
 // PendingRecreate records a StatefulSet that is being orphan-deleted and re-created,
 // written before the delete so that a restarted controller finishes the job.
+// The controller acts on a record only if its MAC verifies: whoever may write
+// this status cannot make the controller create a StatefulSet.
 type PendingRecreate struct {
 	// UID of the StatefulSet being deleted.
 	UID string `json:"uid"`
@@ -143,6 +145,14 @@ type PendingRecreate struct {
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:validation:Type=object
 	Object runtime.RawExtension `json:"object"`
+	// Version of the record's format, covered by the MAC.
+	// +optional
+	Version int32 `json:"version,omitempty"`
+	// MAC is the controller's HMAC-SHA256 (base64) over the version, the
+	// StatefulSet's namespace and name, UID and Object, keyed by the Secret
+	// named by the journalKey configuration.
+	// +optional
+	MAC string `json:"mac,omitempty"`
 }
 
 // VolumeClaimRolloutStatus reports the rollout.

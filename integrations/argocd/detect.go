@@ -7,6 +7,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
 // Texts of the API server's refusal to change volumeClaimTemplates: current
@@ -56,11 +58,12 @@ func (a *application) revisionKey() string { return strings.Join(a.revisions(), 
 // single source is used when it is a Git repository (a Helm chart
 // repository has no commits). Of several sources the first Git directory
 // wins, else the first Git source (a ref source holding Helm values, where a
-// claim size usually changes); none when all are charts.
+// claim size usually changes); none when all are charts. The repository
+// never carries user information (proposal.RepositoryURL).
 func (a *application) provenance() (repository, revision string) {
 	if !a.multiSource() {
 		if s := a.Spec.Source; s != nil && s.Chart == "" {
-			return s.RepoURL, a.Status.Sync.Revision
+			return proposal.RepositoryURL(s.RepoURL), a.Status.Sync.Revision
 		}
 		return "", a.Status.Sync.Revision
 	}
@@ -80,7 +83,7 @@ func (a *application) provenance() (repository, revision string) {
 	if pick < 0 || pick >= len(a.Status.Sync.Revisions) {
 		return "", a.revisionKey()
 	}
-	return a.Spec.Sources[pick].RepoURL, a.Status.Sync.Revisions[pick]
+	return proposal.RepositoryURL(a.Spec.Sources[pick].RepoURL), a.Status.Sync.Revisions[pick]
 }
 
 // templateLabelKeys are the label keys Argo CD's own kustomize options put

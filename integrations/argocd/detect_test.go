@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
+
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
 const (
@@ -183,6 +185,23 @@ spec:
 status: {sync: {status: OutOfSync, revisions: [` + shaA + `, ` + shaB + `]}}
 `,
 		repo: "https://git.example/apps.git", rev: shaB, key: shaA + "," + shaB,
+	}, {
+		name: "user information in the repository URL is never passed on",
+		doc: `
+spec:
+  sources:
+  - {repoURL: "https://x-access-token:SECRET@git.example/apps.git", path: shop}
+  - {repoURL: "git:SECRET@git.example:o/values.git", ref: values}
+status: {sync: {status: OutOfSync, revisions: [` + shaA + `, ` + shaB + `]}}
+`,
+		repo: "https://git.example/apps.git", rev: shaA, key: shaA + "," + shaB,
+	}, {
+		name: "a repository URL that cannot be parsed safely is redacted",
+		doc: `
+spec: {source: {repoURL: "https://a#SECRET@git.example/apps.git", path: shop}}
+status: {sync: {status: OutOfSync, revision: ` + shaB + `}}
+`,
+		repo: proposal.RedactedRepository, rev: shaB, key: shaB,
 	}, {
 		name: "revisions not yet known",
 		doc: `

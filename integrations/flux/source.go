@@ -9,6 +9,8 @@ import (
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
 // OCI annotations a `flux push artifact` records from the Git checkout it
@@ -49,7 +51,8 @@ func sourceOf(ctx context.Context, r client.Reader, ks *kustomizev1.Kustomizatio
 
 // provenance is the repository and revision commit statuses go to: a Git
 // repository's URL and the artifact's revision; for an OCI artifact pushed
-// from a Git checkout, the repository and commit it recorded.
+// from a Git checkout, the repository and commit it recorded. The
+// repository never carries user information (proposal.RepositoryURL).
 func provenance(src sourcev1.Source, a *meta.Artifact) (repository, revision string) {
 	revision = a.Revision
 	switch s := src.(type) {
@@ -63,5 +66,5 @@ func provenance(src sourcev1.Source, a *meta.Artifact) (repository, revision str
 			}
 		}
 	}
-	return repository, revision
+	return proposal.RepositoryURL(repository), revision
 }

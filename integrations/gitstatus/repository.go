@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
 // ParseRepositoryURL parses a Git remote URL into the repository it names.
@@ -22,7 +24,9 @@ import (
 // a port the URL names, except the scheme's default one (443 for https, 80
 // for http, 22 for ssh), so https://github.com:443/o/r and
 // https://github.com/o/r are one repository. A query or fragment is
-// ignored.
+// ignored. User information is dropped as proposal.CanonicalRepositoryURL
+// drops it ("user:password@" in the scp-like form too), and a URL it
+// refuses as ambiguous is refused.
 //
 // Errors quote the URL with any user information (which may be a token, as
 // in https://x-access-token:<token>@github.com/...) replaced by "xxxxx", and
@@ -37,12 +41,17 @@ func ParseRepositoryURL(raw string) (Repository, error) {
 		return Repository{}, fmt.Errorf("repository URL %q: %s", shown, fmt.Sprintf(format, args...))
 	}
 
+	// Credentials, query and fragment go first, by the same rules that
+	// keep them out of every Source; what remains has no user information.
+	clean, err := proposal.CanonicalRepositoryURL(s)
+	if err != nil {
+		return bad("%v", err)
+	}
 	var host, path string
-	if strings.Contains(s, "://") {
-		u, err := url.Parse(s)
+	if strings.Contains(clean, "://") {
+		u, err := url.Parse(clean)
 		if err != nil {
-			// url.Error quotes the whole URL, user information included:
-			// keep only its cause.
+			// url.Error quotes the whole URL: keep only its cause.
 			if ue, ok := err.(*url.Error); ok {
 				err = ue.Err
 			}
@@ -53,15 +62,12 @@ func ParseRepositoryURL(raw string) (Repository, error) {
 		if defaultPort == "" {
 			return bad("scheme %q is not one of https, http, ssh", u.Scheme)
 		}
-		if u.Hostname() == "" {
-			return bad("names no host")
-		}
 		if port := u.Port(); port != "" {
 			if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
 				return bad("port %s is not a port (1-65535)", port)
 			}
 		}
-		host = strings.ToLower(u.Hostname())
+		host = u.Hostname()
 		if strings.Contains(host, ":") {
 			host = "[" + host + "]" // IPv6 literal
 		}
@@ -70,30 +76,12 @@ func ParseRepositoryURL(raw string) (Repository, error) {
 		}
 		path = u.Path
 	} else {
-		// scp-like: [user@]host:path. Git takes a string as a local path
-		// when a "/" comes before the first ":", and so do we (refused).
-		rest := s
-		if at := strings.Index(rest, "@"); at >= 0 && !strings.ContainsAny(rest[:at], "/:") {
-			rest = rest[at+1:]
-		}
-		if strings.HasPrefix(rest, "[") { // [::1]:owner/name
-			end := strings.Index(rest, "]:")
-			if end < 0 {
-				return bad("has an unterminated IPv6 address")
-			}
-			host, path = strings.ToLower(rest[:end+1]), rest[end+2:]
+		// scp-like host:path, user information already dropped.
+		if strings.HasPrefix(clean, "[") {
+			end := strings.Index(clean, "]:")
+			host, path = clean[:end+1], clean[end+2:]
 		} else {
-			colon := strings.Index(rest, ":")
-			if colon < 0 || strings.Contains(rest[:colon], "/") {
-				return bad("is neither a URL (https://, http://, ssh://) nor an scp-like address (git@host:owner/name.git)")
-			}
-			host, path = strings.ToLower(rest[:colon]), rest[colon+1:]
-		}
-		if host == "" || host == "[]" {
-			return bad("names no host")
-		}
-		if strings.ContainsAny(host, " \t/\\?#") {
-			return bad("host %q is not a host name", host)
+			host, path, _ = strings.Cut(clean, ":")
 		}
 	}
 
@@ -124,23 +112,25 @@ func ParseRepositoryURL(raw string) (Repository, error) {
 	}, nil
 }
 
-// RedactURL replaces the user information of a URL ("user:password@"
-// after "://") by "xxxxx@", without parsing, so that it works on strings
-// url.Parse refuses. A bare user name is hidden too: HTTPS remotes often
-// carry a token as the user name. scp-like addresses ("git@host:path") are
-// returned unchanged: their user is an account name, never a secret.
+// RedactURL replaces the user information of a URL by "xxxxx@", without
+// parsing, so that it works on strings url.Parse refuses. User information
+// is everything up to the last "@" before the first "/" (after "://" if
+// any): Git's credential code reads it so, and it takes in what a URL
+// parser would call the query or fragment ("https://a#b@host/" is user
+// "a#b" to Git), the scp-like "user:password@host:path" and a bare user
+// name (HTTPS remotes often carry a token as the user name).
 func RedactURL(s string) string {
-	scheme, rest, ok := strings.Cut(s, "://")
-	if !ok {
-		return s
+	prefix, rest := "", s
+	if scheme, after, ok := strings.Cut(s, "://"); ok {
+		prefix, rest = scheme+"://", after
 	}
-	authority := rest
-	if end := strings.IndexAny(rest, "/?#"); end >= 0 {
-		authority = rest[:end]
+	head := rest
+	if slash := strings.IndexByte(rest, '/'); slash >= 0 {
+		head = rest[:slash]
 	}
-	at := strings.LastIndex(authority, "@")
+	at := strings.LastIndexByte(head, '@')
 	if at < 0 {
 		return s
 	}
-	return scheme + "://xxxxx" + rest[at:]
+	return prefix + "xxxxx" + rest[at:]
 }

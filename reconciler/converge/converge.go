@@ -43,10 +43,15 @@ const (
 // create Pods of the same names, so it is never attempted.
 var ErrSelectorChanged = errors.New("spec.selector differs: a re-created StatefulSet would not adopt its Pods")
 
-// Converger re-creates StatefulSets. Client and Journal are required.
+// Converger re-creates StatefulSets. Client, Journal and JournalKey are required.
 type Converger struct {
 	Client  client.Client
 	Journal Journal
+	// JournalKey returns the key that seals every record written and opens
+	// every record read (Record): at least MinKeyLength bytes, kept where the
+	// Journal's writers cannot read it. It is asked only when a record is
+	// written or found, so a controller starts without it.
+	JournalKey func(ctx context.Context) ([]byte, error)
 	// Reader serves every read; defaults to Client. Pass the manager's API
 	// reader: a cache lags, and the decisions here (is the old object gone, who
 	// created the new one) must be made on the server's current state; a cache
@@ -97,9 +102,13 @@ func (c *Converger) Converge(ctx context.Context, live, desired *appsv1.Stateful
 		return err
 	}
 
-	rec, err := record(string(live.UID), obj)
+	jkey, err := c.journalKey(ctx)
 	if err != nil {
 		return err
+	}
+	rec, err := Record(jkey, string(live.UID), obj)
+	if err != nil {
+		return fmt.Errorf("record re-create of statefulset %s: %w", key, err)
 	}
 	if err := c.Journal.Save(ctx, key, rec); err != nil {
 		return fmt.Errorf("record re-create of statefulset %s: %w", key, err)
@@ -158,6 +167,17 @@ func (c *Converger) preflightCreate(ctx context.Context, obj *appsv1.StatefulSet
 		return nil
 	}
 	return fmt.Errorf("statefulset %s would not be re-created (dry run): %w", client.ObjectKeyFromObject(obj), err)
+}
+
+func (c *Converger) journalKey(ctx context.Context) ([]byte, error) {
+	if c.JournalKey == nil {
+		return nil, errors.New("converger has no journal key: no StatefulSet is re-created without a sealed record")
+	}
+	key, err := c.JournalKey(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("journal key: %w", err)
+	}
+	return key, nil
 }
 
 func (c *Converger) reader() client.Reader {

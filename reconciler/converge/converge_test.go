@@ -27,7 +27,7 @@ func TestConvergeReplacesTemplatesKeepingPods(t *testing.T) {
 	pods := watchPods(ctx, t, cs, ns)
 	j := cmJournal{c}
 	hc := &hookClient{Client: c}
-	conv := &converge.Converger{Client: hc, Journal: j}
+	conv := &converge.Converger{Client: hc, Journal: j, JournalKey: staticKey}
 
 	start := time.Now()
 	if err := conv.Converge(ctx, live, manifest(ns, "2Gi")); err != nil {
@@ -75,7 +75,7 @@ func TestResumeAfterCrashBetweenDeleteAndCreate(t *testing.T) {
 	j := cmJournal{c}
 
 	crashCtx, crash := context.WithCancel(ctx)
-	dying := &converge.Converger{Client: &hookClient{Client: c, afterDelete: func(context.Context) { crash() }}, Journal: j}
+	dying := &converge.Converger{Client: &hookClient{Client: c, afterDelete: func(context.Context) { crash() }}, Journal: j, JournalKey: staticKey}
 	start := time.Now()
 	err := dying.Converge(crashCtx, live, manifest(ns, "2Gi"))
 	if !errors.Is(err, context.Canceled) {
@@ -113,7 +113,7 @@ func TestResumeAfterCrashBetweenDeleteAndCreate(t *testing.T) {
 	}
 	t.Logf("gone %s after start", time.Since(start).Round(time.Millisecond))
 
-	restarted := &converge.Converger{Client: c, Journal: j}
+	restarted := &converge.Converger{Client: c, Journal: j, JournalKey: staticKey}
 	resumedAt := time.Now()
 	done, err := restarted.Resume(ctx, key(ns))
 	if err != nil || !done {
@@ -138,7 +138,7 @@ func TestConvergeConflictOnStaleLive(t *testing.T) {
 	reapply(ctx, t, c, ns)
 	j := cmJournal{c}
 
-	err := (&converge.Converger{Client: c, Journal: j}).Converge(ctx, live, manifest(ns, "2Gi"))
+	err := (&converge.Converger{Client: c, Journal: j, JournalKey: staticKey}).Converge(ctx, live, manifest(ns, "2Gi"))
 	if !apierrors.IsConflict(err) {
 		t.Fatalf("Converge on a stale object = %v, want a conflict", err)
 	}
@@ -159,7 +159,7 @@ func TestConvergeDeletePreconditionFails(t *testing.T) {
 		return nil
 	}}
 
-	err := (&converge.Converger{Client: c, Journal: j}).Converge(ctx, live, manifest(ns, "2Gi"))
+	err := (&converge.Converger{Client: c, Journal: j, JournalKey: staticKey}).Converge(ctx, live, manifest(ns, "2Gi"))
 	if !apierrors.IsConflict(err) {
 		t.Fatalf("Converge = %v, want a conflict from the delete precondition", err)
 	}

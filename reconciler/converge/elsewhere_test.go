@@ -65,7 +65,7 @@ func TestConvergeRecreatedElsewhereWhileWaiting(t *testing.T) {
 	live := readyStatefulSet(ctx, t, c, ns)
 	before := take(ctx, t, c, ns)
 	g := &gitops{t: t, c: c, ns: ns}
-	conv := &converge.Converger{Client: &hookClient{Client: c, afterDelete: g.recreate}, Journal: cmJournal{c}}
+	conv := &converge.Converger{Client: &hookClient{Client: c, afterDelete: g.recreate}, Journal: cmJournal{c}, JournalKey: staticKey}
 
 	start := time.Now()
 	err := conv.Converge(ctx, live, manifest(ns, "2Gi"))
@@ -85,7 +85,7 @@ func TestConvergeRecreatedElsewhereBeforeCreate(t *testing.T) {
 	live := readyStatefulSet(ctx, t, c, ns)
 	before := take(ctx, t, c, ns)
 	g := &gitops{t: t, c: c, ns: ns}
-	conv := &converge.Converger{Client: &hookClient{Client: c, beforeCreate: g.recreate}, Journal: cmJournal{c}}
+	conv := &converge.Converger{Client: &hookClient{Client: c, beforeCreate: g.recreate}, Journal: cmJournal{c}, JournalKey: staticKey}
 
 	start := time.Now()
 	err := conv.Converge(ctx, live, manifest(ns, "2Gi"))
@@ -106,7 +106,7 @@ func TestResumeRecreatedElsewhereAfterCrash(t *testing.T) {
 	j := cmJournal{c}
 
 	crashCtx, crash := context.WithCancel(ctx)
-	dying := &converge.Converger{Client: &hookClient{Client: c, afterDelete: func(context.Context) { crash() }}, Journal: j}
+	dying := &converge.Converger{Client: &hookClient{Client: c, afterDelete: func(context.Context) { crash() }}, Journal: j, JournalKey: staticKey}
 	start := time.Now()
 	if err := dying.Converge(crashCtx, live, manifest(ns, "2Gi")); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Converge after crash = %v, want context.Canceled", err)
@@ -114,7 +114,7 @@ func TestResumeRecreatedElsewhereAfterCrash(t *testing.T) {
 	g := &gitops{t: t, c: c, ns: ns}
 	g.recreate(ctx)
 
-	restarted := &converge.Converger{Client: c, Journal: j}
+	restarted := &converge.Converger{Client: c, Journal: j, JournalKey: staticKey}
 	done, err := restarted.Resume(ctx, key(ns))
 	if done || !errors.Is(err, converge.ErrRecreatedElsewhere) {
 		t.Fatalf("Resume = %v, %v; want false, ErrRecreatedElsewhere", done, err)

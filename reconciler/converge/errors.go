@@ -15,6 +15,12 @@ import (
 // to whoever re-created it. Test with errors.Is.
 var ErrRecreatedElsewhere = errors.New("statefulset was re-created by someone else")
 
+// ErrJournalRejected is returned (wrapped) by Resume for a record that is not
+// provably this controller's: no MAC or one that does not verify, another
+// name, not a StatefulSet. Nothing is created and the record stays for a
+// person to inspect; retrying cannot help. Test with errors.Is.
+var ErrJournalRejected = errors.New("journal record rejected")
+
 // Texts the API server uses. v1.27+ validates volumeClaimTemplates as an
 // immutable field; older servers forbade every spec change outside an allow-list
 // with one Forbidden cause on "spec" (the list of fields grew over releases, so

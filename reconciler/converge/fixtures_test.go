@@ -26,6 +26,13 @@ const (
 	storageClass = "manual"
 )
 
+// testKey seals the journal of every Converger in these tests; a
+// "restarted" Converger holds the same key, as the controller reads it
+// from its Secret again.
+var testKey = []byte("0123456789abcdef0123456789abcdef")
+
+func staticKey(context.Context) ([]byte, error) { return testKey, nil }
+
 // ctxFor bounds one test; the whole file of scenarios takes well under it.
 func ctxFor(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -2,6 +2,7 @@ package converge_test
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
@@ -24,7 +25,7 @@ func journalName(key types.NamespacedName) types.NamespacedName {
 func (j cmJournal) Save(ctx context.Context, key types.NamespacedName, rec v1alpha1.PendingRecreate) error {
 	n := journalName(key)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Namespace: n.Namespace},
-		Data: map[string]string{"uid": rec.UID, "object": string(rec.Object.Raw)}}
+		Data: map[string]string{"uid": rec.UID, "object": string(rec.Object.Raw), "version": strconv.Itoa(int(rec.Version)), "mac": rec.MAC}}
 	err := j.c.Create(ctx, cm)
 	if apierrors.IsAlreadyExists(err) {
 		return j.c.Update(ctx, cm)
@@ -41,7 +42,9 @@ func (j cmJournal) Load(ctx context.Context, key types.NamespacedName) (*v1alpha
 	if err != nil {
 		return nil, err
 	}
-	return &v1alpha1.PendingRecreate{UID: cm.Data["uid"], Object: runtime.RawExtension{Raw: []byte(cm.Data["object"])}}, nil
+	version, _ := strconv.Atoi(cm.Data["version"]) // a forged record may hold anything
+	return &v1alpha1.PendingRecreate{UID: cm.Data["uid"], Object: runtime.RawExtension{Raw: []byte(cm.Data["object"])},
+		Version: int32(version), MAC: cm.Data["mac"]}, nil
 }
 
 func (j cmJournal) Clear(ctx context.Context, key types.NamespacedName) error {

@@ -7,7 +7,6 @@ import (
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // Prepare builds the StatefulSet to create from desired. It keeps what a user or
@@ -65,18 +64,10 @@ func inheritUnset(obj, live *appsv1.StatefulSet) {
 	}
 }
 
-// record renders the journal entry for re-creating obj in place of the object with oldUID.
-func record(oldUID string, obj *appsv1.StatefulSet) (v1alpha1.PendingRecreate, error) {
-	raw, err := json.Marshal(obj)
-	if err != nil {
-		return v1alpha1.PendingRecreate{}, fmt.Errorf("encode statefulset %s/%s for the journal: %w", obj.Namespace, obj.Name, err)
-	}
-	return v1alpha1.PendingRecreate{UID: oldUID, Object: runtime.RawExtension{Raw: raw}}, nil
-}
-
 // objectOf decodes a journal entry. It accepts Object as well as Raw because an
 // in-memory Journal may hand back the RawExtension as it was given, and Prepare
 // runs again so that a record written by hand cannot smuggle in server fields.
+// Anything but an apps/v1 StatefulSet is refused.
 func objectOf(rec *v1alpha1.PendingRecreate) (*appsv1.StatefulSet, error) {
 	raw := rec.Object.Raw
 	if len(raw) == 0 && rec.Object.Object != nil {
@@ -91,6 +82,9 @@ func objectOf(rec *v1alpha1.PendingRecreate) (*appsv1.StatefulSet, error) {
 	var sts appsv1.StatefulSet
 	if err := json.Unmarshal(raw, &sts); err != nil {
 		return nil, fmt.Errorf("decode journal object: %w", err)
+	}
+	if gvk := sts.GroupVersionKind(); gvk != appsv1.SchemeGroupVersion.WithKind("StatefulSet") {
+		return nil, fmt.Errorf("journal object is apiVersion %.64q kind %.64q, not an apps/v1 StatefulSet", sts.APIVersion, sts.Kind)
 	}
 	return Prepare(&sts), nil
 }

@@ -145,7 +145,7 @@ func TestInheritUnset(t *testing.T) {
 
 func TestRecordRoundTrip(t *testing.T) {
 	obj := Prepare(liveLike())
-	rec, err := record("uid-1", obj)
+	rec, err := Record(sealKey, "uid-1", obj)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,7 +82,7 @@ func TestCreateRefusedKeepsRecordUntilResume(t *testing.T) {
 		lift = freezeCreates(ctx, t, c, ns)
 		return nil
 	}}
-	conv := &converge.Converger{Client: c, Journal: j}
+	conv := &converge.Converger{Client: c, Journal: j, JournalKey: staticKey}
 
 	err := conv.Converge(ctx, live, manifest(ns, "2Gi"))
 	if err == nil || errors.Is(err, converge.ErrRecreatedElsewhere) {
@@ -125,7 +125,7 @@ func TestResumeAfterCrashBeforeDelete(t *testing.T) {
 	crashCtx, crash := context.WithCancel(ctx)
 	j := hookJournal{cmJournal: cmJournal{c}, afterSave: func(context.Context) error { crash(); return nil }}
 
-	err := (&converge.Converger{Client: c, Journal: j}).Converge(crashCtx, live, manifest(ns, "2Gi"))
+	err := (&converge.Converger{Client: c, Journal: j, JournalKey: staticKey}).Converge(crashCtx, live, manifest(ns, "2Gi"))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Converge = %v, want context.Canceled", err)
 	}
@@ -133,7 +133,7 @@ func TestResumeAfterCrashBeforeDelete(t *testing.T) {
 		t.Fatalf("journal = %v, %v; want the record (the delete's outcome is unknown to the dying process)", rec, err)
 	}
 
-	done, err := (&converge.Converger{Client: c, Journal: j.cmJournal}).Resume(ctx, key(ns))
+	done, err := (&converge.Converger{Client: c, Journal: j.cmJournal, JournalKey: staticKey}).Resume(ctx, key(ns))
 	if err != nil || done {
 		t.Fatalf("Resume = %v, %v; want false, nil", done, err)
 	}

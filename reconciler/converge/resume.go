@@ -18,17 +18,22 @@ import (
 // before clearing the record. When the old object still exists and is not
 // being deleted, the delete never happened: the record is dropped and done is
 // false, so the caller converges afresh. ErrRecreatedElsewhere (record
-// cleared) means another actor re-created the object.
+// cleared) means another actor re-created the object. ErrJournalRejected
+// means the record is not provably ours (see Record): nothing is created
+// and the record stays.
 func (c *Converger) Resume(ctx context.Context, key types.NamespacedName) (bool, error) {
 	rec, err := c.Journal.Load(ctx, key)
 	if err != nil || rec == nil {
 		return false, err
 	}
-	obj, err := objectOf(rec)
+	jkey, err := c.journalKey(ctx)
 	if err != nil {
-		return false, fmt.Errorf("journal record for statefulset %s: %w", key, err)
+		return false, err
 	}
-	obj.Name, obj.Namespace = key.Name, key.Namespace
+	obj, err := open(jkey, key, rec)
+	if err != nil {
+		return false, fmt.Errorf("%w: the record for statefulset %s: %v", ErrJournalRejected, key, err)
+	}
 
 	cur, err := c.get(ctx, key)
 	if err != nil {

@@ -43,8 +43,10 @@ func (s *Store) Get(key types.NamespacedName) (Proposal, bool) {
 }
 
 // Set stores p, replacing any proposal for the same StatefulSet, and
-// notifies the rollout controller.
+// notifies the rollout controller. The source's repository is stored
+// without user information (RepositoryURL), whichever source forgot it.
 func (s *Store) Set(ctx context.Context, p Proposal) {
+	p.Source.Repository = RepositoryURL(p.Source.Repository)
 	key := p.Key()
 	s.mu.Lock()
 	s.byKey[key] = p

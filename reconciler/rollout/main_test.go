@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -48,6 +49,8 @@ var (
 	// commit statuses the controller reports.
 	proposals = proposal.NewStore()
 	statuses  = &statusRecorder{}
+	// journalKeyOf holds the key that seals the controller's journal.
+	journalKeyOf = types.NamespacedName{Namespace: policyNamespace, Name: "claimwarden-journal-key"}
 )
 
 func TestMain(m *testing.M) {
@@ -140,6 +143,7 @@ func setup(ctx context.Context, e *testenv.Env) error {
 		PolicyChanges:           engine.Changes(),
 		Proposals:               proposals,
 		CommitStatuses:          statuses,
+		JournalKeySecret:        journalKeyOf,
 	}); err != nil {
 		return err
 	}

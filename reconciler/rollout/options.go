@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/policies"
@@ -55,6 +56,11 @@ type Options struct {
 	StatusContextPrefix string
 	// StatusTargetURL is linked from every commit status; optional.
 	StatusTargetURL string
+	// JournalKeySecret holds the key that seals the crash journal in
+	// status.pendingRecreate (see converge.Record), so that whoever may write
+	// that status cannot make the controller create a StatefulSet. Required;
+	// read (and made, see LoadJournalKey) when first needed.
+	JournalKeySecret types.NamespacedName
 	// RetryBaseDelay and RetryMaxDelay bound the back-off after a patch the API
 	// server rejected; a change to the StatefulSet or its claims retries at once.
 	RetryBaseDelay, RetryMaxDelay time.Duration

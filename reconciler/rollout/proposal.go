@@ -52,7 +52,11 @@ func (r *Reconciler) desiredOf(live *appsv1.StatefulSet, vcr *v1alpha1.VolumeCla
 		}
 	}
 	if rec := vcr.Status.Proposal; rec != nil && rec.Source.Kind != "StatefulSet" && rec.TemplatesHash == templatesHash(live) {
-		return desired{sts: live, src: rec.Source, ignoredLabels: rec.IgnoredLabels, gitops: true}
+		// Written by this controller, but perhaps by a version that kept
+		// user information.
+		src := rec.Source
+		src.Repository = proposal.RepositoryURL(src.Repository)
+		return desired{sts: live, src: src, ignoredLabels: rec.IgnoredLabels, gitops: true}
 	}
 	return desired{sts: live, src: sourceOf(live)}
 }

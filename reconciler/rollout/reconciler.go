@@ -76,6 +76,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	log := ctrl.LoggerFrom(ctx)
 
 	resumed, err := r.converger.Resume(ctx, req.NamespacedName)
+	if errors.Is(err, converge.ErrJournalRejected) {
+		// Not retried: only a person can tell what the record should be.
+		return ctrl.Result{}, r.journalRejected(ctx, req.NamespacedName, err)
+	}
 	if errors.Is(err, converge.ErrRecreatedElsewhere) {
 		log.Info("the StatefulSet was re-created by someone else while claimwarden converged it; continuing with that object")
 		err = nil
@@ -206,7 +210,7 @@ func hold(p *plan.Plan, why string) {
 func sourceOf(sts *appsv1.StatefulSet) v1alpha1.Source {
 	return v1alpha1.Source{
 		Kind: "StatefulSet", Namespace: sts.Namespace, Name: sts.Name,
-		Repository: sts.Annotations[v1alpha1.RepositoryAnnotation],
+		Repository: proposal.RepositoryURL(sts.Annotations[v1alpha1.RepositoryAnnotation]),
 		Revision:   sts.Annotations[v1alpha1.RevisionAnnotation],
 	}
 }

@@ -2,20 +2,19 @@ package rollout_test
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/reconciler/converge"
+	"github.com/claimwarden/claimwarden/reconciler/rollout"
 	"github.com/claimwarden/claimwarden/test/fixtures"
 )
 
@@ -37,7 +36,12 @@ func TestInterruptedRecreateIsFinishedFromTheRolloutRecord(t *testing.T) {
 	}
 	desired := live.DeepCopy()
 	fixtures.SetTemplateSize("2Gi")(desired)
-	raw, err := json.Marshal(converge.Prepare(desired))
+	// The controller's key: the test plays the controller that died.
+	jkey, err := rollout.LoadJournalKey(ctx, c, c, journalKeyOf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := converge.Record(jkey, string(live.UID), desired)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +51,7 @@ func TestInterruptedRecreateIsFinishedFromTheRolloutRecord(t *testing.T) {
 	if err := c.Get(ctx, key, vcr); err != nil {
 		t.Fatal(err)
 	}
-	vcr.Status.PendingRecreate = &v1alpha1.PendingRecreate{UID: string(live.UID), Object: runtime.RawExtension{Raw: raw}}
+	vcr.Status.PendingRecreate = &rec
 	if err := c.Status().Update(ctx, vcr); err != nil {
 		t.Fatal(err)
 	}

@@ -34,6 +34,9 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	if opts.Policies == nil {
 		return errors.New("rollout: Options.Policies is required: no claim is patched without a verdict")
 	}
+	if opts.JournalKeySecret.Namespace == "" || opts.JournalKeySecret.Name == "" {
+		return errors.New("rollout: Options.JournalKeySecret is required: no StatefulSet is re-created from an unsealed journal")
+	}
 	c := mgr.GetClient()
 	r := &Reconciler{
 		client:   c,
@@ -43,6 +46,8 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 			Client:  c,
 			Reader:  mgr.GetAPIReader(),
 			Journal: &rolloutJournal{client: c},
+			// Uncached: the controller watches no Secrets.
+			JournalKey: (&journalKeys{reader: mgr.GetAPIReader(), writer: c, secret: opts.JournalKeySecret}).get,
 		},
 		retry:    workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](opts.RetryBaseDelay, opts.RetryMaxDelay),
 		skipped:  &sync.Map{},

@@ -64,7 +64,10 @@ func Start(o Options) (*Process, error) {
 	}
 	args := []string{"run", "--kubeconfig", o.Kubeconfig}
 	if o.LeaderElectionNamespace == "" {
-		args = append(args, "--leader-election=false")
+		// Outside a Pod the controller's own namespace is claimwarden-system,
+		// which only the runs with leader election create; the journal key
+		// Secret then goes to default, which every cluster has.
+		args = append(args, "--leader-election=false", "--journal-key-namespace", "default")
 	} else {
 		args = append(args, "--leader-election=true", "--leader-election-namespace", o.LeaderElectionNamespace)
 	}

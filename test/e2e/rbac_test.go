@@ -99,7 +99,9 @@ func TestServiceAccountPermissions(t *testing.T) {
 		{"get", "", "secrets", "", ns, false},
 		{"list", "", "secrets", "", ns, false},
 		{"watch", "", "secrets", "", "", false},
-		{"get", "", "secrets", "", controllerNamespace, true}, // Git host and Argo CD tokens (their components)
+		{"get", "", "secrets", "", controllerNamespace, true},    // Git host and Argo CD tokens (their components)
+		{"create", "", "secrets", "", controllerNamespace, true}, // the journal key, on the first re-create (convergence)
+		{"create", "", "secrets", "", ns, false},
 		// Refused: the volumes themselves belong to the storage.
 		{"update", "", "persistentvolumes", "", "", false},
 		{"delete", "", "persistentvolumes", "", "", false},

@@ -23,6 +23,7 @@ import (
 	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 	"github.com/claimwarden/claimwarden/integrations/manifests"
 	"github.com/claimwarden/claimwarden/policies"
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
 // Exit codes of `claimwarden check`.
@@ -74,6 +75,13 @@ or --git-token-file. docs/check.md has CI snippets and the JSON schema.`,
 			if err := f.validate(); err != nil {
 				return err // a usage error
 			}
+			// The URL goes into the policy input, the report and the
+			// comment: without user information, like every Source.
+			repository, err := proposal.CanonicalRepositoryURL(f.repository)
+			if err != nil {
+				return fmt.Errorf("--repository: %v", err)
+			}
+			f.repository = repository
 			return runCheck(cmd, f, environ)
 		},
 	}

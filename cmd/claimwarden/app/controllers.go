@@ -50,6 +50,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 		PolicyChanges:           engine.Changes(),
 		StatusContextPrefix:     cfg.GitStatus.ContextPrefix,
 		StatusTargetURL:         cfg.GitStatus.TargetURL,
+		JournalKeySecret:        types.NamespacedName{Namespace: cfg.JournalKey.Namespace, Name: cfg.JournalKey.SecretName},
 	}
 	if addr := cfg.GitStatus.FluxEventsAddr; addr != "" {
 		notifier, err := flux.NewNotifier(addr, "claimwarden", log.WithName("flux-events"))

@@ -18,6 +18,7 @@ import (
 // the kustomize component (config/components/<component>) that grants it.
 type permission struct {
 	verb, group, resource, namespace string
+	name                             string // one object's name, "" for any
 	component                        string
 }
 
@@ -35,9 +36,13 @@ func requiredPermissions(cfg config.Config) []permission {
 	if cfg.Flux.Enabled || cfg.ArgoCD.Enabled {
 		for _, ns := range where {
 			out = append(out,
-				permission{"create", "apps", "statefulsets", ns, "convergence"},
-				permission{"delete", "apps", "statefulsets", ns, "convergence"})
+				permission{"create", "apps", "statefulsets", ns, "", "convergence"},
+				permission{"delete", "apps", "statefulsets", ns, "", "convergence"})
 		}
+		key := cfg.JournalKey
+		out = append(out,
+			permission{"get", "", "secrets", key.Namespace, key.SecretName, "convergence"},
+			permission{"create", "", "secrets", key.Namespace, "", "convergence"})
 	}
 	if cfg.Flux.Enabled {
 		fluxNS := cfg.Flux.Namespaces
@@ -46,9 +51,9 @@ func requiredPermissions(cfg config.Config) []permission {
 		}
 		for _, ns := range fluxNS {
 			out = append(out,
-				permission{"watch", "kustomize.toolkit.fluxcd.io", "kustomizations", ns, "flux"},
-				permission{"patch", "kustomize.toolkit.fluxcd.io", "kustomizations", ns, "flux"},
-				permission{"get", "source.toolkit.fluxcd.io", "gitrepositories", ns, "flux"})
+				permission{"watch", "kustomize.toolkit.fluxcd.io", "kustomizations", ns, "", "flux"},
+				permission{"patch", "kustomize.toolkit.fluxcd.io", "kustomizations", ns, "", "flux"},
+				permission{"get", "source.toolkit.fluxcd.io", "gitrepositories", ns, "", "flux"})
 		}
 	}
 	if cfg.ArgoCD.Enabled {
@@ -57,9 +62,9 @@ func requiredPermissions(cfg config.Config) []permission {
 			argoNS = []string{""}
 		}
 		for _, ns := range argoNS {
-			out = append(out, permission{"watch", "argoproj.io", "applications", ns, "argocd"})
+			out = append(out, permission{"watch", "argoproj.io", "applications", ns, "", "argocd"})
 		}
-		out = append(out, permission{"get", "", "secrets", cfg.ArgoCD.TokenSecretRef.Namespace, "argocd"})
+		out = append(out, permission{"get", "", "secrets", cfg.ArgoCD.TokenSecretRef.Namespace, cfg.ArgoCD.TokenSecretRef.Name, "argocd"})
 	}
 	var secretNS []string
 	for _, h := range cfg.GitStatus.Hosts {
@@ -72,7 +77,7 @@ func requiredPermissions(cfg config.Config) []permission {
 	}
 	slices.Sort(secretNS)
 	for _, ns := range slices.Compact(secretNS) {
-		out = append(out, permission{"watch", "", "secrets", ns, "gitstatus"})
+		out = append(out, permission{"watch", "", "secrets", ns, "", "gitstatus"})
 	}
 	return out
 }
@@ -89,7 +94,7 @@ func checkPermissions(ctx context.Context, rc *rest.Config, cfg config.Config) e
 	var missing []string
 	for _, p := range requiredPermissions(cfg) {
 		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
-			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: p.verb, Group: p.group, Resource: p.resource, Namespace: p.namespace},
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: p.verb, Group: p.group, Resource: p.resource, Namespace: p.namespace, Name: p.name},
 		}}
 		got, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
 		if err != nil {
@@ -109,6 +114,9 @@ func (p permission) describe() string {
 	res := p.resource
 	if p.group != "" {
 		res += "." + p.group
+	}
+	if p.name != "" {
+		res += " " + p.name
 	}
 	where := "in every namespace"
 	if p.namespace != "" {
