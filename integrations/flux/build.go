@@ -113,6 +113,9 @@ func build(ctx context.Context, root string, o BuildOptions, vars map[string]str
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	m, err := kustomize.Build(fsys, dir)
+	if refused := fsys.refused(); refused != nil {
+		return nil, fmt.Errorf("%s: %w", what, refused)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: kustomize build failed: %w", what, err)
 	}
@@ -183,8 +186,9 @@ func buildDir(root string, ks *kustomizev1.Kustomization) (string, error) {
 
 // buildFS reads from disk, confined to root, and keeps writes (the
 // generated kustomization.yaml) in memory: kustomize-controller writes into
-// a throw-away copy instead; this needs no copy of a cached artifact.
-func buildFS(root string, remoteBases bool) (filesys.FileSystem, error) {
+// a throw-away copy instead; this needs no copy of a cached artifact. Reads
+// are guarded (guardfs.go).
+func buildFS(root string, remoteBases bool) (*guardedFS, error) {
 	var disk filesys.FileSystem
 	var err error
 	if remoteBases {
@@ -195,7 +199,7 @@ func buildFS(root string, remoteBases bool) (filesys.FileSystem, error) {
 	if err != nil {
 		return nil, err
 	}
-	return securefs.MakeFsInMemory(disk), nil
+	return newGuardedFS(securefs.MakeFsInMemory(disk), root, remoteBases), nil
 }
 
 // setFluxMetadata does what kustomize-controller does to the built objects
