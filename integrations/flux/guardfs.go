@@ -15,29 +15,32 @@ import (
 // file through ReadFile (its loader offers no hook for the HTTP client or
 // the git cloner it uses for remote references), so ReadFile is where a
 // kustomization file naming a remote reference is refused, before
-// kustomize sees the reference.
+// kustomize sees the reference, and where what the build reads is charged
+// to its budget (limits.go), before kustomize parses it.
 type guardedFS struct {
 	filesys.FileSystem
 	root        string
 	allowRemote bool
 	rf          *resource.Factory
+	budget      *budget
 
 	mu      sync.Mutex
 	refusal error
 }
 
-func newGuardedFS(fsys filesys.FileSystem, root string, allowRemote bool) *guardedFS {
+func newGuardedFS(fsys filesys.FileSystem, root string, allowRemote bool, l Limits) *guardedFS {
 	return &guardedFS{
 		FileSystem:  fsys,
 		root:        root,
 		allowRemote: allowRemote,
 		rf:          provider.NewDefaultDepProvider().GetResourceFactory(),
+		budget:      newBudget(l),
 	}
 }
 
 // ReadFile returns the file's content unless the build must not use it.
 func (g *guardedFS) ReadFile(path string) ([]byte, error) {
-	data, err := g.FileSystem.ReadFile(path)
+	data, err := g.read(path)
 	if err != nil {
 		return nil, err
 	}
@@ -47,11 +50,33 @@ func (g *guardedFS) ReadFile(path string) ([]byte, error) {
 	return data, nil
 }
 
-func (g *guardedFS) check(path string, data []byte) error {
-	if g.allowRemote {
-		return nil
+// read reads a regular file of at most the per-file limit, and no more of
+// it than that.
+func (g *guardedFS) read(path string) ([]byte, error) {
+	if g.FileSystem.IsDir(path) {
+		// kustomize tries a resource as a file first, then as a directory.
+		return g.FileSystem.ReadFile(path)
 	}
+	f, err := g.FileSystem.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := readLimited(f, g.rel(path), g.budget.limits.FileBytes)
+	if err != nil {
+		return nil, g.refuse(err)
+	}
+	return data, nil
+}
+
+func (g *guardedFS) check(path string, data []byte) error {
 	name := g.rel(path)
+	g.mu.Lock()
+	err := g.budget.spend(name, data)
+	g.mu.Unlock()
+	if err != nil || g.allowRemote {
+		return err
+	}
 	if slices.Contains(konfig.RecognizedKustomizationFileNames(), filepath.Base(path)) {
 		return checkKustomizationRefs(g.rf, name, data)
 	}
