@@ -168,3 +168,23 @@ func TestBuildRefusesRemoteComponentsOfTheKustomization(t *testing.T) {
 		t.Fatalf("error %v, want one naming the Kustomization and %s", err, ref)
 	}
 }
+
+// TestBuilderRefusesRemoteReferences: the controller's path, from a
+// source-controller artifact: the Builder fails naming the Kustomization,
+// the file and the reference, and nothing is fetched but the artifact.
+func TestBuilderRefusesRemoteReferences(t *testing.T) {
+	traps := newRemoteTraps(t)
+	srv := newArtifactServer(t)
+	root := remoteRepo(t, traps, "resources:\n- sts.yaml\n- https://"+traps.tcpAddr+"/repo.git//path?ref=x\n- "+traps.http.URL+"/cm.yaml\n")
+	a := srv.serveDir(t, "/gitrepository/flux-system/repo/1.tar.gz", root)
+	ks := &kustomizev1.Kustomization{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "flux-system", Name: "apps", UID: "u", Generation: 1},
+		Spec:       kustomizev1.KustomizationSpec{Path: "./apps"},
+	}
+	_, err := (&Builder{Fetcher: &Fetcher{Dir: t.TempDir()}}).Build(context.Background(), ks, a)
+	traps.assertUntouched(t)
+	want := `Kustomization flux-system/apps: apps/kustomization.yaml: resources: remote reference "https://` + traps.tcpAddr + `/repo.git//path?ref=x" refused`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+}
