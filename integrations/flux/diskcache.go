@@ -176,11 +176,11 @@ func (c *diskCache) reserve(n int64) error {
 			return nil
 		}
 		evicted := c.evictOldestUnused()
-		inUse := c.used
+		used, reserved := c.used, c.reserved
 		c.mu.Unlock()
 		if !evicted {
-			return fmt.Errorf("artifact cache full: %d bytes held by artifacts in use or being downloaded, "+
-				"%d bytes needed, of at most %d (flux.maxCacheSize)", inUse, n, c.maxBytes)
+			return fmt.Errorf("artifact cache full: %d bytes held by artifacts in use and %d reserved by downloads in progress, "+
+				"%d bytes needed, of at most %d (flux.maxCacheSize)", used, reserved, n, c.maxBytes)
 		}
 		c.sweep()
 	}
