@@ -92,6 +92,10 @@ func TestBuildBoundsInput(t *testing.T) {
 		{"a huge kustomization.yaml", map[string]string{
 			"apps/kustomization.yaml": "resources:\n- sts.yaml\ncommonAnnotations:\n  a: &a " + strings.Repeat("z", 100<<10) + "\n  b: [" + strings.Repeat("*a,", 5000) + "]\n", "apps/sts.yaml": sts,
 		}, []string{"apps/kustomization.yaml", "limit"}},
+		{"a kustomization.yaml the build does not use", map[string]string{
+			"apps/kustomization.yaml": "resources:\n- sts.yaml\n", "apps/sts.yaml": sts,
+			"other/kustomization.yaml": "commonLabels:\n  a: &a " + strings.Repeat("z", 100<<10) + "\ncommonAnnotations: {b: *a}\nlabels: [" + strings.Repeat("*a,", 5000) + "]\n",
+		}, []string{"other/kustomization.yaml", "limit"}},
 		{"plain manifests without a kustomization.yaml", map[string]string{
 			"apps/sts.yaml": sts, "apps/bomb.yaml": aliasBomb(),
 		}, []string{"apps/bomb.yaml", "limit"}},
