@@ -35,7 +35,7 @@ type Limits struct {
 // controller; a repository of several MiB of manifests builds within them.
 var DefaultLimits = Limits{
 	FileBytes:   4 << 20,
-	TotalBytes:  16 << 20,
+	TotalBytes:  8 << 20,
 	Documents:   10000,
 	Nodes:       600000,
 	Aliases:     1000,

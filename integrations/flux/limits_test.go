@@ -73,7 +73,7 @@ func TestBuildBoundsInput(t *testing.T) {
 		{"50 MB of YAML in a file", map[string]string{
 			"apps/kustomization.yaml": "resources:\n- sts.yaml\n- big.yaml\n", "apps/sts.yaml": sts, "apps/big.yaml": bigDoc,
 		}, []string{"apps/big.yaml", "over the limit of 4194304 bytes per file"}},
-		{"20 MB of YAML in files", manyFiles, []string{"more than 16777216 bytes of files"}},
+		{"20 MB of YAML in files", manyFiles, []string{"more than 8388608 bytes of files"}},
 		{"aliases", map[string]string{
 			"apps/kustomization.yaml": "resources:\n- bomb.yaml\n", "apps/bomb.yaml": aliasBomb(),
 		}, []string{"apps/bomb.yaml", "limit"}},
