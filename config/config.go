@@ -247,6 +247,7 @@ var keys = []struct{ name, flag string }{
 	{"flux.namespaces", "flux-namespaces"},
 	{"flux.artifactCacheDir", "flux-artifact-cache-dir"},
 	{"flux.maxArtifactSize", "flux-max-artifact-size"},
+	{"flux.maxCacheSize", "flux-max-cache-size"},
 	{"argocd.enabled", "argocd"},
 	{"argocd.namespaces", "argocd-namespaces"},
 	{"argocd.server", "argocd-server"},
@@ -327,6 +328,7 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.StringSlice("flux-namespaces", d.Flux.Namespaces, "namespaces of the Kustomizations to watch, comma-separated; empty watches all")
 	fs.String("flux-artifact-cache-dir", d.Flux.ArtifactCacheDir, "directory for downloaded source artifacts")
 	fs.Int64("flux-max-artifact-size", d.Flux.MaxArtifactSize, "largest source artifact downloaded, in bytes")
+	fs.Int64("flux-max-cache-size", d.Flux.MaxCacheSize, "bytes the artifact cache directory holds at most, downloads in progress included")
 	fs.Bool("argocd", d.ArgoCD.Enabled, "watch Argo CD Applications and converge StatefulSets whose volumeClaimTemplates Argo CD cannot sync (needs the Argo CD CRDs and API)")
 	fs.StringSlice("argocd-namespaces", d.ArgoCD.Namespaces, "namespaces of the Applications to watch, comma-separated; empty watches all")
 	fs.String("argocd-server", d.ArgoCD.Server, "argocd-server base URL, whose API gives the desired StatefulSets and starts syncs")

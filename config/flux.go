@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/claimwarden/claimwarden/integrations/flux"
 )
 
 // Flux configures the Flux integration: Kustomizations whose newest revision
@@ -28,6 +30,13 @@ type Flux struct {
 	// MaxArtifactSize is the largest artifact downloaded, in bytes; default
 	// 100 MiB (source-controller's own default limit for Git artifacts is lower).
 	MaxArtifactSize int64 `mapstructure:"maxArtifactSize"`
+
+	// MaxCacheSize bounds the bytes artifactCacheDir holds, extracted
+	// artifacts and downloads in progress (each counted at its worst case,
+	// maxArtifactSize plus 256 MiB extracted); least recently used artifacts
+	// not in use are evicted first. Default 768 MiB, which the shipped
+	// Deployment's 1Gi emptyDir holds.
+	MaxCacheSize int64 `mapstructure:"maxCacheSize"`
 }
 
 // DefaultMaxArtifactSize bounds an artifact download unless configured.
@@ -37,12 +46,16 @@ func defaultFlux() Flux {
 	return Flux{
 		ArtifactCacheDir: filepath.Join(os.TempDir(), "claimwarden-artifacts"),
 		MaxArtifactSize:  DefaultMaxArtifactSize,
+		MaxCacheSize:     flux.DefaultMaxCacheSize,
 	}
 }
 
 func (f Flux) validate(bad func(key string, value any, format string, args ...any)) {
 	if f.MaxArtifactSize <= 0 {
 		bad("flux.maxArtifactSize", f.MaxArtifactSize, "is not a positive number of bytes")
+	}
+	if need := f.MaxArtifactSize + flux.DefaultMaxExtractedSize; f.MaxCacheSize < need {
+		bad("flux.maxCacheSize", f.MaxCacheSize, "cannot hold one download: it needs maxArtifactSize plus %d bytes extracted, %d bytes", int64(flux.DefaultMaxExtractedSize), need)
 	}
 	if f.Enabled && f.ArtifactCacheDir == "" {
 		bad("flux.artifactCacheDir", f.ArtifactCacheDir, "is empty: the integration needs a directory for artifacts")

@@ -35,6 +35,8 @@ type BuildOptions struct {
 	// controller allows them unless --no-remote-bases; claimwarden does not
 	// by default, since a build would then reach out to Git hosts.
 	AllowRemoteBases bool
+	// Limits bound what the build reads and produces (zero: DefaultLimits).
+	Limits Limits
 }
 
 // Result is a build's output.
@@ -95,6 +97,11 @@ func build(ctx context.Context, root string, o BuildOptions, vars map[string]str
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 
+	// The generator parses the files it reads itself, before kustomize.
+	if err := prescan(root, dir, o.Limits); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+
 	u := unstructured.Unstructured{Object: map[string]any{}}
 	if ks != nil {
 		if u, err = toUnstructured(ks); err != nil {
@@ -105,7 +112,7 @@ func build(ctx context.Context, root string, o BuildOptions, vars map[string]str
 	if err != nil {
 		return nil, fmt.Errorf("%s: generating kustomization.yaml: %w", what, err)
 	}
-	fsys, err := buildFS(root, o.AllowRemoteBases)
+	fsys, err := buildFS(root, o.AllowRemoteBases, o.Limits)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -113,6 +120,9 @@ func build(ctx context.Context, root string, o BuildOptions, vars map[string]str
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	m, err := kustomize.Build(fsys, dir)
+	if refused := fsys.refused(); refused != nil {
+		return nil, fmt.Errorf("%s: %w", what, refused)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: kustomize build failed: %w", what, err)
 	}
@@ -121,6 +131,11 @@ func build(ctx context.Context, root string, o BuildOptions, vars map[string]str
 	if vars != nil {
 		substitute = substituter(ks, vars, o.StrictSubstitutions)
 	}
+	limits := o.Limits.withDefaults()
+	if m.Size() > limits.Objects {
+		return nil, fmt.Errorf("%s: the build makes %d objects, over the limit of %d", what, m.Size(), limits.Objects)
+	}
+	var outputBytes int64
 	objects := make([]*unstructured.Unstructured, 0, m.Size())
 	for _, res := range m.Resources() {
 		if res.GetName() == "" || res.GetKind() == "" || res.GetApiVersion() == "" {
@@ -139,6 +154,9 @@ func build(ctx context.Context, root string, o BuildOptions, vars map[string]str
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", what, id, err)
 		}
+		if outputBytes += int64(len(data)); outputBytes > limits.OutputBytes {
+			return nil, fmt.Errorf("%s: the build makes more than %d bytes of objects (at %s), its limit", what, limits.OutputBytes, id)
+		}
 		obj := &unstructured.Unstructured{}
 		if err := obj.UnmarshalJSON(data); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", what, id, err)
@@ -149,7 +167,7 @@ func build(ctx context.Context, root string, o BuildOptions, vars map[string]str
 		setFluxMetadata(objects, ks)
 	}
 
-	keys, err := templateLabelKeys(root)
+	keys, err := templateLabelKeys(root, o.Limits)
 	if err != nil {
 		return nil, fmt.Errorf("%s: reading kustomization files: %w", what, err)
 	}
@@ -183,8 +201,9 @@ func buildDir(root string, ks *kustomizev1.Kustomization) (string, error) {
 
 // buildFS reads from disk, confined to root, and keeps writes (the
 // generated kustomization.yaml) in memory: kustomize-controller writes into
-// a throw-away copy instead; this needs no copy of a cached artifact.
-func buildFS(root string, remoteBases bool) (filesys.FileSystem, error) {
+// a throw-away copy instead; this needs no copy of a cached artifact. Reads
+// are guarded (guardfs.go).
+func buildFS(root string, remoteBases bool, l Limits) (*guardedFS, error) {
 	var disk filesys.FileSystem
 	var err error
 	if remoteBases {
@@ -195,7 +214,7 @@ func buildFS(root string, remoteBases bool) (filesys.FileSystem, error) {
 	if err != nil {
 		return nil, err
 	}
-	return securefs.MakeFsInMemory(disk), nil
+	return newGuardedFS(securefs.MakeFsInMemory(disk), root, remoteBases, l), nil
 }
 
 // setFluxMetadata does what kustomize-controller does to the built objects

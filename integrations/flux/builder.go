@@ -31,9 +31,10 @@ type Builder struct {
 	Reader client.Reader
 	// Keep is how many results are cached (0: DefaultKeptBuilds).
 	Keep int
-	// StrictSubstitutions and AllowRemoteBases are as in BuildOptions.
+	// StrictSubstitutions, AllowRemoteBases and Limits are as in BuildOptions.
 	StrictSubstitutions bool
 	AllowRemoteBases    bool
+	Limits              Limits
 
 	once    sync.Once
 	results *lru.Cache[string, *Result]
@@ -82,6 +83,7 @@ func (b *Builder) Build(ctx context.Context, ks *kustomizev1.Kustomization, a *m
 			Kustomization:       ks,
 			StrictSubstitutions: b.StrictSubstitutions,
 			AllowRemoteBases:    b.AllowRemoteBases,
+			Limits:              b.Limits,
 		}, vars)
 		if err != nil {
 			return nil, err

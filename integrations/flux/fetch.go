@@ -17,10 +17,14 @@ import (
 	"golang.org/x/sync/singleflight"
 )
 
-// Defaults of Fetcher's limits.
+// Defaults of Fetcher's limits, sized together: a download needs room for
+// its archive and its extraction, and the cache (downloads in progress
+// included) stays within DefaultMaxCacheSize, which the shipped Deployment's
+// 1Gi emptyDir holds with room to spare (config/manager/deployment.yaml).
 const (
 	DefaultMaxArtifactSize  = 100 << 20
-	DefaultMaxExtractedSize = 512 << 20
+	DefaultMaxExtractedSize = 256 << 20
+	DefaultMaxCacheSize     = 768 << 20
 	DefaultKeptArtifacts    = 16
 )
 
@@ -31,7 +35,7 @@ var ErrArtifactNotFound = fetch.ErrFileNotFound
 // Fetcher downloads the artifacts source-controller serves (the
 // status.artifact of a GitRepository, OCIRepository or Bucket), verifies
 // their digest, and extracts each once into Dir/<digest hex>, keeping the
-// Keep most recently used. The download, digest check and extraction are
+// Keep most recently used in at most MaxCacheSize bytes. The download, digest check and extraction are
 // fluxcd/pkg/http/fetch's, as in kustomize-controller; unlike it, sizes are
 // bounded. The zero value is usable; set the fields before the first Fetch.
 type Fetcher struct {
@@ -46,6 +50,12 @@ type Fetcher struct {
 	Retries int
 	// Keep is how many extracted artifacts stay on disk (0: DefaultKeptArtifacts).
 	Keep int
+	// MaxCacheSize bounds the bytes on disk under Dir, downloads in progress
+	// counted at their worst case, MaxSize + MaxExtractedSize, which it must
+	// hold (0: DefaultMaxCacheSize). The archive of a download in progress
+	// is written to the system temporary directory, usually Dir's file
+	// system.
+	MaxCacheSize int64
 	// HostOverride replaces the host of artifact URLs, like
 	// kustomize-controller's SOURCE_CONTROLLER_LOCALHOST: for a claimwarden
 	// running outside the cluster, or reaching source-controller by another
@@ -132,11 +142,16 @@ func (f *Fetcher) init() error {
 		if keep <= 0 {
 			keep = DefaultKeptArtifacts
 		}
-		f.disk, f.initErr = openDiskCache(dir, keep)
+		if f.reservation() > f.maxCacheSize() {
+			f.initErr = fmt.Errorf("artifact cache of %d bytes cannot hold a download of up to %d bytes (archive) and %d bytes (extracted)",
+				f.maxCacheSize(), f.maxSize(), f.maxExtractedSize())
+			return
+		}
+		f.disk, f.initErr = openDiskCache(dir, keep, f.maxCacheSize())
 		f.archive = fetch.New(
 			fetch.WithRetries(f.Retries),
 			fetch.WithMaxDownloadSize(int(f.maxSize())),
-			fetch.WithUntar(tar.WithMaxUntarSize(int(orDefault(f.MaxExtractedSize, DefaultMaxExtractedSize)))),
+			fetch.WithUntar(tar.WithMaxUntarSize(int(f.maxExtractedSize()))),
 			fetch.WithHostnameOverwrite(f.HostOverride),
 			fetch.WithLogger(f.Logger),
 		)
@@ -145,6 +160,16 @@ func (f *Fetcher) init() error {
 }
 
 func (f *Fetcher) maxSize() int64 { return orDefault(f.MaxSize, DefaultMaxArtifactSize) }
+
+func (f *Fetcher) maxExtractedSize() int64 {
+	return orDefault(f.MaxExtractedSize, DefaultMaxExtractedSize)
+}
+
+func (f *Fetcher) maxCacheSize() int64 { return orDefault(f.MaxCacheSize, DefaultMaxCacheSize) }
+
+// reservation is the room a download may take: the archive, then the
+// files extracted from it, both on disk at once.
+func (f *Fetcher) reservation() int64 { return f.maxSize() + f.maxExtractedSize() }
 
 func orDefault(v, def int64) int64 {
 	if v <= 0 {
@@ -164,6 +189,16 @@ func (f *Fetcher) download(ctx context.Context, a *meta.Artifact, key string) er
 	if a.Size != nil && *a.Size > f.maxSize() {
 		return fmt.Errorf("artifact %s: %d bytes, over the limit of %d bytes", a.URL, *a.Size, f.maxSize())
 	}
+	n := f.reservation()
+	if err := f.disk.reserve(n); err != nil {
+		return fmt.Errorf("artifact %s: %w", a.URL, err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			f.disk.cancel(n)
+		}
+	}()
 	tmp, err := f.disk.tempDir()
 	if err != nil {
 		return fmt.Errorf("artifact %s: %w", a.URL, err)
@@ -172,7 +207,8 @@ func (f *Fetcher) download(ctx context.Context, a *meta.Artifact, key string) er
 	if err := f.archive.FetchWithContext(ctx, a.URL, a.Digest, tmp); err != nil {
 		return fmt.Errorf("artifact %s: %w", a.URL, err)
 	}
-	if err := f.disk.commit(key, tmp); err != nil {
+	committed = true // commit takes the reservation back, whatever it returns
+	if err := f.disk.commit(key, tmp, n); err != nil {
 		return fmt.Errorf("artifact %s: %w", a.URL, err)
 	}
 	return nil

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,8 +26,8 @@ import (
 // not: including too much only keeps claimwarden from copying a label, while
 // missing one would copy build-injected labels onto PVCs. Files that do not
 // parse are skipped for the same reason: the build already parsed those it
-// used.
-func templateLabelKeys(root string) ([]string, error) {
+// used. A file past the limits fails the build: it could not be read safely.
+func templateLabelKeys(root string, l Limits) ([]string, error) {
 	names := konfig.RecognizedKustomizationFileNames()
 	keys := map[string]struct{}{}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -44,7 +43,9 @@ func templateLabelKeys(root string) ([]string, error) {
 		if !slices.Contains(names, d.Name()) {
 			return nil
 		}
-		data, err := os.ReadFile(p)
+		// Each file within the limits on its own: they are read one at a
+		// time, and a repository may hold thousands.
+		data, err := readBounded(root, p, newBudget(l))
 		if err != nil {
 			return err
 		}
@@ -64,7 +65,7 @@ func templateLabelKeys(root string) ([]string, error) {
 			}
 		}
 		for _, t := range k.Transformers {
-			for _, key := range labelTransformerKeys(root, filepath.Dir(p), t) {
+			for _, key := range labelTransformerKeys(root, filepath.Dir(p), t, l) {
 				keys[key] = struct{}{}
 			}
 		}
@@ -91,7 +92,7 @@ func reachesTemplates(l kustypes.Label) bool {
 // labelTransformerKeys reads a transformers entry, inline YAML or a file
 // under root, and returns the label keys of the LabelTransformers in it.
 // Anything else (directories, remote or unreadable entries) yields none.
-func labelTransformerKeys(root, dir, entry string) []string {
+func labelTransformerKeys(root, dir, entry string, l Limits) []string {
 	data := []byte(entry)
 	if !strings.Contains(entry, "\n") {
 		p := filepath.Join(dir, entry)
@@ -99,8 +100,8 @@ func labelTransformerKeys(root, dir, entry string) []string {
 			return nil
 		}
 		var err error
-		if data, err = os.ReadFile(p); err != nil {
-			return nil
+		if data, err = readBounded(root, p, newBudget(l)); err != nil {
+			return nil // the build read it too, within its limits, or failed
 		}
 	}
 	var keys []string

@@ -64,7 +64,7 @@ fieldSpecs: [{path: metadata/labels, create: true}]
 		"broken/kustomization.yml": "commonLabels: [not, a, map\n",
 		".git/kustomization.yaml":  "commonLabels: {in-git-dir: x}\n",
 	})
-	got, err := templateLabelKeys(root)
+	got, err := templateLabelKeys(root, Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}

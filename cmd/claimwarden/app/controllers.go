@@ -94,7 +94,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 // controller acts on.
 func setupFlux(mgr ctrl.Manager, f config.Flux, store *proposal.Store, log logr.Logger) error {
 	builder := &flux.Builder{
-		Fetcher: &flux.Fetcher{Dir: f.ArtifactCacheDir, MaxSize: f.MaxArtifactSize, Logger: log},
+		Fetcher: &flux.Fetcher{Dir: f.ArtifactCacheDir, MaxSize: f.MaxArtifactSize, MaxCacheSize: f.MaxCacheSize, Logger: log},
 		// Uncached: substituteFrom names a few ConfigMaps and Secrets; a
 		// cache would watch every Secret in the cluster.
 		Reader: mgr.GetAPIReader(),
