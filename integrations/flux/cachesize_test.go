@@ -3,7 +3,6 @@ package flux
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,18 +19,7 @@ import (
 // the same rounding to blocks the cache counts with.
 func diskBytes(t *testing.T, dir string) int64 {
 	t.Helper()
-	var n int64
-	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		n += onDisk(info)
-		return nil
-	})
+	n, err := dirSize(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
