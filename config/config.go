@@ -248,6 +248,8 @@ var keys = []struct{ name, flag string }{
 	{"flux.artifactCacheDir", "flux-artifact-cache-dir"},
 	{"flux.maxArtifactSize", "flux-max-artifact-size"},
 	{"flux.maxCacheSize", "flux-max-cache-size"},
+	{"flux.maxBuildBytes", "flux-max-build-bytes"},
+	{"flux.maxBuildNodes", "flux-max-build-nodes"},
 	{"argocd.enabled", "argocd"},
 	{"argocd.namespaces", "argocd-namespaces"},
 	{"argocd.server", "argocd-server"},
@@ -329,6 +331,8 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.String("flux-artifact-cache-dir", d.Flux.ArtifactCacheDir, "directory for downloaded source artifacts")
 	fs.Int64("flux-max-artifact-size", d.Flux.MaxArtifactSize, "largest source artifact downloaded, in bytes")
 	fs.Int64("flux-max-cache-size", d.Flux.MaxCacheSize, "bytes the artifact cache directory holds at most, downloads in progress included")
+	fs.Int64("flux-max-build-bytes", d.Flux.MaxBuildBytes, "bytes of YAML one Kustomization build reads at most (aliases expanded)")
+	fs.Int("flux-max-build-nodes", d.Flux.MaxBuildNodes, "YAML nodes one Kustomization build reads at most")
 	fs.Bool("argocd", d.ArgoCD.Enabled, "watch Argo CD Applications and converge StatefulSets whose volumeClaimTemplates Argo CD cannot sync (needs the Argo CD CRDs and API)")
 	fs.StringSlice("argocd-namespaces", d.ArgoCD.Namespaces, "namespaces of the Applications to watch, comma-separated; empty watches all")
 	fs.String("argocd-server", d.ArgoCD.Server, "argocd-server base URL, whose API gives the desired StatefulSets and starts syncs")

@@ -67,7 +67,7 @@ func TestDefaultIsValid(t *testing.T) {
 			ConfigMapNamespace: podNamespace(),
 		},
 		GitStatus: GitStatus{ContextPrefix: "claimwarden"},
-		Flux:      Flux{ArtifactCacheDir: filepath.Join(os.TempDir(), "claimwarden-artifacts"), MaxArtifactSize: 100 << 20, MaxCacheSize: 768 << 20},
+		Flux:      Flux{ArtifactCacheDir: filepath.Join(os.TempDir(), "claimwarden-artifacts"), MaxArtifactSize: 100 << 20, MaxCacheSize: 768 << 20, MaxBuildBytes: 8 << 20, MaxBuildNodes: 600000},
 		ArgoCD: ArgoCD{
 			Server:         "https://argocd-server.argocd.svc",
 			TokenSecretRef: SecretKeyRef{Namespace: podNamespace(), Name: "claimwarden-argocd", Key: "token"},
@@ -524,7 +524,7 @@ func TestLoadRejects(t *testing.T) {
 		file: "labelSelectr: app=db\n",
 		want: `unknown key "labelselectr" (known keys: kubeconfig, namespaces, labelSelector, updateStrategy, maxConcurrentPatches, maxClaimsPerStatefulSet, workers, kubeAPIQPS, kubeAPIBurst, metricsAddr, healthAddr, leaderElection.enabled, leaderElection.namespace, leaderElection.id, journalKey.namespace, journalKey.secretName, log.level, log.format, ` +
 			`policies.dirs, policies.pollInterval, policies.timeout, policies.valueLimitBytes, policies.allowNetworkBuiltins, policies.configMaps, policies.configMapNamespace, policies.bundles, policies.params, policies.decisionLogs, policies.decisionLogMask, ` +
-			`gitStatus.contextPrefix, gitStatus.targetURL, gitStatus.fluxEventsAddr, gitStatus.hosts, flux.enabled, flux.namespaces, flux.artifactCacheDir, flux.maxArtifactSize, flux.maxCacheSize, ` +
+			`gitStatus.contextPrefix, gitStatus.targetURL, gitStatus.fluxEventsAddr, gitStatus.hosts, flux.enabled, flux.namespaces, flux.artifactCacheDir, flux.maxArtifactSize, flux.maxCacheSize, flux.maxBuildBytes, flux.maxBuildNodes, ` +
 			`argocd.enabled, argocd.namespaces, argocd.server, argocd.tokenSecretRef.namespace, argocd.tokenSecretRef.name, argocd.tokenSecretRef.key, ` +
 			`argocd.insecure, argocd.caFile, argocd.plaintext, argocd.syncManualApps)`,
 	}, {
@@ -881,7 +881,7 @@ func TestFluxKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Flux{Enabled: true, Namespaces: []string{"flux-system"}, ArtifactCacheDir: "/var/cache/cw", MaxArtifactSize: 1 << 20, MaxCacheSize: 512 << 20}
+	want := Flux{Enabled: true, Namespaces: []string{"flux-system"}, ArtifactCacheDir: "/var/cache/cw", MaxArtifactSize: 1 << 20, MaxCacheSize: 512 << 20, MaxBuildBytes: 8 << 20, MaxBuildNodes: 600000}
 	if !reflect.DeepEqual(cfg.Flux, want) {
 		t.Errorf("Flux = %+v, want %+v", cfg.Flux, want)
 	}
@@ -890,6 +890,8 @@ func TestFluxKeys(t *testing.T) {
 		"flux:\n  namespaces: [Flux_System]\n": "flux.namespaces",
 		// Not room for one download: the archive and its extraction.
 		"flux:\n  maxCacheSize: 268435456\n": "flux.maxCacheSize",
+		"flux:\n  maxBuildBytes: -1\n":       "flux.maxBuildBytes",
+		"flux:\n  maxBuildNodes: -5\n":       "flux.maxBuildNodes",
 	} {
 		if _, err := Load(nil, writeConfig(t, yaml), nil); err == nil || !strings.Contains(err.Error(), wantErr) {
 			t.Errorf("%q: error %v, want one naming %s", yaml, err, wantErr)

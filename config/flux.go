@@ -37,6 +37,15 @@ type Flux struct {
 	// not in use are evicted first. Default 768 MiB, which the shipped
 	// Deployment's 1Gi emptyDir holds.
 	MaxCacheSize int64 `mapstructure:"maxCacheSize"`
+
+	// MaxBuildBytes and MaxBuildNodes bound what one build reads: the bytes
+	// of the YAML files under the Kustomization's path (aliases expanded)
+	// and their YAML nodes. kustomize holds every node several times over,
+	// so memory follows the nodes: defaults 8 MiB and 600,000 fit the
+	// shipped Deployment's 512Mi; raise both, and the memory limit, for a
+	// repository that holds large CRDs next to its StatefulSets.
+	MaxBuildBytes int64 `mapstructure:"maxBuildBytes"`
+	MaxBuildNodes int   `mapstructure:"maxBuildNodes"`
 }
 
 // DefaultMaxArtifactSize bounds an artifact download unless configured.
@@ -47,6 +56,8 @@ func defaultFlux() Flux {
 		ArtifactCacheDir: filepath.Join(os.TempDir(), "claimwarden-artifacts"),
 		MaxArtifactSize:  DefaultMaxArtifactSize,
 		MaxCacheSize:     flux.DefaultMaxCacheSize,
+		MaxBuildBytes:    flux.DefaultLimits.TotalBytes,
+		MaxBuildNodes:    flux.DefaultLimits.Nodes,
 	}
 }
 
@@ -56,6 +67,12 @@ func (f Flux) validate(bad func(key string, value any, format string, args ...an
 	}
 	if need := f.MaxArtifactSize + flux.DefaultMaxExtractedSize; f.MaxCacheSize < need {
 		bad("flux.maxCacheSize", f.MaxCacheSize, "cannot hold one download: it needs maxArtifactSize plus %d bytes extracted, %d bytes", int64(flux.DefaultMaxExtractedSize), need)
+	}
+	if f.MaxBuildBytes <= 0 {
+		bad("flux.maxBuildBytes", f.MaxBuildBytes, "is not a positive number of bytes")
+	}
+	if f.MaxBuildNodes <= 0 {
+		bad("flux.maxBuildNodes", f.MaxBuildNodes, "is not a positive number of nodes")
 	}
 	if f.Enabled && f.ArtifactCacheDir == "" {
 		bad("flux.artifactCacheDir", f.ArtifactCacheDir, "is empty: the integration needs a directory for artifacts")

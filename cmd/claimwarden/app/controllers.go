@@ -98,6 +98,7 @@ func setupFlux(mgr ctrl.Manager, f config.Flux, store *proposal.Store, log logr.
 		// Uncached: substituteFrom names a few ConfigMaps and Secrets; a
 		// cache would watch every Secret in the cluster.
 		Reader: mgr.GetAPIReader(),
+		Limits: flux.Limits{TotalBytes: f.MaxBuildBytes, Nodes: f.MaxBuildNodes},
 	}
 	if err := flux.SetupWithManager(mgr, flux.WatchOptions{
 		Namespaces: f.Namespaces,

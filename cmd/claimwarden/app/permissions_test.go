@@ -1,0 +1,58 @@
+package app
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/claimwarden/claimwarden/config"
+)
+
+// TestRequiredPermissions pins which component each enabled feature needs,
+// asked where the feature works: the core alone needs none, and a feature
+// turned on adds exactly its own.
+func TestRequiredPermissions(t *testing.T) {
+	components := func(cfg config.Config) []string {
+		var out []string
+		for _, p := range requiredPermissions(cfg) {
+			out = append(out, p.component)
+		}
+		slices.Sort(out)
+		return slices.Compact(out)
+	}
+	var cfg config.Config
+	cfg.JournalKey = config.JournalKey{Namespace: "cw", SecretName: "key"}
+	if got := components(cfg); len(got) != 0 {
+		t.Errorf("core only: needs %v, want nothing", got)
+	}
+
+	cfg.ArgoCD.Enabled = true
+	cfg.ArgoCD.TokenSecretRef = config.SecretKeyRef{Namespace: "cw", Name: "argo-token", Key: "token"}
+	if got, want := components(cfg), []string{"argocd", "convergence"}; !slices.Equal(got, want) {
+		t.Errorf("argocd.enabled: needs %v, want %v", got, want)
+	}
+	perms := requiredPermissions(cfg)
+	if !slices.Contains(perms, permission{"get", "", "secrets", "cw", "argo-token", "argocd"}) ||
+		!slices.Contains(perms, permission{"get", "", "secrets", "cw", "key", "convergence"}) {
+		t.Errorf("argocd.enabled: %v, want the token and the journal key asked for by name", perms)
+	}
+
+	cfg = config.Config{Namespaces: []string{"a", "b"}, Flux: config.Flux{Enabled: true, Namespaces: []string{"flux-system"}}}
+	cfg.GitStatus.Hosts = []config.GitHost{{TokenSecretRef: &config.SecretKeyRef{Namespace: "cw", Name: "t"}}, {TokenSecretRef: &config.SecretKeyRef{Namespace: "cw", Name: "u"}}}
+	perms = requiredPermissions(cfg)
+	if got, want := components(cfg), []string{"convergence", "flux", "gitstatus"}; !slices.Equal(got, want) {
+		t.Errorf("flux and gitStatus: needs %v, want %v", got, want)
+	}
+	for _, want := range []permission{
+		{"create", "apps", "statefulsets", "a", "", "convergence"},
+		{"create", "apps", "statefulsets", "b", "", "convergence"},
+		{"patch", "kustomize.toolkit.fluxcd.io", "kustomizations", "flux-system", "", "flux"},
+		{"watch", "", "secrets", "cw", "", "gitstatus"},
+	} {
+		if !slices.Contains(perms, want) {
+			t.Errorf("flux and gitStatus: %v lacks %v", perms, want)
+		}
+	}
+	if n := len(slices.DeleteFunc(slices.Clone(perms), func(p permission) bool { return p.component != "gitstatus" })); n != 1 {
+		t.Errorf("two hosts with Secrets in one namespace ask %d times, want once", n)
+	}
+}
