@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/kustomize/api/resource"
 	kustypes "sigs.k8s.io/kustomize/api/types"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 )
 
 // errRemote marks a build refused for a remote reference.
@@ -42,9 +44,11 @@ func isRemote(ref string) bool {
 	return err == nil && (strings.EqualFold(u.Scheme, "http") || strings.EqualFold(u.Scheme, "https"))
 }
 
-// remoteError names the file, the field and the reference refused.
+// remoteError names the file, the field and the reference refused, without
+// its user information: a token in a remote base's URL would otherwise reach
+// the rollouts' conditions, events and logs.
 func remoteError(file, field, ref string) error {
-	return fmt.Errorf("%s: %s: remote reference %q refused: %w", file, field, ref, errRemote)
+	return fmt.Errorf("%s: %s: remote reference %q refused: %w", file, field, gitstatus.RedactURL(ref), errRemote)
 }
 
 // checkKustomizationRefs refuses a kustomization file that names anything

@@ -13,6 +13,8 @@ import (
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 )
 
 // remoteTraps are the hosts a build must never reach: an HTTP server and a
@@ -100,6 +102,7 @@ var remoteCases = []struct{ name, kustomization, ref string }{
 	{"inline transformer", "resources:\n- sts.yaml\ntransformers:\n- |\n  apiVersion: builtin\n  kind: PatchTransformer\n  metadata: {name: p}\n  path: %H/patch.yaml\n", "%H/patch.yaml"},
 	{"transformer file", "resources:\n- sts.yaml\ntransformers:\n- patcher.yaml\n", "%H/patch.yaml"},
 	{"generator file", "generators:\n- gen.yaml\n", "%H/gen.txt"},
+	{"token in the URL", "resources:\n- https://x-access-token:SECRET@%T/repo.git//path\n", "https://x-access-token:SECRET@%T/repo.git//path"},
 }
 
 const remoteSTS = "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\nspec:\n  replicas: 1\n"
@@ -140,10 +143,14 @@ func TestBuildRefusesRemoteReferences(t *testing.T) {
 			if err == nil {
 				t.Fatal("the build succeeded")
 			}
-			for _, want := range []string{"remote", ref} {
+			// Named without user information, which may be a token.
+			for _, want := range []string{"remote", gitstatus.RedactURL(ref)} {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("error %q does not name %q", err, want)
 				}
+			}
+			if strings.Contains(err.Error(), "SECRET") {
+				t.Errorf("error %q shows the credential", err)
 			}
 			if !strings.Contains(err.Error(), "kustomization.yaml") && !strings.Contains(err.Error(), ".yaml") {
 				t.Errorf("error %q names no file", err)

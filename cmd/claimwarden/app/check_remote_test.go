@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 )
 
 // TestCheckKustomizeFetchesNothing: `check -k` builds as the Flux
@@ -65,7 +67,7 @@ func TestCheckKustomizeFetchesNothing(t *testing.T) {
 		if code != 2 {
 			t.Errorf("%s: exit code %d, want 2:\n%s", ref, code, out)
 		}
-		if !strings.Contains(out, "kustomization.yaml: resources: remote reference \""+ref+"\" refused") {
+		if !strings.Contains(out, "kustomization.yaml: resources: remote reference \""+gitstatus.RedactURL(ref)+"\" refused") {
 			t.Errorf("%s: output names neither the file nor the reference:\n%s", ref, out)
 		}
 	}
