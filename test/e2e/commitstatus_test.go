@@ -160,7 +160,7 @@ func TestCommitStatusSurvivesAnOutage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := newFlakyHost(httputil.NewSingleHostReverseProxy(target), 15*time.Second)
+	host := newFlakyHost(httputil.NewSingleHostReverseProxy(target), 15*time.Second, sha)
 	t.Cleanup(host.Close)
 
 	ns := namespace(t, cl.admin)
@@ -188,8 +188,8 @@ func TestCommitStatusSurvivesAnOutage(t *testing.T) {
 	t.Logf("outage: %d posts refused with 500; after it: %q", refused, posted)
 }
 
-// flakyHost answers 500 to every status post until the outage ends, then
-// forwards to the real Git host and records what it forwarded.
+// flakyHost answers 500 to every status post for one commit until the outage
+// ends, then forwards to the real Git host and records what it forwarded.
 type flakyHost struct {
 	*httptest.Server
 	until time.Time
@@ -199,10 +199,13 @@ type flakyHost struct {
 	posted  []string // "state description" of forwarded status posts
 }
 
-func newFlakyHost(next http.Handler, outage time.Duration) *flakyHost {
+// Only the posts for commit sha are refused and recorded: the controller
+// watches every namespace, and other tests' rollouts whose repositories are
+// on 127.0.0.1 reach this host too (configured hosts also match by name).
+func newFlakyHost(next http.Handler, outage time.Duration, sha string) *flakyHost {
 	f := &flakyHost{until: time.Now().Add(outage)}
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		isStatus := r.Method == http.MethodPost && strings.Contains(r.URL.Path, "/statuses/")
+		isStatus := r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/statuses/"+sha)
 		if isStatus && time.Now().Before(f.until) {
 			f.mu.Lock()
 			f.refused++
