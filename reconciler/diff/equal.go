@@ -1,8 +1,6 @@
 package diff
 
 import (
-	"math"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 )
@@ -46,7 +44,7 @@ func ordinaryQuantities(ts []corev1.PersistentVolumeClaim) bool {
 	for i := range ts {
 		for _, l := range []corev1.ResourceList{ts[i].Spec.Resources.Requests, ts[i].Spec.Resources.Limits} {
 			for _, q := range l {
-				if f := q.AsApproximateFloat64(); math.IsNaN(f) || math.Abs(f) >= 0x1p64 {
+				if !ordinary(q.AsApproximateFloat64()) {
 					return false
 				}
 			}

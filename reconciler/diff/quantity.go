@@ -26,7 +26,7 @@ func Bytes(q resource.Quantity) (int64, error) {
 	switch {
 	case q.Sign() <= 0:
 		return 0, fmt.Errorf("%s: must be greater than zero", render(q, f))
-	case math.IsNaN(f) || f >= 0x1p64:
+	case !ordinary(f):
 		return 0, fmt.Errorf("%s: is 8Ei or more, beyond the sizes Kubernetes can count in bytes", render(q, f))
 	case f < 0.5:
 		return 1, nil // above zero, below a byte: rounds up to one
@@ -34,6 +34,12 @@ func Bytes(q resource.Quantity) (int64, error) {
 		return 0, fmt.Errorf("%s: is 8Ei or more, beyond the sizes Kubernetes can count in bytes", render(q, f))
 	}
 	return q.Value(), nil
+}
+
+// ordinary reports whether f, a quantity's approximation, is below 2^64 in
+// magnitude: there exact comparisons and rendering are cheap.
+func ordinary(f float64) bool {
+	return !math.IsNaN(f) && math.Abs(f) < 0x1p64
 }
 
 // render is q for messages; rendering a quantity of a huge exponent can
