@@ -3,8 +3,11 @@ package flux
 import (
 	"bytes"
 	"fmt"
+	"math"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/claimwarden/claimwarden/integrations/manifests"
 )
 
 // Limits bound what a build reads and produces. kustomize parses every YAML
@@ -110,8 +113,8 @@ func (b *budget) spend(file string, data []byte) error {
 		if b.aliases += extra.aliases; b.aliases > l.Aliases {
 			return overLimit(file, "YAML aliases", int64(l.Aliases))
 		}
-		b.nodes += extra.nodes
-		b.bytes += extra.bytes
+		b.nodes = int(saturatedAdd(int64(b.nodes), extra.nodes))
+		b.bytes = saturatedAdd(b.bytes, extra.bytes)
 		if b.nodes > l.Nodes {
 			return overLimit(file, "YAML nodes (aliases expanded)", int64(l.Nodes))
 		}
@@ -160,63 +163,39 @@ func scanTokens(data []byte) tokenCounts {
 
 type expansion struct {
 	aliases int
-	nodes   int   // nodes the aliases add
+	nodes   int64 // nodes the aliases add
 	bytes   int64 // scalar bytes the aliases add
+	sizer   manifests.AliasSizer
 }
 
 // aliasExpansion parses data (whose token count the budget has allowed) as
 // kustomize's parser does and weighs what its aliases add once expanded,
-// each anchored node weighed once.
+// each anchored node weighed once (manifests.AliasSizer, as check's input
+// limits do).
 func aliasExpansion(data []byte, l Limits) (expansion, error) {
 	var e expansion
-	type weight struct {
-		nodes int
-		bytes int64
-	}
-	memo := map[*yaml.Node]weight{}
-	var weigh func(n *yaml.Node, depth int) weight
-	weigh = func(n *yaml.Node, depth int) weight {
-		if w, ok := memo[n]; ok {
-			return w
-		}
-		if depth > 10000 {
-			return weight{nodes: l.Nodes + 1} // cycles and absurd nesting: over any limit
-		}
-		var w weight
-		switch {
-		case n.Kind == yaml.AliasNode && n.Alias != nil:
-			w = weigh(n.Alias, depth+1)
-		default:
-			w = weight{nodes: 1, bytes: int64(len(n.Value))}
-			for _, c := range n.Content {
-				cw := weigh(c, depth+1)
-				w.nodes += cw.nodes
-				w.bytes += cw.bytes
-				if w.nodes > l.Nodes {
-					break
-				}
-			}
-		}
-		memo[n] = w
-		return w
-	}
-	var count func(n *yaml.Node, depth int)
-	count = func(n *yaml.Node, depth int) {
-		if depth > 10000 || e.nodes > l.Nodes {
-			return
+	var count func(n *yaml.Node, depth int) error
+	count = func(n *yaml.Node, depth int) error {
+		if depth > 10000 || e.nodes > int64(l.Nodes) {
+			return nil
 		}
 		if n.Kind == yaml.AliasNode {
 			e.aliases++
 			if n.Alias != nil {
-				w := weigh(n.Alias, 0)
-				e.nodes += w.nodes
-				e.bytes += w.bytes
+				nodes, bytes, err := e.sizer.Size(n.Alias)
+				if err != nil {
+					return err
+				}
+				e.nodes, e.bytes = saturatedAdd(e.nodes, nodes), saturatedAdd(e.bytes, bytes)
 			}
-			return
+			return nil
 		}
 		for _, c := range n.Content {
-			count(c, depth+1)
+			if err := count(c, depth+1); err != nil {
+				return err
+			}
 		}
+		return nil
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for {
@@ -224,9 +203,21 @@ func aliasExpansion(data []byte, l Limits) (expansion, error) {
 		if err := dec.Decode(&doc); err != nil {
 			return e, nil // the end, or YAML kustomize cannot parse either
 		}
-		count(&doc, 0)
-		if e.nodes > l.Nodes {
+		e.sizer = manifests.AliasSizer{} // one tree per document
+		if err := count(&doc, 0); err != nil {
+			return e, err
+		}
+		if e.nodes > int64(l.Nodes) {
 			return e, nil
 		}
 	}
+}
+
+// saturatedAdd is a+b, or math.MaxInt64 where that overflows: nested
+// aliases multiply sizes beyond any integer.
+func saturatedAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }

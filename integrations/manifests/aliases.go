@@ -24,7 +24,7 @@ func checkAliases(d *document, file string, l Limits) error {
 		// Fail closed: what cannot be measured is not expanded either.
 		return yamlError(file, d.firstLine, err)
 	}
-	e := expansion{sizes: map[*yaml.Node]expanded{}}
+	var e AliasSizer
 	size, err := e.of(&root)
 	loc := Location{File: file, Line: d.contentLine()}
 	switch {
@@ -41,20 +41,30 @@ func checkAliases(d *document, file string, l Limits) error {
 // expanded is the size of a node with its aliases replaced by what they name.
 type expanded struct{ nodes, bytes int64 }
 
-// expansion sizes nodes once each: an anchor used a thousand times is
-// counted a thousand times, and walked once.
-type expansion struct {
+// AliasSizer sizes nodes of a go.yaml.in/yaml/v3 tree with their aliases
+// replaced by what they name, without expanding them: each node is walked
+// once, so an anchor used a thousand times is counted a thousand times and
+// walked once. One sizer serves one tree (the Flux build's input limits
+// use it too). The zero value is ready to use.
+type AliasSizer struct {
 	sizes map[*yaml.Node]expanded
 	// open are the nodes being sized: an alias to one of them names its own ancestor.
 	open map[*yaml.Node]bool
 }
 
-func (e *expansion) of(n *yaml.Node) (expanded, error) {
+// Size is n's expanded size in nodes and scalar bytes, saturated at
+// math.MaxInt64; an alias to its own ancestor is an error.
+func (e *AliasSizer) Size(n *yaml.Node) (nodes, bytes int64, err error) {
+	s, err := e.of(n)
+	return s.nodes, s.bytes, err
+}
+
+func (e *AliasSizer) of(n *yaml.Node) (expanded, error) {
 	if s, ok := e.sizes[n]; ok {
 		return s, nil
 	}
-	if e.open == nil {
-		e.open = map[*yaml.Node]bool{}
+	if e.sizes == nil {
+		e.sizes, e.open = map[*yaml.Node]expanded{}, map[*yaml.Node]bool{}
 	}
 	if e.open[n] {
 		return expanded{}, fmt.Errorf("line %d: anchor %q contains an alias to itself", n.Line, n.Anchor)
