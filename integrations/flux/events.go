@@ -20,7 +20,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
 // Labels kustomize-controller puts on every object it applies. They name the
@@ -242,7 +242,7 @@ func (n *Notifier) Notify(ctx context.Context, sts *appsv1.StatefulSet, revision
 		MetaFluxState:       state,
 		MetaFluxStatefulSet: statefulSet,
 	}
-	if sha, ok := gitstatus.ParseRevision(revision); ok {
+	if sha, ok := proposal.ParseRevision(revision); ok {
 		metadata[MetaCommit] = sha
 	}
 	ev := outgoing{

@@ -16,6 +16,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
 // CommitStatuses receives the commit status each rollout should show; the
@@ -77,7 +78,7 @@ func (r *Reconciler) statusTarget(ctx context.Context, sts *appsv1.StatefulSet, 
 			ctrl.LoggerFrom(ctx).Info(msg, kv...)
 		}
 	}
-	sha, ok := gitstatus.ParseRevision(src.Revision)
+	sha, ok := proposal.ParseRevision(src.Revision)
 	if !ok {
 		once("the revision names no commit: no commit status is posted", "revision", src.Revision)
 		return gitstatus.Target{}, false

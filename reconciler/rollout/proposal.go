@@ -117,7 +117,7 @@ func (r *Reconciler) supersede(ctx context.Context, sts *appsv1.StatefulSet, bef
 	if !r.said.Once(key, v1alpha1.ReasonSuperseded, prev.src.Revision) {
 		return
 	}
-	msg := "superseded by " + shortRevision(src.Revision) + " before its rollout finished"
+	msg := "superseded by " + proposal.ShortRevision(src.Revision) + " before its rollout finished"
 	r.recorder.Eventf(sts, before, corev1.EventTypeNormal, v1alpha1.ReasonSuperseded, "Supersede", "revision %s %s", prev.src.Revision, msg)
 	t, ok := r.statusTarget(ctx, sts, prev.src)
 	if !ok {
@@ -148,12 +148,4 @@ func describeSource(s v1alpha1.Source) string {
 		out += " at " + s.Revision
 	}
 	return out
-}
-
-// shortRevision shortens a commit to 12 characters for people.
-func shortRevision(rev string) string {
-	if sha, ok := gitstatus.ParseRevision(rev); ok && len(sha) > 12 {
-		return sha[:12]
-	}
-	return rev
 }

@@ -145,7 +145,7 @@ func (f checkFlags) validate() error {
 		return err
 	}
 	if f.postStatus {
-		if _, ok := gitstatus.ParseRevision(f.revision); !ok {
+		if _, ok := proposal.ParseRevision(f.revision); !ok {
 			return fmt.Errorf("--revision %q names no commit (want a full SHA)", f.revision)
 		}
 	}
@@ -265,7 +265,7 @@ func publish(ctx context.Context, cmd *cobra.Command, f checkFlags, g config.Git
 		if err != nil {
 			return err
 		}
-		sha, _ := gitstatus.ParseRevision(f.revision)
+		sha, _ := proposal.ParseRevision(f.revision)
 		if err := check.PostStatuses(ctx, report, provider, repo, sha, cmp.Or(f.targetURL, g.TargetURL)); err != nil {
 			return err
 		}

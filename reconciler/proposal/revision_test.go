@@ -1,4 +1,4 @@
-package gitstatus
+package proposal
 
 import (
 	"strings"

@@ -1,4 +1,4 @@
-package gitstatus
+package proposal
 
 import "strings"
 
@@ -70,4 +70,13 @@ func isHex(s string, n int) bool {
 		}
 	}
 	return true
+}
+
+// ShortRevision shortens a commit to 12 characters for people; a revision
+// that names no commit is kept as it is.
+func ShortRevision(rev string) string {
+	if sha, ok := ParseRevision(rev); ok && len(sha) > 12 {
+		return sha[:12]
+	}
+	return rev
 }

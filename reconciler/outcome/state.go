@@ -1,0 +1,64 @@
+package outcome
+
+import (
+	"strings"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
+)
+
+// deniedPrefix starts the message of a claim a policy denied (plan.Build).
+const deniedPrefix = "denied by policy: "
+
+// StateOf is the state a rollout shows on its commit: success when every
+// claim is compatible, failure when a policy denied, error when blocked
+// otherwise (a rejected patch, a failed resize), pending while in progress.
+// The message is the one a pull request author needs: for a denial, the
+// first denied claim and its policy (ClaimDenied).
+func StateOf(vcr *v1alpha1.VolumeClaimRollout) (State, string) {
+	ready := conditions.Get(vcr, meta.ReadyCondition)
+	switch {
+	case ready != nil && ready.Status == metav1.ConditionTrue:
+		return Success, ready.Message
+	case conditions.IsStalled(vcr):
+		c := conditions.Get(vcr, meta.StalledCondition)
+		if c.Reason == v1alpha1.ReasonPolicyDenied {
+			return Failure, firstDenial(vcr, c.Message)
+		}
+		return Error, c.Message
+	case ready != nil:
+		return Pending, ready.Message
+	}
+	return Pending, "rollout started"
+}
+
+func firstDenial(vcr *v1alpha1.VolumeClaimRollout, fallback string) string {
+	for _, c := range vcr.Status.Claims {
+		if c.Phase == v1alpha1.ClaimDenied {
+			return ClaimDenied(c.Name, strings.TrimPrefix(c.Message, deniedPrefix))
+		}
+	}
+	return fallback
+}
+
+// ClaimDenied words the denial of one claim, "<claim>: <policy>: <message>",
+// as the commit status of the controller and of `claimwarden check` say it.
+func ClaimDenied(claim, denials string) string {
+	return claim + ": " + denials
+}
+
+// StatefulSetDenied words the denial of the StatefulSet-level change (the
+// re-create, templates added or removed).
+func StatefulSetDenied(denials string) string {
+	return "StatefulSet change denied by policy: " + denials
+}
+
+// Superseded words the state of a revision a newer one replaced before its
+// rollout finished.
+func Superseded(newer string) string {
+	return "superseded by " + proposal.ShortRevision(newer) + " before its rollout finished"
+}
