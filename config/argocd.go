@@ -4,9 +4,8 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"k8s.io/apimachinery/pkg/util/validation"
-
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 )
 
 // Defaults of the argocd keys.
@@ -72,7 +71,7 @@ func (a ArgoCD) validate(bad func(key string, value any, format string, args ...
 		}
 	}
 	a.TokenSecretRef.validate("argocd.tokenSecretRef", bad)
-	shown := gitstatus.RedactURL(a.Server)
+	shown := proposal.RedactURL(a.Server)
 	u, err := url.Parse(a.Server)
 	switch {
 	case err != nil:

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
 // Defaults of the gitStatus keys.
@@ -151,7 +152,7 @@ func (g GitStatus) validate(bad func(key string, value any, format string, args 
 		bad("gitStatus.contextPrefix", g.ContextPrefix, `starts or ends with "/": contexts are <prefix>/<namespace>/<statefulset>`)
 	}
 	if g.TargetURL != "" {
-		shown := gitstatus.RedactURL(g.TargetURL)
+		shown := proposal.RedactURL(g.TargetURL)
 		if u, err := url.Parse(g.TargetURL); err != nil {
 			bad("gitStatus.targetURL", shown, "is not a URL: %v", urlErrorCause(err))
 		} else if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -162,7 +163,7 @@ func (g GitStatus) validate(bad func(key string, value any, format string, args 
 	}
 
 	if g.FluxEventsAddr != "" {
-		shown := gitstatus.RedactURL(g.FluxEventsAddr)
+		shown := proposal.RedactURL(g.FluxEventsAddr)
 		if u, err := url.Parse(g.FluxEventsAddr); err != nil {
 			bad("gitStatus.fluxEventsAddr", shown, "is not a URL: %v", urlErrorCause(err))
 		} else if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -174,7 +175,7 @@ func (g GitStatus) validate(bad func(key string, value any, format string, args 
 	for i, h := range g.Hosts {
 		key := func(field string) string { return fmt.Sprintf("gitStatus.hosts[%d].%s", i, field) }
 		entry := fmt.Sprintf("gitStatus.hosts[%d]", i)
-		shown := gitstatus.RedactURL(h.URL)
+		shown := proposal.RedactURL(h.URL)
 
 		if u, err := url.Parse(h.URL); err != nil {
 			bad(key("url"), shown, "is not a URL: %v", urlErrorCause(err))

@@ -9,11 +9,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"sigs.k8s.io/kustomize/api/resource"
 	kustypes "sigs.k8s.io/kustomize/api/types"
 	sigsyaml "sigs.k8s.io/yaml"
-
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 )
 
 // errRemote marks a build refused for a remote reference.
@@ -48,7 +47,7 @@ func isRemote(ref string) bool {
 // its user information: a token in a remote base's URL would otherwise reach
 // the rollouts' conditions, events and logs.
 func remoteError(file, field, ref string) error {
-	return fmt.Errorf("%s: %s: remote reference %q refused: %w", file, field, gitstatus.RedactURL(ref), errRemote)
+	return fmt.Errorf("%s: %s: remote reference %q refused: %w", file, field, proposal.RedactURL(ref), errRemote)
 }
 
 // checkKustomizationRefs refuses a kustomization file that names anything

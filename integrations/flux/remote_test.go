@@ -11,10 +11,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 )
 
 // remoteTraps are the hosts a build must never reach: an HTTP server and a
@@ -144,7 +143,7 @@ func TestBuildRefusesRemoteReferences(t *testing.T) {
 				t.Fatal("the build succeeded")
 			}
 			// Named without user information, which may be a token.
-			for _, want := range []string{"remote", gitstatus.RedactURL(ref)} {
+			for _, want := range []string{"remote", proposal.RedactURL(ref)} {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("error %q does not name %q", err, want)
 				}

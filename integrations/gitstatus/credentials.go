@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -123,17 +124,17 @@ func NewCredentials(cfg *rest.Config, scheme *runtime.Scheme, hosts []HostConfig
 			return nil, err
 		}
 		if !slices.Contains(HostTypes(), h.Type) {
-			return nil, fmt.Errorf("git host %s: type %q is not one of %s", RedactURL(h.URL), h.Type, joinHostTypes())
+			return nil, fmt.Errorf("git host %s: type %q is not one of %s", proposal.RedactURL(h.URL), h.Type, joinHostTypes())
 		}
 		if (h.Token == nil) == (h.App == nil) {
-			return nil, fmt.Errorf("git host %s: set exactly one of a token and a GitHub App", RedactURL(h.URL))
+			return nil, fmt.Errorf("git host %s: set exactly one of a token and a GitHub App", proposal.RedactURL(h.URL))
 		}
 		if _, dup := c.byURL[h.URL]; dup {
-			return nil, fmt.Errorf("git host %s is configured twice", RedactURL(h.URL))
+			return nil, fmt.Errorf("git host %s is configured twice", proposal.RedactURL(h.URL))
 		}
 		ref := h.ref()
 		if ref.Namespace == "" || ref.Name == "" || ref.Key == "" {
-			return nil, fmt.Errorf("git host %s: %s: namespace, name and key are all required", RedactURL(h.URL), ref)
+			return nil, fmt.Errorf("git host %s: %s: namespace, name and key are all required", proposal.RedactURL(h.URL), ref)
 		}
 		c.byURL[h.URL] = i
 		c.resolve = append(c.resolve, Host{URL: h.URL, Type: h.Type})
@@ -233,7 +234,7 @@ func (c *Credentials) ProviderFor(repo Repository) (Provider, error) {
 	}
 	hc := c.hosts[i]
 	ref := hc.ref()
-	host := RedactURL(hc.URL)
+	host := proposal.RedactURL(hc.URL)
 
 	secret, err := c.secret(ref)
 	if err != nil {

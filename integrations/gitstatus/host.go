@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
 // HostType is the API a Git host speaks.
@@ -200,13 +202,13 @@ func parseBaseURL(raw string) (*url.URL, error) {
 		if ue, ok := err.(*url.Error); ok {
 			err = ue.Err // url.Error quotes the URL, password included
 		}
-		return nil, fmt.Errorf("git host URL %q: %v", RedactURL(raw), err)
+		return nil, fmt.Errorf("git host URL %q: %v", proposal.RedactURL(raw), err)
 	}
 	if (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, fmt.Errorf("git host URL %q is not an http or https URL", RedactURL(raw))
+		return nil, fmt.Errorf("git host URL %q is not an http or https URL", proposal.RedactURL(raw))
 	}
 	if u.User != nil {
-		return nil, fmt.Errorf("git host URL %q holds user information: pass the token in Host.Token", RedactURL(raw))
+		return nil, fmt.Errorf("git host URL %q holds user information: pass the token in Host.Token", proposal.RedactURL(raw))
 	}
 	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawPath = ""

@@ -36,7 +36,7 @@ func ParseRepositoryURL(raw string) (Repository, error) {
 	if s == "" {
 		return Repository{}, fmt.Errorf("repository URL is empty")
 	}
-	shown := RedactURL(s)
+	shown := proposal.RedactURL(s)
 	bad := func(format string, args ...any) (Repository, error) {
 		return Repository{}, fmt.Errorf("repository URL %q: %s", shown, fmt.Sprintf(format, args...))
 	}
@@ -110,27 +110,4 @@ func ParseRepositoryURL(raw string) (Repository, error) {
 		Owner: strings.Join(segments[:last], "/"),
 		Name:  segments[last],
 	}, nil
-}
-
-// RedactURL replaces the user information of a URL by "xxxxx@", without
-// parsing, so that it works on strings url.Parse refuses. User information
-// is everything up to the last "@" before the first "/" (after "://" if
-// any): Git's credential code reads it so, and it takes in what a URL
-// parser would call the query or fragment ("https://a#b@host/" is user
-// "a#b" to Git), the scp-like "user:password@host:path" and a bare user
-// name (HTTPS remotes often carry a token as the user name).
-func RedactURL(s string) string {
-	prefix, rest := "", s
-	if scheme, after, ok := strings.Cut(s, "://"); ok {
-		prefix, rest = scheme+"://", after
-	}
-	head := rest
-	if slash := strings.IndexByte(rest, '/'); slash >= 0 {
-		head = rest[:slash]
-	}
-	at := strings.LastIndexByte(head, '@')
-	if at < 0 {
-		return s
-	}
-	return prefix + "xxxxx" + rest[at:]
 }

@@ -16,6 +16,7 @@ import (
 	"net/http"
 
 	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
 // Commenter posts the comments of one Git host.
@@ -48,7 +49,7 @@ func New(h gitstatus.Host, hc *http.Client) (Commenter, error) {
 		a, err = newGitea(h, hc)
 	default:
 		return nil, fmt.Errorf("git host %s: type %q: pull-request comments are supported on %s, %s and %s only",
-			gitstatus.RedactURL(h.URL), h.Type, gitstatus.GitHub, gitstatus.GitLab, gitstatus.Gitea)
+			proposal.RedactURL(h.URL), h.Type, gitstatus.GitHub, gitstatus.GitLab, gitstatus.Gitea)
 	}
 	if err != nil {
 		return nil, err

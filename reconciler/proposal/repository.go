@@ -166,3 +166,26 @@ func canonicalHost(hostport string, withPort bool) (string, error) {
 	}
 	return host, nil
 }
+
+// RedactURL replaces the user information of a URL by "xxxxx@", without
+// parsing, so that it works on strings url.Parse refuses. User information
+// is everything up to the last "@" before the first "/" (after "://" if
+// any): Git's credential code reads it so, and it takes in what a URL
+// parser would call the query or fragment ("https://a#b@host/" is user
+// "a#b" to Git), the scp-like "user:password@host:path" and a bare user
+// name (HTTPS remotes often carry a token as the user name).
+func RedactURL(s string) string {
+	prefix, rest := "", s
+	if scheme, after, ok := strings.Cut(s, "://"); ok {
+		prefix, rest = scheme+"://", after
+	}
+	head := rest
+	if slash := strings.IndexByte(rest, '/'); slash >= 0 {
+		head = rest[:slash]
+	}
+	at := strings.LastIndexByte(head, '@')
+	if at < 0 {
+		return s
+	}
+	return prefix + "xxxxx" + rest[at:]
+}

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
 // TestCheckKustomizeFetchesNothing: `check -k` builds as the Flux
@@ -67,7 +67,7 @@ func TestCheckKustomizeFetchesNothing(t *testing.T) {
 		if code != 2 {
 			t.Errorf("%s: exit code %d, want 2:\n%s", ref, code, out)
 		}
-		if !strings.Contains(out, "kustomization.yaml: resources: remote reference \""+gitstatus.RedactURL(ref)+"\" refused") {
+		if !strings.Contains(out, "kustomization.yaml: resources: remote reference \""+proposal.RedactURL(ref)+"\" refused") {
 			t.Errorf("%s: output names neither the file nor the reference:\n%s", ref, out)
 		}
 	}
