@@ -48,6 +48,8 @@ const (
 	// ReasonSuperseded: a newer revision replaced the proposal before its
 	// rollout finished (an event reason; its commit status says so).
 	ReasonSuperseded = "Superseded"
+	// ReasonClaimPatched: a claim was patched (an event reason).
+	ReasonClaimPatched = "ClaimPatched"
 	// ReasonWaitingForClaims: the strategy leaves existing claims until they are deleted.
 	ReasonWaitingForClaims = "WaitingForClaimDeletion"
 	// ReasonJournalRejected: status.pendingRecreate is not the controller's

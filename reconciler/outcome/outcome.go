@@ -71,6 +71,17 @@ type Outcome struct {
 	// posted: the durable memory a commit-status sink seeds from after a
 	// restart. Nil when none.
 	Recorded *v1alpha1.CommitStatus
+	// Previous is the state the VolumeClaimRollout recorded before this
+	// reconcile (nil when it recorded none): after a restart, what a sink
+	// without memory takes as said before. A sink's own memory is fresher.
+	Previous *Previous
+}
+
+// Previous is a rollout state recorded earlier.
+type Previous struct {
+	Source  v1alpha1.Source
+	State   State
+	Message string
 }
 
 // Sink receives outcomes. Publish must not block on a remote system (queue
