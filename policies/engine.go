@@ -101,28 +101,33 @@ type Engine struct {
 
 var _ Evaluator = (*Engine)(nil)
 
+func (o Options) withDefaults() Options {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.ValueLimitBytes <= 0 {
+		o.ValueLimitBytes = DefaultValueLimit
+	}
+	if o.Logger.GetSink() == nil {
+		o.Logger = logr.Discard()
+	}
+	return o
+}
+
 // New builds an Engine and starts its directory poller and bundle
 // downloaders. Policies that do not compile are not an error here: they
 // make every verdict a denial naming file:line, and Status reports them.
 // Errors are configuration errors (bad bundle source, bad decision-log
 // configuration, parameters that are not JSON).
 func New(ctx context.Context, o Options) (*Engine, error) {
+	o = o.withDefaults()
 	e := &Engine{
 		opts:       o,
 		timeout:    o.Timeout,
+		limit:      o.ValueLimitBytes,
 		log:        o.Logger,
 		configMaps: map[string]contribution{},
 		changes:    make(chan struct{}, 1),
-	}
-	if e.timeout <= 0 {
-		e.timeout = DefaultTimeout
-	}
-	e.limit = o.ValueLimitBytes
-	if e.limit <= 0 {
-		e.limit = DefaultValueLimit
-	}
-	if e.log.GetSink() == nil {
-		e.log = logr.Discard()
 	}
 	params, err := normaliseParams(o.Params)
 	if err != nil {

@@ -40,7 +40,7 @@ type ClientOptions struct {
 	Plaintext bool
 	// Token authenticates every request; required.
 	Token TokenSource
-	// Timeout bounds one request; default 30 s.
+	// Timeout bounds one request; default DefaultTimeout.
 	Timeout time.Duration
 }
 
@@ -54,8 +54,19 @@ type Client struct {
 	token  TokenSource
 }
 
+// DefaultTimeout bounds one argocd-server request when ClientOptions.Timeout is unset.
+const DefaultTimeout = 30 * time.Second
+
+func (o ClientOptions) withDefaults() ClientOptions {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	return o
+}
+
 // NewClient checks o and builds a client.
 func NewClient(o ClientOptions) (*Client, error) {
+	o = o.withDefaults()
 	u, err := url.Parse(o.Server)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
 		return nil, fmt.Errorf("argocd server %q is not an http or https URL", o.Server)
@@ -82,12 +93,8 @@ func NewClient(o ClientOptions) (*Client, error) {
 		}
 		tr.TLSClientConfig.RootCAs = pool
 	}
-	timeout := o.Timeout
-	if timeout <= 0 {
-		timeout = 30 * time.Second
-	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
-	return &Client{server: u, http: &http.Client{Transport: tr, Timeout: timeout}, token: o.Token}, nil
+	return &Client{server: u, http: &http.Client{Transport: tr, Timeout: o.Timeout}, token: o.Token}, nil
 }
 
 // APIError is an answer of argocd-server other than 2xx.
