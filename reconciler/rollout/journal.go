@@ -26,13 +26,13 @@ func (j *rolloutJournal) Save(ctx context.Context, key types.NamespacedName, rec
 		err := j.client.Get(ctx, key, vcr)
 		if apierrors.IsNotFound(err) {
 			vcr = &v1alpha1.VolumeClaimRollout{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
-			err = j.client.Create(ctx, vcr, client.FieldOwner(FieldOwner))
+			err = j.client.Create(ctx, vcr, client.FieldOwner(v1alpha1.ControllerName))
 		}
 		if err != nil {
 			return fmt.Errorf("recording the re-create of StatefulSet %s: %w", key, err)
 		}
 		vcr.Status.PendingRecreate = &rec
-		return j.client.Status().Update(ctx, vcr, client.FieldOwner(FieldOwner))
+		return j.client.Status().Update(ctx, vcr, client.FieldOwner(v1alpha1.ControllerName))
 	})
 }
 
@@ -47,5 +47,5 @@ func (j *rolloutJournal) Load(ctx context.Context, key types.NamespacedName) (*v
 func (j *rolloutJournal) Clear(ctx context.Context, key types.NamespacedName) error {
 	vcr := &v1alpha1.VolumeClaimRollout{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 	patch := client.RawPatch(types.MergePatchType, []byte(`{"status":{"pendingRecreate":null}}`))
-	return client.IgnoreNotFound(j.client.Status().Patch(ctx, vcr, patch, client.FieldOwner(FieldOwner)))
+	return client.IgnoreNotFound(j.client.Status().Patch(ctx, vcr, patch, client.FieldOwner(v1alpha1.ControllerName)))
 }

@@ -27,12 +27,10 @@ func (r *Reconciler) journalRejected(ctx context.Context, key types.NamespacedNa
 		"then clear the record: kubectl patch volumeclaimrollout -n %s %s --subresource=status --type=merge "+
 		`-p '{"status":{"pendingRecreate":null}}'`, cause, key, key.Namespace, key.Name)
 	before := vcr.DeepCopy()
-	conditions.MarkStalled(vcr, v1alpha1.ReasonJournalRejected, "%s", msg)
-	conditions.MarkFalse(vcr, meta.ReadyCondition, v1alpha1.ReasonJournalRejected, "%s", msg)
-	conditions.Delete(vcr, meta.ReconcilingCondition)
-	if r.announce(key, "journal:"+msg) {
+	markStalled(vcr, v1alpha1.ReasonJournalRejected, msg)
+	if conditions.GetMessage(before, meta.StalledCondition) != msg {
 		// Shorter than the condition: an event's note holds 1 KiB.
-		r.recorder.Eventf(vcr, nil, corev1.EventTypeWarning, v1alpha1.ReasonJournalRejected, "Resume",
+		r.events.Eventf(vcr, nil, v1alpha1.Source{}, corev1.EventTypeWarning, v1alpha1.ReasonJournalRejected, "Resume",
 			"%v; nothing is re-created; the Stalled condition says how to recover", cause)
 	}
 	if err := r.writeRollout(ctx, before, vcr); err != nil {

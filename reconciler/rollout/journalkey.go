@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/reconciler/converge"
 )
 
@@ -52,7 +53,7 @@ func LoadJournalKey(ctx context.Context, r client.Reader, w client.Writer, secre
 			Immutable: ptr.To(true),
 			Data:      map[string][]byte{JournalKeyField: key},
 		}
-		err = w.Create(ctx, &s, client.FieldOwner(FieldOwner))
+		err = w.Create(ctx, &s, client.FieldOwner(v1alpha1.ControllerName))
 		if err == nil {
 			return key, nil
 		}

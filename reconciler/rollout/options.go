@@ -8,11 +8,9 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/policies"
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
-
-// FieldOwner is the server-side-apply field manager of every claimwarden write.
-const FieldOwner = "claimwarden"
 
 // Options configure the rollout controller.
 type Options struct {
@@ -44,18 +42,13 @@ type Options struct {
 	// StatefulSet is gated, the StatefulSet converged to it and the claims
 	// patched; its source names the commit that gets the status.
 	Proposals *proposal.Store
-	// CommitStatuses, when set, receives the commit status of every rollout
-	// whose proposal names a repository and a commit.
-	CommitStatuses CommitStatuses
-	// FluxNotifier, when set, also sends each outcome to Flux's
-	// notification-controller as an event about the Kustomization that
-	// applied the StatefulSet.
-	FluxNotifier FluxNotifier
-	// StatusContextPrefix starts every commit status context
-	// (<prefix>/<namespace>/<statefulset>); default "claimwarden".
-	StatusContextPrefix string
-	// StatusTargetURL is linked from every commit status; optional.
-	StatusTargetURL string
+	// Sinks receive the outcome of every reconcile and convergence (commit
+	// statuses, Flux events, the GitOps tools' re-triggers); the
+	// controller's own Kubernetes events sink comes first.
+	Sinks []outcome.Sink
+	// EventMemory bounds the StatefulSets the event sink remembers what it
+	// said about; default outcome.DefaultEventMemory.
+	EventMemory int
 	// JournalKeySecret holds the key that seals the crash journal in
 	// status.pendingRecreate (see converge.Record), so that whoever may write
 	// that status cannot make the controller create a StatefulSet. Required;
@@ -75,9 +68,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.LabelSelector == nil {
 		o.LabelSelector = labels.Everything()
-	}
-	if o.StatusContextPrefix == "" {
-		o.StatusContextPrefix = "claimwarden"
 	}
 	if o.PolicyRecheck <= 0 {
 		o.PolicyRecheck = time.Minute

@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/reconciler/diff"
 )
 
@@ -26,7 +27,7 @@ type patchOutcome struct {
 // patchClaims patches the planned claims in order and stops at the first
 // rejection. A rejection seen before is not repeated until its back-off ends,
 // unless the StatefulSet or the claim changed since.
-func (r *Reconciler) patchClaims(ctx context.Context, sts *appsv1.StatefulSet, byName map[string]*corev1.PersistentVolumeClaim, todo []diff.ClaimChange, ignoredLabels []string) patchOutcome {
+func (r *Reconciler) patchClaims(ctx context.Context, sts *appsv1.StatefulSet, src v1alpha1.Source, byName map[string]*corev1.PersistentVolumeClaim, todo []diff.ClaimChange, ignoredLabels []string) patchOutcome {
 	key := client.ObjectKeyFromObject(sts)
 	out := patchOutcome{patched: map[string]bool{}}
 	version := func(name string) string {
@@ -35,13 +36,12 @@ func (r *Reconciler) patchClaims(ctx context.Context, sts *appsv1.StatefulSet, b
 		}
 		return ""
 	}
-	if v, ok := r.rejected.Load(key); ok {
-		prev := v.(*rejection)
+	if prev := r.memory.rejection(key); prev != nil {
 		if prev.generation == sts.Generation && prev.pvcVersion == version(prev.claim) && time.Now().Before(prev.notBefore) {
 			out.rejected = prev
 			return out
 		}
-		r.rejected.Delete(key)
+		r.memory.setRejection(key, nil)
 	}
 	for _, c := range todo {
 		if err := r.applyClaim(ctx, sts, c, ignoredLabels); err != nil {
@@ -53,7 +53,7 @@ func (r *Reconciler) patchClaims(ctx context.Context, sts *appsv1.StatefulSet, b
 				message:    fmt.Sprintf("patching PVC %s/%s: %v", sts.Namespace, c.Name, err),
 				notBefore:  time.Now().Add(r.retry.When(key)),
 			}
-			r.rejected.Store(key, rej)
+			r.memory.setRejection(key, rej)
 			out.rejected = rej
 			return out
 		}
@@ -61,7 +61,7 @@ func (r *Reconciler) patchClaims(ctx context.Context, sts *appsv1.StatefulSet, b
 		out.patched[c.Name] = true
 		// The claim is the related object: the events API folds events that
 		// share reason, regarding and related objects into one series.
-		r.recorder.Eventf(sts, byName[c.Name], corev1.EventTypeNormal, "ClaimPatched", "Patch", "%s", describePatch(c))
+		r.events.Eventf(sts, byName[c.Name], src, corev1.EventTypeNormal, v1alpha1.ReasonClaimPatched, "Patch", "%s", describePatch(c))
 		ctrl.LoggerFrom(ctx).Info("patched claim", "pvc", c.Name, "from", c.RequestFrom.String(), "to", c.RequestTo.String())
 	}
 	return out
@@ -85,7 +85,7 @@ func (r *Reconciler) applyClaim(ctx context.Context, sts *appsv1.StatefulSet, c 
 	if t := templateNamed(sts, c.Template); t != nil {
 		pvc.WithLabels(withoutKeys(t.Labels, ignoredLabels)).WithAnnotations(withoutKeys(t.Annotations, nil))
 	}
-	return r.client.Apply(ctx, pvc, client.FieldOwner(FieldOwner), client.ForceOwnership)
+	return r.client.Apply(ctx, pvc, client.FieldOwner(v1alpha1.ControllerName), client.ForceOwnership)
 }
 
 func templateNamed(sts *appsv1.StatefulSet, name string) *corev1.PersistentVolumeClaim {

@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,10 +11,7 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/policies"
@@ -21,12 +19,8 @@ import (
 	"github.com/claimwarden/claimwarden/reconciler/plan"
 )
 
-// report writes the rollout's status and emits the events a person needs:
-// a block (once per distinct message) and the completion.
+// report writes the rollout's status: claims, counts, problems, conditions.
 func (r *Reconciler) report(sts *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRollout, src v1alpha1.Source, ignoredLabels []string, strategy v1alpha1.UpdateStrategy, res diff.Result, p plan.Plan, g gateResult, out patchOutcome) {
-	prevReady := copyCondition(conditions.Get(vcr, meta.ReadyCondition))
-	prevStalled := copyCondition(conditions.Get(vcr, meta.StalledCondition))
-
 	st := &vcr.Status
 	st.ObservedGeneration = sts.Generation
 	st.Strategy = strategy
@@ -36,38 +30,13 @@ func (r *Reconciler) report(sts *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRo
 	st.Problems = problems(res, p, g)
 	setConditions(vcr, strategy, res, p, g, out)
 	r.setPoliciesCondition(vcr)
-
-	key := types.NamespacedName{Namespace: sts.Namespace, Name: sts.Name}
-	switch c := conditions.Get(vcr, meta.StalledCondition); {
-	case c != nil:
-		if (prevStalled == nil || prevStalled.Message != c.Message) && r.announce(key, "block:"+c.Message) {
-			r.recorder.Eventf(sts, vcr, corev1.EventTypeWarning, c.Reason, "Block", "%s", c.Message)
-		}
-	case conditions.IsReady(vcr):
-		if prevReady != nil && prevReady.Status != metav1.ConditionTrue && r.announce(key, "complete") {
-			r.recorder.Eventf(sts, vcr, corev1.EventTypeNormal, v1alpha1.ReasonCompatible, "Complete", "%s", conditions.GetMessage(vcr, meta.ReadyCondition))
-		}
-	default:
-		r.announce(key, "progress")
-	}
-}
-
-// announce records state as the last block, completion or progress an
-// event announced for key and reports whether it is new (see Reconciler.said).
-func (r *Reconciler) announce(key types.NamespacedName, state string) bool {
-	return r.said.Once(key, "rollout", state)
 }
 
 // stall reports a StatefulSet the controller cannot act on until it changes.
-func (r *Reconciler) stall(sts *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRollout, reason, msg string) {
-	prev := conditions.GetMessage(vcr, meta.StalledCondition)
+func (r *Reconciler) stall(ctx context.Context, sts *appsv1.StatefulSet, before, vcr *v1alpha1.VolumeClaimRollout, src v1alpha1.Source, reason, msg string) {
 	vcr.Status.ObservedGeneration = sts.Generation
-	conditions.MarkStalled(vcr, reason, "%s", msg)
-	conditions.MarkFalse(vcr, meta.ReadyCondition, reason, "%s", msg)
-	conditions.Delete(vcr, meta.ReconcilingCondition)
-	if prev != msg && r.announce(types.NamespacedName{Namespace: sts.Namespace, Name: sts.Name}, "block:"+msg) {
-		r.recorder.Eventf(sts, vcr, corev1.EventTypeWarning, reason, "Block", "%s", msg)
-	}
+	markStalled(vcr, reason, msg)
+	r.publish(ctx, sts, src, before, vcr)
 }
 
 // claimStatuses turns the plan (and what was patched just now) into per-claim status and counts.
@@ -208,14 +177,6 @@ func templatesHash(sts *appsv1.StatefulSet) string {
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
-}
-
-func copyCondition(c *metav1.Condition) *metav1.Condition {
-	if c == nil {
-		return nil
-	}
-	cp := *c
-	return &cp
 }
 
 // policyStatus is implemented by evaluators that report their health (the

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -26,6 +25,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/reconciler/converge"
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
 )
 
 // SetupWithManager registers the rollout controller with mgr.
@@ -38,10 +38,12 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		return errors.New("rollout: Options.JournalKeySecret is required: no StatefulSet is re-created from an unsealed journal")
 	}
 	c := mgr.GetClient()
+	events := outcome.Recorder{EventRecorder: mgr.GetEventRecorder(v1alpha1.ControllerName)}
 	r := &Reconciler{
-		client:   c,
-		recorder: mgr.GetEventRecorder("claimwarden"),
-		opts:     opts,
+		client: c,
+		events: events,
+		sinks:  append(outcome.Sinks{outcome.NewEventSink(events, opts.EventMemory)}, opts.Sinks...),
+		opts:   opts,
 		converger: &converge.Converger{
 			Client:  c,
 			Reader:  mgr.GetAPIReader(),
@@ -50,7 +52,6 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 			JournalKey: (&journalKeys{reader: mgr.GetAPIReader(), writer: c, secret: opts.JournalKeySecret}).get,
 		},
 		retry:    workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](opts.RetryBaseDelay, opts.RetryMaxDelay),
-		skipped:  &sync.Map{},
 		verdicts: verdictCache{m: map[string]cachedVerdict{}},
 	}
 	policyEvents := make(chan event.GenericEvent)

@@ -1,0 +1,98 @@
+package rollout
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// memory is what one reconcile of a StatefulSet leaves the next, in this
+// process only: the patch the API server last rejected (so unrelated events
+// do not repeat it before its back-off ends) and whether "not managed" was
+// logged. It is forgotten with the StatefulSet, so it is bounded by the
+// StatefulSets that exist. What was reported lives in the
+// VolumeClaimRollout and in the sinks, not here.
+type memory struct {
+	m sync.Map // types.NamespacedName → *remembered
+}
+
+type remembered struct {
+	mu       sync.Mutex
+	rejected *rejection
+	// unmanagedLogged: "not managing this StatefulSet" was logged.
+	unmanagedLogged bool
+}
+
+// rejection is a patch the API server refused, and what must change to try at once.
+type rejection struct {
+	claim, pvcVersion string
+	generation        int64
+	message           string
+	notBefore         time.Time
+}
+
+func (m *memory) of(key types.NamespacedName) *remembered {
+	v, _ := m.m.LoadOrStore(key, &remembered{})
+	return v.(*remembered)
+}
+
+// rejection returns the remembered rejection of key, if any.
+func (m *memory) rejection(key types.NamespacedName) *rejection {
+	v, ok := m.m.Load(key)
+	if !ok {
+		return nil
+	}
+	r := v.(*remembered)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.rejected
+}
+
+// setRejection remembers rej (nil forgets it) for key.
+func (m *memory) setRejection(key types.NamespacedName, rej *rejection) {
+	if rej == nil {
+		if _, ok := m.m.Load(key); !ok {
+			return
+		}
+	}
+	r := m.of(key)
+	r.mu.Lock()
+	r.rejected = rej
+	r.mu.Unlock()
+}
+
+// firstUnmanaged reports whether key was not already logged as unmanaged,
+// and marks it logged.
+func (m *memory) firstUnmanaged(key types.NamespacedName) bool {
+	r := m.of(key)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	first := !r.unmanagedLogged
+	r.unmanagedLogged = true
+	return first
+}
+
+// managed forgets that key was logged as unmanaged.
+func (m *memory) managed(key types.NamespacedName) {
+	v, ok := m.m.Load(key)
+	if !ok {
+		return
+	}
+	r := v.(*remembered)
+	r.mu.Lock()
+	r.unmanagedLogged = false
+	r.mu.Unlock()
+}
+
+// forget drops everything about key (the StatefulSet is gone).
+func (m *memory) forget(key types.NamespacedName) {
+	m.m.Delete(key)
+}
+
+// len is the number of StatefulSets remembered (for tests and benchmarks).
+func (m *memory) len() int {
+	n := 0
+	m.m.Range(func(any, any) bool { n++; return true })
+	return n
+}

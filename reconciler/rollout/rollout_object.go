@@ -1,0 +1,73 @@
+package rollout
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+)
+
+// rolloutFor returns the StatefulSet's VolumeClaimRollout, creating it when missing.
+func (r *Reconciler) rolloutFor(ctx context.Context, sts *appsv1.StatefulSet) (*v1alpha1.VolumeClaimRollout, error) {
+	vcr := &v1alpha1.VolumeClaimRollout{}
+	err := r.client.Get(ctx, client.ObjectKeyFromObject(sts), vcr)
+	if err == nil || !apierrors.IsNotFound(err) {
+		return vcr, err
+	}
+	vcr = &v1alpha1.VolumeClaimRollout{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
+	if err := controllerutil.SetOwnerReference(sts, vcr, r.client.Scheme()); err != nil {
+		return nil, err
+	}
+	if err := r.client.Create(ctx, vcr, client.FieldOwner(v1alpha1.ControllerName)); err != nil {
+		return nil, fmt.Errorf("creating VolumeClaimRollout %s/%s: %w", sts.Namespace, sts.Name, err)
+	}
+	return vcr, nil
+}
+
+// adopt points the rollout's owner reference at the current StatefulSet: an
+// orphan delete (ours or a user's) strips it, and a re-created StatefulSet has a new UID.
+func (r *Reconciler) adopt(sts *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRollout) error {
+	refs := vcr.OwnerReferences[:0]
+	for _, ref := range vcr.OwnerReferences {
+		if ref.Kind != "StatefulSet" || ref.UID == sts.UID {
+			refs = append(refs, ref)
+		}
+	}
+	vcr.OwnerReferences = refs
+	return controllerutil.SetOwnerReference(sts, vcr, r.client.Scheme())
+}
+
+// writeRollout writes what the reconcile changed: metadata (the owner
+// reference) and the status, each only when it differs, the status in ONE
+// merge patch. fluxcd/pkg/runtime's patch helper writes conditions and the
+// rest of the status in two requests, so watchers (kstatus readers such as
+// Flux health checks among them) would briefly see Ready=True beside the
+// previous claims; every condition here is ours, so nothing is lost by
+// patching them together.
+func (r *Reconciler) writeRollout(ctx context.Context, before, after *v1alpha1.VolumeClaimRollout) error {
+	if !equality.Semantic.DeepEqual(before.ObjectMeta, after.ObjectMeta) {
+		// Each patch carries only its part: the base of the metadata patch
+		// has our status, that of the status patch the server's metadata.
+		base := before.DeepCopy()
+		base.Status = after.Status
+		status := after.Status.DeepCopy()
+		if err := r.client.Patch(ctx, after, client.MergeFrom(base), client.FieldOwner(v1alpha1.ControllerName)); err != nil {
+			return err
+		}
+		// The response overwrote after, status included: keep ours.
+		after.Status = *status
+		before = before.DeepCopy()
+		before.ObjectMeta = *after.ObjectMeta.DeepCopy()
+	}
+	if equality.Semantic.DeepEqual(before.Status, after.Status) {
+		return nil
+	}
+	return r.client.Status().Patch(ctx, after, client.MergeFrom(before), client.FieldOwner(v1alpha1.ControllerName))
+}

@@ -1,0 +1,117 @@
+package rollout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/reconciler/converge"
+	"github.com/claimwarden/claimwarden/reconciler/diff"
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
+	"github.com/claimwarden/claimwarden/reconciler/plan"
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
+)
+
+// target is what one reconcile works towards.
+type target struct {
+	// sts is the live StatefulSet, or a copy of it carrying a proposal's
+	// templates while the live object still has the old ones.
+	sts *appsv1.StatefulSet
+	src v1alpha1.Source
+	// ignoredLabels are template label keys never copied onto claims.
+	ignoredLabels []string
+	// recreateWith is the proposal the live StatefulSet must first be
+	// re-created with (its templates differ); nil when none.
+	recreateWith *proposal.Proposal
+	// sourceError says the GitOps source cannot be read now.
+	sourceError string
+	// fromGitOps: the target comes from a GitOps source, not the StatefulSet itself.
+	fromGitOps bool
+}
+
+// targetOf picks the target of live: the newest GitOps proposal for it, or
+// — after a restart, once converged — the proposal its rollout recorded for
+// these same templates, or else the StatefulSet itself with the commit its
+// annotations name.
+func (r *Reconciler) targetOf(live *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRollout) target {
+	if r.opts.Proposals != nil {
+		if p, ok := r.opts.Proposals.Get(types.NamespacedName{Namespace: live.Namespace, Name: live.Name}); ok {
+			t := target{sts: live, src: p.Source, ignoredLabels: p.IgnoredLabels, sourceError: p.SourceError, fromGitOps: true}
+			if p.StatefulSet != nil && !diff.TemplatesEqual(live.Spec.VolumeClaimTemplates, p.StatefulSet.Spec.VolumeClaimTemplates) {
+				t.sts = plan.WithTemplates(live, p.StatefulSet)
+				t.recreateWith = &p
+			}
+			return t
+		}
+	}
+	if rec := vcr.Status.Proposal; rec != nil && rec.Source.Kind != "StatefulSet" && rec.TemplatesHash == templatesHash(live) {
+		return target{sts: live, src: recordedSource(rec.Source), ignoredLabels: rec.IgnoredLabels, fromGitOps: true}
+	}
+	return target{sts: live, src: sourceOf(live)}
+}
+
+// recordedSource is a source this controller recorded, perhaps in a version
+// that kept the repository's user information.
+func recordedSource(src v1alpha1.Source) v1alpha1.Source {
+	src.Repository = proposal.RepositoryURL(src.Repository)
+	return src
+}
+
+// sourceOf is where the StatefulSet's templates came from: the StatefulSet
+// itself, with the repository and commit its annotations name.
+func sourceOf(sts *appsv1.StatefulSet) v1alpha1.Source {
+	return v1alpha1.Source{
+		Kind: "StatefulSet", Namespace: sts.Namespace, Name: sts.Name,
+		Repository: proposal.RepositoryURL(sts.Annotations[v1alpha1.RepositoryAnnotation]),
+		Revision:   sts.Annotations[v1alpha1.RevisionAnnotation],
+	}
+}
+
+// convergeTo re-creates live with the proposal's templates (Pods kept); the
+// Converged outcome tells the GitOps tool's sink to apply again, which now
+// succeeds.
+func (r *Reconciler) convergeTo(ctx context.Context, live *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRollout, t target) error {
+	log := ctrl.LoggerFrom(ctx)
+	err := r.converger.Converge(ctx, live, t.sts)
+	if errors.Is(err, converge.ErrRecreatedElsewhere) {
+		// The GitOps tool re-created it meanwhile; the next reconcile reads that object.
+		log.Info("the StatefulSet was re-created by someone else while claimwarden converged it")
+		return nil
+	}
+	if apierrors.IsConflict(err) {
+		// live was read from a cache that lags (often our own re-create
+		// just happened): nothing was deleted; read again.
+		return err
+	}
+	o := outcome.Outcome{Action: outcome.Converged, StatefulSet: types.NamespacedName{Namespace: live.Namespace, Name: live.Name},
+		UID: live.UID, Labels: live.Labels, Source: t.src}
+	if err != nil {
+		convergencesTotal.WithLabelValues(t.src.Kind, "failed").Inc()
+		o.Action, o.Message = outcome.ConvergeFailed, err.Error()
+		r.sinks.Publish(ctx, o)
+		return fmt.Errorf("converging StatefulSet %s/%s to %s: %w", live.Namespace, live.Name, outcome.Describe(t.src), err)
+	}
+	convergencesTotal.WithLabelValues(t.src.Kind, "converged").Inc()
+	log.Info("converged the StatefulSet to the proposal", "source", outcome.Describe(t.src))
+	r.sinks.Publish(ctx, o)
+	return nil
+}
+
+// setSourceCondition reports whether the GitOps source could be read.
+func setSourceCondition(vcr *v1alpha1.VolumeClaimRollout, t target) {
+	switch {
+	case !t.fromGitOps:
+		conditions.Delete(vcr, v1alpha1.SourceReadyCondition)
+	case t.sourceError != "":
+		conditions.MarkFalse(vcr, v1alpha1.SourceReadyCondition, v1alpha1.ReasonSourceUnavailable, "%s", t.sourceError)
+	default:
+		conditions.MarkTrue(vcr, v1alpha1.SourceReadyCondition, v1alpha1.ReasonSourceRead, "%s", outcome.Describe(t.src))
+	}
+}
