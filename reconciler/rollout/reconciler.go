@@ -29,6 +29,7 @@ import (
 	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/converge"
 	"github.com/claimwarden/claimwarden/reconciler/diff"
+	"github.com/claimwarden/claimwarden/reconciler/gate"
 	"github.com/claimwarden/claimwarden/reconciler/plan"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
@@ -46,8 +47,8 @@ type Reconciler struct {
 	rejected sync.Map
 	// skipped holds the StatefulSets already logged as not ours, so each is logged once.
 	skipped *sync.Map
-	// verdicts caches policy decisions (see gate.go).
-	verdicts verdictCache
+	// verdicts caches policy decisions (see gate.Cache).
+	verdicts *gate.Cache
 	// statusWarned and statusSeeded hold, per revision and per status
 	// target, that a missing commit was logged and that the reporter was
 	// told what a previous process posted.
@@ -188,7 +189,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 	r.retry.Forget(req.NamespacedName)
 	if verdict.denied() {
-		// Ask again once the denials expire (see verdictCache).
+		// Ask again once the denials expire (see gate.Cache).
 		return ctrl.Result{RequeueAfter: r.opts.PolicyRecheck}, nil
 	}
 	return ctrl.Result{}, nil

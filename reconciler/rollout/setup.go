@@ -26,6 +26,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/reconciler/converge"
+	"github.com/claimwarden/claimwarden/reconciler/gate"
 )
 
 // SetupWithManager registers the rollout controller with mgr.
@@ -51,7 +52,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		},
 		retry:    workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](opts.RetryBaseDelay, opts.RetryMaxDelay),
 		skipped:  &sync.Map{},
-		verdicts: verdictCache{m: map[string]cachedVerdict{}},
+		verdicts: gate.NewCache(opts.Policies, gate.CacheOptions{Recheck: opts.PolicyRecheck}),
 	}
 	policyEvents := make(chan event.GenericEvent)
 	if opts.PolicyChanges != nil {
