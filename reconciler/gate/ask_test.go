@@ -188,4 +188,3 @@ func TestAskReturnsTheFactsErrors(t *testing.T) {
 		}
 	}
 }
-
