@@ -18,6 +18,7 @@ import (
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/diff"
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/plan"
 )
 
@@ -120,7 +121,7 @@ func problems(res diff.Result, p plan.Plan, g gateResult) []string {
 		}
 	}
 	if g.statefulSet != "" {
-		out = append(out, "StatefulSet change denied by policy: "+g.statefulSet)
+		out = append(out, outcome.StatefulSetDenied(g.statefulSet))
 	}
 	if len(res.TemplatesAdded) > 0 {
 		out = append(out, "templates added (not acted on): "+strings.Join(res.TemplatesAdded, ", "))
