@@ -16,6 +16,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
@@ -37,35 +38,11 @@ type reported struct {
 	state gitstatus.State
 }
 
-// commitStatusOf is the status a rollout shows on its commit: success when
-// every claim is compatible, failure when a policy denied, error when blocked
-// otherwise (a rejected patch, a failed resize), pending while in progress.
+// commitStatusOf is the status a rollout shows on its commit, worded by
+// outcome.StateOf as `claimwarden check` words it for the pull request.
 func commitStatusOf(vcr *v1alpha1.VolumeClaimRollout) (gitstatus.State, string) {
-	ready := conditions.Get(vcr, meta.ReadyCondition)
-	switch {
-	case ready != nil && ready.Status == metav1.ConditionTrue:
-		return gitstatus.Success, ready.Message
-	case conditions.IsStalled(vcr):
-		c := conditions.Get(vcr, meta.StalledCondition)
-		if c.Reason == v1alpha1.ReasonPolicyDenied {
-			return gitstatus.Failure, firstDenial(vcr, c.Message)
-		}
-		return gitstatus.Error, c.Message
-	case ready != nil:
-		return gitstatus.Pending, ready.Message
-	}
-	return gitstatus.Pending, "rollout started"
-}
-
-// firstDenial names the first denied claim and its policy, which is what a
-// pull request author needs in 140 characters.
-func firstDenial(vcr *v1alpha1.VolumeClaimRollout, fallback string) string {
-	for _, c := range vcr.Status.Claims {
-		if c.Phase == v1alpha1.ClaimDenied {
-			return c.Name + ": " + strings.TrimPrefix(c.Message, "denied by policy: ")
-		}
-	}
-	return fallback
+	state, msg := outcome.StateOf(vcr)
+	return gitstatus.State(state), msg
 }
 
 // statusTarget is where a StatefulSet's commit status goes, if anywhere.
