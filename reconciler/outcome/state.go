@@ -11,14 +11,21 @@ import (
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
-// deniedPrefix starts the message of a claim a policy denied (plan.Build).
-const deniedPrefix = "denied by policy: "
+// deniedPrefix starts the message of a claim a policy denied (plan.Build);
+// statefulSetDeniedPrefix the problem the report phase lists when a policy
+// denied the StatefulSet-level change (StatefulSetDenied).
+const (
+	deniedPrefix            = "denied by policy: "
+	statefulSetDeniedPrefix = "StatefulSet change denied by policy: "
+)
 
 // StateOf is the state a rollout shows on its commit: success when every
 // claim is compatible, failure when a policy denied, error when blocked
 // otherwise (a rejected patch, a failed resize), pending while in progress.
 // The message is the one a pull request author needs: for a denial, the
-// first denied claim and its policy (ClaimDenied).
+// denied StatefulSet-level change (StatefulSetDenied, found among the
+// status's problems), else the first denied claim and its policy
+// (ClaimDenied): what `claimwarden check` says of the same proposal.
 func StateOf(vcr *v1alpha1.VolumeClaimRollout) (State, string) {
 	ready := conditions.Get(vcr, meta.ReadyCondition)
 	switch {
@@ -37,8 +44,15 @@ func StateOf(vcr *v1alpha1.VolumeClaimRollout) (State, string) {
 }
 
 func firstDenial(vcr *v1alpha1.VolumeClaimRollout, fallback string) string {
+	for _, p := range vcr.Status.Problems {
+		if strings.HasPrefix(p, statefulSetDeniedPrefix) {
+			return p
+		}
+	}
 	for _, c := range vcr.Status.Claims {
-		if c.Phase == v1alpha1.ClaimDenied {
+		// A claim left alone for its immutable fields is Denied too, but not
+		// by a policy: its message names no policy.
+		if c.Phase == v1alpha1.ClaimDenied && strings.HasPrefix(c.Message, deniedPrefix) {
 			return ClaimDenied(c.Name, strings.TrimPrefix(c.Message, deniedPrefix))
 		}
 	}
@@ -52,9 +66,10 @@ func ClaimDenied(claim, denials string) string {
 }
 
 // StatefulSetDenied words the denial of the StatefulSet-level change (the
-// re-create, templates added or removed).
+// re-create, templates added or removed): the report phase lists it among
+// the rollout's problems, and StateOf and check's commit status say it.
 func StatefulSetDenied(denials string) string {
-	return "StatefulSet change denied by policy: " + denials
+	return statefulSetDeniedPrefix + denials
 }
 
 // Superseded words the state of a revision a newer one replaced before its

@@ -25,6 +25,7 @@ import (
 	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/converge"
 	"github.com/claimwarden/claimwarden/reconciler/diff"
+	"github.com/claimwarden/claimwarden/reconciler/gate"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/plan"
 )
@@ -40,8 +41,8 @@ type Reconciler struct {
 	retry workqueue.TypedRateLimiter[types.NamespacedName]
 	// memory holds per-StatefulSet state between reconciles; see memory.
 	memory memory
-	// verdicts caches policy decisions (see gate.go).
-	verdicts verdictCache
+	// verdicts caches policy decisions (see gate.Cache).
+	verdicts *gate.Cache
 }
 
 // Reconcile runs the phases of one rollout: finish an interrupted re-create,
@@ -188,7 +189,7 @@ func (r *Reconciler) roll(ctx context.Context, sts *appsv1.StatefulSet, before, 
 	}
 	r.retry.Forget(key)
 	if verdict.denied() {
-		// Ask again once the denials expire (see verdictCache).
+		// Ask again once the denials expire (see gate.Cache).
 		return ctrl.Result{RequeueAfter: r.opts.PolicyRecheck}, nil
 	}
 	return ctrl.Result{}, nil

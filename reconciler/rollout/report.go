@@ -16,6 +16,7 @@ import (
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/diff"
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/plan"
 )
 
@@ -89,7 +90,7 @@ func problems(res diff.Result, p plan.Plan, g gateResult) []string {
 		}
 	}
 	if g.statefulSet != "" {
-		out = append(out, "StatefulSet change denied by policy: "+g.statefulSet)
+		out = append(out, outcome.StatefulSetDenied(g.statefulSet))
 	}
 	if len(res.TemplatesAdded) > 0 {
 		out = append(out, "templates added (not acted on): "+strings.Join(res.TemplatesAdded, ", "))

@@ -25,6 +25,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/reconciler/converge"
+	"github.com/claimwarden/claimwarden/reconciler/gate"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 )
 
@@ -52,7 +53,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 			JournalKey: (&journalKeys{reader: mgr.GetAPIReader(), writer: c, secret: opts.JournalKeySecret}).get,
 		},
 		retry:    workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](opts.RetryBaseDelay, opts.RetryMaxDelay),
-		verdicts: verdictCache{m: map[string]cachedVerdict{}},
+		verdicts: gate.NewCache(opts.Policies, gate.CacheOptions{Recheck: opts.PolicyRecheck}),
 	}
 	policyEvents := make(chan event.GenericEvent)
 	if opts.PolicyChanges != nil {

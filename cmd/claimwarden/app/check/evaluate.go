@@ -12,6 +12,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
@@ -19,6 +20,8 @@ import (
 	"github.com/claimwarden/claimwarden/integrations/manifests"
 	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/diff"
+	"github.com/claimwarden/claimwarden/reconciler/gate"
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/plan"
 )
 
@@ -156,22 +159,20 @@ func (e *evaluator) one(ctx context.Context, p manifests.StatefulSet) (StatefulS
 	if source.Revision == "" {
 		source.Revision = sts.Annotations[v1alpha1.RevisionAnnotation]
 	}
-	for _, q := range questions {
-		q.Input.Namespace, q.Input.Source = e.cur.namespaces[sts.Namespace], source
-		if q.PVC != nil && q.PVC.Spec.StorageClassName != nil {
-			q.Input.StorageClass = e.cur.storageClasses[*q.PVC.Spec.StorageClassName]
+	ans, err := gate.Ask(ctx, e.policies, questions, e.facts(sts.Namespace, source))
+	if err != nil {
+		return r, fmt.Errorf("%s: %w", p.Location, err)
+	}
+	for _, a := range ans.Claims {
+		r.Claims = append(r.Claims, claimResult(changes[a.Claim], a.Verdict))
+	}
+	if a := ans.StatefulSet; a != nil {
+		// The re-create alone, allowed and without warnings, is what every
+		// template change takes: not worth a line.
+		templatesChange := len(res.TemplatesAdded)+len(res.TemplatesRemoved) > 0
+		if v := a.Verdict; templatesChange || !v.Allowed || len(v.Warnings) > 0 {
+			r.Templates = &TemplateVerdict{Verdict: verdictOf(v.Allowed), Denials: v.Denials, Warnings: v.Warnings}
 		}
-		v := e.policies.Evaluate(ctx, q.Input)
-		if q.Claim == "" {
-			// The re-create alone, allowed and without warnings, is what
-			// every template change takes: not worth a line.
-			templatesChange := len(res.TemplatesAdded)+len(res.TemplatesRemoved) > 0
-			if templatesChange || !v.Allowed || len(v.Warnings) > 0 {
-				r.Templates = &TemplateVerdict{Verdict: verdictOf(v.Allowed), Denials: v.Denials, Warnings: v.Warnings}
-			}
-			continue
-		}
-		r.Claims = append(r.Claims, claimResult(changes[q.Claim], v))
 	}
 
 	r.Status = StatusUnchanged
@@ -187,6 +188,20 @@ func (e *evaluator) one(ctx context.Context, p manifests.StatefulSet) (StatefulS
 		r.Notes = append(r.Notes, "templates added or removed: the controller reports this and does not act on it")
 	}
 	return r, nil
+}
+
+// facts are what the policies read of the current state, from its snapshot.
+func (e *evaluator) facts(namespace string, source policies.Source) gate.Facts {
+	return gate.Facts{
+		Namespace: func(context.Context) (*corev1.Namespace, error) { return e.cur.namespaces[namespace], nil },
+		StorageClass: func(_ context.Context, pvc *corev1.PersistentVolumeClaim) (*storagev1.StorageClass, error) {
+			if pvc == nil || pvc.Spec.StorageClassName == nil {
+				return nil, nil
+			}
+			return e.cur.storageClasses[*pvc.Spec.StorageClassName], nil
+		},
+		Source: source,
+	}
 }
 
 // newReplicas counts the claims of replicas the proposal adds that do not
@@ -367,18 +382,20 @@ func (r StatefulSet) denied() bool {
 }
 
 // commitStatus is the status --post-status posts: failure naming the first
-// denial as the controller words it ("<claim>: <policy>: <message>"), or
-// success summing up what changes.
+// denial in the controller's words (outcome.StatefulSetDenied for the
+// StatefulSet-level change, else outcome.ClaimDenied for the first denied
+// claim, the order outcome.StateOf follows), or success summing up what
+// changes.
 func (e *evaluator) commitStatus(r StatefulSet) *CommitStatus {
 	s := &CommitStatus{Context: gitstatus.StatusContext(e.contextPrefix, r.Namespace, r.Name), State: string(gitstatus.Success)}
 	switch {
 	case r.Templates != nil && r.Templates.Verdict == Denied:
-		s.State, s.Description = string(gitstatus.Failure), "StatefulSet change denied by policy: "+plan.DenialText(r.Templates.Denials)
+		s.State, s.Description = string(gitstatus.Failure), outcome.StatefulSetDenied(plan.DenialText(r.Templates.Denials))
 	case r.Verdict == Denied:
 		s.State = string(gitstatus.Failure)
 		for _, c := range r.Claims {
 			if c.Verdict == Denied {
-				s.Description = c.Name + ": " + plan.DenialText(c.Denials)
+				s.Description = outcome.ClaimDenied(c.Name, plan.DenialText(c.Denials))
 				break
 			}
 		}
