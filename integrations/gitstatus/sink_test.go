@@ -296,3 +296,6 @@ func TestRecordedRepository(t *testing.T) {
 		}
 	}
 }
+
+// The rollout controller publishes to the sink as one of its sinks.
+var _ outcome.Sink = (*CommitStatusSink)(nil)
