@@ -21,7 +21,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
@@ -196,13 +195,13 @@ func NewNotifier(webhook string, reportingController string, log logr.Logger) (*
 }
 
 // Publish implements outcome.Sink: a Reconciled outcome naming a revision
-// is sent as Notify sends it, the message shortened as commit statuses
-// shorten it. Other outcomes are not sent.
+// is sent as Notify sends it, its message shortened (shortDescription).
+// Other outcomes are not sent.
 func (n *Notifier) Publish(ctx context.Context, o outcome.Outcome) {
 	if o.Action != outcome.Reconciled {
 		return
 	}
-	n.notify(ctx, o.StatefulSet, o.Labels, o.Source.Revision, string(o.State), o.Reason, gitstatus.TruncateDescription(o.Message))
+	n.notify(ctx, o.StatefulSet, o.Labels, o.Source.Revision, string(o.State), o.Reason, shortDescription(o.Message))
 }
 
 // Forget implements outcome.Sink: it drops the events remembered for the

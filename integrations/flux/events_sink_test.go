@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 )
 
@@ -30,7 +29,7 @@ func fluxOutcome(namespace, name string, state outcome.State, msg string) outcom
 }
 
 // TestNotifierPublishSendsReconciledOutcomes: a Reconciled outcome is the
-// event Notify sends, its message shortened as commit statuses are; other
+// event Notify sends, its message cut to 140 characters; other
 // actions, and outcomes without revision or Kustomization, send nothing.
 func TestNotifierPublishSendsReconciledOutcomes(t *testing.T) {
 	r := newReceiver(t, http.StatusAccepted)
@@ -48,7 +47,7 @@ func TestNotifierPublishSendsReconciledOutcomes(t *testing.T) {
 		n.Publish(ctx, o)
 	}
 	flush(t, n)
-	want := []string{"db/pg: " + gitstatus.TruncateDescription(long)}
+	want := []string{"db/pg: " + strings.Repeat("x", 139) + "…"}
 	if got := r.messages(); !slices.Equal(got, want) {
 		t.Errorf("messages = %q, want %q", got, want)
 	}
@@ -80,3 +79,13 @@ func TestNotifierForgetDropsTheStatefulSet(t *testing.T) {
 
 // The rollout controller publishes to the Notifier as one of its sinks.
 var _ outcome.Sink = (*Notifier)(nil)
+
+func TestShortDescription(t *testing.T) {
+	fits := strings.Repeat("é", 140)
+	if got := shortDescription(fits); got != fits {
+		t.Errorf("a 140-character description was cut to %q", got)
+	}
+	if got, want := shortDescription(fits+"é"), strings.Repeat("é", 139)+"…"; got != want {
+		t.Errorf("shortDescription cut 141 characters to %q, want %q", got, want)
+	}
+}
