@@ -6,7 +6,6 @@ package flux
 // ...). See docs/flux-notifications.md for the Provider and Alert to set up.
 
 import (
-	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -17,9 +16,12 @@ import (
 	"github.com/fluxcd/pkg/runtime/events"
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
@@ -110,18 +112,18 @@ const (
 //
 // Sending never blocks the caller: Notify queues the event and one goroutine
 // sends the queue in order, so that a pending event cannot overtake the
-// failure that followed it. A Notifier is safe for concurrent use.
+// failure that followed it. A Notifier is safe for concurrent use. It is an
+// outcome.Sink.
 type Notifier struct {
 	rec       events.Recorder
 	log       logr.Logger
 	maxQueued int
-	remember  int
 
 	mu sync.Mutex
-	// sent holds the keys of the events accepted, for deduplication, with
-	// their elements in order (most recent first) to forget the oldest.
-	sent  map[eventKey]*list.Element
-	order *list.List
+	// sent holds the keys of the events accepted, for deduplication,
+	// forgetting the least recently seen beyond defaultRemember. n.mu
+	// guards it, hence the non-synchronised LRU.
+	sent  *simplelru.LRU[eventKey, struct{}]
 	queue []outgoing
 	// sending is true while a goroutine drains queue; idle is closed
 	// whenever it is false, for Flush.
@@ -177,17 +179,43 @@ func NewNotifier(webhook string, reportingController string, log logr.Logger) (*
 	if err != nil {
 		return nil, fmt.Errorf("flux events: %w", err)
 	}
+	sent, err := simplelru.NewLRU[eventKey, struct{}](defaultRemember, nil)
+	if err != nil {
+		return nil, fmt.Errorf("flux events: %w", err)
+	}
 	idle := make(chan struct{})
 	close(idle)
 	return &Notifier{
 		rec:       rec,
 		log:       log,
 		maxQueued: defaultMaxQueued,
-		remember:  defaultRemember,
-		sent:      make(map[eventKey]*list.Element),
-		order:     list.New(),
+		sent:      sent,
 		idle:      idle,
 	}, nil
+}
+
+// Publish implements outcome.Sink: a Reconciled outcome naming a revision
+// is sent as Notify sends it, its message shortened (shortDescription).
+// Other outcomes are not sent.
+func (n *Notifier) Publish(ctx context.Context, o outcome.Outcome) {
+	if o.Action != outcome.Reconciled {
+		return
+	}
+	n.notify(ctx, o.StatefulSet, o.Labels, o.Source.Revision, string(o.State), o.Reason, shortDescription(o.Message))
+}
+
+// Forget implements outcome.Sink: it drops the events remembered for the
+// StatefulSet. It walks the whole memory (bounded by defaultRemember),
+// which is cheap for a call made when a StatefulSet goes away.
+func (n *Notifier) Forget(statefulSet types.NamespacedName) {
+	name := statefulSet.String()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, k := range n.sent.Keys() {
+		if k.statefulSet == name {
+			n.sent.Remove(k)
+		}
+	}
 }
 
 // Notify sends one event when the StatefulSet was applied by a Kustomization
@@ -208,25 +236,33 @@ func NewNotifier(webhook string, reportingController string, log logr.Logger) (*
 // delivery error is logged, not returned: retrying is the recorder's (a few
 // attempts) and then notification-controller's business.
 func (n *Notifier) Notify(ctx context.Context, sts *appsv1.StatefulSet, revision, state, reason, description string) bool {
-	if sts == nil || revision == "" {
+	if sts == nil {
 		return false
 	}
-	ksName := sts.Labels[LabelKustomizationName]
-	ksNamespace := sts.Labels[LabelKustomizationNamespace]
+	return n.notify(ctx, types.NamespacedName{Namespace: sts.Namespace, Name: sts.Name}, sts.Labels, revision, state, reason, description)
+}
+
+// notify is Notify for a StatefulSet known by name and labels.
+func (n *Notifier) notify(ctx context.Context, sts types.NamespacedName, labels map[string]string, revision, state, reason, description string) bool {
+	if revision == "" {
+		return false
+	}
+	ksName := labels[LabelKustomizationName]
+	ksNamespace := labels[LabelKustomizationNamespace]
 	if ksName == "" || ksNamespace == "" {
 		return false
 	}
 	eventType, ok := eventTypeOf(state)
 	if !ok {
 		n.log.Error(nil, "not sending a Flux event for an unknown rollout state", "state", state,
-			"statefulset", sts.Namespace+"/"+sts.Name)
+			"statefulset", sts.String())
 		return false
 	}
 	if ctx.Err() != nil {
 		return false
 	}
 
-	statefulSet := sts.Namespace + "/" + sts.Name
+	statefulSet := sts.String()
 	key := eventKey{
 		kustomization: ksNamespace + "/" + ksName,
 		statefulSet:   statefulSet,
@@ -265,8 +301,8 @@ func (n *Notifier) Notify(ctx context.Context, sts *appsv1.StatefulSet, revision
 
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if el, dup := n.sent[key]; dup {
-		n.order.MoveToFront(el)
+	// Get marks a repeat recently seen, so it stays remembered.
+	if _, dup := n.sent.Get(key); dup {
 		return false
 	}
 	if len(n.queue) >= n.maxQueued {
@@ -275,12 +311,7 @@ func (n *Notifier) Notify(ctx context.Context, sts *appsv1.StatefulSet, revision
 			"revision", revision, "state", state)
 		return false
 	}
-	n.sent[key] = n.order.PushFront(key)
-	for n.order.Len() > n.remember {
-		oldest := n.order.Back()
-		n.order.Remove(oldest)
-		delete(n.sent, oldest.Value.(eventKey))
-	}
+	n.sent.Add(key, struct{}{})
 	n.queue = append(n.queue, ev)
 	if !n.sending {
 		n.sending = true

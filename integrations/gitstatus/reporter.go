@@ -1,7 +1,6 @@
 package gitstatus
 
 import (
-	"container/list"
 	"context"
 	"errors"
 	"strings"
@@ -9,6 +8,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 )
 
@@ -19,6 +20,10 @@ type Target struct {
 	Repo    Repository
 	SHA     string
 	Context string
+	// Owner is the StatefulSet the status is about, handed back to
+	// OnPosted so that the post can be recorded on its VolumeClaimRollout.
+	// It is not part of the slot: the latest Report's Owner is kept.
+	Owner types.NamespacedName
 }
 
 // ProviderFor resolves the Provider (host kind, credentials) for a
@@ -27,7 +32,8 @@ type Target struct {
 // reconcile, by which time the credentials may have been fixed.
 type ProviderFor func(repo Repository) (Provider, error)
 
-// ReporterOptions configures a Reporter. Zero values take the defaults.
+// ReporterOptions configures a Reporter. Zero values take the defaults
+// (withDefaults).
 type ReporterOptions struct {
 	// Providers resolves the Provider per repository; required.
 	Providers ProviderFor
@@ -65,6 +71,27 @@ const (
 	rememberPerQueued = 10
 )
 
+// withDefaults returns o with zero values replaced by the defaults, and
+// MaxDelay raised to BaseDelay if below it.
+func (o ReporterOptions) withDefaults() ReporterOptions {
+	if o.QueueSize <= 0 {
+		o.QueueSize = defaultQueueSize
+	}
+	if o.Workers <= 0 {
+		o.Workers = defaultWorkers
+	}
+	if o.BaseDelay <= 0 {
+		o.BaseDelay = defaultBaseDelay
+	}
+	if o.MaxDelay <= 0 {
+		o.MaxDelay = defaultMaxDelay
+	}
+	if o.MaxDelay < o.BaseDelay {
+		o.MaxDelay = o.BaseDelay
+	}
+	return o
+}
+
 // slotKey identifies a Target. Owner and Name are derived from Path, so they
 // are left out; host names are case-insensitive.
 type slotKey struct{ host, path, sha, context string }
@@ -86,10 +113,6 @@ type slot struct {
 	// failed is the last status the host refused permanently: reporting it
 	// again is dropped, so a 404 or 422 is not retried on every reconcile.
 	failed *Status
-	// lru is the slot's element in Reporter.idle; nil while outstanding,
-	// because outstanding slots are bounded by QueueSize and must not be
-	// forgotten.
-	lru *list.Element
 }
 
 // Reporter posts commit statuses asynchronously: it deduplicates them against
@@ -110,13 +133,14 @@ type Reporter struct {
 	// key to two workers, which keeps posts per Target ordered.
 	queue workqueue.TypedRateLimitingInterface[slotKey]
 
-	mu    sync.Mutex
-	slots map[slotKey]*slot
-	// idle lists the keys of slots with nothing outstanding, most recently
-	// used first, to forget the oldest beyond remember.
-	idle        *list.List
-	remember    int
-	outstanding int
+	mu sync.Mutex
+	// outstanding holds the slots with a status not yet concluded; QueueSize
+	// bounds them and they are never forgotten. idle holds the others,
+	// forgetting the least recently used beyond rememberPerQueued ×
+	// QueueSize. A slot is in exactly one of them. idle is the
+	// non-synchronised LRU because r.mu already guards it.
+	outstanding map[slotKey]*slot
+	idle        *simplelru.LRU[slotKey, *slot]
 	// notBefore is, per host, when it may be called again after answering
 	// with a rate limit: the limit is the host's (or the token's), not the
 	// Target's, so every Target on that host waits.
@@ -130,31 +154,27 @@ func NewReporter(o ReporterOptions) *Reporter {
 	if o.Providers == nil {
 		panic("gitstatus: ReporterOptions.Providers is required")
 	}
-	if o.QueueSize <= 0 {
-		o.QueueSize = defaultQueueSize
-	}
-	if o.Workers <= 0 {
-		o.Workers = defaultWorkers
-	}
-	if o.BaseDelay <= 0 {
-		o.BaseDelay = defaultBaseDelay
-	}
-	if o.MaxDelay <= 0 {
-		o.MaxDelay = defaultMaxDelay
-	}
-	if o.MaxDelay < o.BaseDelay {
-		o.MaxDelay = o.BaseDelay
+	o = o.withDefaults()
+	idle, err := simplelru.NewLRU[slotKey, *slot](rememberPerQueued*o.QueueSize, nil)
+	if err != nil {
+		panic("gitstatus: " + err.Error()) // unreachable: the size is positive
 	}
 	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[slotKey](o.BaseDelay, o.MaxDelay)
 	return &Reporter{
-		opts:      o,
-		limiter:   limiter,
-		queue:     workqueue.NewTypedRateLimitingQueue(limiter),
-		slots:     map[slotKey]*slot{},
-		idle:      list.New(),
-		remember:  rememberPerQueued * o.QueueSize,
-		notBefore: map[string]time.Time{},
+		opts:        o,
+		limiter:     limiter,
+		queue:       workqueue.NewTypedRateLimitingQueue(limiter),
+		outstanding: map[slotKey]*slot{},
+		idle:        idle,
+		notBefore:   map[string]time.Time{},
 	}
+}
+
+// remembered is how many Targets the Reporter knows about.
+func (r *Reporter) remembered() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.outstanding) + r.idle.Len()
 }
 
 // sameStatus is the deduplication equality. Context is not compared: it is
@@ -174,33 +194,32 @@ func (r *Reporter) Report(t Target, s Status) bool {
 	k := keyOf(t)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	sl := r.slots[k]
-	if sl != nil && sl.desired != nil {
+	if sl := r.outstanding[k]; sl != nil {
 		// Already queued, waiting or in flight: the worker reads desired when
 		// it gets there. Not adding the key again keeps a Target in backoff in
 		// backoff, however often the controller reconciles.
+		sl.target = t
 		sl.desired = &s
 		return true
 	}
+	// Get marks the slot recently used: a repeat keeps it remembered.
+	sl, _ := r.idle.Get(k)
 	if sl != nil {
 		if (sl.posted != nil && sameStatus(*sl.posted, s)) || (sl.failed != nil && sameStatus(*sl.failed, s)) {
-			r.idle.MoveToFront(sl.lru)
 			return true
 		}
 	}
-	if r.outstanding >= r.opts.QueueSize {
+	if len(r.outstanding) >= r.opts.QueueSize {
 		return false
 	}
 	if sl == nil {
 		sl = &slot{}
-		r.slots[k] = sl
 	} else {
-		r.idle.Remove(sl.lru)
-		sl.lru = nil
+		r.idle.Remove(k)
 	}
 	sl.target = t
 	sl.desired = &s
-	r.outstanding++
+	r.outstanding[k] = sl
 	r.queue.Add(k)
 	return true
 }
@@ -214,11 +233,13 @@ func (r *Reporter) Seed(t Target, s Status) {
 	k := keyOf(t)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	sl := r.slots[k]
+	sl := r.outstanding[k]
+	if sl == nil {
+		sl, _ = r.idle.Get(k)
+	}
 	if sl == nil {
 		sl = &slot{target: t}
-		r.slots[k] = sl
-		r.makeIdle(k, sl)
+		r.idle.Add(k, sl)
 	}
 	if sl.posted == nil {
 		sl.posted = &s
@@ -230,7 +251,7 @@ func (r *Reporter) Seed(t Target, s Status) {
 func (r *Reporter) Pending() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.outstanding
+	return len(r.outstanding)
 }
 
 // NeedLeaderElection makes the manager run the Reporter only on the leader.
@@ -269,17 +290,6 @@ func (r *Reporter) Start(ctx context.Context) error {
 	return nil
 }
 
-// makeIdle records that sl has nothing outstanding and forgets the least
-// recently used idle slots beyond the memory bound. Called with r.mu held.
-func (r *Reporter) makeIdle(k slotKey, sl *slot) {
-	sl.lru = r.idle.PushFront(k)
-	for r.idle.Len() > r.remember {
-		e := r.idle.Back()
-		r.idle.Remove(e)
-		delete(r.slots, e.Value.(slotKey))
-	}
-}
-
 // settle concludes the attempt to post s. If nothing newer was reported
 // meanwhile the slot becomes idle; otherwise the newer status is posted next,
 // straight away: the host answered, so there is no reason to wait. It returns
@@ -291,8 +301,9 @@ func (r *Reporter) settle(k slotKey, sl *slot, s Status) (again bool) {
 		return true
 	}
 	sl.desired = nil
-	r.outstanding--
-	r.makeIdle(k, sl)
+	delete(r.outstanding, k)
+	// Beyond the bound, Add forgets the least recently used idle slot.
+	r.idle.Add(k, sl)
 	return false
 }
 
@@ -320,8 +331,8 @@ func (r *Reporter) process(ctx context.Context, k slotKey) {
 		return
 	}
 	r.mu.Lock()
-	sl := r.slots[k]
-	if sl == nil || sl.desired == nil {
+	sl := r.outstanding[k]
+	if sl == nil {
 		// Not expected (outstanding slots are never forgotten and keys are
 		// only queued while outstanding), but harmless.
 		r.mu.Unlock()

@@ -691,17 +691,14 @@ func TestReporterProviderForFails(t *testing.T) {
 func TestReporterForgetsOldestIdleTargets(t *testing.T) {
 	h := newFakeProvider(nil)
 	r, posted := newReporter(h, nil)
-	r.remember = 2
+	r.idle.Resize(2)
 	startReporter(t, r)
 	a, b, c := testTarget("git.example.com", "aaa"), testTarget("git.example.com", "bbb"), testTarget("git.example.com", "ccc")
 	for i, tg := range []Target{a, b, c} {
 		reportNow(t, r, tg, pendingStatus)
 		waitUntil(t, "posted", func() bool { return posted.count() == i+1 })
 	}
-	r.mu.Lock()
-	n := len(r.slots)
-	r.mu.Unlock()
-	if n != 2 {
+	if n := r.remembered(); n != 2 {
 		t.Fatalf("%d Targets remembered, want 2", n)
 	}
 	// c is remembered; a, the oldest, was forgotten and is posted again.

@@ -191,10 +191,10 @@ func policyOptions(p config.Policies, log logr.Logger) (policies.Options, error)
 	}, nil
 }
 
-// newCommitStatuses builds the commit-status reporter and the Secret-backed
+// newCommitStatuses builds the commit-status sink and the Secret-backed
 // credentials it posts with, and adds both to mgr; nil when no Git host is
 // configured.
-func newCommitStatuses(mgr ctrl.Manager, g config.GitStatus, log logr.Logger) (*gitstatus.Reporter, error) {
+func newCommitStatuses(mgr ctrl.Manager, g config.GitStatus, log logr.Logger) (*gitstatus.CommitStatusSink, error) {
 	if len(g.Hosts) == 0 {
 		return nil, nil
 	}
@@ -220,10 +220,12 @@ func newCommitStatuses(mgr ctrl.Manager, g config.GitStatus, log logr.Logger) (*
 	if err := mgr.Add(creds); err != nil {
 		return nil, err
 	}
-	reporter := gitstatus.NewReporter(gitstatus.ReporterOptions{
-		Providers: creds.ProviderFor,
-		Logger:    log,
-		OnPosted:  rollout.RecordPosted(mgr.GetClient(), func(err error, msg string, kv ...any) { log.Error(err, msg, kv...) }),
+	sink := gitstatus.NewCommitStatusSink(gitstatus.CommitStatusSinkOptions{
+		Reporter:      gitstatus.ReporterOptions{Providers: creds.ProviderFor, Logger: log},
+		Client:        mgr.GetClient(),
+		ContextPrefix: g.ContextPrefix,
+		TargetURL:     g.TargetURL,
+		Logger:        log,
 	})
-	return reporter, mgr.Add(reporter)
+	return sink, mgr.Add(sink)
 }
