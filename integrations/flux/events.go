@@ -201,7 +201,7 @@ func (n *Notifier) Publish(ctx context.Context, o outcome.Outcome) {
 	if o.Action != outcome.Reconciled {
 		return
 	}
-	n.notify(ctx, o.StatefulSet, o.Labels, o.Source.Revision, string(o.State), o.Reason, shortDescription(o.Message))
+	n.notify(ctx, o.StatefulSet, o.Labels, o.Source.Revision, string(o.State), o.Reason, outcome.ShortDescription(o.Message))
 }
 
 // Forget implements outcome.Sink: it drops the events remembered for the

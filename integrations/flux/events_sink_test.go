@@ -82,10 +82,10 @@ var _ outcome.Sink = (*Notifier)(nil)
 
 func TestShortDescription(t *testing.T) {
 	fits := strings.Repeat("é", 140)
-	if got := shortDescription(fits); got != fits {
+	if got := outcome.ShortDescription(fits); got != fits {
 		t.Errorf("a 140-character description was cut to %q", got)
 	}
-	if got, want := shortDescription(fits+"é"), strings.Repeat("é", 139)+"…"; got != want {
+	if got, want := outcome.ShortDescription(fits+"é"), strings.Repeat("é", 139)+"…"; got != want {
 		t.Errorf("shortDescription cut 141 characters to %q, want %q", got, want)
 	}
 }

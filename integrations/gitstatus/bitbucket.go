@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
 )
 
 // The Bitbucket providers speak plain net/http to the documented REST APIs.
@@ -52,7 +54,7 @@ func newBitbucketBuildStatus(s Status, keyLimit int, commitPage string) bitbucke
 		State:       bitbucketStates[s.State],
 		Name:        s.Context,
 		URL:         link,
-		Description: TruncateDescription(s.Description),
+		Description: outcome.ShortDescription(s.Description),
 	}
 }
 

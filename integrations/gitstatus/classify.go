@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
 )
 
 // Every provider reports a failed post through httpStatusError (the host
@@ -27,7 +29,7 @@ import (
 func httpStatusError(op string, code int, header http.Header, detail string, secrets ...string) error {
 	msg := fmt.Sprintf("%s: %d %s", op, code, http.StatusText(code))
 	if detail = strings.TrimSpace(detail); detail != "" {
-		msg += ": " + shorten(detail, 300)
+		msg += ": " + outcome.Shorten(detail, 300)
 	}
 	err := errors.New(scrubSecrets(msg, secrets))
 	switch {
@@ -105,13 +107,4 @@ func scrubSecrets(s string, secrets []string) string {
 		}
 	}
 	return s
-}
-
-// shorten cuts s to at most n runes, marking the cut with "…".
-func shorten(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"code.gitea.io/sdk/gitea"
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
 )
 
 // giteaProvider posts through the Gitea SDK's CreateStatus:
@@ -40,7 +41,7 @@ func (p *giteaProvider) Post(ctx context.Context, repo Repository, sha string, s
 	_, resp, err := client.CreateStatus(owner, name, sha, gitea.CreateStatusOption{
 		State:       gitea.StatusState(s.State),
 		TargetURL:   s.TargetURL,
-		Description: TruncateDescription(s.Description),
+		Description: outcome.ShortDescription(s.Description),
 		Context:     s.Context,
 	})
 	if err == nil || (resp != nil && resp.Response != nil && resp.StatusCode/100 == 2) {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/google/go-github/v93/github"
 )
 
@@ -138,7 +139,7 @@ func (p *githubProvider) Post(ctx context.Context, repo Repository, sha string, 
 	status := github.RepoStatus{
 		State:       new(string(s.State)),
 		Context:     new(s.Context),
-		Description: new(TruncateDescription(s.Description)),
+		Description: new(outcome.ShortDescription(s.Description)),
 	}
 	if s.TargetURL != "" {
 		status.TargetURL = new(s.TargetURL)

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 )
 
@@ -90,7 +91,7 @@ func (p *gitlabProvider) Post(ctx context.Context, repo Repository, sha string, 
 		// "name" is GitLab's context: statuses with the same name on a
 		// commit replace each other.
 		Name:        gitlab.Ptr(s.Context),
-		Description: gitlab.Ptr(TruncateDescription(s.Description)),
+		Description: gitlab.Ptr(outcome.ShortDescription(s.Description)),
 	}
 	if s.TargetURL != "" {
 		opt.TargetURL = gitlab.Ptr(s.TargetURL)

@@ -24,15 +24,12 @@ const (
 	Error   State = "error"
 )
 
-// MaxDescription is the longest description posted (GitHub's limit).
-const MaxDescription = 140
-
 // Status is one commit status.
 type Status struct {
 	State State
 	// Context names the status, e.g. claimwarden/shop/web.
 	Context string
-	// Description is at most MaxDescription characters (providers truncate).
+	// Description is at most outcome.MaxDescription characters (providers shorten it).
 	Description string
 	// TargetURL is optional.
 	TargetURL string

@@ -128,7 +128,7 @@ func (s *CommitStatusSink) Publish(ctx context.Context, o outcome.Outcome) {
 		prev, known = recordedOf(o.StatefulSet, o.Recorded)
 	}
 	if known && supersedes(prev, o.Source.Revision, next.SHA) {
-		s.report(log, prev.target, Status{State: Error, Description: TruncateDescription(outcome.Superseded(o.Source.Revision))})
+		s.report(log, prev.target, Status{State: Error, Description: outcome.ShortDescription(outcome.Superseded(o.Source.Revision))})
 		s.last.Add(o.StatefulSet, published{target: prev.target, state: outcome.Error})
 	}
 	if !ok {
@@ -137,7 +137,7 @@ func (s *CommitStatusSink) Publish(ctx context.Context, o outcome.Outcome) {
 	if !inMemory || keyOf(prev.target) != keyOf(next) {
 		s.seed(next, o.Recorded)
 	}
-	s.report(log, next, Status{State: State(o.State), Description: TruncateDescription(o.Message)})
+	s.report(log, next, Status{State: State(o.State), Description: outcome.ShortDescription(o.Message)})
 	s.last.Add(o.StatefulSet, published{target: next, state: o.State})
 }
 

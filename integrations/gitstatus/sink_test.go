@@ -97,7 +97,7 @@ func TestCommitStatusSinkTruncatesTheMessage(t *testing.T) {
 	s := newSink(t, h, nil)
 	s.Publish(context.Background(), reconciled(shaA, outcome.Error, strings.Repeat("x", 300)))
 	waitUntil(t, "the status posted", func() bool { return len(h.callsFor(sinkTarget(shaA), true)) == 1 })
-	if d := h.allCalls()[0].Status.Description; d != TruncateDescription(strings.Repeat("x", 300)) {
+	if d := h.allCalls()[0].Status.Description; d != outcome.ShortDescription(strings.Repeat("x", 300)) {
 		t.Errorf("description %q is not the truncated message", d)
 	}
 }

@@ -6,19 +6,6 @@ import (
 	"unicode/utf8"
 )
 
-// TruncateDescription cuts a description to MaxDescription characters
-// (runes, not bytes: GitHub counts characters, and a cut inside a UTF-8
-// sequence would make the JSON invalid), ending a cut one with "…" so that
-// readers see it was cut. GitHub refuses longer descriptions with 422;
-// the others accept them but show the same short text. Providers apply it;
-// callers that compare or record descriptions apply it first.
-func TruncateDescription(s string) string {
-	if utf8.RuneCountInString(s) <= MaxDescription {
-		return s
-	}
-	return shorten(s, MaxDescription)
-}
-
 // statusKey derives a Bitbucket build key of at most limit bytes from a
 // status context. Bitbucket identifies a build status on a commit by its
 // key, so the key must be the same for the same context every time (a new

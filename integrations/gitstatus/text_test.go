@@ -6,27 +6,6 @@ import (
 	"unicode/utf8"
 )
 
-func TestTruncateDescription(t *testing.T) {
-	exact := strings.Repeat("ä", MaxDescription) // 140 characters, 280 bytes
-	if got := TruncateDescription(exact); got != exact {
-		t.Errorf("a 140-character description was changed to %q", got)
-	}
-	long := strings.Repeat("ä", MaxDescription) + "b"
-	got := TruncateDescription(long)
-	if n := utf8.RuneCountInString(got); n != MaxDescription {
-		t.Errorf("truncated to %d characters, want %d", n, MaxDescription)
-	}
-	if !strings.HasSuffix(got, "…") || !strings.HasPrefix(got, strings.Repeat("ä", MaxDescription-1)) {
-		t.Errorf("truncated = %q, want 139 characters and …", got)
-	}
-	if !utf8.ValidString(got) {
-		t.Error("truncation split a UTF-8 sequence")
-	}
-	if TruncateDescription("") != "" || TruncateDescription("short") != "short" {
-		t.Error("short descriptions must be kept")
-	}
-}
-
 func TestStatusKey(t *testing.T) {
 	fits := strings.Repeat("k", 40)
 	if got := statusKey(fits, 40); got != fits {

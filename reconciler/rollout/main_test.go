@@ -18,7 +18,9 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 	"github.com/claimwarden/claimwarden/policies"
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/reconciler/rollout"
 	"github.com/claimwarden/claimwarden/test/fixtures"
@@ -131,6 +133,16 @@ func setup(ctx context.Context, e *testenv.Env) error {
 	if err := engine.SetupConfigMapSource(mgr, policyNamespace); err != nil {
 		return err
 	}
+	statusSink := gitstatus.NewCommitStatusSink(gitstatus.CommitStatusSinkOptions{
+		Reporter: gitstatus.ReporterOptions{
+			Providers: func(gitstatus.Repository) (gitstatus.Provider, error) { return statuses, nil },
+			BaseDelay: 100 * time.Millisecond,
+		},
+		Client: mgr.GetClient(),
+	})
+	if err := mgr.Add(statusSink); err != nil {
+		return err
+	}
 	if err := rollout.SetupWithManager(mgr, rollout.Options{
 		MaxConcurrentPatches: 1,
 		// Above every test's claims but one: a StatefulSet beyond the limit
@@ -142,7 +154,7 @@ func setup(ctx context.Context, e *testenv.Env) error {
 		Policies:                engine,
 		PolicyChanges:           engine.Changes(),
 		Proposals:               proposals,
-		CommitStatuses:          statuses,
+		Sinks:                   []outcome.Sink{statusSink},
 		JournalKeySecret:        journalKeyOf,
 	}); err != nil {
 		return err

@@ -20,8 +20,8 @@ import (
 	"github.com/claimwarden/claimwarden/test/fixtures"
 )
 
-// statusRecorder stands in for the gitstatus.Reporter (whose own tests post
-// to real hosts): it keeps every status the controller hands over.
+// statusRecorder is the Git host behind the controller's commit-status sink
+// (gitstatus' own tests post to real hosts): it keeps every status posted.
 type statusRecorder struct {
 	mu   sync.Mutex
 	seen []recordedStatus
@@ -32,14 +32,13 @@ type recordedStatus struct {
 	s   gitstatus.Status
 }
 
-func (r *statusRecorder) Report(t gitstatus.Target, s gitstatus.Status) bool {
+// Post implements gitstatus.Provider.
+func (r *statusRecorder) Post(_ context.Context, _ gitstatus.Repository, sha string, s gitstatus.Status) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.seen = append(r.seen, recordedStatus{sha: t.SHA, s: s})
-	return true
+	r.seen = append(r.seen, recordedStatus{sha: sha, s: s})
+	return nil
 }
-
-func (r *statusRecorder) Seed(gitstatus.Target, gitstatus.Status) {}
 
 // last returns the last status reported on sha for context, or false.
 func (r *statusRecorder) last(sha, context string) (gitstatus.Status, bool) {

@@ -210,8 +210,8 @@ func compareVerdicts(t *testing.T, got check.StatefulSet, vcr *v1alpha1.VolumeCl
 	}
 	// An allowed change is described by what check expects ("allowed: …")
 	// and by where the rollout stands; a denial is worded once.
-	if sawDenial && got.CommitStatus.Description != gitstatus.TruncateDescription(desc) {
-		t.Errorf("commit status description:\ncheck      %q\ncontroller %q", got.CommitStatus.Description, gitstatus.TruncateDescription(desc))
+	if sawDenial && got.CommitStatus.Description != outcome.ShortDescription(desc) {
+		t.Errorf("commit status description:\ncheck      %q\ncontroller %q", got.CommitStatus.Description, outcome.ShortDescription(desc))
 	}
 	if sawDenial != (state == outcome.Failure) {
 		t.Errorf("check denied: %v; the controller's state %s: %s", sawDenial, state, describeRollout(vcr))

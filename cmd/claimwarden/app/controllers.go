@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/config"
 	"github.com/claimwarden/claimwarden/integrations/argocd"
 	"github.com/claimwarden/claimwarden/integrations/flux"
@@ -48,16 +49,18 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 		Workers:                 cfg.Workers,
 		Policies:                engine,
 		PolicyChanges:           engine.Changes(),
-		StatusContextPrefix:     cfg.GitStatus.ContextPrefix,
-		StatusTargetURL:         cfg.GitStatus.TargetURL,
 		JournalKeySecret:        types.NamespacedName{Namespace: cfg.JournalKey.Namespace, Name: cfg.JournalKey.SecretName},
 	}
+	if statuses != nil {
+		// A nil *CommitStatusSink in the interface would not be nil.
+		opts.Sinks = append(opts.Sinks, statuses)
+	}
 	if addr := cfg.GitStatus.FluxEventsAddr; addr != "" {
-		notifier, err := flux.NewNotifier(addr, "claimwarden", log.WithName("flux-events"))
+		notifier, err := flux.NewNotifier(addr, v1alpha1.ControllerName, log.WithName("flux-events"))
 		if err != nil {
 			return fmt.Errorf("gitStatus.fluxEventsAddr: %w", err)
 		}
-		opts.FluxNotifier = notifier
+		opts.Sinks = append(opts.Sinks, notifier)
 		go func() {
 			<-ctx.Done()
 			// Deliver what is queued before the process exits.
@@ -65,10 +68,6 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 			defer cancel()
 			_ = notifier.Flush(flushCtx)
 		}()
-	}
-	if statuses != nil {
-		// A nil *Reporter in the interface would not be nil.
-		opts.CommitStatuses = statuses
 	}
 	if cfg.Flux.Enabled || cfg.ArgoCD.Enabled {
 		// One store: a StatefulSet's newest proposal wins, whichever tool made it.
@@ -104,7 +103,7 @@ func setupFlux(mgr ctrl.Manager, f config.Flux, store *proposal.Store, log logr.
 		Namespaces: f.Namespaces,
 		Builder:    builder,
 		Proposals:  store,
-		FieldOwner: rollout.FieldOwner,
+		FieldOwner: v1alpha1.ControllerName,
 	}); err != nil {
 		return fmt.Errorf("setting up the Flux integration: %w", err)
 	}

@@ -402,7 +402,7 @@ func (e *evaluator) commitStatus(r StatefulSet) *CommitStatus {
 	default:
 		s.Description = "allowed: " + sizeSummary(r.Claims)
 	}
-	s.Description = gitstatus.TruncateDescription(s.Description)
+	s.Description = outcome.ShortDescription(s.Description)
 	return s
 }
 
