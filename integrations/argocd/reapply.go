@@ -22,7 +22,7 @@ const (
 // failed for a revision, and a refresh does not change that: a sync is
 // started. A manual-sync Application is synced only when configured,
 // otherwise refreshed so that it shows the converged StatefulSet.
-func (r *ApplicationReconciler) reapply(ctx context.Context, key types.NamespacedName, revisions []string) error {
+func (r *Applications) reapply(ctx context.Context, key types.NamespacedName, revisions []string) error {
 	u, app, err := r.read(ctx, key)
 	if err != nil {
 		return err
@@ -40,20 +40,19 @@ func (r *ApplicationReconciler) reapply(ctx context.Context, key types.Namespace
 
 // syncPending starts the sync that reapply left waiting for the operation
 // then running, once that operation has ended.
-func (r *ApplicationReconciler) syncPending(ctx context.Context, u *unstructured.Unstructured, app *application) error {
+func (r *Applications) syncPending(ctx context.Context, u *unstructured.Unstructured, app *application) error {
 	key := types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}
-	v, ok := r.pending.Load(key)
+	revisions, ok := r.pending.Get(key)
 	if !ok || app.syncing() {
 		return nil // nothing waits, or the operation's end brings the Application back here
 	}
-	revisions := v.([]string)
 	op := app.Status.OperationState
 	failedHere := op != nil && (op.Phase == phaseFailed || op.Phase == phaseError) &&
 		op.SyncResult != nil && app.sameRevision(op.SyncResult)
 	if app.Status.Sync.Status == syncStatusSynced || app.revisionKey() != strings.Join(revisions, ",") || (op != nil && !failedHere) {
 		// Synced, or Git moved on (Argo CD attempts the new revision
 		// itself), or the operation succeeded or was for another revision.
-		r.pending.Delete(key)
+		r.pending.Remove(key)
 		return nil
 	}
 	// Read again: the cache may hold the Application from before the operation ended.
@@ -71,22 +70,22 @@ func (r *ApplicationReconciler) syncPending(ctx context.Context, u *unstructured
 // revision, pruning as configured. A manual-sync Application is pinned to
 // the revisions claimwarden evaluated. When another operation still runs,
 // the sync waits for it (pending).
-func (r *ApplicationReconciler) startSync(ctx context.Context, u *unstructured.Unstructured, app *application, revisions []string) error {
+func (r *Applications) startSync(ctx context.Context, u *unstructured.Unstructured, app *application, revisions []string) error {
 	key := types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}
 	req := syncRequestFor(app, revisions)
 	err := r.API.Sync(ctx, key, req)
 	if IsOperationInProgress(err) {
 		// Its end updates the Application, and syncPending starts ours.
-		r.pending.Store(key, revisions)
+		r.pending.Add(key, revisions)
 		ctrl.LoggerFrom(ctx).Info("waiting for Argo CD's running operation before syncing", "application", key)
 		return nil
 	}
 	if err != nil {
-		r.pending.Store(key, revisions)
+		r.pending.Add(key, revisions)
 		r.Recorder.Eventf(u, nil, corev1.EventTypeWarning, ReasonAPIFailed, "Sync", "starting a sync after the convergence: %s", err.Error())
 		return fmt.Errorf("syncing Application %s: %w", key, err)
 	}
-	r.pending.Delete(key)
+	r.pending.Remove(key)
 	r.Recorder.Eventf(u, nil, corev1.EventTypeNormal, ReasonSyncStarted, "Sync",
 		"claimwarden converged the volumeClaimTemplates of revision %s and started a sync", strings.Join(revisions, ","))
 	return nil
@@ -115,7 +114,7 @@ func syncRequestFor(app *application, revisions []string) SyncRequest {
 }
 
 // read gets an Application uncached.
-func (r *ApplicationReconciler) read(ctx context.Context, key types.NamespacedName) (*unstructured.Unstructured, *application, error) {
+func (r *Applications) read(ctx context.Context, key types.NamespacedName) (*unstructured.Unstructured, *application, error) {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(ApplicationGVK)
 	if err := r.Reader.Get(ctx, key, u); err != nil {

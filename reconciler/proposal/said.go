@@ -3,14 +3,20 @@ package proposal
 import (
 	"sync"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// Said remembers, per GitOps object and event reason, the last message a
-// source announced, so that what does not change (suspended, nothing to do)
-// is said once, not on every reconcile. The zero value is ready to use.
+// maxSaid bounds what Said remembers: forgetting the oldest costs at most
+// one repeated event.
+const maxSaid = 4096
+
+// Said remembers, per object and event reason, the last message announced,
+// so that what does not change is said once, not on every reconcile. It
+// remembers the maxSaid most recent; the zero value is ready to use.
 type Said struct {
-	m sync.Map // saidKey → message
+	once sync.Once
+	m    *lru.Cache[saidKey, string]
 }
 
 type saidKey struct {
@@ -18,18 +24,28 @@ type saidKey struct {
 	reason string
 }
 
+func (s *Said) cache() *lru.Cache[saidKey, string] {
+	s.once.Do(func() {
+		s.m, _ = lru.New[saidKey, string](maxSaid) // fails only for a size below 1
+	})
+	return s.m
+}
+
 // Once records msg for obj and reason and reports whether it is new.
 func (s *Said) Once(obj types.NamespacedName, reason, msg string) bool {
-	last, ok := s.m.Swap(saidKey{obj, reason}, msg)
-	return !ok || last != msg
+	k := saidKey{obj, reason}
+	if last, ok := s.cache().Get(k); ok && last == msg {
+		return false
+	}
+	s.cache().Add(k, msg)
+	return true
 }
 
 // Forget drops what was said about obj (deleted).
 func (s *Said) Forget(obj types.NamespacedName) {
-	s.m.Range(func(k, _ any) bool {
-		if k.(saidKey).obj == obj {
-			s.m.Delete(k)
+	for _, k := range s.cache().Keys() {
+		if k.obj == obj {
+			s.cache().Remove(k)
 		}
-		return true
-	})
+	}
 }

@@ -1,6 +1,7 @@
 package proposal
 
 import (
+	"fmt"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -33,5 +34,20 @@ func TestSaid(t *testing.T) {
 	}
 	if s.Once(b, "Suspended", "suspended") {
 		t.Error("Forget of one object dropped another's")
+	}
+}
+
+func TestSaidIsBounded(t *testing.T) {
+	var s Said
+	first := types.NamespacedName{Namespace: "shop", Name: "db-0"}
+	s.Once(first, "Superseded", "r1")
+	for i := range maxSaid {
+		s.Once(types.NamespacedName{Namespace: "shop", Name: fmt.Sprintf("db-%d", i+1)}, "Superseded", "r1")
+	}
+	if n := s.cache().Len(); n != maxSaid {
+		t.Errorf("Said holds %d messages, want at most %d", n, maxSaid)
+	}
+	if !s.Once(first, "Superseded", "r1") {
+		t.Error("the oldest message was not the one forgotten")
 	}
 }

@@ -49,6 +49,8 @@ var (
 	// commit statuses the controller reports.
 	proposals = proposal.NewStore()
 	statuses  = &statusRecorder{}
+	// converged counts the Converged outcomes the controller publishes.
+	converged = &convergedCounter{}
 	// journalKeyOf holds the key that seals the controller's journal.
 	journalKeyOf = types.NamespacedName{Namespace: policyNamespace, Name: "claimwarden-journal-key"}
 )
@@ -143,6 +145,7 @@ func setup(ctx context.Context, e *testenv.Env) error {
 		PolicyChanges:           engine.Changes(),
 		Proposals:               proposals,
 		CommitStatuses:          statuses,
+		Sinks:                   converged,
 		JournalKeySecret:        journalKeyOf,
 	}); err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/policies"
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
@@ -51,6 +52,10 @@ type Options struct {
 	// notification-controller as an event about the Kustomization that
 	// applied the StatefulSet.
 	FluxNotifier FluxNotifier
+	// Sinks, when set, receives an Action Converged outcome each time a
+	// StatefulSet was re-created with a proposal's templates (the GitOps
+	// tools' Nudgers ask them to apply again).
+	Sinks outcome.Sink
 	// StatusContextPrefix starts every commit status context
 	// (<prefix>/<namespace>/<statefulset>); default "claimwarden".
 	StatusContextPrefix string

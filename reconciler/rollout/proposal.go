@@ -17,6 +17,7 @@ import (
 	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 	"github.com/claimwarden/claimwarden/reconciler/converge"
 	"github.com/claimwarden/claimwarden/reconciler/diff"
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/plan"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
@@ -62,7 +63,8 @@ func (r *Reconciler) desiredOf(live *appsv1.StatefulSet, vcr *v1alpha1.VolumeCla
 }
 
 // convergeTo re-creates live with the proposal's templates (Pods kept), then
-// asks the GitOps tool to apply again, which now succeeds.
+// publishes that, so the GitOps tool is asked to apply again, which now
+// succeeds.
 func (r *Reconciler) convergeTo(ctx context.Context, live *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRollout, d desired) error {
 	log := ctrl.LoggerFrom(ctx)
 	err := r.converger.Converge(ctx, live, d.sts)
@@ -86,12 +88,14 @@ func (r *Reconciler) convergeTo(ctx context.Context, live *appsv1.StatefulSet, v
 	r.recorder.Eventf(live, vcr, corev1.EventTypeNormal, v1alpha1.ReasonConverged, "Converge",
 		"re-created with the volumeClaimTemplates of %s; Pods kept", describeSource(d.src))
 	log.Info("converged the StatefulSet to the proposal", "source", describeSource(d.src))
-	if d.pending.Reapply != nil {
-		if err := d.pending.Reapply(ctx); err != nil {
-			// Flux retries on its own interval; Argo CD's Reapply keeps
-			// trying itself. Either way nothing is lost by waiting.
-			log.Error(err, "asking the GitOps tool to apply again", "source", describeSource(d.src))
-		}
+	if r.opts.Sinks != nil {
+		// The tool's Nudger (reconciler/source) asks it to apply again.
+		r.opts.Sinks.Publish(ctx, outcome.Outcome{
+			Action:      outcome.Converged,
+			StatefulSet: types.NamespacedName{Namespace: live.Namespace, Name: live.Name},
+			Labels:      live.Labels,
+			Source:      d.src,
+		})
 	}
 	return nil
 }
