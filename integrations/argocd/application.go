@@ -35,15 +35,11 @@ const maxPending = 1024
 // whose sync is blocked by immutable volumeClaimTemplates is desired as
 // Argo CD renders it from Git; the nudge is a sync (or a refresh).
 type Applications struct {
-	// Reader reads Applications uncached: a sync decision needs the
-	// Application as it is.
-	Reader   client.Reader
-	API      *Client
-	Recorder events.EventRecorder
-	// SyncManualApps lets claimwarden start a sync of an Application
-	// without automated sync after converging its StatefulSet; otherwise it
-	// only refreshes it and a person syncs.
-	SyncManualApps bool
+	// See NewApplications.
+	reader         client.Reader
+	api            *Client
+	recorder       events.EventRecorder
+	syncManualApps bool
 
 	// pending holds, per Application, the revisions of a sync to start once
 	// the operation running when claimwarden converged has ended.
@@ -52,10 +48,13 @@ type Applications struct {
 
 var _ source.Tool = (*Applications)(nil)
 
-// NewApplications returns the Argo CD tool.
+// NewApplications returns the Argo CD tool: reader reads Applications
+// uncached, api is argocd-server's, and syncManualApps lets claimwarden
+// start a sync of an Application without automated sync after converging
+// its StatefulSet (otherwise it only refreshes it and a person syncs).
 func NewApplications(reader client.Reader, api *Client, recorder events.EventRecorder, syncManualApps bool) *Applications {
 	pending, _ := lru.New[types.NamespacedName, []string](maxPending) // fails only for a size below 1
-	return &Applications{Reader: reader, API: api, Recorder: recorder, SyncManualApps: syncManualApps, pending: pending}
+	return &Applications{reader: reader, api: api, recorder: recorder, syncManualApps: syncManualApps, pending: pending}
 }
 
 // Kind implements source.Tool.
@@ -98,7 +97,7 @@ func (a *Applications) Desired(ctx context.Context, obj client.Object) (source.D
 		return source.Desired{}, err
 	}
 	key := types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}
-	managed, err := a.API.ManagedStatefulSets(ctx, key)
+	managed, err := a.api.ManagedStatefulSets(ctx, key)
 	if err != nil {
 		return source.Desired{}, &source.ReadError{Reason: ReasonAPIFailed, Action: "ReadDesired", Err: err}
 	}

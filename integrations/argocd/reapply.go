@@ -27,11 +27,11 @@ func (r *Applications) reapply(ctx context.Context, key types.NamespacedName, re
 	if err != nil {
 		return err
 	}
-	if !app.automated() && !r.SyncManualApps {
-		if err := r.API.Refresh(ctx, key); err != nil {
+	if !app.automated() && !r.syncManualApps {
+		if err := r.api.Refresh(ctx, key); err != nil {
 			return fmt.Errorf("refreshing Application %s: %w", key, err)
 		}
-		r.Recorder.Eventf(u, nil, corev1.EventTypeNormal, ReasonRefreshed, "Refresh",
+		r.recorder.Eventf(u, nil, corev1.EventTypeNormal, ReasonRefreshed, "Refresh",
 			"claimwarden converged the volumeClaimTemplates of revision %s; sync the Application to apply the rest", strings.Join(revisions, ","))
 		return nil
 	}
@@ -73,7 +73,7 @@ func (r *Applications) syncPending(ctx context.Context, u *unstructured.Unstruct
 func (r *Applications) startSync(ctx context.Context, u *unstructured.Unstructured, app *application, revisions []string) error {
 	key := types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}
 	req := syncRequestFor(app, revisions)
-	err := r.API.Sync(ctx, key, req)
+	err := r.api.Sync(ctx, key, req)
 	if IsOperationInProgress(err) {
 		// Its end updates the Application, and syncPending starts ours.
 		r.pending.Add(key, revisions)
@@ -82,11 +82,11 @@ func (r *Applications) startSync(ctx context.Context, u *unstructured.Unstructur
 	}
 	if err != nil {
 		r.pending.Add(key, revisions)
-		r.Recorder.Eventf(u, nil, corev1.EventTypeWarning, ReasonAPIFailed, "Sync", "starting a sync after the convergence: %s", err.Error())
+		r.recorder.Eventf(u, nil, corev1.EventTypeWarning, ReasonAPIFailed, "Sync", "starting a sync after the convergence: %s", err.Error())
 		return fmt.Errorf("syncing Application %s: %w", key, err)
 	}
 	r.pending.Remove(key)
-	r.Recorder.Eventf(u, nil, corev1.EventTypeNormal, ReasonSyncStarted, "Sync",
+	r.recorder.Eventf(u, nil, corev1.EventTypeNormal, ReasonSyncStarted, "Sync",
 		"claimwarden converged the volumeClaimTemplates of revision %s and started a sync", strings.Join(revisions, ","))
 	return nil
 }
@@ -117,7 +117,7 @@ func syncRequestFor(app *application, revisions []string) SyncRequest {
 func (r *Applications) read(ctx context.Context, key types.NamespacedName) (*unstructured.Unstructured, *application, error) {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(ApplicationGVK)
-	if err := r.Reader.Get(ctx, key, u); err != nil {
+	if err := r.reader.Get(ctx, key, u); err != nil {
 		return nil, nil, fmt.Errorf("reading Application %s: %w", key, err)
 	}
 	app, err := applicationOf(u)

@@ -55,6 +55,28 @@ func (m *memory) sayOnce(obj types.NamespacedName, n Note) bool {
 	return true
 }
 
+// notes records the notes of a reading of obj and returns those that are
+// new. A note the reading no longer carries is forgotten, so that it is
+// said again when it comes back (a second suspension, force switched on
+// again); the nothing-to-do message comes from reading the desired state,
+// not from a reading, and stays.
+func (m *memory) notes(obj types.NamespacedName, notes []Note) []Note {
+	om := m.of(obj)
+	next := map[string]string{}
+	if msg, ok := om.said[ReasonNothingToDo]; ok {
+		next[ReasonNothingToDo] = msg
+	}
+	var fresh []Note
+	for _, n := range notes {
+		if last, ok := om.said[n.Reason]; !ok || last != n.Message {
+			fresh = append(fresh, n)
+		}
+		next[n.Reason] = n.Message
+	}
+	om.said = next
+	return fresh
+}
+
 // skip forgets all about obj but notes, and returns those of notes that are
 // new: a skipped object's notes are said once, the rest starts over.
 func (m *memory) skip(obj types.NamespacedName, notes []Note) []Note {

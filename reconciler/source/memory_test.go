@@ -50,3 +50,31 @@ func TestMemorySkipKeepsOnlyItsNotes(t *testing.T) {
 		t.Error("a note said before the skip was not new after it")
 	}
 }
+
+func TestMemoryNotesAreSaidAgainWhenTheyComeBack(t *testing.T) {
+	m, err := newMemory(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := types.NamespacedName{Name: "a"}
+	force := Note{Reason: "Force", Message: "force is on"}
+	nothing := Note{Reason: ReasonNothingToDo, Message: "revision r1 changes nothing"}
+	m.sayOnce(a, nothing)
+	steps := []struct {
+		notes []Note
+		fresh int
+	}{
+		{[]Note{force}, 1},
+		{[]Note{force}, 0},
+		{nil, 0},
+		{[]Note{force}, 1}, // switched on again
+	}
+	for i, st := range steps {
+		if fresh := m.notes(a, st.notes); len(fresh) != st.fresh {
+			t.Errorf("step %d: fresh notes %v, want %d", i, fresh, st.fresh)
+		}
+	}
+	if m.sayOnce(a, nothing) {
+		t.Error("the nothing-to-do message was forgotten by a reading")
+	}
+}

@@ -27,7 +27,11 @@ type Reconciler struct {
 
 // NewReconciler returns the Reconciler of tool's objects.
 func NewReconciler(tool Tool, c Clients, o Options) (*Reconciler, error) {
-	o = o.withDefaults()
+	return newReconciler(tool, c, o.withDefaults())
+}
+
+// newReconciler is NewReconciler with o's defaults filled.
+func newReconciler(tool Tool, c Clients, o Options) (*Reconciler, error) {
 	if o.Proposals == nil {
 		return nil, errors.New("source: Options.Proposals is required")
 	}
@@ -71,8 +75,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, nil
 	}
-	for _, n := range reading.Notes {
-		r.sayOnce(ctx, obj, src, n)
+	for _, n := range r.memory.notes(req.NamespacedName, reading.Notes) {
+		r.say(ctx, obj, src, n)
 	}
 	switch reading.State {
 	case Waiting:

@@ -23,7 +23,7 @@ func SetupWithManager(mgr ctrl.Manager, tool Tool, o Options) (*Nudger, error) {
 	if o.Name == "" {
 		return nil, errors.New("source: Options.Name is required")
 	}
-	r, err := NewReconciler(tool, Clients{
+	r, err := newReconciler(tool, Clients{
 		Cached:   mgr.GetClient(),
 		Uncached: mgr.GetAPIReader(),
 		Recorder: mgr.GetEventRecorder(v1alpha1.ControllerName),

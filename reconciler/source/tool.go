@@ -69,7 +69,8 @@ type Reading struct {
 	// on (the revision and the object's spec): they are read once per key.
 	Key string
 	// Notes are said once each (an event and a log line), whatever the
-	// state: said again only when their message changes.
+	// state: said again when their message changes, or when they come back
+	// after a reading without them.
 	Notes []Note
 }
 
