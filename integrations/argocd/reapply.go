@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -22,16 +23,16 @@ const (
 // failed for a revision, and a refresh does not change that: a sync is
 // started. A manual-sync Application is synced only when configured,
 // otherwise refreshed so that it shows the converged StatefulSet.
-func (r *ApplicationReconciler) reapply(ctx context.Context, key types.NamespacedName, revisions []string) error {
+func (r *Applications) reapply(ctx context.Context, key types.NamespacedName, revisions []string) error {
 	u, app, err := r.read(ctx, key)
 	if err != nil {
 		return err
 	}
-	if !app.automated() && !r.SyncManualApps {
-		if err := r.API.Refresh(ctx, key); err != nil {
+	if !app.automated() && !r.syncManualApps {
+		if err := r.api.Refresh(ctx, key); err != nil {
 			return fmt.Errorf("refreshing Application %s: %w", key, err)
 		}
-		r.Recorder.Eventf(u, nil, corev1.EventTypeNormal, ReasonRefreshed, "Refresh",
+		r.recorder.Eventf(u, nil, syncSource(u, revisions), corev1.EventTypeNormal, ReasonRefreshed, "Refresh",
 			"claimwarden converged the volumeClaimTemplates of revision %s; sync the Application to apply the rest", strings.Join(revisions, ","))
 		return nil
 	}
@@ -40,20 +41,19 @@ func (r *ApplicationReconciler) reapply(ctx context.Context, key types.Namespace
 
 // syncPending starts the sync that reapply left waiting for the operation
 // then running, once that operation has ended.
-func (r *ApplicationReconciler) syncPending(ctx context.Context, u *unstructured.Unstructured, app *application) error {
+func (r *Applications) syncPending(ctx context.Context, u *unstructured.Unstructured, app *application) error {
 	key := types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}
-	v, ok := r.pending.Load(key)
+	revisions, ok := r.pending.Get(key)
 	if !ok || app.syncing() {
 		return nil // nothing waits, or the operation's end brings the Application back here
 	}
-	revisions := v.([]string)
 	op := app.Status.OperationState
 	failedHere := op != nil && (op.Phase == phaseFailed || op.Phase == phaseError) &&
 		op.SyncResult != nil && app.sameRevision(op.SyncResult)
 	if app.Status.Sync.Status == syncStatusSynced || app.revisionKey() != strings.Join(revisions, ",") || (op != nil && !failedHere) {
 		// Synced, or Git moved on (Argo CD attempts the new revision
 		// itself), or the operation succeeded or was for another revision.
-		r.pending.Delete(key)
+		r.pending.Remove(key)
 		return nil
 	}
 	// Read again: the cache may hold the Application from before the operation ended.
@@ -71,23 +71,23 @@ func (r *ApplicationReconciler) syncPending(ctx context.Context, u *unstructured
 // revision, pruning as configured. A manual-sync Application is pinned to
 // the revisions claimwarden evaluated. When another operation still runs,
 // the sync waits for it (pending).
-func (r *ApplicationReconciler) startSync(ctx context.Context, u *unstructured.Unstructured, app *application, revisions []string) error {
+func (r *Applications) startSync(ctx context.Context, u *unstructured.Unstructured, app *application, revisions []string) error {
 	key := types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}
 	req := syncRequestFor(app, revisions)
-	err := r.API.Sync(ctx, key, req)
+	err := r.api.Sync(ctx, key, req)
 	if IsOperationInProgress(err) {
 		// Its end updates the Application, and syncPending starts ours.
-		r.pending.Store(key, revisions)
+		r.pending.Add(key, revisions)
 		ctrl.LoggerFrom(ctx).Info("waiting for Argo CD's running operation before syncing", "application", key)
 		return nil
 	}
 	if err != nil {
-		r.pending.Store(key, revisions)
-		r.Recorder.Eventf(u, nil, corev1.EventTypeWarning, ReasonAPIFailed, "Sync", "starting a sync after the convergence: %s", err.Error())
+		r.pending.Add(key, revisions)
+		r.recorder.Eventf(u, nil, syncSource(u, revisions), corev1.EventTypeWarning, ReasonAPIFailed, "Sync", "starting a sync after the convergence: %s", err.Error())
 		return fmt.Errorf("syncing Application %s: %w", key, err)
 	}
-	r.pending.Delete(key)
-	r.Recorder.Eventf(u, nil, corev1.EventTypeNormal, ReasonSyncStarted, "Sync",
+	r.pending.Remove(key)
+	r.recorder.Eventf(u, nil, syncSource(u, revisions), corev1.EventTypeNormal, ReasonSyncStarted, "Sync",
 		"claimwarden converged the volumeClaimTemplates of revision %s and started a sync", strings.Join(revisions, ","))
 	return nil
 }
@@ -115,10 +115,10 @@ func syncRequestFor(app *application, revisions []string) SyncRequest {
 }
 
 // read gets an Application uncached.
-func (r *ApplicationReconciler) read(ctx context.Context, key types.NamespacedName) (*unstructured.Unstructured, *application, error) {
+func (r *Applications) read(ctx context.Context, key types.NamespacedName) (*unstructured.Unstructured, *application, error) {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(ApplicationGVK)
-	if err := r.Reader.Get(ctx, key, u); err != nil {
+	if err := r.reader.Get(ctx, key, u); err != nil {
 		return nil, nil, fmt.Errorf("reading Application %s: %w", key, err)
 	}
 	app, err := applicationOf(u)
@@ -126,4 +126,10 @@ func (r *ApplicationReconciler) read(ctx context.Context, key types.NamespacedNa
 		return nil, nil, fmt.Errorf("application %s: %w", key, err)
 	}
 	return u, app, nil
+}
+
+// syncSource names the Application and the revisions a sync after a
+// convergence is about, for its events' annotations.
+func syncSource(u *unstructured.Unstructured, revisions []string) v1alpha1.Source {
+	return v1alpha1.Source{Kind: ApplicationKind, Namespace: u.GetNamespace(), Name: u.GetName(), Revision: strings.Join(revisions, ",")}
 }

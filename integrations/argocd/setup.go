@@ -2,19 +2,13 @@ package argocd
 
 import (
 	"errors"
-	"slices"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
+	"github.com/claimwarden/claimwarden/reconciler/source"
 )
 
 // WatchOptions configure the Application watcher.
@@ -30,40 +24,22 @@ type WatchOptions struct {
 	// after a convergence; by default they are only refreshed.
 	SyncManualApps bool
 	// RetryBaseDelay and RetryMaxDelay bound the back-off while the Argo CD
-	// API fails; defaults 5 s and 5 min.
+	// API fails; defaults 5 s and 5 min (source.Options).
 	RetryBaseDelay, RetryMaxDelay time.Duration
 }
 
-// SetupWithManager registers the Application watcher with mgr. Applications
-// are watched as unstructured objects: no Argo CD types are compiled in.
-func SetupWithManager(mgr ctrl.Manager, o WatchOptions) error {
+// SetupWithManager registers the Application watcher with mgr and returns
+// the Nudger the rollout controller's outcomes go to.
+func SetupWithManager(mgr ctrl.Manager, o WatchOptions) (*source.Nudger, error) {
 	if o.API == nil || o.Proposals == nil {
-		return errors.New("argocd: WatchOptions.API and Proposals are required")
+		return nil, errors.New("argocd: WatchOptions.API and Proposals are required")
 	}
-	if o.RetryBaseDelay <= 0 {
-		o.RetryBaseDelay = 5 * time.Second
-	}
-	if o.RetryMaxDelay <= 0 {
-		o.RetryMaxDelay = 5 * time.Minute
-	}
-	r := &ApplicationReconciler{
-		Client:         mgr.GetClient(),
-		Reader:         mgr.GetAPIReader(),
-		API:            o.API,
+	tool := NewApplications(mgr.GetAPIReader(), o.API, mgr.GetEventRecorder(v1alpha1.ControllerName), o.SyncManualApps)
+	return source.SetupWithManager(mgr, tool, source.Options{
+		Name:           "argocd-application",
+		Namespaces:     o.Namespaces,
 		Proposals:      o.Proposals,
-		Recorder:       mgr.GetEventRecorder("claimwarden"),
-		SyncManualApps: o.SyncManualApps,
-	}
-	inScope := predicate.NewPredicateFuncs(func(obj client.Object) bool {
-		return len(o.Namespaces) == 0 || slices.Contains(o.Namespaces, obj.GetNamespace())
+		RetryBaseDelay: o.RetryBaseDelay,
+		RetryMaxDelay:  o.RetryMaxDelay,
 	})
-	app := &unstructured.Unstructured{}
-	app.SetGroupVersionKind(ApplicationGVK)
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("argocd-application").
-		For(app, builder.WithPredicates(inScope)).
-		WithOptions(controller.Options{
-			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](o.RetryBaseDelay, o.RetryMaxDelay),
-		}).
-		Complete(r)
 }

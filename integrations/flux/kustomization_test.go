@@ -24,7 +24,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
+	"github.com/claimwarden/claimwarden/reconciler/source"
 	"github.com/claimwarden/claimwarden/test/testenv"
 )
 
@@ -87,7 +89,7 @@ func statefulSet(ns, name, size string) *appsv1.StatefulSet {
 type watcherFixture struct {
 	t       *testing.T
 	c       client.Client
-	r       *KustomizationReconciler
+	r       *source.Reconciler
 	builder *scriptedBuilder
 	events  *events.FakeRecorder
 	store   *proposal.Store
@@ -140,7 +142,10 @@ func newWatcherFixture(t *testing.T) *watcherFixture {
 	}
 	f := &watcherFixture{t: t, c: c, builder: &scriptedBuilder{}, events: events.NewFakeRecorder(100), store: proposal.NewStore(),
 		key: types.NamespacedName{Namespace: "flux-system", Name: "apps"}}
-	f.r = &KustomizationReconciler{Client: c, Reader: c, Builder: f.builder, Proposals: f.store, Recorder: f.events, FieldOwner: "claimwarden"}
+	tool := &Kustomizations{Client: c, Reader: c, Builder: f.builder, FieldOwner: "claimwarden"}
+	if f.r, err = source.NewReconciler(tool, source.Clients{Cached: c, Uncached: c, Recorder: outcome.Recorder{EventRecorder: f.events}}, source.Options{Proposals: f.store}); err != nil {
+		t.Fatal(err)
+	}
 	return f
 }
 

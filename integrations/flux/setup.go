@@ -2,19 +2,13 @@ package flux
 
 import (
 	"errors"
-	"slices"
 	"time"
 
-	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
-	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
+	"github.com/claimwarden/claimwarden/reconciler/source"
 )
 
 // WatchOptions configure the Kustomization watcher.
@@ -25,44 +19,35 @@ type WatchOptions struct {
 	Builder ArtifactBuilder
 	// Proposals receives the proposals; required.
 	Proposals *proposal.Store
-	// FieldOwner writes the reconcile request annotation; default "claimwarden".
+	// FieldOwner writes the reconcile request annotation; default
+	// v1alpha1.ControllerName.
 	FieldOwner string
 	// RetryBaseDelay and RetryMaxDelay bound the back-off while a source
-	// cannot be fetched or built; defaults 5 s and 5 min.
+	// cannot be fetched or built; defaults 5 s and 5 min (source.Options).
 	RetryBaseDelay, RetryMaxDelay time.Duration
 }
 
-// SetupWithManager registers the Kustomization watcher with mgr. The scheme
-// must know kustomize.toolkit.fluxcd.io/v1 and source.toolkit.fluxcd.io/v1.
-func SetupWithManager(mgr ctrl.Manager, o WatchOptions) error {
-	if o.Builder == nil || o.Proposals == nil {
-		return errors.New("flux: WatchOptions.Builder and Proposals are required")
-	}
+func (o WatchOptions) withDefaults() WatchOptions {
 	if o.FieldOwner == "" {
-		o.FieldOwner = "claimwarden"
+		o.FieldOwner = v1alpha1.ControllerName
 	}
-	if o.RetryBaseDelay <= 0 {
-		o.RetryBaseDelay = 5 * time.Second
+	return o
+}
+
+// SetupWithManager registers the Kustomization watcher with mgr and returns
+// the Nudger the rollout controller's outcomes go to. The scheme must know
+// kustomize.toolkit.fluxcd.io/v1 and source.toolkit.fluxcd.io/v1.
+func SetupWithManager(mgr ctrl.Manager, o WatchOptions) (*source.Nudger, error) {
+	o = o.withDefaults()
+	if o.Builder == nil || o.Proposals == nil {
+		return nil, errors.New("flux: WatchOptions.Builder and Proposals are required")
 	}
-	if o.RetryMaxDelay <= 0 {
-		o.RetryMaxDelay = 5 * time.Minute
-	}
-	r := &KustomizationReconciler{
-		Client:     mgr.GetClient(),
-		Reader:     mgr.GetAPIReader(),
-		Builder:    o.Builder,
-		Proposals:  o.Proposals,
-		Recorder:   mgr.GetEventRecorder("claimwarden"),
-		FieldOwner: o.FieldOwner,
-	}
-	inScope := predicate.NewPredicateFuncs(func(obj client.Object) bool {
-		return len(o.Namespaces) == 0 || slices.Contains(o.Namespaces, obj.GetNamespace())
+	tool := &Kustomizations{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Builder: o.Builder, FieldOwner: o.FieldOwner}
+	return source.SetupWithManager(mgr, tool, source.Options{
+		Name:           "flux-kustomization",
+		Namespaces:     o.Namespaces,
+		Proposals:      o.Proposals,
+		RetryBaseDelay: o.RetryBaseDelay,
+		RetryMaxDelay:  o.RetryMaxDelay,
 	})
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("flux-kustomization").
-		For(&kustomizev1.Kustomization{}, builder.WithPredicates(inScope)).
-		WithOptions(controller.Options{
-			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](o.RetryBaseDelay, o.RetryMaxDelay),
-		}).
-		Complete(r)
 }

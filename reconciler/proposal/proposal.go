@@ -5,8 +5,6 @@
 package proposal
 
 import (
-	"context"
-
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -24,10 +22,11 @@ type Proposal struct {
 	// IgnoredLabels are template label keys the source's build injects into
 	// every template; they are never copied onto claims.
 	IgnoredLabels []string
-	// Reapply asks the GitOps tool to apply the source again once the live
-	// StatefulSet was converged to the proposal (Flux: requestedAt; Argo CD:
-	// a sync). Optional.
-	Reapply func(ctx context.Context) error
+	// Revisions are the tool's revisions the proposal was read at, one per
+	// source of the tool object (an Argo CD Application may have several);
+	// the tool's nudge after the convergence asks for exactly these.
+	// Source.Revision is the one of them commit statuses go to.
+	Revisions []string
 	// SourceError, when set, says the source's newest revision could not be
 	// read or built; the proposal is otherwise the last good one.
 	SourceError string

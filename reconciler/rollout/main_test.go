@@ -51,6 +51,8 @@ var (
 	// commit statuses the controller reports.
 	proposals = proposal.NewStore()
 	statuses  = &statusRecorder{}
+	// converged counts the Converged outcomes the controller publishes.
+	converged = &convergedCounter{}
 	// journalKeyOf holds the key that seals the controller's journal.
 	journalKeyOf = types.NamespacedName{Namespace: policyNamespace, Name: "claimwarden-journal-key"}
 )
@@ -154,7 +156,7 @@ func setup(ctx context.Context, e *testenv.Env) error {
 		Policies:                engine,
 		PolicyChanges:           engine.Changes(),
 		Proposals:               proposals,
-		Sinks:                   []outcome.Sink{statusSink},
+		Sinks:                   []outcome.Sink{statusSink, converged},
 		JournalKeySecret:        journalKeyOf,
 	}); err != nil {
 		return err

@@ -69,8 +69,11 @@ func waitStatus(t *testing.T, sha, context string, ok func(gitstatus.Status) boo
 
 var shaCounter atomic.Int64
 
-// gitProposal proposes sts with every template at size, as a Kustomization would.
+// gitProposal proposes sts with every template at size, as a Kustomization
+// would; reapplied counts the Converged outcomes published for sts (what
+// asks the GitOps tool to apply again).
 func gitProposal(sts *appsv1.StatefulSet, size string, reapplied *atomic.Int32) (proposal.Proposal, string) {
+	converged.count(client.ObjectKeyFromObject(sts), reapplied)
 	desired := sts.DeepCopy()
 	fixtures.SetTemplateSize(size)(desired)
 	sha := fmt.Sprintf("%040x", shaCounter.Add(1)+int64(time.Now().UnixNano()))
@@ -80,7 +83,6 @@ func gitProposal(sts *appsv1.StatefulSet, size string, reapplied *atomic.Int32) 
 			Kind: "Kustomization", Namespace: "flux-system", Name: "apps",
 			Repository: "https://git.example.com/org/apps.git", Revision: "main@sha1:" + sha,
 		},
-		Reapply: func(context.Context) error { reapplied.Add(1); return nil },
 	}, sha
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/reconciler/rollout"
+	"github.com/claimwarden/claimwarden/reconciler/source"
 )
 
 // setupControllers builds the policy engine and registers claimwarden's
@@ -73,15 +74,20 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 		// One store: a StatefulSet's newest proposal wins, whichever tool made it.
 		opts.Proposals = proposal.NewStore()
 	}
+	// The tools' Nudgers ask them to apply again after a convergence.
 	if cfg.Flux.Enabled {
-		if err := setupFlux(mgr, cfg.Flux, opts.Proposals, log.WithName("flux")); err != nil {
+		nudger, err := setupFlux(mgr, cfg.Flux, opts.Proposals, log.WithName("flux"))
+		if err != nil {
 			return err
 		}
+		opts.Sinks = append(opts.Sinks, nudger)
 	}
 	if cfg.ArgoCD.Enabled {
-		if err := setupArgoCD(mgr, cfg.ArgoCD, opts.Proposals); err != nil {
+		nudger, err := setupArgoCD(mgr, cfg.ArgoCD, opts.Proposals)
+		if err != nil {
 			return err
 		}
+		opts.Sinks = append(opts.Sinks, nudger)
 	}
 	if err := rollout.SetupWithManager(mgr, opts); err != nil {
 		return fmt.Errorf("setting up the rollout controller: %w", err)
@@ -90,8 +96,8 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 }
 
 // setupFlux starts the Kustomization watcher, whose proposals the rollout
-// controller acts on.
-func setupFlux(mgr ctrl.Manager, f config.Flux, store *proposal.Store, log logr.Logger) error {
+// controller acts on, and returns its Nudger.
+func setupFlux(mgr ctrl.Manager, f config.Flux, store *proposal.Store, log logr.Logger) (*source.Nudger, error) {
 	builder := &flux.Builder{
 		Fetcher: &flux.Fetcher{Dir: f.ArtifactCacheDir, MaxSize: f.MaxArtifactSize, MaxCacheSize: f.MaxCacheSize, Logger: log},
 		// Uncached: substituteFrom names a few ConfigMaps and Secrets; a
@@ -99,23 +105,24 @@ func setupFlux(mgr ctrl.Manager, f config.Flux, store *proposal.Store, log logr.
 		Reader: mgr.GetAPIReader(),
 		Limits: flux.Limits{TotalBytes: f.MaxBuildBytes, Nodes: f.MaxBuildNodes},
 	}
-	if err := flux.SetupWithManager(mgr, flux.WatchOptions{
+	nudger, err := flux.SetupWithManager(mgr, flux.WatchOptions{
 		Namespaces: f.Namespaces,
 		Builder:    builder,
 		Proposals:  store,
 		FieldOwner: v1alpha1.ControllerName,
-	}); err != nil {
-		return fmt.Errorf("setting up the Flux integration: %w", err)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("setting up the Flux integration: %w", err)
 	}
-	return nil
+	return nudger, nil
 }
 
 // setupArgoCD starts the Application watcher, whose proposals the rollout
-// controller acts on.
-func setupArgoCD(mgr ctrl.Manager, a config.ArgoCD, store *proposal.Store) error {
+// controller acts on, and returns its Nudger.
+func setupArgoCD(mgr ctrl.Manager, a config.ArgoCD, store *proposal.Store) (*source.Nudger, error) {
 	if a.CAFile != "" {
 		if _, err := os.Stat(a.CAFile); err != nil {
-			return fmt.Errorf("argocd.caFile: %w", err)
+			return nil, fmt.Errorf("argocd.caFile: %w", err)
 		}
 	}
 	ref := a.TokenSecretRef
@@ -125,17 +132,18 @@ func setupArgoCD(mgr ctrl.Manager, a config.ArgoCD, store *proposal.Store) error
 		Token: &argocd.SecretToken{Reader: mgr.GetAPIReader(), Secret: types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, Key: ref.Key},
 	})
 	if err != nil {
-		return fmt.Errorf("argocd: %w", err)
+		return nil, fmt.Errorf("argocd: %w", err)
 	}
-	if err := argocd.SetupWithManager(mgr, argocd.WatchOptions{
+	nudger, err := argocd.SetupWithManager(mgr, argocd.WatchOptions{
 		Namespaces:     a.Namespaces,
 		API:            api,
 		Proposals:      store,
 		SyncManualApps: a.SyncManualApps,
-	}); err != nil {
-		return fmt.Errorf("setting up the Argo CD integration: %w", err)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("setting up the Argo CD integration: %w", err)
 	}
-	return nil
+	return nudger, nil
 }
 
 // newPolicyEngine builds the engine from the policies.* configuration; it

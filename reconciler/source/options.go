@@ -1,0 +1,58 @@
+package source
+
+import (
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
+)
+
+// Defaults of Options.
+const (
+	defaultRetryBaseDelay = 5 * time.Second
+	defaultRetryMaxDelay  = 5 * time.Minute
+	// defaultMaxObjects bounds the tool objects remembered; far more than
+	// a cluster's Kustomizations or Applications usually are.
+	defaultMaxObjects = 4096
+)
+
+// Options configure a tool's watcher.
+type Options struct {
+	// Name names the controller, e.g. "flux-kustomization"; required.
+	Name string
+	// Namespaces limits the tool objects watched; empty means all.
+	Namespaces []string
+	// Proposals receives the proposals; required.
+	Proposals *proposal.Store
+	// RetryBaseDelay and RetryMaxDelay bound the back-off while a source
+	// cannot be read; defaults 5 s and 5 min.
+	RetryBaseDelay, RetryMaxDelay time.Duration
+	// MaxObjects bounds the tool objects whose revision and notes are
+	// remembered; default 4096.
+	MaxObjects int
+}
+
+func (o Options) withDefaults() Options {
+	if o.RetryBaseDelay <= 0 {
+		o.RetryBaseDelay = defaultRetryBaseDelay
+	}
+	if o.RetryMaxDelay <= 0 {
+		o.RetryMaxDelay = defaultRetryMaxDelay
+	}
+	if o.MaxObjects <= 0 {
+		o.MaxObjects = defaultMaxObjects
+	}
+	return o
+}
+
+// Clients are what a Reconciler reads and reports with.
+type Clients struct {
+	// Cached reads tool objects (the manager's cache, which the watch fills).
+	Cached client.Reader
+	// Uncached reads StatefulSets, which must be current.
+	Uncached client.Reader
+	// Recorder records events about tool objects.
+	Recorder outcome.Recorder
+}

@@ -1,0 +1,201 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/reconciler/diff"
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
+)
+
+// Reconciler turns a tool's blocked applies into proposals, for any Tool.
+type Reconciler struct {
+	tool    Tool
+	clients Clients
+	store   *proposal.Store
+	memory  *memory
+}
+
+// NewReconciler returns the Reconciler of tool's objects.
+func NewReconciler(tool Tool, c Clients, o Options) (*Reconciler, error) {
+	return newReconciler(tool, c, o.withDefaults())
+}
+
+// newReconciler is NewReconciler with o's defaults filled.
+func newReconciler(tool Tool, c Clients, o Options) (*Reconciler, error) {
+	if o.Proposals == nil {
+		return nil, errors.New("source: Options.Proposals is required")
+	}
+	m, err := newMemory(o.MaxObjects)
+	if err != nil {
+		return nil, err
+	}
+	return &Reconciler{tool: tool, clients: c, store: o.Proposals, memory: m}, nil
+}
+
+// Reconcile runs the phases for one tool object: forget what is gone or
+// skipped; drop what Git no longer asks for when nothing is blocked; read
+// the desired StatefulSets once per revision key; propose those whose
+// templates differ from the live ones; drop proposals for StatefulSets gone
+// from the source.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	owner := proposal.Owner{Kind: r.tool.Kind(), Namespace: req.Namespace, Name: req.Name}
+	obj := r.tool.NewObject()
+	if err := r.clients.Cached.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(ctx, owner, req.NamespacedName)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if obj.GetDeletionTimestamp() != nil {
+		// The tool is deleting it (and maybe what it applied): nothing to converge.
+		r.forget(ctx, owner, req.NamespacedName)
+		return ctrl.Result{}, nil
+	}
+	reading, err := r.tool.Read(ctx, obj)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	src := v1alpha1.Source{Kind: owner.Kind, Namespace: owner.Namespace, Name: owner.Name, Revision: reading.Revision}
+	if reading.State == Skipped {
+		// A skipped object applies nothing, so nothing it proposed may be acted on.
+		r.dropOwned(ctx, owner)
+		r.tool.Forget(req.NamespacedName)
+		for _, n := range r.memory.skip(req.NamespacedName, reading.Notes) {
+			r.say(ctx, obj, src, n)
+		}
+		return ctrl.Result{}, nil
+	}
+	for _, n := range r.memory.notes(req.NamespacedName, reading.Notes) {
+		r.say(ctx, obj, src, n)
+	}
+	switch reading.State {
+	case Waiting:
+		return ctrl.Result{}, nil
+	case Idle:
+		r.memory.idle(req.NamespacedName)
+		return ctrl.Result{}, r.store.DropUnconverged(ctx, r.clients.Uncached, owner, nil)
+	}
+	if r.memory.done(req.NamespacedName, reading.Key) {
+		return ctrl.Result{}, nil
+	}
+	desired, err := r.tool.Desired(ctx, obj)
+	if err != nil {
+		return ctrl.Result{}, r.readFailed(ctx, obj, src, owner, err)
+	}
+	if desired.Waiting != "" {
+		ctrl.LoggerFrom(ctx).V(1).Info(desired.Waiting, "revision", reading.Revision)
+		return ctrl.Result{}, nil
+	}
+	r.store.SetSourceError(ctx, owner, "")
+	proposed, err := r.propose(ctx, owner, desired)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	r.memory.remember(req.NamespacedName, reading.Key)
+	r.announce(ctx, obj, src, desired, proposed)
+	return ctrl.Result{}, nil
+}
+
+// propose puts a proposal into the store for every candidate whose
+// templates differ from its live StatefulSet's, drops those of StatefulSets
+// gone from the source and those never converged that are no longer asked
+// for, and returns the StatefulSets proposed.
+func (r *Reconciler) propose(ctx context.Context, owner proposal.Owner, d Desired) ([]string, error) {
+	src := v1alpha1.Source{Kind: owner.Kind, Namespace: owner.Namespace, Name: owner.Name, Repository: d.Repository, Revision: d.Revision}
+	inSource, proposedNow := map[types.NamespacedName]bool{}, map[types.NamespacedName]bool{}
+	for _, key := range d.Others {
+		inSource[key] = true
+	}
+	var proposed []string
+	for _, sts := range d.Candidates {
+		key := types.NamespacedName{Namespace: sts.Namespace, Name: sts.Name}
+		inSource[key] = true
+		var live appsv1.StatefulSet
+		if err := r.clients.Uncached.Get(ctx, key, &live); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue // the tool creates it; a new StatefulSet needs no convergence
+			}
+			return nil, fmt.Errorf("reading StatefulSet %s of %s %s/%s: %w", key, owner.Kind, owner.Namespace, owner.Name, err)
+		}
+		if diff.TemplatesEqual(live.Spec.VolumeClaimTemplates, sts.Spec.VolumeClaimTemplates) {
+			continue // not what blocks the tool
+		}
+		r.store.Set(ctx, proposal.Proposal{StatefulSet: sts, Source: src, IgnoredLabels: d.IgnoredLabels, Revisions: d.Revisions})
+		proposedNow[key] = true
+		proposed = append(proposed, key.String())
+	}
+	for _, key := range r.store.Owned(owner) {
+		if !inSource[key] {
+			// Removed from Git: the tool prunes it or leaves it; either way it is not ours to converge.
+			r.store.Delete(ctx, owner, key)
+		}
+	}
+	// A converged earlier proposal still names its commit; one never
+	// converged (say, denied, then reverted in Git) is no longer asked for.
+	if err := r.store.DropUnconverged(ctx, r.clients.Uncached, owner, proposedNow); err != nil {
+		return nil, err
+	}
+	return proposed, nil
+}
+
+// announce says what a read of the desired StatefulSets proposed.
+func (r *Reconciler) announce(ctx context.Context, obj client.Object, src v1alpha1.Source, d Desired, proposed []string) {
+	log := ctrl.LoggerFrom(ctx)
+	switch {
+	case len(proposed) > 0:
+		r.clients.Recorder.Eventf(obj, nil, src, corev1.EventTypeNormal, ReasonProposed, ActionPropose,
+			"revision %s changes the volumeClaimTemplates of %v: claimwarden evaluates and converges them", src.Revision, proposed)
+		log.Info("proposed StatefulSets the GitOps tool cannot apply", "kind", src.Kind, "revision", src.Revision, "statefulSets", proposed)
+	case d.NothingToDo != "":
+		r.sayOnce(ctx, obj, src, Note{Type: corev1.EventTypeNormal, Reason: ReasonNothingToDo, Message: d.NothingToDo})
+	default:
+		log.V(1).Info("no blocked StatefulSet changes its volumeClaimTemplates", "kind", src.Kind, "revision", src.Revision)
+	}
+}
+
+// readFailed reports a source that cannot be read on the rollouts it
+// proposed for and on the tool object, and returns err so that the
+// controller retries with back-off.
+func (r *Reconciler) readFailed(ctx context.Context, obj client.Object, src v1alpha1.Source, owner proposal.Owner, err error) error {
+	reason, action := ReasonReadFailed, ActionRead
+	if re, ok := errors.AsType[*ReadError](err); ok {
+		reason, action = re.Reason, re.Action
+	}
+	r.store.SetSourceError(ctx, owner, err.Error())
+	r.clients.Recorder.Eventf(obj, nil, src, corev1.EventTypeWarning, reason, action, "%s", err.Error())
+	return err
+}
+
+// forget drops what a tool object proposed and all that is remembered of it.
+func (r *Reconciler) forget(ctx context.Context, owner proposal.Owner, obj types.NamespacedName) {
+	r.dropOwned(ctx, owner)
+	r.memory.forget(obj)
+	r.tool.Forget(obj)
+}
+
+func (r *Reconciler) dropOwned(ctx context.Context, owner proposal.Owner) {
+	for _, key := range r.store.Owned(owner) {
+		r.store.Delete(ctx, owner, key)
+	}
+}
+
+func (r *Reconciler) sayOnce(ctx context.Context, obj client.Object, src v1alpha1.Source, n Note) {
+	if r.memory.sayOnce(types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}, n) {
+		r.say(ctx, obj, src, n)
+	}
+}
+
+func (r *Reconciler) say(ctx context.Context, obj client.Object, src v1alpha1.Source, n Note) {
+	r.clients.Recorder.Eventf(obj, nil, src, n.Type, n.Reason, ActionSkip, "%s", n.Message)
+	ctrl.LoggerFrom(ctx).Info(n.Message)
+}

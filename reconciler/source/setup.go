@@ -1,0 +1,50 @@
+package source
+
+import (
+	"errors"
+	"slices"
+
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
+)
+
+// SetupWithManager registers the watcher of tool's objects with mgr, and
+// the Nudger that asks tool to apply again after a convergence; the rollout
+// controller publishes its outcomes to the Nudger returned.
+func SetupWithManager(mgr ctrl.Manager, tool Tool, o Options) (*Nudger, error) {
+	o = o.withDefaults()
+	if o.Name == "" {
+		return nil, errors.New("source: Options.Name is required")
+	}
+	r, err := newReconciler(tool, Clients{
+		Cached:   mgr.GetClient(),
+		Uncached: mgr.GetAPIReader(),
+		Recorder: outcome.Recorder{EventRecorder: mgr.GetEventRecorder(v1alpha1.ControllerName)},
+	}, o)
+	if err != nil {
+		return nil, err
+	}
+	nudger := NewNudger(tool, o.Proposals, mgr.GetLogger().WithName(o.Name))
+	if err := mgr.Add(nudger); err != nil {
+		return nil, err
+	}
+	inScope := predicate.NewPredicateFuncs(func(obj client.Object) bool {
+		return len(o.Namespaces) == 0 || slices.Contains(o.Namespaces, obj.GetNamespace())
+	})
+	err = ctrl.NewControllerManagedBy(mgr).
+		Named(o.Name).
+		For(tool.NewObject(), builder.WithPredicates(inScope)).
+		WithOptions(controller.Options{
+			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](o.RetryBaseDelay, o.RetryMaxDelay),
+		}).
+		Complete(r)
+	return nudger, err
+}

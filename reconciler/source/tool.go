@@ -1,0 +1,118 @@
+// Package source is the one way a GitOps tool's desired StatefulSets become
+// proposals, and the one way the tool is asked to apply again once a
+// StatefulSet was converged. An integration implements Tool (how to read
+// its tool's object and desired StatefulSets, how to nudge the tool); the
+// Reconciler does the rest for every tool alike: proposing, pruning,
+// dropping what Git no longer asks for, saying things once, forgetting.
+package source
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
+)
+
+// Tool is what a watcher knows about its GitOps tool.
+type Tool interface {
+	// Kind is the Source kind of the tool's proposals, e.g. "Kustomization".
+	Kind() string
+	// NewObject returns an empty tool object (typed, or unstructured with
+	// its kind set) to watch and read into.
+	NewObject() client.Object
+	// Read says, without fetching anything expensive, where obj stands.
+	// An error is retried with back-off.
+	Read(ctx context.Context, obj client.Object) (Reading, error)
+	// Desired reads the desired StatefulSets of a Blocked obj at the
+	// reading's revision. An error means the source cannot be read now:
+	// the rollouts say so and the read is retried with back-off (see
+	// ReadError for the event it is reported with).
+	Desired(ctx context.Context, obj client.Object) (Desired, error)
+	// Nudge asks the tool to apply again after a StatefulSet was converged
+	// to p, which this tool proposed. It may call remote APIs; the Nudger
+	// bounds it with a timeout.
+	Nudge(ctx context.Context, p proposal.Proposal) error
+	// Forget drops what the tool itself remembers about a tool object that
+	// is gone or skipped.
+	Forget(obj types.NamespacedName)
+}
+
+// State is where a tool object stands.
+type State int
+
+// States.
+const (
+	// Idle: the tool applied its newest revision; nothing is blocked, and a
+	// proposal never converged (denied, then reverted in Git) is dropped.
+	Idle State = iota
+	// Blocked: the tool cannot apply Reading.Revision; its desired
+	// StatefulSets are read (once per Reading.Key) and proposed.
+	Blocked
+	// Skipped: the tool object is not to be acted on (Flux: suspended);
+	// what it proposed is dropped. Say why in a Note.
+	Skipped
+	// Waiting: nothing to do now, and nothing to drop (the object cannot be
+	// read); the next change of the object brings it back.
+	Waiting
+)
+
+// Reading is where a tool object stands.
+type Reading struct {
+	State State
+	// Revision names, for people, the revision the tool attempts (Flux:
+	// main@sha1:…; Argo CD: the revisions of its sources, joined by ",").
+	Revision string
+	// Key identifies what a Blocked object's desired StatefulSets depend
+	// on (the revision and the object's spec): they are read once per key.
+	Key string
+	// Notes are said once each (an event and a log line), whatever the
+	// state: said again when their message changes, or when they come back
+	// after a reading without them.
+	Notes []Note
+}
+
+// Note is something said once about a tool object.
+type Note struct {
+	// Type is corev1.EventTypeNormal or corev1.EventTypeWarning.
+	Type, Reason, Message string
+}
+
+// Desired is what a Blocked tool object's source renders.
+type Desired struct {
+	// Waiting, when set, says why nothing can be read yet (logged); the
+	// tool's next step brings the object back. Nothing else is read.
+	Waiting string
+	// Repository and Revision are where commit statuses go (Source).
+	Repository, Revision string
+	// Revisions are the tool's revisions read, one per source
+	// (Proposal.Revisions).
+	Revisions []string
+	// Candidates are the desired StatefulSets that may be what blocks the
+	// tool: each whose volumeClaimTemplates differ from the live
+	// StatefulSet's is proposed.
+	Candidates []*appsv1.StatefulSet
+	// Others are StatefulSets the source also holds but which do not block
+	// the tool: their proposals are kept, none is made.
+	Others []types.NamespacedName
+	// IgnoredLabels are template label keys the tool's build injects into
+	// every template (Proposal.IgnoredLabels).
+	IgnoredLabels []string
+	// NothingToDo, when set, is said once (Normal, ReasonNothingToDo)
+	// when no StatefulSet is proposed; otherwise that is only logged.
+	NothingToDo string
+}
+
+// ReadError is a failure of Tool.Desired with the event reason and action
+// it is reported with on the tool object. Other errors are reported with
+// ReasonReadFailed and ActionRead.
+type ReadError struct {
+	Reason, Action string
+	Err            error
+}
+
+func (e *ReadError) Error() string { return e.Err.Error() }
+
+func (e *ReadError) Unwrap() error { return e.Err }
