@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -61,39 +63,83 @@ func (r *Reconciler) desiredOf(live *appsv1.StatefulSet, vcr *v1alpha1.VolumeCla
 	return desired{sts: live, src: sourceOf(live)}
 }
 
+// convergeRecheck is how soon a reconcile looks again while an orphan delete
+// it started is still in progress.
+const convergeRecheck = time.Second
+
 // convergeTo re-creates live with the proposal's templates (Pods kept), then
-// asks the GitOps tool to apply again, which now succeeds.
-func (r *Reconciler) convergeTo(ctx context.Context, live *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRollout, d desired) error {
+// asks the GitOps tool to apply again, which now succeeds. When the old object
+// is still being deleted it returns Waiting: Resume creates the new one on a
+// later reconcile, and finishedConvergence then does the rest.
+func (r *Reconciler) convergeTo(ctx context.Context, live *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRollout, d desired) (converge.Progress, error) {
 	log := ctrl.LoggerFrom(ctx)
-	err := r.converger.Converge(ctx, live, d.sts)
+	progress, err := r.converger.Converge(ctx, live, d.sts)
 	if errors.Is(err, converge.ErrRecreatedElsewhere) {
 		// The GitOps tool re-created it meanwhile; the next reconcile reads that object.
 		log.Info("the StatefulSet was re-created by someone else while claimwarden converged it")
-		return nil
+		return progress, nil
 	}
 	if apierrors.IsConflict(err) {
 		// live was read from a cache that lags (often our own re-create
 		// just happened): nothing was deleted; read again.
-		return err
+		return progress, err
 	}
 	if err != nil {
 		convergencesTotal.WithLabelValues(d.src.Kind, "failed").Inc()
 		r.recorder.Eventf(live, vcr, corev1.EventTypeWarning, v1alpha1.ReasonConvergeFailed, "Converge",
 			"re-creating StatefulSet %s/%s with the templates of %s: %s", live.Namespace, live.Name, describeSource(d.src), err)
-		return fmt.Errorf("converging StatefulSet %s/%s to %s: %w", live.Namespace, live.Name, describeSource(d.src), err)
+		return progress, fmt.Errorf("converging StatefulSet %s/%s to %s: %w", live.Namespace, live.Name, describeSource(d.src), err)
 	}
-	convergencesTotal.WithLabelValues(d.src.Kind, "converged").Inc()
-	r.recorder.Eventf(live, vcr, corev1.EventTypeNormal, v1alpha1.ReasonConverged, "Converge",
-		"re-created with the volumeClaimTemplates of %s; Pods kept", describeSource(d.src))
-	log.Info("converged the StatefulSet to the proposal", "source", describeSource(d.src))
-	if d.pending.Reapply != nil {
-		if err := d.pending.Reapply(ctx); err != nil {
+	if progress == converge.Waiting {
+		log.Info("orphan-deleted the StatefulSet; it is re-created once the delete finished", "source", describeSource(d.src))
+		return progress, nil
+	}
+	r.converged(ctx, live, vcr, d.src, d.pending.Reapply)
+	return progress, nil
+}
+
+// finishedConvergence does what convergeTo does after a re-create, for one
+// that Resume completed: Converge had to leave it waiting for the orphan
+// delete (or the process restarted). The proposal is the store's, or else
+// the one the rollout recorded.
+func (r *Reconciler) finishedConvergence(ctx context.Context, key types.NamespacedName) {
+	vcr := &v1alpha1.VolumeClaimRollout{}
+	if err := r.client.Get(ctx, key, vcr); err != nil {
+		ctrl.LoggerFrom(ctx).Info("finished re-creating the StatefulSet; its VolumeClaimRollout is not readable", "error", err.Error())
+		return
+	}
+	src := v1alpha1.Source{Kind: "StatefulSet", Namespace: key.Namespace, Name: key.Name}
+	var reapply func(context.Context) error
+	if p, ok := r.proposalFor(key); ok {
+		src, reapply = p.Source, p.Reapply
+	} else if vcr.Status.Proposal != nil {
+		src = vcr.Status.Proposal.Source
+	}
+	r.converged(ctx, vcr, nil, src, reapply)
+}
+
+func (r *Reconciler) proposalFor(key types.NamespacedName) (proposal.Proposal, bool) {
+	if r.opts.Proposals == nil {
+		return proposal.Proposal{}, false
+	}
+	return r.opts.Proposals.Get(key)
+}
+
+// converged counts and announces a finished convergence and asks the GitOps
+// tool to apply again.
+func (r *Reconciler) converged(ctx context.Context, regarding, related runtime.Object, src v1alpha1.Source, reapply func(context.Context) error) {
+	log := ctrl.LoggerFrom(ctx)
+	convergencesTotal.WithLabelValues(src.Kind, "converged").Inc()
+	r.recorder.Eventf(regarding, related, corev1.EventTypeNormal, v1alpha1.ReasonConverged, "Converge",
+		"re-created with the volumeClaimTemplates of %s; Pods kept", describeSource(src))
+	log.Info("converged the StatefulSet to the proposal", "source", describeSource(src))
+	if reapply != nil {
+		if err := reapply(ctx); err != nil {
 			// Flux retries on its own interval; Argo CD's Reapply keeps
 			// trying itself. Either way nothing is lost by waiting.
-			log.Error(err, "asking the GitOps tool to apply again", "source", describeSource(d.src))
+			log.Error(err, "asking the GitOps tool to apply again", "source", describeSource(src))
 		}
 	}
-	return nil
 }
 
 // supersede finalises the commit status of the previous proposal when a newer

@@ -87,8 +87,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("finishing the re-create of StatefulSet %s: %w", req.NamespacedName, err)
 	}
-	if resumed {
-		log.Info("finished re-creating the StatefulSet after an interrupted convergence")
+	switch resumed {
+	case converge.Waiting:
+		// The orphan delete is still in progress: look again soon rather
+		// than hold this worker until the garbage collector is done.
+		return ctrl.Result{RequeueAfter: convergeRecheck}, nil
+	case converge.Recreated:
+		r.finishedConvergence(ctx, req.NamespacedName)
 	}
 
 	var sts appsv1.StatefulSet
@@ -164,24 +169,30 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		hold(&p, "waiting: the StatefulSet change is denied by policy")
 		p.Blocked = strings.TrimPrefix(p.Blocked+"; denied by policy: "+verdict.statefulSet, "; ")
 	}
+	converging := false
 	if d.pending != nil {
 		// No claim is patched before the StatefulSet carries the templates:
 		// a denied proposal must leave every claim as it is.
 		hold(&p, "waiting: the StatefulSet is re-created with the proposed templates first")
 		if !verdict.denied() {
-			err := r.convergeTo(ctx, &sts, vcr, d)
+			progress, err := r.convergeTo(ctx, &sts, vcr, d)
 			if apierrors.IsConflict(err) {
 				return ctrl.Result{RequeueAfter: time.Second}, nil
 			}
 			if err != nil {
 				return ctrl.Result{}, err
 			}
+			converging = progress == converge.Waiting
 		}
 	}
 
 	out := r.patchClaims(ctx, &sts, byName, p.Patch, d.ignoredLabels)
 	r.report(d.sts, vcr, d.src, d.ignoredLabels, strategy, res, p, verdict, out)
 	r.reportCommitStatus(ctx, &sts, vcr)
+	if converging {
+		// Resume, at the top of the next reconcile, creates the object.
+		return ctrl.Result{RequeueAfter: convergeRecheck}, nil
+	}
 
 	if out.rejected != nil {
 		return ctrl.Result{RequeueAfter: time.Until(out.rejected.notBefore)}, nil

@@ -42,13 +42,13 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		client:   c,
 		recorder: mgr.GetEventRecorder("claimwarden"),
 		opts:     opts,
-		converger: &converge.Converger{
+		converger: converge.New(converge.Options{
 			Client:  c,
 			Reader:  mgr.GetAPIReader(),
 			Journal: &rolloutJournal{client: c},
 			// Uncached: the controller watches no Secrets.
 			JournalKey: (&journalKeys{reader: mgr.GetAPIReader(), writer: c, secret: opts.JournalKeySecret}).get,
-		},
+		}),
 		retry:    workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](opts.RetryBaseDelay, opts.RetryMaxDelay),
 		skipped:  &sync.Map{},
 		verdicts: verdictCache{m: map[string]cachedVerdict{}},
