@@ -104,7 +104,7 @@ func (e *Engine) newBundleSource(cfg BundleSource) (*bundleSource, error) {
 	b := &bundleSource{
 		e:         e,
 		cfg:       cfg,
-		notLoaded: newContribution("bundle/"+cfg.Name, nil, nil, fmt.Sprintf("bundle %s has not been loaded yet", cfg.Name)),
+		notLoaded: loadingContribution("bundle/"+cfg.Name, fmt.Sprintf("bundle %s has not been loaded yet", cfg.Name)),
 	}
 	limit := cfg.SizeLimitBytes
 	if limit <= 0 {

@@ -71,12 +71,7 @@ func (e *Engine) SetupConfigMapSource(mgr ctrl.Manager, namespace string) error 
 	if err := mgr.Add(c); err != nil {
 		return err
 	}
-	// Until the first list is in, the organisation's ConfigMap guardrails are
-	// unknown: fail closed rather than decide without them.
-	e.mu.Lock()
-	e.configMaps[pendingConfigMaps] = newContribution("configmap", nil, nil, fmt.Sprintf("policy ConfigMaps in namespace %s have not been read yet", namespace))
-	e.recompileLocked(context.Background())
-	e.mu.Unlock()
+	e.awaitConfigMaps(namespace)
 	if err := mgr.Add(&configMapInitialSync{e: e, cache: c, namespace: namespace}); err != nil {
 		return err
 	}
@@ -86,6 +81,16 @@ func (e *Engine) SetupConfigMapSource(mgr ctrl.Manager, namespace string) error 
 		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
 		WatchesRawSource(source.Kind(c, &corev1.ConfigMap{}, &handler.TypedEnqueueRequestForObject[*corev1.ConfigMap]{})).
 		Complete(r)
+}
+
+// awaitConfigMaps makes the engine fail closed until configMapInitialSync
+// read the ConfigMaps of namespace: until then the organisation's ConfigMap
+// guardrails are unknown, and deciding without them would fail open.
+func (e *Engine) awaitConfigMaps(namespace string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.configMaps[pendingConfigMaps] = loadingContribution("configmap", fmt.Sprintf("policy ConfigMaps in namespace %s have not been read yet", namespace))
+	e.recompileLocked(context.Background())
 }
 
 // configMapReconciler copies one labelled ConfigMap's Rego keys into the engine.
@@ -136,6 +141,11 @@ type configMapInitialSync struct {
 
 // Start implements manager.Runnable.
 func (s *configMapInitialSync) Start(ctx context.Context) error {
+	// The cache is a runnable like this one and may start after it; a List
+	// before then fails with "cache is not started", which is no error.
+	if !s.cache.WaitForCacheSync(ctx) {
+		return nil // stopping before the first read; nothing was decided without the ConfigMaps
+	}
 	// Until the API server answers, the pending failure keeps denying: retry
 	// (the first List also starts the informer and waits for its sync).
 	var list corev1.ConfigMapList

@@ -30,10 +30,12 @@ type compiled struct {
 	// that could not be read, a bundle not loaded yet, or compileError.
 	failure      string
 	compileError string
-	query        rego.PreparedEvalQuery
-	params       map[string]any
-	modules      []string          // module names, for Status
-	bundles      map[string]string // bundle name → manifest revision, for decision logs
+	// loading says every failure is a source not read yet (see contribution.loading).
+	loading bool
+	query   rego.PreparedEvalQuery
+	params  map[string]any
+	modules []string          // module names, for Status
+	bundles map[string]string // bundle name → manifest revision, for decision logs
 }
 
 // recompileLocked gathers every source and, if the revision changed,
@@ -53,9 +55,12 @@ func (e *Engine) recompileLocked(ctx context.Context) {
 		}
 	}
 	e.cur.Store(c)
-	if c.failure != "" {
+	switch {
+	case c.loading:
+		e.log.Info("policies fail closed until every source is read: every claim change is denied meanwhile", "revision", rev, "reason", c.failure)
+	case c.failure != "":
 		e.log.Error(nil, "policies fail closed: every claim change is denied", "revision", rev, "reason", c.failure)
-	} else {
+	default:
 		e.log.Info("policies compiled", "revision", rev, "modules", len(c.modules))
 	}
 	if prev != nil {
@@ -94,9 +99,11 @@ func revisionOf(contribs []contribution, params map[string]any, allowNetwork boo
 func (e *Engine) compile(ctx context.Context, contribs []contribution, rev string) *compiled {
 	c := &compiled{revision: rev, params: e.params}
 	var failures, compileErrs []string
+	loading := true
 	for _, s := range contribs {
 		if s.failure != "" {
 			failures = append(failures, s.failure)
+			loading = loading && s.loading
 		}
 		if s.compileError != "" {
 			compileErrs = append(compileErrs, s.compileError)
@@ -108,6 +115,7 @@ func (e *Engine) compile(ctx context.Context, contribs []contribution, rev strin
 	if len(failures) > 0 {
 		c.failure = strings.Join(failures, "; ")
 		c.compileError = strings.Join(compileErrs, "; ")
+		c.loading = loading
 		return c
 	}
 

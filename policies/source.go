@@ -31,6 +31,9 @@ type contribution struct {
 	// compileError is the part of failure that is a parse error, with
 	// file:line, for Status.CompileError.
 	compileError string
+	// loading says failure only means the source has not been read yet:
+	// expected at every start, so it is no error worth logging as one.
+	loading bool
 	// digest identifies modules, data and failure, so the engine can tell a
 	// real change from a re-read of the same content without recompiling.
 	digest string
@@ -64,6 +67,14 @@ func newContribution(source string, mods []module, data map[string]any, failure 
 	}
 	writeField(h, failure)
 	return contribution{source: source, modules: mods, data: data, failure: failure, digest: hex.EncodeToString(h.Sum(nil))}
+}
+
+// loadingContribution is the failure a source contributes until its first
+// read: the engine fails closed meanwhile, but nothing is wrong yet.
+func loadingContribution(source, why string) contribution {
+	c := newContribution(source, nil, nil, why)
+	c.loading = true
+	return c
 }
 
 // writeField writes s preceded by its length.

@@ -100,21 +100,28 @@ type ClaimStatus struct {
 	Message string `json:"message,omitempty"`
 }
 
-// Counts summarise the claims of a rollout. Zeros are written (optional, not
-// omitted) so that printer columns show 0 rather than blanks.
+// Counts summarise the claims of a rollout. Every count defaults to 0 in the
+// schema: status is written as a merge patch, which leaves out a count that
+// was 0 before and after, and the printer columns would show blanks.
 type Counts struct {
 	// +optional
+	// +kubebuilder:default=0
 	Total int32 `json:"total"`
 	// +optional
+	// +kubebuilder:default=0
 	Compatible int32 `json:"compatible"`
 	// Updating counts claims being patched or resized.
 	// +optional
+	// +kubebuilder:default=0
 	Updating int32 `json:"updating"`
 	// +optional
+	// +kubebuilder:default=0
 	Denied int32 `json:"denied"`
 	// +optional
+	// +kubebuilder:default=0
 	Failed int32 `json:"failed"`
 	// +optional
+	// +kubebuilder:default=0
 	OverSized int32 `json:"overSized"`
 	// Capacity is the sum of the claims' status capacity.
 	// +optional
@@ -166,7 +173,10 @@ type VolumeClaimRolloutStatus struct {
 	Proposal *Proposal `json:"proposal,omitempty"`
 	// +optional
 	Claims []ClaimStatus `json:"claims,omitempty"`
+	// Counts summarise the claims; {} by default, so that the defaults of
+	// the counts apply however little a status write includes.
 	// +optional
+	// +kubebuilder:default={}
 	Counts Counts `json:"counts,omitempty"`
 	// Progress reads "compatible/total" for the printer columns.
 	// +optional

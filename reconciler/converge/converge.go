@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -31,105 +30,87 @@ type Journal interface {
 	Clear(ctx context.Context, key types.NamespacedName) error
 }
 
-// Defaults for the zero values of Converger's options.
-const (
-	DefaultFieldOwner   = "claimwarden"
-	DefaultWaitTimeout  = 2 * time.Minute
-	DefaultPollInterval = 200 * time.Millisecond
-)
-
 // ErrSelectorChanged is returned when desired selects other Pods than live: the
 // re-created StatefulSet would not adopt the running Pods and would then fail to
 // create Pods of the same names, so it is never attempted.
 var ErrSelectorChanged = errors.New("spec.selector differs: a re-created StatefulSet would not adopt its Pods")
 
-// Converger re-creates StatefulSets. Client, Journal and JournalKey are required.
+// Converger re-creates StatefulSets; make one with New.
 type Converger struct {
-	Client  client.Client
-	Journal Journal
-	// JournalKey returns the key that seals every record written and opens
-	// every record read (Record): at least MinKeyLength bytes, kept where the
-	// Journal's writers cannot read it. It is asked only when a record is
-	// written or found, so a controller starts without it.
-	JournalKey func(ctx context.Context) ([]byte, error)
-	// Reader serves every read; defaults to Client. Pass the manager's API
-	// reader: a cache lags, and the decisions here (is the old object gone, who
-	// created the new one) must be made on the server's current state; a cache
-	// that strips managedFields would also hide that we created an object.
-	Reader client.Reader
-	// FieldOwner is the field manager of our writes. It also identifies the
-	// object we created when a crash hid the outcome of our own create.
-	FieldOwner string
-	// WaitTimeout bounds one wait for the orphan delete to finish (the garbage
-	// collector must remove owner references from Pods and ControllerRevisions
-	// and then the orphan finalizer). On timeout the record stays and Resume
-	// continues later.
-	WaitTimeout time.Duration
-	// PollInterval is the delay between reads while waiting.
-	PollInterval time.Duration
+	opts Options
+}
+
+// New returns a Converger for opts; Client, Journal and JournalKey are required.
+func New(opts Options) *Converger {
+	return &Converger{opts: opts.withDefaults()}
 }
 
 // Converge makes live equal to desired (the complete desired object, e.g. from
 // Git). When the API server accepts the change in place (no immutable field
-// differs) it is written with an update. Otherwise live is orphan-deleted
-// (preconditions: its UID and resourceVersion) and Prepare(desired) created,
-// after recording it in the Journal.
+// differs) it is written with an update: Updated. Otherwise live is
+// orphan-deleted (preconditions: its UID and resourceVersion) after recording
+// Prepare(desired) in the Journal, and Prepare(desired) is created if the old
+// object is already gone: Recreated. If it is not gone yet, Converge returns
+// Waiting at once, the record kept, and Resume creates it later.
 //
 // Errors: a conflict (apierrors.IsConflict) when live changed since it was
 // read, nothing deleted; ErrSelectorChanged; ErrRecreatedElsewhere when someone
 // else re-created the object meanwhile (nothing created, record cleared). Any
 // other error after the delete keeps the record: Resume completes the
 // re-create, so the StatefulSet is never left deleted.
-func (c *Converger) Converge(ctx context.Context, live, desired *appsv1.StatefulSet) error {
+func (c *Converger) Converge(ctx context.Context, live, desired *appsv1.StatefulSet) (Progress, error) {
 	key := client.ObjectKeyFromObject(live)
 	obj := Prepare(desired)
 	inheritUnset(obj, live)
 	if obj.Name != live.Name || obj.Namespace != live.Namespace {
-		return fmt.Errorf("desired statefulset %s/%s is not %s", obj.Namespace, obj.Name, key)
+		return NothingRecorded, fmt.Errorf("desired statefulset %s/%s is not %s", obj.Namespace, obj.Name, key)
 	}
 	if live.DeletionTimestamp != nil {
-		return fmt.Errorf("statefulset %s is being deleted by someone else; not converging it", key)
+		return NothingRecorded, fmt.Errorf("statefulset %s is being deleted by someone else; not converging it", key)
 	}
 	if !equality.Semantic.DeepEqual(live.Spec.Selector, obj.Spec.Selector) {
-		return fmt.Errorf("statefulset %s: %w", key, ErrSelectorChanged)
+		return NothingRecorded, fmt.Errorf("statefulset %s: %w", key, ErrSelectorChanged)
 	}
 
 	recreate, err := c.needsRecreate(ctx, live, obj)
-	if err != nil || !recreate {
-		return err
+	if err != nil {
+		return NothingRecorded, err
+	}
+	if !recreate {
+		return Updated, nil
 	}
 	if err := c.preflightCreate(ctx, obj); err != nil {
-		return err
+		return NothingRecorded, err
 	}
 
 	jkey, err := c.journalKey(ctx)
 	if err != nil {
-		return err
+		return NothingRecorded, err
 	}
 	rec, err := Record(jkey, string(live.UID), obj)
 	if err != nil {
-		return fmt.Errorf("record re-create of statefulset %s: %w", key, err)
+		return NothingRecorded, fmt.Errorf("record re-create of statefulset %s: %w", key, err)
 	}
-	if err := c.Journal.Save(ctx, key, rec); err != nil {
-		return fmt.Errorf("record re-create of statefulset %s: %w", key, err)
+	if err := c.opts.Journal.Save(ctx, key, rec); err != nil {
+		return NothingRecorded, fmt.Errorf("record re-create of statefulset %s: %w", key, err)
 	}
-	err = c.Client.Delete(ctx, live,
+	err = c.opts.Client.Delete(ctx, live,
 		client.PropagationPolicy(metav1.DeletePropagationOrphan),
 		client.Preconditions{UID: &live.UID, ResourceVersion: &live.ResourceVersion})
 	switch {
 	case apierrors.IsConflict(err), apierrors.IsNotFound(err):
 		// The server refused the delete, so the object is as someone else left
 		// it; the record describes a delete that never happened.
-		if cerr := c.Journal.Clear(ctx, key); cerr != nil {
-			return errors.Join(fmt.Errorf("orphan-delete statefulset %s: %w", key, err), cerr)
+		if cerr := c.opts.Journal.Clear(ctx, key); cerr != nil {
+			return NothingRecorded, errors.Join(fmt.Errorf("orphan-delete statefulset %s: %w", key, err), cerr)
 		}
-		return fmt.Errorf("orphan-delete statefulset %s: %w", key, err)
+		return NothingRecorded, fmt.Errorf("orphan-delete statefulset %s: %w", key, err)
 	case err != nil:
 		// The outcome is unknown (a timeout may hide a delete that happened), so
 		// the record stays and Resume decides from what the server shows.
-		return fmt.Errorf("orphan-delete statefulset %s: %w", key, err)
+		return NothingRecorded, fmt.Errorf("orphan-delete statefulset %s: %w", key, err)
 	}
-	return c.finish(ctx, key, string(live.UID), obj)
+	return c.finishIfGone(ctx, key, string(live.UID), obj)
 }
 
 // needsRecreate asks the server, by a dry-run update, whether desired can be
@@ -140,13 +121,13 @@ func (c *Converger) needsRecreate(ctx context.Context, live, obj *appsv1.Statefu
 	upd := obj.DeepCopy()
 	upd.UID = live.UID
 	upd.ResourceVersion = live.ResourceVersion
-	err := c.Client.Update(ctx, upd, client.DryRunAll, client.FieldOwner(c.fieldOwner()))
+	err := c.opts.Client.Update(ctx, upd, client.DryRunAll, client.FieldOwner(c.opts.FieldOwner))
 	switch {
 	case err == nil:
 		upd = obj.DeepCopy()
 		upd.UID = live.UID
 		upd.ResourceVersion = live.ResourceVersion
-		if err := c.Client.Update(ctx, upd, client.FieldOwner(c.fieldOwner())); err != nil {
+		if err := c.opts.Client.Update(ctx, upd, client.FieldOwner(c.opts.FieldOwner)); err != nil {
 			return false, fmt.Errorf("update statefulset %s in place: %w", client.ObjectKeyFromObject(obj), err)
 		}
 		return false, nil
@@ -162,7 +143,7 @@ func (c *Converger) needsRecreate(ctx context.Context, live, obj *appsv1.Statefu
 // then finds the name taken, so AlreadyExists means "would be accepted"; any
 // other error means the create after the delete would fail.
 func (c *Converger) preflightCreate(ctx context.Context, obj *appsv1.StatefulSet) error {
-	err := c.Client.Create(ctx, obj.DeepCopy(), client.DryRunAll, client.FieldOwner(c.fieldOwner()))
+	err := c.opts.Client.Create(ctx, obj.DeepCopy(), client.DryRunAll, client.FieldOwner(c.opts.FieldOwner))
 	if err == nil || apierrors.IsAlreadyExists(err) {
 		return nil
 	}
@@ -170,40 +151,12 @@ func (c *Converger) preflightCreate(ctx context.Context, obj *appsv1.StatefulSet
 }
 
 func (c *Converger) journalKey(ctx context.Context) ([]byte, error) {
-	if c.JournalKey == nil {
+	if c.opts.JournalKey == nil {
 		return nil, errors.New("converger has no journal key: no StatefulSet is re-created without a sealed record")
 	}
-	key, err := c.JournalKey(ctx)
+	key, err := c.opts.JournalKey(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("journal key: %w", err)
 	}
 	return key, nil
-}
-
-func (c *Converger) reader() client.Reader {
-	if c.Reader != nil {
-		return c.Reader
-	}
-	return c.Client
-}
-
-func (c *Converger) fieldOwner() string {
-	if c.FieldOwner != "" {
-		return c.FieldOwner
-	}
-	return DefaultFieldOwner
-}
-
-func (c *Converger) waitTimeout() time.Duration {
-	if c.WaitTimeout > 0 {
-		return c.WaitTimeout
-	}
-	return DefaultWaitTimeout
-}
-
-func (c *Converger) pollInterval() time.Duration {
-	if c.PollInterval > 0 {
-		return c.PollInterval
-	}
-	return DefaultPollInterval
 }

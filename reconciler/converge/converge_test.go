@@ -27,16 +27,21 @@ func TestConvergeReplacesTemplatesKeepingPods(t *testing.T) {
 	pods := watchPods(ctx, t, cs, ns)
 	j := cmJournal{c}
 	hc := &hookClient{Client: c}
-	conv := &converge.Converger{Client: hc, Journal: j, JournalKey: staticKey}
+	conv := converge.New(converge.Options{Client: hc, Journal: j, JournalKey: staticKey})
 
 	start := time.Now()
-	if err := conv.Converge(ctx, live, manifest(ns, "2Gi")); err != nil {
+	progress, err := conv.Converge(ctx, live, manifest(ns, "2Gi"))
+	returned := time.Since(start)
+	if err != nil {
 		t.Fatal(err)
 	}
-	returned := time.Since(start)
+	t.Logf("Converge returned %q after %s", progress, returned.Round(time.Millisecond))
+	if progress, err = settle(ctx, t, conv, ns, progress, err); err != nil || progress != converge.Recreated {
+		t.Fatalf("Converge, then Resume while waiting = %v, %v; want re-created", progress, err)
+	}
 	deleted, created := hc.times()
-	t.Logf("Converge returned after %s: delete sent at +%s, old object gone and create sent at +%s",
-		returned.Round(time.Millisecond), deleted.Sub(start).Round(time.Millisecond), created.Sub(start).Round(time.Millisecond))
+	t.Logf("delete sent at +%s, old object gone and create sent at +%s",
+		deleted.Sub(start).Round(time.Millisecond), created.Sub(start).Round(time.Millisecond))
 
 	sts, _ := assertAdopted(ctx, t, c, ns, before, "2Gi", start)
 	pods.assertNoChurn(ctx, t, c, ns)
@@ -50,8 +55,8 @@ func TestConvergeReplacesTemplatesKeepingPods(t *testing.T) {
 
 	// Idempotent: converging the converged object again changes nothing and
 	// in particular does not re-create it.
-	if err := conv.Converge(ctx, sts, manifest(ns, "2Gi")); err != nil {
-		t.Fatalf("second Converge: %v", err)
+	if progress, err := conv.Converge(ctx, sts, manifest(ns, "2Gi")); err != nil || progress != converge.Updated {
+		t.Fatalf("second Converge = %v, %v; want updated in place", progress, err)
 	}
 	var again appsv1.StatefulSet
 	if err := c.Get(ctx, key(ns), &again); err != nil {
@@ -75,9 +80,9 @@ func TestResumeAfterCrashBetweenDeleteAndCreate(t *testing.T) {
 	j := cmJournal{c}
 
 	crashCtx, crash := context.WithCancel(ctx)
-	dying := &converge.Converger{Client: &hookClient{Client: c, afterDelete: func(context.Context) { crash() }}, Journal: j, JournalKey: staticKey}
+	dying := converge.New(converge.Options{Client: &hookClient{Client: c, afterDelete: func(context.Context) { crash() }}, Journal: j, JournalKey: staticKey})
 	start := time.Now()
-	err := dying.Converge(crashCtx, live, manifest(ns, "2Gi"))
+	_, err := dying.Converge(crashCtx, live, manifest(ns, "2Gi"))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Converge after crash = %v, want context.Canceled", err)
 	}
@@ -113,18 +118,18 @@ func TestResumeAfterCrashBetweenDeleteAndCreate(t *testing.T) {
 	}
 	t.Logf("gone %s after start", time.Since(start).Round(time.Millisecond))
 
-	restarted := &converge.Converger{Client: c, Journal: j, JournalKey: staticKey}
+	restarted := converge.New(converge.Options{Client: c, Journal: j, JournalKey: staticKey})
 	resumedAt := time.Now()
-	done, err := restarted.Resume(ctx, key(ns))
-	if err != nil || !done {
-		t.Fatalf("Resume = %v, %v; want true, nil", done, err)
+	progress, err := restarted.Resume(ctx, key(ns))
+	if err != nil || progress != converge.Recreated {
+		t.Fatalf("Resume = %v, %v; want re-created", progress, err)
 	}
 	assertAdopted(ctx, t, c, ns, before, "2Gi", resumedAt)
 	pods.assertNoChurn(ctx, t, c, ns)
 	assertNoRecord(ctx, t, j, ns)
 
-	if done, err := restarted.Resume(ctx, key(ns)); err != nil || done {
-		t.Errorf("second Resume = %v, %v; want false, nil", done, err)
+	if progress, err := restarted.Resume(ctx, key(ns)); err != nil || progress != converge.NothingRecorded {
+		t.Errorf("second Resume = %v, %v; want nothing recorded", progress, err)
 	}
 }
 
@@ -138,7 +143,7 @@ func TestConvergeConflictOnStaleLive(t *testing.T) {
 	reapply(ctx, t, c, ns)
 	j := cmJournal{c}
 
-	err := (&converge.Converger{Client: c, Journal: j, JournalKey: staticKey}).Converge(ctx, live, manifest(ns, "2Gi"))
+	_, err := converge.New(converge.Options{Client: c, Journal: j, JournalKey: staticKey}).Converge(ctx, live, manifest(ns, "2Gi"))
 	if !apierrors.IsConflict(err) {
 		t.Fatalf("Converge on a stale object = %v, want a conflict", err)
 	}
@@ -159,7 +164,7 @@ func TestConvergeDeletePreconditionFails(t *testing.T) {
 		return nil
 	}}
 
-	err := (&converge.Converger{Client: c, Journal: j, JournalKey: staticKey}).Converge(ctx, live, manifest(ns, "2Gi"))
+	_, err := converge.New(converge.Options{Client: c, Journal: j, JournalKey: staticKey}).Converge(ctx, live, manifest(ns, "2Gi"))
 	if !apierrors.IsConflict(err) {
 		t.Fatalf("Converge = %v, want a conflict from the delete precondition", err)
 	}

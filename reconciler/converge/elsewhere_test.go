@@ -51,8 +51,8 @@ func (g *gitops) assertTheirs(ctx context.Context, t *testing.T, conv *converge.
 		t.Errorf("managers %v: claimwarden wrote the object gitops re-created", managers(sts))
 	}
 	assertNoRecord(ctx, t, cmJournal{g.c}, g.ns)
-	if done, err := conv.Resume(ctx, key(g.ns)); err != nil || done {
-		t.Errorf("Resume afterwards = %v, %v; want false, nil", done, err)
+	if progress, err := conv.Resume(ctx, key(g.ns)); err != nil || progress != converge.NothingRecorded {
+		t.Errorf("Resume afterwards = %v, %v; want nothing recorded", progress, err)
 	}
 }
 
@@ -65,10 +65,10 @@ func TestConvergeRecreatedElsewhereWhileWaiting(t *testing.T) {
 	live := readyStatefulSet(ctx, t, c, ns)
 	before := take(ctx, t, c, ns)
 	g := &gitops{t: t, c: c, ns: ns}
-	conv := &converge.Converger{Client: &hookClient{Client: c, afterDelete: g.recreate}, Journal: cmJournal{c}, JournalKey: staticKey}
+	conv := converge.New(converge.Options{Client: &hookClient{Client: c, afterDelete: g.recreate}, Journal: cmJournal{c}, JournalKey: staticKey})
 
 	start := time.Now()
-	err := conv.Converge(ctx, live, manifest(ns, "2Gi"))
+	_, err := conv.Converge(ctx, live, manifest(ns, "2Gi"))
 	if !errors.Is(err, converge.ErrRecreatedElsewhere) {
 		t.Fatalf("Converge = %v, want ErrRecreatedElsewhere", err)
 	}
@@ -85,12 +85,14 @@ func TestConvergeRecreatedElsewhereBeforeCreate(t *testing.T) {
 	live := readyStatefulSet(ctx, t, c, ns)
 	before := take(ctx, t, c, ns)
 	g := &gitops{t: t, c: c, ns: ns}
-	conv := &converge.Converger{Client: &hookClient{Client: c, beforeCreate: g.recreate}, Journal: cmJournal{c}, JournalKey: staticKey}
+	conv := converge.New(converge.Options{Client: &hookClient{Client: c, beforeCreate: g.recreate}, Journal: cmJournal{c}, JournalKey: staticKey})
 
 	start := time.Now()
-	err := conv.Converge(ctx, live, manifest(ns, "2Gi"))
-	if !errors.Is(err, converge.ErrRecreatedElsewhere) {
-		t.Fatalf("Converge = %v, want ErrRecreatedElsewhere", err)
+	progress, err := conv.Converge(ctx, live, manifest(ns, "2Gi"))
+	// The old object is usually still being orphaned when Converge looks:
+	// the create, and Flux's, then happen in a later Resume.
+	if _, err = settle(ctx, t, conv, ns, progress, err); !errors.Is(err, converge.ErrRecreatedElsewhere) {
+		t.Fatalf("Converge, then Resume while waiting = %v, want ErrRecreatedElsewhere", err)
 	}
 	g.assertTheirs(ctx, t, conv, before, start)
 }
@@ -106,18 +108,18 @@ func TestResumeRecreatedElsewhereAfterCrash(t *testing.T) {
 	j := cmJournal{c}
 
 	crashCtx, crash := context.WithCancel(ctx)
-	dying := &converge.Converger{Client: &hookClient{Client: c, afterDelete: func(context.Context) { crash() }}, Journal: j, JournalKey: staticKey}
+	dying := converge.New(converge.Options{Client: &hookClient{Client: c, afterDelete: func(context.Context) { crash() }}, Journal: j, JournalKey: staticKey})
 	start := time.Now()
-	if err := dying.Converge(crashCtx, live, manifest(ns, "2Gi")); !errors.Is(err, context.Canceled) {
+	if _, err := dying.Converge(crashCtx, live, manifest(ns, "2Gi")); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Converge after crash = %v, want context.Canceled", err)
 	}
 	g := &gitops{t: t, c: c, ns: ns}
 	g.recreate(ctx)
 
-	restarted := &converge.Converger{Client: c, Journal: j, JournalKey: staticKey}
-	done, err := restarted.Resume(ctx, key(ns))
-	if done || !errors.Is(err, converge.ErrRecreatedElsewhere) {
-		t.Fatalf("Resume = %v, %v; want false, ErrRecreatedElsewhere", done, err)
+	restarted := converge.New(converge.Options{Client: c, Journal: j, JournalKey: staticKey})
+	progress, err := restarted.Resume(ctx, key(ns))
+	if progress != converge.NothingRecorded || !errors.Is(err, converge.ErrRecreatedElsewhere) {
+		t.Fatalf("Resume = %v, %v; want nothing recorded, ErrRecreatedElsewhere", progress, err)
 	}
 	g.assertTheirs(ctx, t, restarted, before, start)
 }

@@ -52,7 +52,7 @@ func TestForgedJournalIsNeverCreated(t *testing.T) {
 	deleted := orphanDeleted(ctx, t, c, ns)
 	uid := string(deleted.UID)
 	j := cmJournal{c}
-	conv := &converge.Converger{Client: c, Journal: j, JournalKey: staticKey}
+	conv := converge.New(converge.Options{Client: c, Journal: j, JournalKey: staticKey})
 
 	genuine, err := converge.Record(testKey, uid, manifest(ns, "2Gi"))
 	if err != nil {
@@ -88,9 +88,9 @@ func TestForgedJournalIsNeverCreated(t *testing.T) {
 			if err := j.Save(ctx, key(ns), tc.rec); err != nil {
 				t.Fatal(err)
 			}
-			done, err := conv.Resume(ctx, key(ns))
-			if done || !errors.Is(err, converge.ErrJournalRejected) {
-				t.Fatalf("Resume = %v, %v; want false and ErrJournalRejected", done, err)
+			progress, err := conv.Resume(ctx, key(ns))
+			if progress != converge.NothingRecorded || !errors.Is(err, converge.ErrJournalRejected) {
+				t.Fatalf("Resume = %v, %v; want nothing recorded and ErrJournalRejected", progress, err)
 			}
 			for _, name := range []string{stsName, other.Name} {
 				err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &appsv1.StatefulSet{})
@@ -107,8 +107,8 @@ func TestForgedJournalIsNeverCreated(t *testing.T) {
 	if err := j.Save(ctx, key(ns), genuine); err != nil {
 		t.Fatal(err)
 	}
-	if done, err := conv.Resume(ctx, key(ns)); err != nil || !done {
-		t.Fatalf("Resume of the genuine record = %v, %v; want true, nil", done, err)
+	if progress, err := conv.Resume(ctx, key(ns)); err != nil || progress != converge.Recreated {
+		t.Fatalf("Resume of the genuine record = %v, %v; want re-created", progress, err)
 	}
 	var created appsv1.StatefulSet
 	if err := c.Get(ctx, key(ns), &created); err != nil {

@@ -82,11 +82,11 @@ func TestCreateRefusedKeepsRecordUntilResume(t *testing.T) {
 		lift = freezeCreates(ctx, t, c, ns)
 		return nil
 	}}
-	conv := &converge.Converger{Client: c, Journal: j, JournalKey: staticKey}
+	conv := converge.New(converge.Options{Client: c, Journal: j, JournalKey: staticKey})
 
-	err := conv.Converge(ctx, live, manifest(ns, "2Gi"))
-	if err == nil || errors.Is(err, converge.ErrRecreatedElsewhere) {
-		t.Fatalf("Converge with creates refused = %v, want the refusal", err)
+	progress, err := conv.Converge(ctx, live, manifest(ns, "2Gi"))
+	if _, err = settle(ctx, t, conv, ns, progress, err); err == nil || errors.Is(err, converge.ErrRecreatedElsewhere) {
+		t.Fatalf("Converge (then Resume while waiting) with creates refused = %v, want the refusal", err)
 	}
 	t.Log(err)
 	if err := c.Get(ctx, key(ns), &appsv1.StatefulSet{}); !apierrors.IsNotFound(err) {
@@ -96,8 +96,8 @@ func TestCreateRefusedKeepsRecordUntilResume(t *testing.T) {
 		t.Fatalf("journal = %+v, %v; want the record for %s", rec, err, before.stsUID)
 	}
 
-	if done, err := conv.Resume(ctx, key(ns)); done || err == nil {
-		t.Fatalf("Resume while refused = %v, %v; want false and the refusal", done, err)
+	if progress, err := conv.Resume(ctx, key(ns)); progress == converge.Recreated || err == nil {
+		t.Fatalf("Resume while refused = %v, %v; want the refusal", progress, err)
 	}
 	if rec, _ := j.Load(ctx, key(ns)); rec == nil {
 		t.Fatal("a failed Resume dropped the record")
@@ -108,7 +108,8 @@ func TestCreateRefusedKeepsRecordUntilResume(t *testing.T) {
 	// informer, so Resume is retried as the rollout controller would.
 	start := time.Now()
 	poll(ctx, t, 30*time.Second, "Resume to succeed", func(ctx context.Context) (bool, error) {
-		return conv.Resume(ctx, key(ns))
+		progress, err := conv.Resume(ctx, key(ns))
+		return progress == converge.Recreated, err
 	})
 	assertAdopted(ctx, t, c, ns, before, "2Gi", start)
 	pods.assertNoChurn(ctx, t, c, ns)
@@ -125,7 +126,7 @@ func TestResumeAfterCrashBeforeDelete(t *testing.T) {
 	crashCtx, crash := context.WithCancel(ctx)
 	j := hookJournal{cmJournal: cmJournal{c}, afterSave: func(context.Context) error { crash(); return nil }}
 
-	err := (&converge.Converger{Client: c, Journal: j, JournalKey: staticKey}).Converge(crashCtx, live, manifest(ns, "2Gi"))
+	_, err := converge.New(converge.Options{Client: c, Journal: j, JournalKey: staticKey}).Converge(crashCtx, live, manifest(ns, "2Gi"))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Converge = %v, want context.Canceled", err)
 	}
@@ -133,9 +134,9 @@ func TestResumeAfterCrashBeforeDelete(t *testing.T) {
 		t.Fatalf("journal = %v, %v; want the record (the delete's outcome is unknown to the dying process)", rec, err)
 	}
 
-	done, err := (&converge.Converger{Client: c, Journal: j.cmJournal, JournalKey: staticKey}).Resume(ctx, key(ns))
-	if err != nil || done {
-		t.Fatalf("Resume = %v, %v; want false, nil", done, err)
+	progress, err := converge.New(converge.Options{Client: c, Journal: j.cmJournal, JournalKey: staticKey}).Resume(ctx, key(ns))
+	if err != nil || progress != converge.NothingRecorded {
+		t.Fatalf("Resume = %v, %v; want nothing recorded", progress, err)
 	}
 	assertUntouched(ctx, t, c, ns, live)
 	assertNoRecord(ctx, t, j.cmJournal, ns)

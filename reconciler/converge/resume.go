@@ -8,98 +8,89 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Resume finishes a re-create recorded in the Journal for key; call it before
-// anything else on every reconcile. done reports whether a recorded re-create
-// is now complete, whether by this call or by an earlier one that stopped
-// before clearing the record. When the old object still exists and is not
-// being deleted, the delete never happened: the record is dropped and done is
-// false, so the caller converges afresh. ErrRecreatedElsewhere (record
-// cleared) means another actor re-created the object. ErrJournalRejected
-// means the record is not provably ours (see Record): nothing is created
-// and the record stays.
-func (c *Converger) Resume(ctx context.Context, key types.NamespacedName) (bool, error) {
-	rec, err := c.Journal.Load(ctx, key)
+// anything else on every reconcile. It never waits:
+//   - no record: NothingRecorded;
+//   - the old object still exists and is not being deleted: the delete never
+//     happened, so the record is dropped and NothingRecorded returned (the
+//     caller converges afresh);
+//   - the old object is being deleted: Waiting, record kept;
+//   - the old object is gone: the recorded object is created (or found, created
+//     by us before a crash), the record cleared: Recreated.
+//
+// ErrRecreatedElsewhere (record cleared) means another actor re-created the
+// object. ErrJournalRejected means the record is not provably ours (see
+// Record): nothing is created and the record stays.
+func (c *Converger) Resume(ctx context.Context, key types.NamespacedName) (Progress, error) {
+	rec, err := c.opts.Journal.Load(ctx, key)
 	if err != nil || rec == nil {
-		return false, err
+		return NothingRecorded, err
 	}
 	jkey, err := c.journalKey(ctx)
 	if err != nil {
-		return false, err
+		return NothingRecorded, err
 	}
 	obj, err := open(jkey, key, rec)
 	if err != nil {
-		return false, fmt.Errorf("%w: the record for statefulset %s: %v", ErrJournalRejected, key, err)
+		return NothingRecorded, fmt.Errorf("%w: the record for statefulset %s: %v", ErrJournalRejected, key, err)
 	}
 
 	cur, err := c.get(ctx, key)
 	if err != nil {
-		return false, err
+		return NothingRecorded, err
 	}
 	if cur != nil && string(cur.UID) == rec.UID && cur.DeletionTimestamp == nil {
-		return false, c.clear(ctx, key, nil)
+		return NothingRecorded, c.clear(ctx, key, nil)
 	}
-	if err := c.finish(ctx, key, rec.UID, obj); err != nil {
-		return false, err
-	}
-	return true, nil
+	return c.finishIfGone(ctx, key, rec.UID, obj)
 }
 
-// finish waits for the object with oldUID to be gone, creates obj and clears
-// the record. It is the common tail of Converge and Resume and is safe to
-// repeat: each step first looks at what the server holds.
-func (c *Converger) finish(ctx context.Context, key types.NamespacedName, oldUID string, obj *appsv1.StatefulSet) error {
-	cur, err := c.waitGone(ctx, key, oldUID)
+// finishIfGone looks once whether the object with oldUID is gone and, if so,
+// creates obj and clears the record. It is the common tail of Converge and
+// Resume and is safe to repeat: each step first looks at what the server holds.
+func (c *Converger) finishIfGone(ctx context.Context, key types.NamespacedName, oldUID string, obj *appsv1.StatefulSet) (Progress, error) {
+	cur, err := c.get(ctx, key)
 	if err != nil {
-		return err
+		return NothingRecorded, err
+	}
+	if cur != nil && string(cur.UID) == oldUID {
+		// The garbage collector is still orphaning dependents, or another
+		// finalizer holds the object.
+		return Waiting, nil
 	}
 	if cur == nil {
-		err = c.Client.Create(ctx, obj.DeepCopy(), client.FieldOwner(c.fieldOwner()))
+		err = c.opts.Client.Create(ctx, obj.DeepCopy(), client.FieldOwner(c.opts.FieldOwner))
 		if err == nil {
-			return c.clear(ctx, key, nil)
+			return c.cleared(ctx, key)
 		}
 		if !apierrors.IsAlreadyExists(err) {
 			// Keep the record: the object is missing and Resume must retry.
-			return fmt.Errorf("re-create statefulset %s: %w", key, err)
+			return NothingRecorded, fmt.Errorf("re-create statefulset %s: %w", key, err)
 		}
 		// Someone created it between our read and our create.
 		if cur, err = c.get(ctx, key); err != nil {
-			return err
+			return NothingRecorded, err
 		}
 		if cur == nil {
-			return fmt.Errorf("re-create statefulset %s: exists and vanished again; will retry", key)
+			return NothingRecorded, fmt.Errorf("re-create statefulset %s: exists and vanished again; will retry", key)
 		}
 	}
 	if c.createdByUs(cur) {
-		return c.clear(ctx, key, nil)
+		return c.cleared(ctx, key)
 	}
-	return c.clear(ctx, key, fmt.Errorf("%w: %s now has uid %s (managers %v); not creating a duplicate",
+	return NothingRecorded, c.clear(ctx, key, fmt.Errorf("%w: %s now has uid %s (managers %v); not creating a duplicate",
 		ErrRecreatedElsewhere, key, cur.UID, managers(cur)))
 }
 
-// waitGone polls until no object with oldUID exists under key. It returns the
-// object found instead (another UID), or nil once the name is free.
-func (c *Converger) waitGone(ctx context.Context, key types.NamespacedName, oldUID string) (*appsv1.StatefulSet, error) {
-	var found *appsv1.StatefulSet
-	err := wait.PollUntilContextTimeout(ctx, c.pollInterval(), c.waitTimeout(), true,
-		func(ctx context.Context) (bool, error) {
-			cur, err := c.get(ctx, key)
-			if err != nil {
-				return false, err
-			}
-			if cur != nil && string(cur.UID) == oldUID {
-				return false, nil // the garbage collector is still orphaning dependents
-			}
-			found = cur
-			return true, nil
-		})
-	if err != nil {
-		return nil, fmt.Errorf("wait for orphan delete of statefulset %s (uid %s) to finish: %w", key, oldUID, err)
+// cleared drops the record of a finished re-create.
+func (c *Converger) cleared(ctx context.Context, key types.NamespacedName) (Progress, error) {
+	if err := c.clear(ctx, key, nil); err != nil {
+		return NothingRecorded, err
 	}
-	return found, nil
+	return Recreated, nil
 }
 
 // createdByUs recognises a StatefulSet written by this Converger's field owner:
@@ -108,7 +99,7 @@ func (c *Converger) waitGone(ctx context.Context, key types.NamespacedName, oldU
 // record, since the record's object was deleted first.
 func (c *Converger) createdByUs(sts *appsv1.StatefulSet) bool {
 	for _, m := range sts.ManagedFields {
-		if m.Manager == c.fieldOwner() {
+		if m.Manager == c.opts.FieldOwner {
 			return true
 		}
 	}
@@ -126,7 +117,7 @@ func managers(sts *appsv1.StatefulSet) []string {
 // get reads key from the server; nil without error when it does not exist.
 func (c *Converger) get(ctx context.Context, key types.NamespacedName) (*appsv1.StatefulSet, error) {
 	var sts appsv1.StatefulSet
-	err := c.reader().Get(ctx, key, &sts)
+	err := c.opts.Reader.Get(ctx, key, &sts)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -138,7 +129,7 @@ func (c *Converger) get(ctx context.Context, key types.NamespacedName) (*appsv1.
 
 // clear drops the record and returns cause, joined with a failure to clear.
 func (c *Converger) clear(ctx context.Context, key types.NamespacedName, cause error) error {
-	if err := c.Journal.Clear(ctx, key); err != nil {
+	if err := c.opts.Journal.Clear(ctx, key); err != nil {
 		return errors.Join(cause, fmt.Errorf("clear journal record of statefulset %s: %w", key, err))
 	}
 	return cause

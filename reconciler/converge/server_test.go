@@ -45,7 +45,7 @@ func TestConvergeRefusesSelectorChange(t *testing.T) {
 	desired.Spec.Template.Labels = desired.Spec.Selector.MatchLabels
 	j := cmJournal{c}
 
-	err := (&converge.Converger{Client: c, Journal: j, JournalKey: staticKey}).Converge(ctx, live, desired)
+	_, err := converge.New(converge.Options{Client: c, Journal: j, JournalKey: staticKey}).Converge(ctx, live, desired)
 	if !errors.Is(err, converge.ErrSelectorChanged) {
 		t.Fatalf("Converge = %v, want ErrSelectorChanged", err)
 	}

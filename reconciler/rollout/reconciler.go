@@ -78,7 +78,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 // started; stop says the reconcile ends here with res and err.
 func (r *Reconciler) finishRecreate(ctx context.Context, key types.NamespacedName) (res ctrl.Result, err error, stop bool) {
 	log := ctrl.LoggerFrom(ctx)
-	resumed, err := r.converger.Resume(ctx, key)
+	progress, err := r.converger.Resume(ctx, key)
 	switch {
 	case errors.Is(err, converge.ErrJournalRejected):
 		// Not retried: only a person can tell what the record should be.
@@ -87,8 +87,14 @@ func (r *Reconciler) finishRecreate(ctx context.Context, key types.NamespacedNam
 		log.Info("the StatefulSet was re-created by someone else while claimwarden converged it; continuing with that object")
 	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("finishing the re-create of StatefulSet %s: %w", key, err), true
-	case resumed:
-		log.Info("finished re-creating the StatefulSet after an interrupted convergence")
+	case progress == converge.Waiting:
+		// The orphan delete is still in progress: look again soon (the
+		// delete event may come first) rather than hold this worker until
+		// the garbage collector is done.
+		return ctrl.Result{RequeueAfter: convergeRecheck}, nil, true
+	case progress == converge.Recreated:
+		log.Info("re-created the StatefulSet once its orphan delete finished")
+		r.recreated(ctx, key)
 	}
 	return ctrl.Result{}, nil, false
 }
@@ -165,24 +171,30 @@ func (r *Reconciler) roll(ctx context.Context, sts *appsv1.StatefulSet, before, 
 		holdPatches(&p, "waiting: the StatefulSet change is denied by policy")
 		p.Blocked = strings.TrimPrefix(p.Blocked+"; denied by policy: "+verdict.statefulSet, "; ")
 	}
+	converging := false
 	if t.recreateWith != nil {
 		// No claim is patched before the StatefulSet carries the templates:
 		// a denied proposal must leave every claim as it is.
 		holdPatches(&p, "waiting: the StatefulSet is re-created with the proposed templates first")
 		if !verdict.denied() {
-			err := r.convergeTo(ctx, sts, vcr, t)
+			progress, err := r.convergeTo(ctx, sts, t)
 			if apierrors.IsConflict(err) {
 				return ctrl.Result{RequeueAfter: time.Second}, nil
 			}
 			if err != nil {
 				return ctrl.Result{}, err
 			}
+			converging = progress == converge.Waiting
 		}
 	}
 
 	out := r.patchClaims(ctx, sts, t.src, byName, p.Patch, t.ignoredLabels)
 	r.report(t.sts, vcr, t.src, t.ignoredLabels, strategy, res, p, verdict, out)
 	r.publish(ctx, sts, t.src, before, vcr)
+	if converging {
+		// Resume, at the top of a later reconcile, creates the object.
+		return ctrl.Result{RequeueAfter: convergeRecheck}, nil
+	}
 
 	if out.rejected != nil {
 		return ctrl.Result{RequeueAfter: time.Until(out.rejected.notBefore)}, nil

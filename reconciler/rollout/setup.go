@@ -45,13 +45,13 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		events: events,
 		sinks:  append(outcome.Sinks{outcome.NewEventSink(events, opts.EventMemory)}, opts.Sinks...),
 		opts:   opts,
-		converger: &converge.Converger{
+		converger: converge.New(converge.Options{
 			Client:  c,
 			Reader:  mgr.GetAPIReader(),
 			Journal: &rolloutJournal{client: c},
 			// Uncached: the controller watches no Secrets.
 			JournalKey: (&journalKeys{reader: mgr.GetAPIReader(), writer: c, secret: opts.JournalKeySecret}).get,
-		},
+		}),
 		retry:    workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](opts.RetryBaseDelay, opts.RetryMaxDelay),
 		verdicts: gate.NewCache(opts.Policies, gate.CacheOptions{Recheck: opts.PolicyRecheck}),
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	appsv1 "k8s.io/api/apps/v1"
@@ -74,34 +75,73 @@ func sourceOf(sts *appsv1.StatefulSet) v1alpha1.Source {
 	}
 }
 
-// convergeTo re-creates live with the proposal's templates (Pods kept); the
+// convergeRecheck is how soon a reconcile looks again while an orphan
+// delete it started is still in progress.
+const convergeRecheck = time.Second
+
+// convergeTo re-creates live with the target's templates (Pods kept). When
+// the old object is still being deleted it returns Waiting: Resume creates
+// the new one on a later reconcile (recreated). Once re-created, the
 // Converged outcome tells the GitOps tool's sink to apply again, which now
 // succeeds.
-func (r *Reconciler) convergeTo(ctx context.Context, live *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRollout, t target) error {
+func (r *Reconciler) convergeTo(ctx context.Context, live *appsv1.StatefulSet, t target) (converge.Progress, error) {
 	log := ctrl.LoggerFrom(ctx)
-	err := r.converger.Converge(ctx, live, t.sts)
+	progress, err := r.converger.Converge(ctx, live, t.sts)
 	if errors.Is(err, converge.ErrRecreatedElsewhere) {
 		// The GitOps tool re-created it meanwhile; the next reconcile reads that object.
 		log.Info("the StatefulSet was re-created by someone else while claimwarden converged it")
-		return nil
+		return progress, nil
 	}
 	if apierrors.IsConflict(err) {
 		// live was read from a cache that lags (often our own re-create
 		// just happened): nothing was deleted; read again.
-		return err
+		return progress, err
 	}
-	o := outcome.Outcome{Action: outcome.Converged, StatefulSet: types.NamespacedName{Namespace: live.Namespace, Name: live.Name},
-		UID: live.UID, Labels: live.Labels, Source: t.src}
+	key := types.NamespacedName{Namespace: live.Namespace, Name: live.Name}
 	if err != nil {
 		convergencesTotal.WithLabelValues(t.src.Kind, "failed").Inc()
-		o.Action, o.Message = outcome.ConvergeFailed, err.Error()
-		r.sinks.Publish(ctx, o)
-		return fmt.Errorf("converging StatefulSet %s/%s to %s: %w", live.Namespace, live.Name, outcome.Describe(t.src), err)
+		r.sinks.Publish(ctx, outcome.Outcome{Action: outcome.ConvergeFailed, StatefulSet: key, UID: live.UID, Labels: live.Labels, Source: t.src, Message: err.Error()})
+		return progress, fmt.Errorf("converging StatefulSet %s to %s: %w", key, outcome.Describe(t.src), err)
 	}
-	convergencesTotal.WithLabelValues(t.src.Kind, "converged").Inc()
-	log.Info("converged the StatefulSet to the proposal", "source", outcome.Describe(t.src))
+	if progress == converge.Waiting {
+		log.Info("orphan-deleted the StatefulSet; it is re-created once the delete finished", "source", outcome.Describe(t.src))
+		return progress, nil
+	}
+	r.converged(ctx, outcome.Outcome{Action: outcome.Converged, StatefulSet: key, UID: live.UID, Labels: live.Labels, Source: t.src})
+	return progress, nil
+}
+
+// recreated reports a re-create that Resume completed: Converge left it
+// waiting for the orphan delete, or the process restarted. Its source is the
+// store's proposal, or else the one the rollout recorded.
+func (r *Reconciler) recreated(ctx context.Context, key types.NamespacedName) {
+	o := outcome.Outcome{Action: outcome.Converged, StatefulSet: key, Source: v1alpha1.Source{Kind: "StatefulSet", Namespace: key.Namespace, Name: key.Name}}
+	var sts appsv1.StatefulSet
+	if err := r.client.Get(ctx, key, &sts); err == nil {
+		// The cache may not hold the new object yet; the event then has no UID.
+		o.UID, o.Labels = sts.UID, sts.Labels
+	}
+	vcr := &v1alpha1.VolumeClaimRollout{}
+	if p, ok := r.proposalFor(key); ok {
+		o.Source = p.Source
+	} else if err := r.client.Get(ctx, key, vcr); err == nil && vcr.Status.Proposal != nil {
+		o.Source = recordedSource(vcr.Status.Proposal.Source)
+	}
+	r.converged(ctx, o)
+}
+
+func (r *Reconciler) proposalFor(key types.NamespacedName) (proposal.Proposal, bool) {
+	if r.opts.Proposals == nil {
+		return proposal.Proposal{}, false
+	}
+	return r.opts.Proposals.Get(key)
+}
+
+// converged counts and publishes a finished convergence.
+func (r *Reconciler) converged(ctx context.Context, o outcome.Outcome) {
+	convergencesTotal.WithLabelValues(o.Source.Kind, "converged").Inc()
+	ctrl.LoggerFrom(ctx).Info("converged the StatefulSet to the proposal", "source", outcome.Describe(o.Source))
 	r.sinks.Publish(ctx, o)
-	return nil
 }
 
 // setSourceCondition reports whether the GitOps source could be read.
