@@ -8,13 +8,14 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
 // Defaults of the gitStatus keys.
 const (
-	DefaultGitStatusContextPrefix = "claimwarden"
+	DefaultGitStatusContextPrefix = v1alpha1.ControllerName
 	// DefaultTokenKey and DefaultPrivateKeyKey are the Secret keys read when a
 	// reference names none.
 	DefaultTokenKey      = "token"
