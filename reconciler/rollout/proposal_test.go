@@ -16,6 +16,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/test/fixtures"
 )
@@ -149,8 +150,18 @@ func TestAllowedProposalConvergesTheStatefulSetAndPatchesClaims(t *testing.T) {
 	if n := reapplied.Load(); n != 1 {
 		t.Errorf("the GitOps tool was asked to apply again %d times, want 1", n)
 	}
-	if n := len(events(t, c, ns, v1alpha1.ReasonConverged)); n != 1 {
+	converged := events(t, c, ns, v1alpha1.ReasonConverged)
+	if n := len(converged); n != 1 {
 		t.Errorf("%d %s events, want 1", n, v1alpha1.ReasonConverged)
+	}
+	for _, e := range converged {
+		// Flux's convention: the revision in the metadata, not only the text.
+		if e.Annotations[outcome.AnnotationRevision] != p.Source.Revision || e.Annotations[outcome.AnnotationSource] != "Kustomization flux-system/apps" {
+			t.Errorf("the %s event's annotations %v do not name revision %s of Kustomization flux-system/apps", e.Reason, e.Annotations, p.Source.Revision)
+		}
+		if e.Regarding.Kind != "StatefulSet" || e.Regarding.Name != "db" {
+			t.Errorf("the %s event is about %s %s, want the StatefulSet", e.Reason, e.Regarding.Kind, e.Regarding.Name)
+		}
 	}
 	waitStatus(t, sha, "claimwarden/"+ns+"/db", func(s gitstatus.Status) bool { return s.State == gitstatus.Success })
 }
