@@ -12,7 +12,7 @@ STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GOVULNCHECK := GOFLAGS= $(GO) run golang.org/x/vuln/cmd/govulncheck@v1.9.0
 # Packages whose code runs goroutines of its own: `make test` runs their tests
 # once more under the race detector.
-RACE_PKGS := ./policies/... ./reconciler/proposal/... ./integrations/... ./cmd/claimwarden/app/check/...
+RACE_PKGS := ./policies/... ./reconciler/proposal/... ./reconciler/source/... ./reconciler/gate/... ./reconciler/outcome/... ./integrations/... ./cmd/claimwarden/app/check/...
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/claimwarden/claimwarden/cmd/claimwarden/app.Version=$(VERSION)
 

@@ -133,9 +133,10 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 	r.sinks.Forget(key)
 }
 
-// roll brings sts's claims one step towards its target and reports.
+// roll brings sts's claims one step towards its target and reports:
+// assess (diff, gate, plan), converge the StatefulSet when the target's
+// templates differ, patch claims, report, publish.
 func (r *Reconciler) roll(ctx context.Context, sts *appsv1.StatefulSet, before, vcr *v1alpha1.VolumeClaimRollout) (ctrl.Result, error) {
-	key := types.NamespacedName{Namespace: sts.Namespace, Name: sts.Name}
 	strategy, err := plan.StrategyOf(sts, r.opts.Strategy)
 	if err != nil {
 		r.stall(ctx, sts, before, vcr, sourceOf(sts), v1alpha1.ReasonInvalidAnnotation, err.Error())
@@ -143,10 +144,54 @@ func (r *Reconciler) roll(ctx context.Context, sts *appsv1.StatefulSet, before, 
 	}
 	t := r.targetOf(sts, vcr)
 	setSourceCondition(vcr, t)
+	a, err := r.assess(ctx, sts, t, strategy)
+	var invalid *invalidTemplates
+	if errors.As(err, &invalid) {
+		// Bad templates wait for the StatefulSet to change; retrying cannot help.
+		r.stall(ctx, sts, before, vcr, t.src, v1alpha1.ReasonInvalidTemplate, invalid.Error())
+		return ctrl.Result{}, nil
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	converging := false
+	if t.recreateWith != nil && !a.verdict.denied() {
+		progress, err := r.convergeTo(ctx, sts, t)
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{RequeueAfter: time.Second}, nil
+		}
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		converging = progress == converge.Waiting
+	}
+	out := r.patchClaims(ctx, sts, t.src, a.claims, a.plan.Patch, t.ignoredLabels)
+	r.report(t.sts, vcr, t.src, t.ignoredLabels, strategy, a.diff, a.plan, a.verdict, out)
+	r.publish(ctx, sts, t.src, before, vcr)
+	return r.next(sts, converging, a.verdict, out), nil
+}
 
+// assessment is what a rollout's target asks of the claims.
+type assessment struct {
+	diff    diff.Result
+	verdict gateResult
+	plan    plan.Plan
+	// claims are the namespace's PVCs by name.
+	claims map[string]*corev1.PersistentVolumeClaim
+}
+
+// invalidTemplates is a target whose templates cannot be compared.
+type invalidTemplates struct{ err error }
+
+func (e *invalidTemplates) Error() string { return e.err.Error() }
+
+// assess compares the target with the claims, asks the policies and plans.
+// A plan never patches a claim before the StatefulSet carries the target's
+// templates, nor while the StatefulSet-level change is denied.
+func (r *Reconciler) assess(ctx context.Context, sts *appsv1.StatefulSet, t target, strategy v1alpha1.UpdateStrategy) (assessment, error) {
 	var pvcs corev1.PersistentVolumeClaimList
 	if err := r.client.List(ctx, &pvcs, client.InNamespace(sts.Namespace)); err != nil {
-		return ctrl.Result{}, fmt.Errorf("listing claims of StatefulSet %s: %w", key, err)
+		return assessment{}, fmt.Errorf("listing claims of StatefulSet %s/%s: %w", sts.Namespace, sts.Name, err)
 	}
 	in := diff.Input{Desired: t.sts, PVCs: pvcs.Items, IgnoreLabels: t.ignoredLabels, MaxClaims: r.opts.MaxClaimsPerStatefulSet}
 	if t.recreateWith != nil {
@@ -154,57 +199,44 @@ func (r *Reconciler) roll(ctx context.Context, sts *appsv1.StatefulSet, before, 
 	}
 	res, err := diff.Compute(in)
 	if err != nil {
-		// Bad templates wait for the StatefulSet to change; retrying cannot help.
-		r.stall(ctx, sts, before, vcr, t.src, v1alpha1.ReasonInvalidTemplate, err.Error())
-		return ctrl.Result{}, nil
+		return assessment{}, &invalidTemplates{err}
 	}
-	byName := make(map[string]*corev1.PersistentVolumeClaim, len(pvcs.Items))
+	a := assessment{diff: res, claims: make(map[string]*corev1.PersistentVolumeClaim, len(pvcs.Items))}
 	for i := range pvcs.Items {
-		byName[pvcs.Items[i].Name] = &pvcs.Items[i]
+		a.claims[pvcs.Items[i].Name] = &pvcs.Items[i]
 	}
-	verdict, err := r.gate(ctx, t.sts, res, byName, policies.Source(t.src), t.recreateWith != nil)
-	if err != nil {
-		return ctrl.Result{}, err
+	if a.verdict, err = r.gate(ctx, t.sts, res, a.claims, policies.Source(t.src), t.recreateWith != nil); err != nil {
+		return assessment{}, err
 	}
-	p := plan.Build(res, plan.Options{Strategy: strategy, MaxConcurrent: r.opts.MaxConcurrentPatches, PolicyDenied: verdict.claims})
-	if verdict.statefulSet != "" {
-		holdPatches(&p, "waiting: the StatefulSet change is denied by policy")
-		p.Blocked = strings.TrimPrefix(p.Blocked+"; denied by policy: "+verdict.statefulSet, "; ")
+	a.plan = plan.Build(res, plan.Options{Strategy: strategy, MaxConcurrent: r.opts.MaxConcurrentPatches, PolicyDenied: a.verdict.claims})
+	if a.verdict.statefulSet != "" {
+		holdPatches(&a.plan, "waiting: the StatefulSet change is denied by policy")
+		a.plan.Blocked = strings.TrimPrefix(a.plan.Blocked+"; denied by policy: "+a.verdict.statefulSet, "; ")
 	}
-	converging := false
 	if t.recreateWith != nil {
-		// No claim is patched before the StatefulSet carries the templates:
-		// a denied proposal must leave every claim as it is.
-		holdPatches(&p, "waiting: the StatefulSet is re-created with the proposed templates first")
-		if !verdict.denied() {
-			progress, err := r.convergeTo(ctx, sts, t)
-			if apierrors.IsConflict(err) {
-				return ctrl.Result{RequeueAfter: time.Second}, nil
-			}
-			if err != nil {
-				return ctrl.Result{}, err
-			}
-			converging = progress == converge.Waiting
-		}
+		// A denied proposal must leave every claim as it is.
+		holdPatches(&a.plan, "waiting: the StatefulSet is re-created with the proposed templates first")
 	}
+	return a, nil
+}
 
-	out := r.patchClaims(ctx, sts, t.src, byName, p.Patch, t.ignoredLabels)
-	r.report(t.sts, vcr, t.src, t.ignoredLabels, strategy, res, p, verdict, out)
-	r.publish(ctx, sts, t.src, before, vcr)
-	if converging {
+// next is when to reconcile again: soon while a re-create waits for its
+// orphan delete, when a rejected patch's back-off ends, when denials
+// expire; otherwise on the next event.
+func (r *Reconciler) next(sts *appsv1.StatefulSet, converging bool, verdict gateResult, out patchOutcome) ctrl.Result {
+	switch {
+	case converging:
 		// Resume, at the top of a later reconcile, creates the object.
-		return ctrl.Result{RequeueAfter: convergeRecheck}, nil
+		return ctrl.Result{RequeueAfter: convergeRecheck}
+	case out.rejected != nil:
+		return ctrl.Result{RequeueAfter: time.Until(out.rejected.notBefore)}
 	}
-
-	if out.rejected != nil {
-		return ctrl.Result{RequeueAfter: time.Until(out.rejected.notBefore)}, nil
-	}
-	r.retry.Forget(key)
+	r.retry.Forget(types.NamespacedName{Namespace: sts.Namespace, Name: sts.Name})
 	if verdict.denied() {
 		// Ask again once the denials expire (see gate.Cache).
-		return ctrl.Result{RequeueAfter: r.opts.PolicyRecheck}, nil
+		return ctrl.Result{RequeueAfter: r.opts.PolicyRecheck}
 	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{}
 }
 
 // holdPatches keeps the plan's patches back: each claim it would patch now

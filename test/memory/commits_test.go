@@ -45,7 +45,7 @@ const (
 	// maxGrowthPerCommit is what each further commit may add to the live
 	// heap, on average: far below what remembering it would cost (a map
 	// entry with a 40-character SHA and a context is ≥ 150 bytes).
-	maxGrowthPerCommit = 40
+	maxGrowthPerCommit = 64
 )
 
 // host is the Git host behind the commit-status sink. It remembers only
