@@ -23,4 +23,3 @@ func TestRedactURLHostile(t *testing.T) {
 		}
 	}
 }
-
