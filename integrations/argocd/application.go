@@ -44,7 +44,7 @@ type Applications struct {
 
 	// pending holds, per Application, the revisions of a sync to start once
 	// the operation running when claimwarden converged has ended.
-	pending *lru.Cache[types.NamespacedName, []string]
+	syncsWaiting *lru.Cache[types.NamespacedName, []string]
 }
 
 var _ source.Tool = (*Applications)(nil)
@@ -54,8 +54,8 @@ var _ source.Tool = (*Applications)(nil)
 // start a sync of an Application without automated sync after converging
 // its StatefulSet (otherwise it only refreshes it and a person syncs).
 func NewApplications(reader client.Reader, api *Client, recorder events.EventRecorder, syncManualApps bool) *Applications {
-	pending, _ := lru.New[types.NamespacedName, []string](maxPending) // fails only for a size below 1
-	return &Applications{reader: reader, api: api, recorder: outcome.Recorder{EventRecorder: recorder}, syncManualApps: syncManualApps, pending: pending}
+	syncsWaiting, _ := lru.New[types.NamespacedName, []string](maxPending) // fails only for a size below 1
+	return &Applications{reader: reader, api: api, recorder: outcome.Recorder{EventRecorder: recorder}, syncManualApps: syncManualApps, syncsWaiting: syncsWaiting}
 }
 
 // Kind implements source.Tool.
@@ -132,7 +132,7 @@ func (a *Applications) Nudge(ctx context.Context, p proposal.Proposal) error {
 
 // Forget implements source.Tool: a sync waiting for an Application gone or
 // skipped is not started.
-func (a *Applications) Forget(obj types.NamespacedName) { a.pending.Remove(obj) }
+func (a *Applications) Forget(obj types.NamespacedName) { a.syncsWaiting.Remove(obj) }
 
 // specHash identifies an Application's spec: the same revision renders
 // other StatefulSets when the spec changes (Helm values, kustomize options).

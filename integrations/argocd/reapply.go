@@ -43,7 +43,7 @@ func (r *Applications) reapply(ctx context.Context, key types.NamespacedName, re
 // then running, once that operation has ended.
 func (r *Applications) syncPending(ctx context.Context, u *unstructured.Unstructured, app *application) error {
 	key := types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}
-	revisions, ok := r.pending.Get(key)
+	revisions, ok := r.syncsWaiting.Get(key)
 	if !ok || app.syncing() {
 		return nil // nothing waits, or the operation's end brings the Application back here
 	}
@@ -53,7 +53,7 @@ func (r *Applications) syncPending(ctx context.Context, u *unstructured.Unstruct
 	if app.Status.Sync.Status == syncStatusSynced || app.revisionKey() != strings.Join(revisions, ",") || (op != nil && !failedHere) {
 		// Synced, or Git moved on (Argo CD attempts the new revision
 		// itself), or the operation succeeded or was for another revision.
-		r.pending.Remove(key)
+		r.syncsWaiting.Remove(key)
 		return nil
 	}
 	// Read again: the cache may hold the Application from before the operation ended.
@@ -77,16 +77,16 @@ func (r *Applications) startSync(ctx context.Context, u *unstructured.Unstructur
 	err := r.api.Sync(ctx, key, req)
 	if IsOperationInProgress(err) {
 		// Its end updates the Application, and syncPending starts ours.
-		r.pending.Add(key, revisions)
+		r.syncsWaiting.Add(key, revisions)
 		ctrl.LoggerFrom(ctx).Info("waiting for Argo CD's running operation before syncing", "application", key)
 		return nil
 	}
 	if err != nil {
-		r.pending.Add(key, revisions)
+		r.syncsWaiting.Add(key, revisions)
 		r.recorder.Eventf(u, nil, syncSource(u, revisions), corev1.EventTypeWarning, ReasonAPIFailed, "Sync", "starting a sync after the convergence: %s", err.Error())
 		return fmt.Errorf("syncing Application %s: %w", key, err)
 	}
-	r.pending.Remove(key)
+	r.syncsWaiting.Remove(key)
 	r.recorder.Eventf(u, nil, syncSource(u, revisions), corev1.EventTypeNormal, ReasonSyncStarted, "Sync",
 		"claimwarden converged the volumeClaimTemplates of revision %s and started a sync", strings.Join(revisions, ","))
 	return nil

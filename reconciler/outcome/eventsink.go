@@ -21,10 +21,10 @@ const DefaultEventMemory = 50_000
 // StatefulSet, related to its VolumeClaimRollout, and carry the revision.
 type EventSink struct {
 	recorder Recorder
-	// said holds, per StatefulSet, the last state told: the sink's own
+	// lastTold holds, per StatefulSet, the last state told: the sink's own
 	// memory, so a reconcile that read a lagging VolumeClaimRollout from
 	// the cache does not say the same thing twice.
-	said *lru.Cache[types.NamespacedName, told]
+	lastTold *lru.Cache[types.NamespacedName, told]
 }
 
 type told struct {
@@ -39,11 +39,11 @@ func NewEventSink(recorder Recorder, memory int) *EventSink {
 	if memory < 1 {
 		memory = DefaultEventMemory
 	}
-	said, err := lru.New[types.NamespacedName, told](memory)
+	lastTold, err := lru.New[types.NamespacedName, told](memory)
 	if err != nil {
 		panic(err) // only for a size < 1, excluded above
 	}
-	return &EventSink{recorder: recorder, said: said}
+	return &EventSink{recorder: recorder, lastTold: lastTold}
 }
 
 // Publish implements Sink.
@@ -59,13 +59,13 @@ func (s *EventSink) Publish(_ context.Context, o Outcome) {
 			"re-creating StatefulSet %s with the templates of %s: %s", o.StatefulSet, Describe(o.Source), o.Message)
 		return
 	}
-	last, known := s.said.Get(o.StatefulSet)
+	last, known := s.lastTold.Get(o.StatefulSet)
 	if !known && o.Previous != nil {
 		// A restart: what the VolumeClaimRollout recorded was said before.
 		last, known = told{revision: o.Previous.Source.Revision, state: o.Previous.State, message: o.Previous.Message}, true
 	}
 	now := told{revision: o.Source.Revision, state: o.State, message: o.Message}
-	s.said.Add(o.StatefulSet, now)
+	s.lastTold.Add(o.StatefulSet, now)
 	if known && now == last {
 		return
 	}
@@ -90,7 +90,7 @@ func (s *EventSink) Publish(_ context.Context, o Outcome) {
 
 // Forget implements Sink.
 func (s *EventSink) Forget(statefulSet types.NamespacedName) {
-	s.said.Remove(statefulSet)
+	s.lastTold.Remove(statefulSet)
 }
 
 func statefulSetRef(o Outcome) *corev1.ObjectReference {

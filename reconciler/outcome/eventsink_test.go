@@ -58,8 +58,8 @@ func TestEventSinkSaysEachChangeOnce(t *testing.T) {
 	}
 
 	s.Forget(types.NamespacedName{Namespace: "shop", Name: "web"})
-	if s.said.Len() != 0 {
-		t.Fatalf("Forget left %d entries", s.said.Len())
+	if s.lastTold.Len() != 0 {
+		t.Fatalf("Forget left %d entries", s.lastTold.Len())
 	}
 	// A restart: the rollout recorded success; nothing completed now.
 	o := reconciled("main@sha1:cccc", Success, "3/3 claims compatible")
@@ -78,7 +78,7 @@ func TestEventSinkIsBounded(t *testing.T) {
 		o.StatefulSet.Name = strings.Repeat("w", 1+i%50) + string(rune('a'+i%26)) + string(rune('a'+i/26%26))
 		s.Publish(context.Background(), o)
 	}
-	if n := s.said.Len(); n > 100 {
+	if n := s.lastTold.Len(); n > 100 {
 		t.Fatalf("remembers %d StatefulSets, bound 100", n)
 	}
 }

@@ -16,8 +16,8 @@ type memory struct {
 type objectMemory struct {
 	// revisionKey is the Reading.Key last turned into proposals.
 	revisionKey string
-	// said holds, per event reason, the last note said.
-	said map[string]string
+	// notesSaid holds, per event reason, the last note said.
+	notesSaid map[string]string
 }
 
 func newMemory(size int) (*memory, error) {
@@ -32,26 +32,26 @@ func (m *memory) of(obj types.NamespacedName) *objectMemory {
 	if om, ok := m.objects.Get(obj); ok {
 		return om
 	}
-	om := &objectMemory{said: map[string]string{}}
+	om := &objectMemory{notesSaid: map[string]string{}}
 	m.objects.Add(obj, om)
 	return om
 }
 
-// done reports whether key was last turned into proposals for obj.
-func (m *memory) done(obj types.NamespacedName, key string) bool {
+// alreadyProposed reports whether key was last turned into proposals for obj.
+func (m *memory) alreadyProposed(obj types.NamespacedName, key string) bool {
 	om, ok := m.objects.Get(obj)
 	return ok && om.revisionKey == key
 }
 
-func (m *memory) remember(obj types.NamespacedName, key string) { m.of(obj).revisionKey = key }
+func (m *memory) markProposed(obj types.NamespacedName, key string) { m.of(obj).revisionKey = key }
 
 // sayOnce records n and reports whether it is new.
 func (m *memory) sayOnce(obj types.NamespacedName, n Note) bool {
 	om := m.of(obj)
-	if last, ok := om.said[n.Reason]; ok && last == n.Message {
+	if last, ok := om.notesSaid[n.Reason]; ok && last == n.Message {
 		return false
 	}
-	om.said[n.Reason] = n.Message
+	om.notesSaid[n.Reason] = n.Message
 	return true
 }
 
@@ -63,17 +63,17 @@ func (m *memory) sayOnce(obj types.NamespacedName, n Note) bool {
 func (m *memory) notes(obj types.NamespacedName, notes []Note) []Note {
 	om := m.of(obj)
 	next := map[string]string{}
-	if msg, ok := om.said[ReasonNothingToDo]; ok {
+	if msg, ok := om.notesSaid[ReasonNothingToDo]; ok {
 		next[ReasonNothingToDo] = msg
 	}
 	var fresh []Note
 	for _, n := range notes {
-		if last, ok := om.said[n.Reason]; !ok || last != n.Message {
+		if last, ok := om.notesSaid[n.Reason]; !ok || last != n.Message {
 			fresh = append(fresh, n)
 		}
 		next[n.Reason] = n.Message
 	}
-	om.said = next
+	om.notesSaid = next
 	return fresh
 }
 
@@ -81,13 +81,13 @@ func (m *memory) notes(obj types.NamespacedName, notes []Note) []Note {
 // new: a skipped object's notes are said once, the rest starts over.
 func (m *memory) skip(obj types.NamespacedName, notes []Note) []Note {
 	old, _ := m.objects.Get(obj)
-	next := &objectMemory{said: map[string]string{}}
+	next := &objectMemory{notesSaid: map[string]string{}}
 	var fresh []Note
 	for _, n := range notes {
 		if last, ok := old.saidFor(n.Reason); !ok || last != n.Message {
 			fresh = append(fresh, n)
 		}
-		next.said[n.Reason] = n.Message
+		next.notesSaid[n.Reason] = n.Message
 	}
 	m.objects.Add(obj, next)
 	return fresh
@@ -97,7 +97,7 @@ func (om *objectMemory) saidFor(reason string) (string, bool) {
 	if om == nil {
 		return "", false
 	}
-	msg, ok := om.said[reason]
+	msg, ok := om.notesSaid[reason]
 	return msg, ok
 }
 

@@ -12,14 +12,14 @@ func TestMemoryIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b, c := types.NamespacedName{Name: "a"}, types.NamespacedName{Name: "b"}, types.NamespacedName{Name: "c"}
-	m.remember(a, "r1")
+	m.markProposed(a, "r1")
 	m.sayOnce(a, Note{Reason: "Suspended", Message: "suspended"})
-	m.remember(b, "r1")
-	m.remember(c, "r1")
+	m.markProposed(b, "r1")
+	m.markProposed(c, "r1")
 	if n := m.objects.Len(); n != 2 {
 		t.Errorf("%d objects remembered, want at most 2", n)
 	}
-	if m.done(a, "r1") || !m.done(b, "r1") || !m.done(c, "r1") {
+	if m.alreadyProposed(a, "r1") || !m.alreadyProposed(b, "r1") || !m.alreadyProposed(c, "r1") {
 		t.Error("not the least recently used object was forgotten")
 	}
 	if !m.sayOnce(a, Note{Reason: "Suspended", Message: "suspended"}) {
@@ -35,7 +35,7 @@ func TestMemorySkipKeepsOnlyItsNotes(t *testing.T) {
 	a := types.NamespacedName{Name: "a"}
 	force := Note{Reason: "Force", Message: "force is on"}
 	suspended := Note{Reason: "Suspended", Message: "suspended"}
-	m.remember(a, "r1")
+	m.markProposed(a, "r1")
 	m.sayOnce(a, force)
 	if fresh := m.skip(a, []Note{suspended}); len(fresh) != 1 {
 		t.Errorf("first skip: %d fresh notes, want the suspension", len(fresh))
@@ -43,7 +43,7 @@ func TestMemorySkipKeepsOnlyItsNotes(t *testing.T) {
 	if fresh := m.skip(a, []Note{suspended}); len(fresh) != 0 {
 		t.Errorf("second skip: fresh notes %v, want none", fresh)
 	}
-	if m.done(a, "r1") {
+	if m.alreadyProposed(a, "r1") {
 		t.Error("the revision key outlived the skip")
 	}
 	if !m.sayOnce(a, force) {

@@ -85,7 +85,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.memory.idle(req.NamespacedName)
 		return ctrl.Result{}, r.store.DropUnconverged(ctx, r.clients.Uncached, owner, nil)
 	}
-	if r.memory.done(req.NamespacedName, reading.Key) {
+	if r.memory.alreadyProposed(req.NamespacedName, reading.Key) {
 		return ctrl.Result{}, nil
 	}
 	desired, err := r.tool.Desired(ctx, obj)
@@ -101,8 +101,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	r.memory.remember(req.NamespacedName, reading.Key)
-	r.announce(ctx, obj, src, desired, proposed)
+	r.memory.markProposed(req.NamespacedName, reading.Key)
+	r.reportProposals(ctx, obj, src, desired, proposed)
 	return ctrl.Result{}, nil
 }
 
@@ -148,8 +148,8 @@ func (r *Reconciler) propose(ctx context.Context, owner proposal.Owner, d Desire
 	return proposed, nil
 }
 
-// announce says what a read of the desired StatefulSets proposed.
-func (r *Reconciler) announce(ctx context.Context, obj client.Object, src v1alpha1.Source, d Desired, proposed []string) {
+// reportProposals says what a read of the desired StatefulSets proposed.
+func (r *Reconciler) reportProposals(ctx context.Context, obj client.Object, src v1alpha1.Source, d Desired, proposed []string) {
 	log := ctrl.LoggerFrom(ctx)
 	switch {
 	case len(proposed) > 0:
