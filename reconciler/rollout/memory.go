@@ -89,10 +89,3 @@ func (m *memory) managed(key types.NamespacedName) {
 func (m *memory) forget(key types.NamespacedName) {
 	m.m.Delete(key)
 }
-
-// len is the number of StatefulSets remembered (for tests and benchmarks).
-func (m *memory) len() int {
-	n := 0
-	m.m.Range(func(any, any) bool { n++; return true })
-	return n
-}
