@@ -57,6 +57,13 @@ type Options struct {
 
 // Run checks the proposal. Its errors are the input's (unreadable or
 // invalid manifests, an unreachable cluster): a denial is a verdict in the
+func (o Options) withDefaults() Options {
+	o.Namespace = cmp.Or(o.Namespace, manifests.DefaultNamespace)
+	o.Strategy = cmp.Or(o.Strategy, v1alpha1.InPlace)
+	o.ContextPrefix = cmp.Or(o.ContextPrefix, v1alpha1.ControllerName)
+	return o
+}
+
 // report, not an error.
 func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Policies == nil {
@@ -68,11 +75,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if count(slices.Concat(o.Files, o.Base), manifests.Stdin) > 1 {
 		return nil, errors.New(`check: "-" (stdin) can be read once only`)
 	}
-	if o.Namespace == "" {
-		o.Namespace = manifests.DefaultNamespace
-	}
-	o.Strategy = cmp.Or(o.Strategy, v1alpha1.InPlace)
-	o.ContextPrefix = cmp.Or(o.ContextPrefix, "claimwarden")
+	o = o.withDefaults()
 
 	objs, ignoredLabels, err := proposedObjects(ctx, o)
 	if err != nil {
