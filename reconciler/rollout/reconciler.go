@@ -176,7 +176,7 @@ type assessment struct {
 	diff    diff.Result
 	verdict gateResult
 	plan    plan.Plan
-	// claims are the namespace's PVCs by name.
+	// claims are the PVCs named after the StatefulSet, by name.
 	claims map[string]*corev1.PersistentVolumeClaim
 }
 
@@ -189,8 +189,11 @@ func (e *invalidTemplates) Error() string { return e.err.Error() }
 // A plan never patches a claim before the StatefulSet carries the target's
 // templates, nor while the StatefulSet-level change is denied.
 func (r *Reconciler) assess(ctx context.Context, sts *appsv1.StatefulSet, t target, strategy v1alpha1.UpdateStrategy) (assessment, error) {
+	// Every claim named after the StatefulSet, of its templates and of
+	// removed ones (which diff reports), from the cache's index: the
+	// namespace's other claims are never read.
 	var pvcs corev1.PersistentVolumeClaimList
-	if err := r.client.List(ctx, &pvcs, client.InNamespace(sts.Namespace)); err != nil {
+	if err := r.client.List(ctx, &pvcs, client.InNamespace(sts.Namespace), client.MatchingFields{claimStatefulSetsIndex: sts.Name}); err != nil {
 		return assessment{}, fmt.Errorf("listing claims of StatefulSet %s/%s: %w", sts.Namespace, sts.Name, err)
 	}
 	in := diff.Input{Desired: t.sts, PVCs: pvcs.Items, IgnoreLabels: t.ignoredLabels, MaxClaims: r.opts.MaxClaimsPerStatefulSet}

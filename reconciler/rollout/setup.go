@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strconv"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -37,6 +35,9 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	}
 	if opts.JournalKeySecret.Namespace == "" || opts.JournalKeySecret.Name == "" {
 		return errors.New("rollout: Options.JournalKeySecret is required: no StatefulSet is re-created from an unsealed journal")
+	}
+	if err := registerIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
 	}
 	c := mgr.GetClient()
 	events := outcome.Recorder{EventRecorder: mgr.GetEventRecorder(v1alpha1.ControllerName)}
@@ -152,33 +153,21 @@ func (p *policyRelay) Start(ctx context.Context) error {
 }
 
 // statefulSetsOfClaim maps a PVC to the StatefulSets whose templates name it
-// (<template>-<statefulset>-<ordinal>). The PVC carries no owner reference to
-// its StatefulSet, so the name is the only link the API guarantees.
+// (<template>-<statefulset>-<ordinal>), found through the cache's index of
+// template stems rather than by reading every StatefulSet of the namespace.
 func (r *Reconciler) statefulSetsOfClaim(ctx context.Context, o client.Object) []reconcile.Request {
+	stem, ok := claimStem(o.GetName())
+	if !ok {
+		return nil
+	}
 	var list appsv1.StatefulSetList
-	if err := r.client.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
+	if err := r.client.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{templateStemsIndex: stem}); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "listing StatefulSets for a claim", "pvc", client.ObjectKeyFromObject(o))
 		return nil
 	}
-	var reqs []reconcile.Request
+	reqs := make([]reconcile.Request, 0, len(list.Items))
 	for i := range list.Items {
-		if claimOf(&list.Items[i], o.GetName()) {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-		}
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 	}
 	return reqs
-}
-
-// claimOf reports whether claim is named like one of sts's claims.
-func claimOf(sts *appsv1.StatefulSet, claim string) bool {
-	for _, t := range sts.Spec.VolumeClaimTemplates {
-		rest, ok := strings.CutPrefix(claim, t.Name+"-"+sts.Name+"-")
-		if !ok {
-			continue
-		}
-		if _, err := strconv.ParseUint(rest, 10, 32); err == nil {
-			return true
-		}
-	}
-	return false
 }
