@@ -19,6 +19,8 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
@@ -193,6 +195,13 @@ func TestManagerOptions(t *testing.T) {
 	}
 	if opts.Cache.DefaultNamespaces != nil {
 		t.Errorf("no namespaces configured, but the cache is restricted to %v", opts.Cache.DefaultNamespaces)
+	}
+	// The cache keeps no managedFields of any object it holds.
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-db-0", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}}}
+	if opts.Cache.DefaultTransform == nil {
+		t.Error("the cache has no default transform; managedFields would be cached")
+	} else if out, err := opts.Cache.DefaultTransform(pvc); err != nil || out.(*corev1.PersistentVolumeClaim).ManagedFields != nil {
+		t.Errorf("the cache's default transform left managedFields: %v (err %v)", out, err)
 	}
 	for _, obj := range []k8sruntime.Object{&appsv1.StatefulSet{}, &v1alpha1.VolumeClaimRollout{}} {
 		if gvks, _, err := opts.Scheme.ObjectKinds(obj); err != nil || len(gvks) == 0 {

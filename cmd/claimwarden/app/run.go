@@ -176,6 +176,10 @@ func managerOptions(cfg config.Config) (ctrl.Options, error) {
 		// making the next replica wait out the lease; safe because the process
 		// exits as soon as the manager returns.
 		LeaderElectionReleaseOnCancel: true,
+		// Nothing reads managedFields from the cache (they are most of a
+		// PVC's or StatefulSet's bytes): the convergence, which asks who
+		// created a StatefulSet, reads through the API reader on purpose.
+		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 	}
 	if len(cfg.Namespaces) > 0 {
 		// Watch and cache namespaced objects of the configured namespaces only:
