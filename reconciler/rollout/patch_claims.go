@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -18,8 +19,9 @@ import (
 
 // patchOutcome is what the patch step did.
 type patchOutcome struct {
-	// patched are the claims the API server accepted a patch for.
-	patched map[string]bool
+	// patched are the claims the API server accepted a patch for, as it
+	// returned them.
+	patched map[string]*corev1.PersistentVolumeClaim
 	// rejected is the patch the API server refused (the rollout then stops).
 	rejected *rejection
 }
@@ -29,7 +31,7 @@ type patchOutcome struct {
 // unless the StatefulSet or the claim changed since.
 func (r *Reconciler) patchClaims(ctx context.Context, sts *appsv1.StatefulSet, src v1alpha1.Source, byName map[string]*corev1.PersistentVolumeClaim, todo []diff.ClaimChange, ignoredLabels []string) patchOutcome {
 	key := client.ObjectKeyFromObject(sts)
-	out := patchOutcome{patched: map[string]bool{}}
+	out := patchOutcome{patched: map[string]*corev1.PersistentVolumeClaim{}}
 	version := func(name string) string {
 		if pvc := byName[name]; pvc != nil {
 			return pvc.ResourceVersion
@@ -44,7 +46,8 @@ func (r *Reconciler) patchClaims(ctx context.Context, sts *appsv1.StatefulSet, s
 		r.memory.setRejection(key, nil)
 	}
 	for _, c := range todo {
-		if err := r.applyClaim(ctx, sts, c, ignoredLabels); err != nil {
+		applied, err := r.applyClaim(ctx, sts, c, ignoredLabels)
+		if err != nil {
 			patchesTotal.WithLabelValues("rejected").Inc()
 			rej := &rejection{
 				claim:      c.Name,
@@ -58,7 +61,7 @@ func (r *Reconciler) patchClaims(ctx context.Context, sts *appsv1.StatefulSet, s
 			return out
 		}
 		patchesTotal.WithLabelValues("accepted").Inc()
-		out.patched[c.Name] = true
+		out.patched[c.Name] = applied
 		// The claim is the related object: the events API folds events that
 		// share reason, regarding and related objects into one series.
 		r.events.Eventf(sts, byName[c.Name], src, corev1.EventTypeNormal, v1alpha1.ReasonClaimPatched, "Patch", "%s", describePatch(c))
@@ -67,14 +70,40 @@ func (r *Reconciler) patchClaims(ctx context.Context, sts *appsv1.StatefulSet, s
 	return out
 }
 
+// afterPatches assesses the claims again as the API server returned them
+// from this reconcile's patches, so that the status it writes already says
+// what the next reconcile will find (Resizing, or Compatible) instead of a
+// Patching that the next one overwrites: one status write per step. A claim
+// the new plan would patch (a slot freed by a patch that is complete at
+// once) waits for that next reconcile.
+func (r *Reconciler) afterPatches(ctx context.Context, sts *appsv1.StatefulSet, t target, strategy v1alpha1.UpdateStrategy, a assessment, out patchOutcome) (assessment, error) {
+	if len(out.patched) == 0 {
+		return a, nil
+	}
+	pvcs := make([]corev1.PersistentVolumeClaim, 0, len(a.claims))
+	for name, pvc := range a.claims {
+		if applied := out.patched[name]; applied != nil {
+			pvc = applied
+		}
+		pvcs = append(pvcs, *pvc)
+	}
+	after, err := r.assessClaims(ctx, sts, t, strategy, pvcs)
+	if err != nil {
+		return a, err
+	}
+	holdPatches(&after.plan, "waiting: patched after the claims patched just now")
+	return after, nil
+}
+
 // applyClaim is where a PVC is patched: one server-side apply under our field
 // manager carrying the storage request (never lower than the claim's own),
 // the template's VolumeAttributesClass when the storage classes match, and the
 // template's labels and annotations except GitOps tracking keys and the
 // labels a build injects into every template (ignoredLabels). Applying the
 // whole template set means a label dropped from the template is released by
-// us, as KEP-4650 describes; entries others set are never touched.
-func (r *Reconciler) applyClaim(ctx context.Context, sts *appsv1.StatefulSet, c diff.ClaimChange, ignoredLabels []string) error {
+// us, as KEP-4650 describes; entries others set are never touched. It
+// returns the claim as the API server answered the apply.
+func (r *Reconciler) applyClaim(ctx context.Context, sts *appsv1.StatefulSet, c diff.ClaimChange, ignoredLabels []string) (*corev1.PersistentVolumeClaim, error) {
 	spec := corev1ac.PersistentVolumeClaimSpec().
 		WithResources(corev1ac.VolumeResourceRequirements().
 			WithRequests(corev1.ResourceList{corev1.ResourceStorage: c.RequestTo}))
@@ -85,7 +114,25 @@ func (r *Reconciler) applyClaim(ctx context.Context, sts *appsv1.StatefulSet, c 
 	if t := templateNamed(sts, c.Template); t != nil {
 		pvc.WithLabels(withoutKeys(t.Labels, ignoredLabels)).WithAnnotations(withoutKeys(t.Annotations, nil))
 	}
-	return r.client.Apply(ctx, pvc, client.FieldOwner(v1alpha1.ControllerName), client.ForceOwnership)
+	if err := r.client.Apply(ctx, pvc, client.FieldOwner(v1alpha1.ControllerName), client.ForceOwnership); err != nil {
+		return nil, err
+	}
+	return appliedClaim(pvc)
+}
+
+// appliedClaim is the claim the API server answered an apply with: the
+// client decodes the answer into the apply configuration, whose JSON is the
+// claim's.
+func appliedClaim(ac *corev1ac.PersistentVolumeClaimApplyConfiguration) (*corev1.PersistentVolumeClaim, error) {
+	b, err := json.Marshal(ac)
+	if err != nil {
+		return nil, fmt.Errorf("reading the applied PVC: %w", err)
+	}
+	var pvc corev1.PersistentVolumeClaim
+	if err := json.Unmarshal(b, &pvc); err != nil {
+		return nil, fmt.Errorf("reading the applied PVC: %w", err)
+	}
+	return &pvc, nil
 }
 
 func templateNamed(sts *appsv1.StatefulSet, name string) *corev1.PersistentVolumeClaim {

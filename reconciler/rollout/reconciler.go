@@ -166,6 +166,9 @@ func (r *Reconciler) roll(ctx context.Context, sts *appsv1.StatefulSet, before, 
 		converging = progress == converge.Waiting
 	}
 	out := r.patchClaims(ctx, sts, t.src, a.claims, a.plan.Patch, t.ignoredLabels)
+	if a, err = r.afterPatches(ctx, sts, t, strategy, a, out); err != nil {
+		return ctrl.Result{}, err
+	}
 	r.report(t.sts, vcr, t.src, t.ignoredLabels, strategy, a.diff, a.plan, a.verdict, out)
 	r.publish(ctx, sts, t.src, before, vcr)
 	return r.next(sts, converging, a.verdict, out), nil
@@ -196,7 +199,12 @@ func (r *Reconciler) assess(ctx context.Context, sts *appsv1.StatefulSet, t targ
 	if err := r.client.List(ctx, &pvcs, client.InNamespace(sts.Namespace), client.MatchingFields{claimStatefulSetsIndex: sts.Name}); err != nil {
 		return assessment{}, fmt.Errorf("listing claims of StatefulSet %s/%s: %w", sts.Namespace, sts.Name, err)
 	}
-	in := diff.Input{Desired: t.sts, PVCs: pvcs.Items, IgnoreLabels: t.ignoredLabels, MaxClaims: r.opts.MaxClaimsPerStatefulSet}
+	return r.assessClaims(ctx, sts, t, strategy, pvcs.Items)
+}
+
+// assessClaims is assess on the claims pvcs.
+func (r *Reconciler) assessClaims(ctx context.Context, sts *appsv1.StatefulSet, t target, strategy v1alpha1.UpdateStrategy, pvcs []corev1.PersistentVolumeClaim) (assessment, error) {
+	in := diff.Input{Desired: t.sts, PVCs: pvcs, IgnoreLabels: t.ignoredLabels, MaxClaims: r.opts.MaxClaimsPerStatefulSet}
 	if t.recreateWith != nil {
 		in.LiveTemplates = diff.LiveTemplatesOf(sts)
 	}
@@ -204,9 +212,9 @@ func (r *Reconciler) assess(ctx context.Context, sts *appsv1.StatefulSet, t targ
 	if err != nil {
 		return assessment{}, &invalidTemplates{err}
 	}
-	a := assessment{diff: res, claims: make(map[string]*corev1.PersistentVolumeClaim, len(pvcs.Items))}
-	for i := range pvcs.Items {
-		a.claims[pvcs.Items[i].Name] = &pvcs.Items[i]
+	a := assessment{diff: res, claims: make(map[string]*corev1.PersistentVolumeClaim, len(pvcs))}
+	for i := range pvcs {
+		a.claims[pvcs[i].Name] = &pvcs[i]
 	}
 	if a.verdict, err = r.gate(ctx, t.sts, res, a.claims, policies.Source(t.src), t.recreateWith != nil); err != nil {
 		return assessment{}, err

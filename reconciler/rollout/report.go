@@ -40,7 +40,8 @@ func (r *Reconciler) stall(ctx context.Context, sts *appsv1.StatefulSet, before,
 	r.publish(ctx, sts, src, before, vcr)
 }
 
-// claimStatuses turns the plan (and what was patched just now) into per-claim status and counts.
+// claimStatuses turns the plan (planned on the claims as the patches left
+// them, see afterPatches) and a rejected patch into per-claim status and counts.
 func claimStatuses(p plan.Plan, out patchOutcome) ([]v1alpha1.ClaimStatus, v1alpha1.Counts) {
 	claims := make([]v1alpha1.ClaimStatus, 0, len(p.Steps))
 	var n v1alpha1.Counts
@@ -55,11 +56,8 @@ func claimStatuses(p plan.Plan, out patchOutcome) ([]v1alpha1.ClaimStatus, v1alp
 			cs.From = c.RequestFrom.String()
 			capacity.Add(c.Capacity)
 		}
-		switch {
-		case out.rejected != nil && out.rejected.claim == c.Name:
+		if out.rejected != nil && out.rejected.claim == c.Name {
 			cs.Phase, cs.Message = v1alpha1.ClaimFailed, out.rejected.message
-		case out.patched[c.Name]:
-			cs.Phase, cs.Message = v1alpha1.ClaimPatching, describePatch(c)
 		}
 		n.Total++
 		switch cs.Phase {
