@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"crypto/sha256"
 	"sync"
 	"time"
 
@@ -9,8 +10,9 @@ import (
 
 // memory is what one reconcile of a StatefulSet leaves the next, in this
 // process only: the patch the API server last rejected (so unrelated events
-// do not repeat it before its back-off ends) and whether "not managed" was
-// logged. It is forgotten with the StatefulSet, so it is bounded by the
+// do not repeat it before its back-off ends), whether "not managed" was
+// logged and the last status written (so a lagging cache does not cause the
+// same write twice). It is forgotten with the StatefulSet, so it is bounded by the
 // StatefulSets that exist. What was reported lives in the
 // VolumeClaimRollout and in the sinks, not here.
 type memory struct {
@@ -22,6 +24,14 @@ type remembered struct {
 	rejected *rejection
 	// unmanagedLogged: "not managing this StatefulSet" was logged.
 	unmanagedLogged bool
+	// written is the last status this process wrote to the rollout.
+	written statusWrite
+}
+
+// statusWrite is a status written onto the rollout of resourceVersion base.
+type statusWrite struct {
+	base string
+	sum  [sha256.Size]byte
 }
 
 // rejection is a patch the API server refused, and what must change to try at once.
@@ -83,6 +93,29 @@ func (m *memory) managed(key types.NamespacedName) {
 	r.mu.Lock()
 	r.unmanagedLogged = false
 	r.mu.Unlock()
+}
+
+// wroteStatus remembers that the status of sum was written onto the
+// rollout of resourceVersion base.
+func (m *memory) wroteStatus(key types.NamespacedName, base string, sum [sha256.Size]byte) {
+	r := m.of(key)
+	r.mu.Lock()
+	r.written = statusWrite{base: base, sum: sum}
+	r.mu.Unlock()
+}
+
+// alreadyWritten reports whether the status of sum was written onto the
+// rollout of resourceVersion base: a cache that has not seen that write yet
+// still serves base, and the same status need not be written twice.
+func (m *memory) alreadyWritten(key types.NamespacedName, base string, sum [sha256.Size]byte) bool {
+	v, ok := m.m.Load(key)
+	if !ok {
+		return false
+	}
+	r := v.(*remembered)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.written.base == base && r.written.sum == sum
 }
 
 // forget drops everything about key (the StatefulSet is gone).

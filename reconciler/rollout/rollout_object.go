@@ -2,6 +2,8 @@ package rollout
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -69,5 +71,26 @@ func (r *Reconciler) writeRollout(ctx context.Context, before, after *v1alpha1.V
 	if equality.Semantic.DeepEqual(before.Status, after.Status) {
 		return nil
 	}
-	return r.client.Status().Patch(ctx, after, client.MergeFrom(before), client.FieldOwner(v1alpha1.ControllerName))
+	// Our own claim patch triggers the next reconcile, often before the
+	// cache has seen the status written with it: that reconcile would write
+	// the same status again onto the version it still serves.
+	key, sum := client.ObjectKeyFromObject(after), statusSum(after.Status)
+	if r.memory.alreadyWritten(key, before.ResourceVersion, sum) {
+		return nil
+	}
+	if err := r.client.Status().Patch(ctx, after, client.MergeFrom(before), client.FieldOwner(v1alpha1.ControllerName)); err != nil {
+		return err
+	}
+	r.memory.wroteStatus(key, before.ResourceVersion, sum)
+	return nil
+}
+
+// statusSum identifies a status; encoding/json sorts map keys, so it is stable.
+func statusSum(st v1alpha1.VolumeClaimRolloutStatus) [sha256.Size]byte {
+	b, err := json.Marshal(st)
+	if err != nil {
+		// Never equal to a remembered sum: the status is written.
+		return [sha256.Size]byte{}
+	}
+	return sha256.Sum256(b)
 }
