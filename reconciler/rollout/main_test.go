@@ -106,6 +106,8 @@ func setup(ctx context.Context, e *testenv.Env) error {
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
+		// The controller's reads and writes, for the tests that count them.
+		NewClient: controllerClient.newClient,
 		// As cmd/claimwarden/app caches: without managedFields.
 		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 	})
