@@ -69,7 +69,7 @@ func TestRolloutWorkDoesNotGrowWithTheNamespace(t *testing.T) {
 			if n != 1 {
 				t.Errorf("%s: %d writes, want 1", k, n)
 			}
-		case k == "status patch *v1alpha1.VolumeClaimRollout/web":
+		case k == "status patch of claims *v1alpha1.VolumeClaimRollout/web":
 			statusWrites += n
 		case strings.Contains(k, "PersistentVolumeClaim") && !strings.Contains(k, "/data-web-") && n > 0:
 			t.Errorf("%s: %d writes to a claim that is not web's", k, n)
