@@ -2,8 +2,10 @@ package rollout
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +24,30 @@ const (
 	// (see claimStem).
 	templateStemsIndex = "claimwarden.dev/template-stems"
 )
+
+// indexes registers the indexes on first use rather than at set-up:
+// registering starts the informers, which needs the API server's discovery,
+// and the controller must start (and serve its probes) while the API server
+// does not answer. An informer takes indexers after it started.
+type indexes struct {
+	indexer client.FieldIndexer
+	mu      sync.Mutex
+	ready   bool
+}
+
+// ensure registers the indexes unless done; a failure is retried on the next call.
+func (i *indexes) ensure(ctx context.Context) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.ready {
+		return nil
+	}
+	if err := registerIndexes(ctx, i.indexer); err != nil {
+		return fmt.Errorf("registering the claim indexes: %w", err)
+	}
+	i.ready = true
+	return nil
+}
 
 // registerIndexes adds the indexes to the manager's cache.
 func registerIndexes(ctx context.Context, indexer client.FieldIndexer) error {

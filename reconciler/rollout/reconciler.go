@@ -41,6 +41,8 @@ type Reconciler struct {
 	retry workqueue.TypedRateLimiter[types.NamespacedName]
 	// memory holds per-StatefulSet state between reconciles; see memory.
 	memory memory
+	// index finds a StatefulSet's claims and a claim's StatefulSets.
+	index *indexes
 	// verdicts caches policy decisions (see gate.Cache).
 	verdicts *gate.Cache
 }
@@ -196,6 +198,9 @@ func (r *Reconciler) assess(ctx context.Context, sts *appsv1.StatefulSet, t targ
 	// removed ones (which diff reports), from the cache's index: the
 	// namespace's other claims are never read.
 	var pvcs corev1.PersistentVolumeClaimList
+	if err := r.index.ensure(ctx); err != nil {
+		return assessment{}, err
+	}
 	if err := r.client.List(ctx, &pvcs, client.InNamespace(sts.Namespace), client.MatchingFields{claimStatefulSetsIndex: sts.Name}); err != nil {
 		return assessment{}, fmt.Errorf("listing claims of StatefulSet %s/%s: %w", sts.Namespace, sts.Name, err)
 	}

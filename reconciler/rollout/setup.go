@@ -36,15 +36,13 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	if opts.JournalKeySecret.Namespace == "" || opts.JournalKeySecret.Name == "" {
 		return errors.New("rollout: Options.JournalKeySecret is required: no StatefulSet is re-created from an unsealed journal")
 	}
-	if err := registerIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
-		return err
-	}
 	c := mgr.GetClient()
 	events := outcome.Recorder{EventRecorder: mgr.GetEventRecorder(v1alpha1.ControllerName)}
 	r := &Reconciler{
 		client: c,
 		events: events,
 		sinks:  append(outcome.Sinks{outcome.NewEventSink(events, opts.EventMemory)}, opts.Sinks...),
+		index:  &indexes{indexer: mgr.GetFieldIndexer()},
 		opts:   opts,
 		converger: converge.New(converge.Options{
 			Client:  c,
@@ -161,6 +159,10 @@ func (r *Reconciler) statefulSetsOfClaim(ctx context.Context, o client.Object) [
 		return nil
 	}
 	var list appsv1.StatefulSetList
+	if err := r.index.ensure(ctx); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing StatefulSets for a claim", "pvc", client.ObjectKeyFromObject(o))
+		return nil
+	}
 	if err := r.client.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{templateStemsIndex: stem}); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "listing StatefulSets for a claim", "pvc", client.ObjectKeyFromObject(o))
 		return nil
