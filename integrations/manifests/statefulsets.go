@@ -61,6 +61,7 @@ type Candidate struct {
 	// key is "namespace/name" of a named StatefulSet, else "".
 	key   string
 	sts   *StatefulSet
+	json  []byte
 	warns []Warning
 	err   error
 }
@@ -89,7 +90,7 @@ func CandidateOf(o Object) Candidate {
 	if c.err = checkTemplates(o); c.err != nil {
 		return c
 	}
-	c.sts.StatefulSet, c.warns, c.err = convert(o)
+	c.sts.StatefulSet, c.json, c.warns, c.err = convert(o)
 	return c
 }
 
@@ -138,19 +139,19 @@ func (p *Picker) Result() ([]Warning, error) {
 // convert types a checked StatefulSet object the way the API server
 // decodes a request body (strict JSON), so that a field of the wrong type
 // is named by its path.
-func convert(o Object) (*appsv1.StatefulSet, []Warning, error) {
+func convert(o Object) (*appsv1.StatefulSet, []byte, []Warning, error) {
 	js, err := json.Marshal(o.Object)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", o.describe(), err)
+		return nil, nil, nil, fmt.Errorf("%s: %w", o.describe(), err)
 	}
 	sts := &appsv1.StatefulSet{}
 	strict, err := sigsjson.UnmarshalStrict(js, sts)
 	if err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return nil, nil, o.fieldError(pathOf(te.Field), te.Field, "a %s cannot be read as %s", te.Value, te.Type)
+			return nil, nil, nil, o.fieldError(pathOf(te.Field), te.Field, "a %s cannot be read as %s", te.Value, te.Type)
 		}
-		return nil, nil, fmt.Errorf("%s: %w", o.describe(), err)
+		return nil, nil, nil, fmt.Errorf("%s: %w", o.describe(), err)
 	}
 	var warns []Warning
 	for _, e := range strict {
@@ -164,11 +165,34 @@ func convert(o Object) (*appsv1.StatefulSet, []Warning, error) {
 		warns = append(warns, Warning{Location: loc, Message: fmt.Sprintf("StatefulSet %s/%s: %v", o.GetNamespace(), o.GetName(), e)})
 	}
 	if sts.Spec.Replicas == nil {
-		one := int32(1)
-		sts.Spec.Replicas = &one
+		defaultReplicas(sts)
 		warns = append(warns, Warning{Location: o.locate("spec"), Message: fmt.Sprintf("StatefulSet %s/%s: spec.replicas is not set: the API server makes it 1 (an autoscaler may run more)", sts.Namespace, sts.Name)})
 	}
-	return sts, warns, nil
+	return sts, js, warns, nil
+}
+
+func defaultReplicas(sts *appsv1.StatefulSet) {
+	if sts.Spec.Replicas == nil {
+		one := int32(1)
+		sts.Spec.Replicas = &one
+	}
+}
+
+// JSON is the StatefulSet of c as the JSON it was typed from, nil when c
+// has none: a few times smaller than the typed StatefulSet, for a caller
+// that holds thousands and types each again (TypeAgain) when it needs it.
+func (c Candidate) JSON() []byte { return c.json }
+
+// TypeAgain types the JSON of a Candidate again, the same StatefulSet
+// CandidateOf typed from it.
+func TypeAgain(js []byte) (*appsv1.StatefulSet, error) {
+	sts := &appsv1.StatefulSet{}
+	// The strict errors were CandidateOf's warnings.
+	if _, err := sigsjson.UnmarshalStrict(js, sts); err != nil {
+		return nil, err
+	}
+	defaultReplicas(sts)
+	return sts, nil
 }
 
 // pathOf splits a JSON field path such as "spec.containers[0].image" into
