@@ -87,8 +87,15 @@ func BenchmarkCheck5000(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(peakRSS(b, dir))/(1<<20), "peak-RSS-MB")
+	peak := peakRSS(b, dir)
+	b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MB")
+	if peak > maxPeakRSS {
+		b.Errorf("one check peaked at %d MiB resident, more than the %d MiB it may (issue 17)", peak>>20, maxPeakRSS>>20)
+	}
 }
+
+// maxPeakRSS bounds the peak resident memory of checking 5,000 StatefulSets.
+const maxPeakRSS = 150 << 20
 
 // The files checkFiles checks, in one directory.
 const (
