@@ -2,18 +2,13 @@ package manifests
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
-	"golang.org/x/sync/semaphore"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -34,68 +29,27 @@ func Decode(r io.Reader, file string) ([]Object, error) {
 	return Limits{}.Decode(r, file)
 }
 
-func decode(r io.Reader, file string, b *budget) ([]Object, error) {
+func decode[T any](r io.Reader, file string, b *budget, v visit[T]) error {
 	data, err := b.read(r, file)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if looksLikeJSON(data) {
-		return decodeJSON(data, file, b)
+		return decodeJSON(data, file, b, v)
 	}
-	return decodeYAML(data, file, b)
+	docs, err := splitDocuments(data, file, b)
+	if err != nil {
+		return err
+	}
+	// Documents are independent: a stream of thousands is read on every
+	// core, and yielded in order.
+	return decodeInOrder(docs, file, b, v)
 }
 
 // looksLikeJSON is kubectl's test (YAMLOrJSONDecoder): JSON starts with "{" or "[".
 func looksLikeJSON(data []byte) bool {
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	return len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[')
-}
-
-func decodeYAML(data []byte, file string, b *budget) ([]Object, error) {
-	docs, err := splitDocuments(data, file, b)
-	if err != nil {
-		return nil, err
-	}
-	// Documents are independent: a stream of thousands is read on every
-	// core, and assembled in order. Each is charged to the budget as it is
-	// read, so that a stream past the limits stops early, and the documents
-	// being read at once hold at most DocumentBytes together (weighed by
-	// their size, which decoding multiplies), so that many cores do not
-	// multiply the memory a stream of large documents takes.
-	objs := make([][]Object, len(docs))
-	errs := make([]error, len(docs))
-	next := make(chan int)
-	var failed atomic.Bool
-	inFlight := semaphore.NewWeighted(b.DocumentBytes)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(docs)) {
-		wg.Go(func() {
-			for i := range next {
-				weight := max(int64(len(docs[i].text)), 1)
-				_ = inFlight.Acquire(context.Background(), weight) // cannot fail: no deadline, weight ≤ DocumentBytes
-				if objs[i], errs[i] = decodeDocument(docs[i], file, b); errs[i] != nil {
-					failed.Store(true)
-				}
-				inFlight.Release(weight)
-			}
-		})
-	}
-	for i := range docs {
-		if failed.Load() {
-			break
-		}
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	var out []Object
-	for i := range docs {
-		if errs[i] != nil {
-			return nil, errs[i]
-		}
-		out = append(out, objs[i]...)
-	}
-	return out, nil
 }
 
 // decodeDocument reads one YAML document: none, one object, or the items
@@ -155,16 +109,17 @@ func splitDocuments(data []byte, file string, b *budget) ([]*document, error) {
 	return append(docs, &document{text: data[start:], firstLine: startLine}), nil
 }
 
-func decodeJSON(data []byte, file string, b *budget) ([]Object, error) {
+// decodeJSON reads JSON values one after the other, on one core: where a
+// value ends is known only once the one before it is read.
+func decodeJSON[T any](data []byte, file string, b *budget, v visit[T]) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
-	var out []Object
 	for {
 		start := int(dec.InputOffset())
 		start += len(data[start:]) - len(bytes.TrimLeft(data[start:], " \t\r\n"))
 		var raw json.RawMessage
 		err := dec.Decode(&raw)
 		if errors.Is(err, io.EOF) {
-			return out, nil
+			return nil
 		}
 		if err != nil {
 			line := lineAt(data, start)
@@ -172,24 +127,28 @@ func decodeJSON(data []byte, file string, b *budget) ([]Object, error) {
 			if errors.As(err, &se) {
 				line = lineAt(data, int(se.Offset))
 			}
-			return nil, fmt.Errorf("%s: invalid JSON: %w", Location{File: file, Line: line}, err)
+			return fmt.Errorf("%s: invalid JSON: %w", Location{File: file, Line: line}, err)
 		}
 		loc := Location{File: file, Line: lineAt(data, start)}
 		if err := b.document(loc); err != nil {
-			return nil, err
+			return err
 		}
 		if err := b.documentSize(loc, len(raw)); err != nil {
-			return nil, err
+			return err
 		}
 		if raw[0] != '{' {
-			return nil, fmt.Errorf("%s: the document is a %s, not a Kubernetes object", loc, jsonKind(raw[0]))
+			return fmt.Errorf("%s: the document is a %s, not a Kubernetes object", loc, jsonKind(raw[0]))
 		}
 		// JSON is YAML: the node tree of the value gives its fields' lines.
 		objs, err := objectsOf(raw, &document{text: raw, firstLine: loc.Line}, loc, b)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, objs...)
+		for _, o := range objs {
+			if err := v.yield(o, v.prepare(o)); err != nil {
+				return err
+			}
+		}
 	}
 }
 

@@ -130,12 +130,20 @@ func binary(n int64) string {
 
 // Read is Read within these limits.
 func (l Limits) Read(paths []string, stdin io.Reader) ([]Object, error) {
-	return read(paths, stdin, newBudget(l))
+	var out []Object
+	if err := read(paths, stdin, newBudget(l), collect(&out)); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // Decode is Decode within these limits.
 func (l Limits) Decode(r io.Reader, file string) ([]Object, error) {
-	return decode(r, file, newBudget(l))
+	var out []Object
+	if err := decode(r, file, newBudget(l), collect(&out)); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // countValues counts the values of v, a decoded object (keys, scalars,

@@ -37,6 +37,9 @@ var (
 // merely looks like a number elsewhere (an environment variable) is left
 // alone.
 func checkQuantityTexts(o Object) error {
+	if quantitiesBounded(o.Object) {
+		return nil
+	}
 	var errs []error
 	var walk func(v any, path []any, field string)
 	check := func(v any, path []any, field string) {
@@ -68,6 +71,40 @@ func checkQuantityTexts(o Object) error {
 	}
 	walk(o.Object, nil, "")
 	return errors.Join(errs...)
+}
+
+// quantitiesBounded is the walk of checkQuantityTexts without the paths
+// and field names its errors need: few objects have a quantity to refuse,
+// and naming every field on the way costs more than the check itself.
+func quantitiesBounded(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			switch list, isList := e.(map[string]any); {
+			case isList && slices.Contains(quantityLists, k):
+				for _, q := range list {
+					if boundedQuantity(q) != nil {
+						return false
+					}
+				}
+			case slices.Contains(quantityFields, k):
+				if boundedQuantity(e) != nil {
+					return false
+				}
+			default:
+				if !quantitiesBounded(e) {
+					return false
+				}
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if !quantitiesBounded(e) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // checkQuantity parses a quantity as the API server would, its text bounded

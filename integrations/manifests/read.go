@@ -30,63 +30,58 @@ func Read(paths []string, stdin io.Reader) ([]Object, error) {
 	return Limits{}.Read(paths, stdin)
 }
 
-func read(paths []string, stdin io.Reader, b *budget) ([]Object, error) {
-	var out []Object
+func read[T any](paths []string, stdin io.Reader, b *budget, v visit[T]) error {
 	readStdin := false
 	for _, p := range paths {
 		if p == Stdin {
 			if readStdin {
-				return nil, errors.New(`"-" (stdin) is given twice`)
+				return errors.New(`"-" (stdin) is given twice`)
 			}
 			readStdin = true
-			objs, err := decode(stdin, StdinName, b)
-			if err != nil {
-				return nil, err
+			if err := decode(stdin, StdinName, b, v); err != nil {
+				return err
 			}
-			out = append(out, objs...)
 			continue
 		}
 		fi, err := os.Stat(p)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		files := []string{p}
 		if fi.IsDir() {
 			if files, err = manifestFiles(p); err != nil {
-				return nil, err
+				return err
 			}
 			if len(files) == 0 {
-				return nil, fmt.Errorf("%s: no *.yaml, *.yml or *.json files in the directory", p)
+				return fmt.Errorf("%s: no *.yaml, *.yml or *.json files in the directory", p)
 			}
 		}
 		for _, f := range files {
-			objs, err := readFile(f, b)
-			if err != nil {
-				return nil, err
+			if err := readFile(f, b, v); err != nil {
+				return err
 			}
-			out = append(out, objs...)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // readFile reads a regular file. It is opened without blocking, so that a
 // FIFO, which would wait for a writer, is refused by the check that follows
 // instead; checking the open file, not the path, leaves no time to swap it.
-func readFile(path string, b *budget) ([]Object, error) {
+func readFile[T any](path string, b *budget, v visit[T]) error {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file but %s: only files are read as manifests", path, kindOf(fi.Mode()))
+		return fmt.Errorf("%s: not a regular file but %s: only files are read as manifests", path, kindOf(fi.Mode()))
 	}
-	return decode(f, path, b)
+	return decode(f, path, b, v)
 }
 
 // manifestFiles lists the manifest files below dir.

@@ -39,71 +39,119 @@ type StatefulSet struct {
 // and a warning; one without a namespace gets DefaultNamespace. Unknown
 // fields are warnings. Every problem is reported, one per line.
 func StatefulSets(objs []Object) ([]StatefulSet, []Warning, error) {
-	var (
-		out   []StatefulSet
-		warns []Warning
-		errs  []error
-	)
-	first := map[string]Location{}
+	var p Picker
+	var out []StatefulSet
 	for _, o := range objs {
-		if o.GetKind() != "StatefulSet" || o.GetAPIVersion() != "apps/v1" {
-			if _, found, _ := unstructured.NestedFieldNoCopy(o.Object, "spec", "volumeClaimTemplates"); found {
-				errs = append(errs, o.fieldError([]any{"spec", "volumeClaimTemplates"}, "spec.volumeClaimTemplates",
-					"only a StatefulSet (apiVersion apps/v1) has volume claim templates claimwarden can check; this is apiVersion %q", o.GetAPIVersion()))
-			}
-			continue
+		if s, ok := p.Pick(CandidateOf(o)); ok {
+			out = append(out, s)
 		}
-		if o.GetName() == "" {
-			errs = append(errs, fmt.Errorf("%s: metadata.name is not set", o.describe()))
-			continue
-		}
-		if o.GetNamespace() == "" {
-			o.SetNamespace(DefaultNamespace)
-		}
-		key := o.GetNamespace() + "/" + o.GetName()
-		if loc, dup := first[key]; dup {
-			errs = append(errs, fmt.Errorf("StatefulSet %s is defined twice: %s and %s", key, loc, o.Location))
-			continue
-		}
-		first[key] = o.Location
-		if err := checkQuantityTexts(o); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if err := checkTemplates(o); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		sts, w, err := convert(o)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		warns = append(warns, w...)
-		out = append(out, StatefulSet{StatefulSet: sts, Location: o.Location})
 	}
-	if err := errors.Join(errs...); err != nil {
+	warns, err := p.Result()
+	if err != nil {
 		return nil, nil, err
 	}
 	return out, warns, nil
 }
 
+// Candidate is what one object is to StatefulSets: a typed StatefulSet or
+// the reason it is refused, or nothing (another kind). It is made from the
+// object alone, so that the objects of a stream are typed on every core,
+// and a Picker picks them in input order.
+type Candidate struct {
+	// key is "namespace/name" of a named StatefulSet, else "".
+	key   string
+	sts   *StatefulSet
+	json  []byte
+	warns []Warning
+	err   error
+}
+
+// CandidateOf checks and types o when it is a StatefulSet, as StatefulSets
+// does, but for a second definition, which only a Picker sees. A StatefulSet
+// without a namespace gets DefaultNamespace (o is changed).
+func CandidateOf(o Object) Candidate {
+	if o.GetKind() != "StatefulSet" || o.GetAPIVersion() != "apps/v1" {
+		if _, found, _ := unstructured.NestedFieldNoCopy(o.Object, "spec", "volumeClaimTemplates"); found {
+			return Candidate{err: o.fieldError([]any{"spec", "volumeClaimTemplates"}, "spec.volumeClaimTemplates",
+				"only a StatefulSet (apiVersion apps/v1) has volume claim templates claimwarden can check; this is apiVersion %q", o.GetAPIVersion())}
+		}
+		return Candidate{}
+	}
+	if o.GetName() == "" {
+		return Candidate{err: fmt.Errorf("%s: metadata.name is not set", o.describe())}
+	}
+	if o.GetNamespace() == "" {
+		o.SetNamespace(DefaultNamespace)
+	}
+	c := Candidate{key: o.GetNamespace() + "/" + o.GetName(), sts: &StatefulSet{Location: o.Location}}
+	if c.err = checkQuantityTexts(o); c.err != nil {
+		return c
+	}
+	if c.err = checkTemplates(o); c.err != nil {
+		return c
+	}
+	c.sts.StatefulSet, c.json, c.warns, c.err = convert(o)
+	return c
+}
+
+// Picker picks the StatefulSets out of the candidates of a stream, in
+// input order, remembering where each was defined first and every problem.
+// The zero value is ready to use.
+type Picker struct {
+	first map[string]Location
+	warns []Warning
+	errs  []error
+}
+
+// Pick returns c's StatefulSet unless c is another kind, is refused, or
+// defines a StatefulSet a second time; the problems are the Result's.
+func (p *Picker) Pick(c Candidate) (StatefulSet, bool) {
+	if c.key != "" {
+		if loc, dup := p.first[c.key]; dup {
+			p.errs = append(p.errs, fmt.Errorf("StatefulSet %s is defined twice: %s and %s", c.key, loc, c.sts.Location))
+			return StatefulSet{}, false
+		}
+		if p.first == nil {
+			p.first = map[string]Location{}
+		}
+		p.first[c.key] = c.sts.Location
+	}
+	if c.err != nil {
+		p.errs = append(p.errs, c.err)
+		return StatefulSet{}, false
+	}
+	if c.sts == nil {
+		return StatefulSet{}, false
+	}
+	p.warns = append(p.warns, c.warns...)
+	return *c.sts, true
+}
+
+// Result is every problem of the candidates picked, one per line, or the
+// warnings when there is none.
+func (p *Picker) Result() ([]Warning, error) {
+	if err := errors.Join(p.errs...); err != nil {
+		return nil, err
+	}
+	return p.warns, nil
+}
+
 // convert types a checked StatefulSet object the way the API server
 // decodes a request body (strict JSON), so that a field of the wrong type
 // is named by its path.
-func convert(o Object) (*appsv1.StatefulSet, []Warning, error) {
+func convert(o Object) (*appsv1.StatefulSet, []byte, []Warning, error) {
 	js, err := json.Marshal(o.Object)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", o.describe(), err)
+		return nil, nil, nil, fmt.Errorf("%s: %w", o.describe(), err)
 	}
 	sts := &appsv1.StatefulSet{}
 	strict, err := sigsjson.UnmarshalStrict(js, sts)
 	if err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return nil, nil, o.fieldError(pathOf(te.Field), te.Field, "a %s cannot be read as %s", te.Value, te.Type)
+			return nil, nil, nil, o.fieldError(pathOf(te.Field), te.Field, "a %s cannot be read as %s", te.Value, te.Type)
 		}
-		return nil, nil, fmt.Errorf("%s: %w", o.describe(), err)
+		return nil, nil, nil, fmt.Errorf("%s: %w", o.describe(), err)
 	}
 	var warns []Warning
 	for _, e := range strict {
@@ -117,11 +165,34 @@ func convert(o Object) (*appsv1.StatefulSet, []Warning, error) {
 		warns = append(warns, Warning{Location: loc, Message: fmt.Sprintf("StatefulSet %s/%s: %v", o.GetNamespace(), o.GetName(), e)})
 	}
 	if sts.Spec.Replicas == nil {
-		one := int32(1)
-		sts.Spec.Replicas = &one
+		defaultReplicas(sts)
 		warns = append(warns, Warning{Location: o.locate("spec"), Message: fmt.Sprintf("StatefulSet %s/%s: spec.replicas is not set: the API server makes it 1 (an autoscaler may run more)", sts.Namespace, sts.Name)})
 	}
-	return sts, warns, nil
+	return sts, js, warns, nil
+}
+
+func defaultReplicas(sts *appsv1.StatefulSet) {
+	if sts.Spec.Replicas == nil {
+		one := int32(1)
+		sts.Spec.Replicas = &one
+	}
+}
+
+// JSON is the StatefulSet of c as the JSON it was typed from, nil when c
+// has none: a few times smaller than the typed StatefulSet, for a caller
+// that holds thousands and types each again (TypeAgain) when it needs it.
+func (c Candidate) JSON() []byte { return c.json }
+
+// TypeAgain types the JSON of a Candidate again, the same StatefulSet
+// CandidateOf typed from it.
+func TypeAgain(js []byte) (*appsv1.StatefulSet, error) {
+	sts := &appsv1.StatefulSet{}
+	// The strict errors were CandidateOf's warnings.
+	if _, err := sigsjson.UnmarshalStrict(js, sts); err != nil {
+		return nil, err
+	}
+	defaultReplicas(sts)
+	return sts, nil
 }
 
 // pathOf splits a JSON field path such as "spec.containers[0].image" into

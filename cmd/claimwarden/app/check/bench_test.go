@@ -59,11 +59,13 @@ spec:
 // claims) against a base: a third grow within max-step, a third beyond
 // it, a third are unchanged. One operation is the whole check: decoding
 // both streams, diffing, asking the policies about 10,000 claims, and
-// printing the table.
+// printing the table. Besides time and allocations per check it reports
+// peak-RSS-MB, the peak resident memory of one check run in a process of
+// its own (peakRSS).
 func BenchmarkCheck5000(b *testing.B) {
 	const n = 5000
 	dir := b.TempDir()
-	proposed, base := filepath.Join(dir, "proposed.yaml"), filepath.Join(dir, "base.yaml")
+	proposed, base := filepath.Join(dir, proposedFile), filepath.Join(dir, baseFile)
 	writeStream(b, base, n, func(int) string { return "10Gi" })
 	writeStream(b, proposed, n, func(i int) string { return []string{"15Gi", "40Gi", "10Gi"}[i%3] })
 	engine, err := policies.New(context.Background(), policies.Options{PollInterval: -1})
@@ -72,9 +74,10 @@ func BenchmarkCheck5000(b *testing.B) {
 	}
 	b.Cleanup(engine.Stop)
 
+	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		r, err := Run(context.Background(), Options{Files: []string{proposed}, Base: []string{base}, Policies: engine})
+		r, err := checkFiles(engine, dir)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -82,8 +85,30 @@ func BenchmarkCheck5000(b *testing.B) {
 		if s := r.Summary; s.StatefulSets != n || s.Unchanged != 1666 || s.Allowed != 3*1667 || s.Denied != 3*1667 {
 			b.Fatalf("summary %+v", s)
 		}
-		if err := Write(io.Discard, r, FormatTable, false); err != nil {
-			b.Fatal(err)
-		}
 	}
+	b.StopTimer()
+	peak := peakRSS(b, dir)
+	b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MB")
+	if peak > maxPeakRSS {
+		b.Errorf("one check peaked at %d MiB resident, more than the %d MiB it may (issue 17)", peak>>20, maxPeakRSS>>20)
+	}
+}
+
+// maxPeakRSS bounds the peak resident memory of checking 5,000 StatefulSets.
+const maxPeakRSS = 150 << 20
+
+// The files checkFiles checks, in one directory.
+const (
+	proposedFile = "proposed.yaml"
+	baseFile     = "base.yaml"
+)
+
+// checkFiles is one check as the command runs it: the proposed file
+// against the base file, the table written.
+func checkFiles(engine policies.Evaluator, dir string) (*Report, error) {
+	r, err := Run(context.Background(), Options{Files: []string{filepath.Join(dir, proposedFile)}, Base: []string{filepath.Join(dir, baseFile)}, Policies: engine})
+	if err != nil {
+		return nil, err
+	}
+	return r, Write(io.Discard, r, FormatTable, false)
 }

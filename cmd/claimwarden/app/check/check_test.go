@@ -165,8 +165,8 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := baseState(sets, objs); err == nil || !strings.Contains(err.Error(), "web.yaml:1): spec.replicas: 2147483647 replicas of 1 templates stand for 2147483647 claims, more than the 10000") {
-		t.Errorf("baseState = %v, want an error naming spec.replicas and the bound", err)
+	if err := newCurrent().addBase(sets[0], nil); err == nil || !strings.Contains(err.Error(), "web.yaml:1): spec.replicas: 2147483647 replicas of 1 templates stand for 2147483647 claims, more than the 10000") {
+		t.Errorf("addBase = %v, want an error naming spec.replicas and the bound", err)
 	}
 }
 

@@ -47,8 +47,9 @@ type evaluator struct {
 }
 
 // all evaluates every StatefulSet, in parallel (the engine is safe for
-// concurrent use), keeping input order.
-func (e *evaluator) all(ctx context.Context, sets []manifests.StatefulSet) ([]StatefulSet, error) {
+// concurrent use), keeping input order. Each proposal is let go once
+// evaluated, as the results take its place.
+func (e *evaluator) all(ctx context.Context, sets []proposal) ([]StatefulSet, error) {
 	out := make([]StatefulSet, len(sets))
 	errs := make([]error, len(sets))
 	next := make(chan int)
@@ -56,7 +57,13 @@ func (e *evaluator) all(ctx context.Context, sets []manifests.StatefulSet) ([]St
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			for i := range next {
-				out[i], errs[i] = e.one(ctx, sets[i])
+				p, err := sets[i].typed()
+				if err != nil {
+					errs[i] = fmt.Errorf("%s: %w", sets[i].Location, err)
+					continue
+				}
+				sets[i].json = nil
+				out[i], errs[i] = e.one(ctx, p)
 			}
 		})
 	}
@@ -78,7 +85,10 @@ func (e *evaluator) all(ctx context.Context, sets []manifests.StatefulSet) ([]St
 func (e *evaluator) one(ctx context.Context, p manifests.StatefulSet) (StatefulSet, error) {
 	sts := p.StatefulSet
 	r := StatefulSet{Namespace: sts.Namespace, Name: sts.Name, File: p.File, Line: p.Line}
-	live := e.cur.statefulSets[sts.Namespace+"/"+sts.Name]
+	live, err := e.cur.statefulSet(sts.Namespace + "/" + sts.Name)
+	if err != nil {
+		return r, fmt.Errorf("%s: %w", p.Location, err)
+	}
 	// The controller reads its annotations from the live StatefulSet; a new
 	// one is created as proposed.
 	current := sts
@@ -119,7 +129,10 @@ func (e *evaluator) one(ctx context.Context, p manifests.StatefulSet) (StatefulS
 	// As the controller does with a GitOps proposal: the current StatefulSet
 	// with the proposed templates, compared with the current templates.
 	desired := plan.WithTemplates(live, sts)
-	claims := e.claimsOf(desired, min(firstOrdinal(live), firstOrdinal(sts)))
+	claims, err := e.claimsOf(desired, min(firstOrdinal(live), firstOrdinal(sts)), live)
+	if err != nil {
+		return r, fmt.Errorf("%s: %w", p.Location, err)
+	}
 	if diff.TemplatesEqual(live.Spec.VolumeClaimTemplates, sts.Spec.VolumeClaimTemplates) {
 		// Nothing for the controller to gate: what it does with the claims
 		// as they are is not this change's doing.
@@ -243,19 +256,28 @@ func (r *StatefulSet) addNewClaimsNote() {
 // every ordinal from first: those beyond its replicas too, since claims
 // outlive the replicas that used them and the controller compares them with
 // the templates once the StatefulSet scales up again. Only existing claims
-// are looked at, so the work is theirs, not the replicas'.
-func (e *evaluator) claimsOf(sts *appsv1.StatefulSet, first int32) []corev1.PersistentVolumeClaim {
+// are looked at, so the work is theirs, not the replicas'. live is the
+// current StatefulSet, which base claims are made from.
+func (e *evaluator) claimsOf(sts *appsv1.StatefulSet, first int32, live *appsv1.StatefulSet) ([]corev1.PersistentVolumeClaim, error) {
 	inNS, byStem := e.cur.claims[sts.Namespace], e.cur.ordinals[sts.Namespace]
+	// A base StatefulSet whose claims are named alike (template "b-c" of
+	// "a", template "b" of "c-a") is typed once.
+	owners := map[string]*appsv1.StatefulSet{live.Namespace + "/" + live.Name: live}
 	var out []corev1.PersistentVolumeClaim
 	for i := range sts.Spec.VolumeClaimTemplates {
 		t := sts.Spec.VolumeClaimTemplates[i].Name
 		for _, o := range slices.Sorted(slices.Values(byStem[t+"-"+sts.Name])) {
-			if o >= first {
-				out = append(out, *inNS[diff.ClaimName(t, sts.Name, o)])
+			if o < first {
+				continue
 			}
+			pvc, err := e.cur.pvc(inNS[diff.ClaimName(t, sts.Name, o)], owners)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, *pvc)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // compareAll is diff.Compute, also over the claims of in.PVCs outside the

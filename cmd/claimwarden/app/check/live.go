@@ -14,8 +14,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/claimwarden/claimwarden/integrations/manifests"
 )
 
 // clusterState reads the live state the proposal is compared with: the
@@ -47,14 +45,14 @@ func clusterState(ctx context.Context, cfg *rest.Config, namespaces []string) (*
 			return nil, nil, fmt.Errorf("listing StatefulSets in namespace %s: %w", ns, err)
 		}
 		for i := range sets.Items {
-			cur.statefulSets[ns+"/"+sets.Items[i].Name] = &sets.Items[i]
+			cur.statefulSets[ns+"/"+sets.Items[i].Name] = statefulSet{live: &sets.Items[i]}
 		}
 		var claims corev1.PersistentVolumeClaimList
 		if err := c.List(ctx, &claims, client.InNamespace(ns)); err != nil {
 			return nil, nil, fmt.Errorf("listing PersistentVolumeClaims in namespace %s: %w", ns, err)
 		}
 		for i := range claims.Items {
-			cur.addClaim(&claims.Items[i])
+			cur.addClaim(ns, claims.Items[i].Name, claim{live: &claims.Items[i]})
 		}
 		n := &corev1.Namespace{}
 		switch err := c.Get(ctx, client.ObjectKey{Name: ns}, n); {
@@ -72,10 +70,10 @@ func clusterState(ctx context.Context, cfg *rest.Config, namespaces []string) (*
 }
 
 // namespacesOf lists the namespaces of the StatefulSets, sorted.
-func namespacesOf(sets []manifests.StatefulSet) []string {
+func namespacesOf(sets []proposal) []string {
 	seen := map[string]bool{}
 	for _, s := range sets {
-		seen[s.Namespace] = true
+		seen[s.namespace] = true
 	}
 	return slices.Sorted(maps.Keys(seen))
 }

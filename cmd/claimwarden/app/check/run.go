@@ -9,7 +9,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"slices"
 
@@ -55,8 +54,6 @@ type Options struct {
 	ContextPrefix string
 }
 
-// Run checks the proposal. Its errors are the input's (unreadable or
-// invalid manifests, an unreachable cluster): a denial is a verdict in the
 func (o Options) withDefaults() Options {
 	o.Namespace = cmp.Or(o.Namespace, manifests.DefaultNamespace)
 	o.Strategy = cmp.Or(o.Strategy, v1alpha1.InPlace)
@@ -64,6 +61,8 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// Run checks the proposal. Its errors are the input's (unreadable or
+// invalid manifests, an unreachable cluster): a denial is a verdict in the
 // report, not an error.
 func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Policies == nil {
@@ -77,15 +76,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	o = o.withDefaults()
 
-	objs, ignoredLabels, err := proposedObjects(ctx, o)
+	proposed, sets, ignoredLabels, err := readProposal(ctx, o)
 	if err != nil {
 		return nil, err
 	}
-	sets, mwarns, err := statefulSetsOf(objs, o.Namespace)
+	mwarns, err := proposed.result()
 	if err != nil {
-		return nil, err
-	}
-	if err := checkNames(sets); err != nil {
 		return nil, err
 	}
 	report := &Report{SchemaVersion: SchemaVersion, PolicyRevision: o.Policies.Revision(), StatefulSets: []StatefulSet{}, Warnings: []Warning{}}
@@ -101,31 +97,34 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		report.Warnings = append(report.Warnings, warns...)
 	} else {
 		report.Mode = ModeBase
-		baseObjs, err := o.Limits.Read(o.Base, o.Stdin)
+		cur = newCurrent()
+		var bound error
+		base := &input{namespace: o.Namespace, keep: func(s manifests.StatefulSet, c manifests.Candidate) {
+			if err := cur.addBase(s, c.JSON()); err != nil && bound == nil {
+				bound = err
+			}
+		}}
+		if err := base.read(o.Limits, o.Base, o.Stdin, "--base -"); err != nil {
+			return nil, err
+		}
+		bwarns, err := base.result()
 		if err != nil {
 			return nil, err
 		}
-		if err := stdinRead(o.Base, baseObjs, "--base -"); err != nil {
-			return nil, err
-		}
-		baseSets, bwarns, err := statefulSetsOf(baseObjs, o.Namespace)
-		if err != nil {
-			return nil, err
-		}
-		if err := checkNames(baseSets); err != nil {
-			return nil, err
-		}
-		if len(baseSets) == 0 && len(sets) > 0 && !o.AllowNew {
+		if base.statefulSets == 0 && len(sets) > 0 && !o.AllowNew {
 			return nil, errors.New("the base holds no StatefulSet, so every proposed one would be new and pass unchecked: " +
 				"check the base (a failed `git show` writes nothing), or give --allow-new if the StatefulSets are new")
 		}
 		report.addWarnings(bwarns)
-		if cur, err = baseState(baseSets, baseObjs); err != nil {
+		if err := cur.setBaseClusterObjects(base.clusterObjects); err != nil {
 			return nil, err
+		}
+		if bound != nil {
+			return nil, bound
 		}
 	}
 	// The proposal's own StorageClasses and Namespaces are applied with it.
-	if err := cur.addClusterObjects(objs); err != nil {
+	if err := cur.addClusterObjects(proposed.clusterObjects); err != nil {
 		return nil, err
 	}
 
@@ -163,52 +162,33 @@ func count(s []string, v string) int {
 	return n
 }
 
-// proposedObjects reads the proposed manifests and kustomize builds, and
-// returns with them the template label keys each build injects, by the
+// readProposal reads the proposed manifests and kustomize builds: their
+// StatefulSets, and the template label keys each build injects, by the
 // file name its objects carry.
-func proposedObjects(ctx context.Context, o Options) ([]manifests.Object, map[string][]string, error) {
-	var objs []manifests.Object
+func readProposal(ctx context.Context, o Options) (*input, []proposal, map[string][]string, error) {
+	var sets []proposal
+	in := &input{namespace: o.Namespace, keep: func(s manifests.StatefulSet, c manifests.Candidate) {
+		sets = append(sets, proposal{Location: s.Location, namespace: s.Namespace, json: c.JSON()})
+	}}
 	if len(o.Files) > 0 {
-		read, err := o.Limits.Read(o.Files, o.Stdin)
-		if err != nil {
-			return nil, nil, err
+		if err := in.read(o.Limits, o.Files, o.Stdin, "-f -"); err != nil {
+			return nil, nil, nil, err
 		}
-		if err := stdinRead(o.Files, read, "-f -"); err != nil {
-			return nil, nil, err
-		}
-		objs = append(objs, read...)
 	}
 	ignored := map[string][]string{}
 	for _, dir := range o.Kustomizations {
 		built, keys, err := buildKustomization(ctx, dir)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		objs = append(objs, built...)
+		for _, obj := range built {
+			in.add(obj, in.candidate(obj))
+		}
 		if len(built) > 0 {
 			ignored[built[0].File] = keys
 		}
 	}
-	return objs, ignored, nil
-}
-
-// stdinRead refuses a standard input that held no object: it is the output
-// of a command (git show) that failed, not manifests without StatefulSets.
-func stdinRead(paths []string, objs []manifests.Object, flag string) error {
-	if !slices.Contains(paths, manifests.Stdin) || slices.ContainsFunc(objs, func(o manifests.Object) bool { return o.File == manifests.StdinName }) {
-		return nil
-	}
-	return fmt.Errorf("stdin (%s) is empty: no manifests were written to it; did the command writing them fail?", flag)
-}
-
-// statefulSetsOf gives StatefulSets without a namespace ns, then picks them out.
-func statefulSetsOf(objs []manifests.Object, ns string) ([]manifests.StatefulSet, []manifests.Warning, error) {
-	for _, obj := range objs {
-		if obj.GetKind() == "StatefulSet" && obj.GetNamespace() == "" {
-			obj.SetNamespace(ns)
-		}
-	}
-	return manifests.StatefulSets(objs)
+	return in, sets, ignored, nil
 }
 
 func (r *Report) addWarnings(ws []manifests.Warning) {

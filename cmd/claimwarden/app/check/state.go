@@ -25,9 +25,9 @@ const defaultClassAnnotation = "storageclass.kubernetes.io/is-default-class"
 // manifests — reduced to what the controller reads.
 type current struct {
 	// statefulSets by namespace/name.
-	statefulSets map[string]*appsv1.StatefulSet
+	statefulSets map[string]statefulSet
 	// claims by namespace, then name.
-	claims map[string]map[string]*corev1.PersistentVolumeClaim
+	claims map[string]map[string]claim
 	// ordinals of the claims named like a StatefulSet's, by namespace, then
 	// the name without its ordinal ("<template>-<statefulset>"): a
 	// StatefulSet's claims are found without a look-up per replica.
@@ -35,33 +35,83 @@ type current struct {
 	// storageClasses and namespaces by name; a missing one is unknown.
 	storageClasses map[string]*storagev1.StorageClass
 	namespaces     map[string]*corev1.Namespace
+	// baseClass is the class base claims that name none get: the base's
+	// default StorageClass, not the proposal's.
+	baseClass string
+}
+
+// statefulSet is a current StatefulSet: a live one, or a base one kept as
+// the JSON it was typed from and typed again when asked for, since typed,
+// thousands of them would take four times the memory.
+type statefulSet struct {
+	live *appsv1.StatefulSet
+	base []byte
+}
+
+// claim is a current claim: a live one, or the one the template of a base
+// StatefulSet (by namespace/name) stands for at an ordinal, made when asked
+// for (baseClaim), since most of them never are (unchanged templates).
+type claim struct {
+	live     *corev1.PersistentVolumeClaim
+	owner    string
+	template int
+	ordinal  int32
 }
 
 func newCurrent() *current {
 	return &current{
-		statefulSets:   map[string]*appsv1.StatefulSet{},
-		claims:         map[string]map[string]*corev1.PersistentVolumeClaim{},
+		statefulSets:   map[string]statefulSet{},
+		claims:         map[string]map[string]claim{},
 		ordinals:       map[string]map[string][]int32{},
 		storageClasses: map[string]*storagev1.StorageClass{},
 		namespaces:     map[string]*corev1.Namespace{},
 	}
 }
 
-func (c *current) addClaim(pvc *corev1.PersistentVolumeClaim) {
-	m := c.claims[pvc.Namespace]
-	if m == nil {
-		m = map[string]*corev1.PersistentVolumeClaim{}
-		c.claims[pvc.Namespace] = m
+// statefulSet is the current StatefulSet namespace/name, or nil.
+func (c *current) statefulSet(key string) (*appsv1.StatefulSet, error) {
+	s, ok := c.statefulSets[key]
+	switch {
+	case !ok:
+		return nil, nil
+	case s.live != nil:
+		return s.live, nil
 	}
-	m[pvc.Name] = pvc
-	stem, ordinal, ok := splitOrdinal(pvc.Name)
+	return manifests.TypeAgain(s.base)
+}
+
+// pvc is claim cl; a base one is made anew from its owner, typed once
+// into owners (by namespace/name).
+func (c *current) pvc(cl claim, owners map[string]*appsv1.StatefulSet) (*corev1.PersistentVolumeClaim, error) {
+	if cl.live != nil {
+		return cl.live, nil
+	}
+	owner := owners[cl.owner]
+	if owner == nil {
+		var err error
+		if owner, err = c.statefulSet(cl.owner); err != nil {
+			return nil, err
+		}
+		owners[cl.owner] = owner
+	}
+	return baseClaim(owner, &owner.Spec.VolumeClaimTemplates[cl.template], cl.ordinal, c.baseClass), nil
+}
+
+func (c *current) addClaim(namespace, name string, cl claim) {
+	m := c.claims[namespace]
+	if m == nil {
+		m = map[string]claim{}
+		c.claims[namespace] = m
+	}
+	m[name] = cl
+	stem, ordinal, ok := splitOrdinal(name)
 	if !ok {
 		return
 	}
-	o := c.ordinals[pvc.Namespace]
+	o := c.ordinals[namespace]
 	if o == nil {
 		o = map[string][]int32{}
-		c.ordinals[pvc.Namespace] = o
+		c.ordinals[namespace] = o
 	}
 	o[stem] = append(o[stem], ordinal)
 }
@@ -84,40 +134,44 @@ func splitOrdinal(name string) (string, int32, bool) {
 // replicas are the pull request's to choose.
 const maxBaseClaims = 10_000
 
-// baseState builds the current state from base manifests: each base
-// StatefulSet stands for itself, and each of its templates for one claim
-// per replica, created by the StatefulSet controller from that template
-// and grown to its request (Bound, capacity = request). A StatefulSet
-// scaled to zero keeps the claims of its earlier replicas, so each of its
-// templates stands for one claim, of the first ordinal, which the next
-// scale-up reaches. StorageClasses and Namespaces among the objects are
-// used as the cluster's.
-func baseState(sets []manifests.StatefulSet, objs []manifests.Object) (*current, error) {
-	cur := newCurrent()
-	if err := cur.addClusterObjects(objs); err != nil {
-		return nil, err
+// addBase adds a base StatefulSet, js being the JSON it was typed from. It
+// stands for itself, and each of its templates for one claim per replica,
+// created by the StatefulSet controller from that template and grown to
+// its request (Bound, capacity = request). A StatefulSet scaled to zero
+// keeps the claims of its earlier replicas, so each of its templates
+// stands for one claim, of the first ordinal, which the next scale-up
+// reaches. The base's StorageClasses and Namespaces come after its
+// StatefulSets (setBaseClusterObjects).
+func (c *current) addBase(s manifests.StatefulSet, js []byte) error {
+	key := s.Namespace + "/" + s.Name
+	c.statefulSets[key] = statefulSet{base: js}
+	start := int64(0)
+	if s.Spec.Ordinals != nil {
+		start = int64(s.Spec.Ordinals.Start)
 	}
-	defaultClass := cur.defaultClass()
-	for _, s := range sets {
-		cur.statefulSets[s.Namespace+"/"+s.Name] = s.StatefulSet
-		start := int64(0)
-		if s.Spec.Ordinals != nil {
-			start = int64(s.Spec.Ordinals.Start)
-		}
-		replicas := max(int64(*s.Spec.Replicas), 1)
-		// int64: start + replicas may pass the largest int32 ordinal.
-		end := min(start+replicas, math.MaxInt32+1)
-		if n := int64(len(s.Spec.VolumeClaimTemplates)) * (end - start); n > maxBaseClaims {
-			return nil, fmt.Errorf("StatefulSet %s/%s (%s): spec.replicas: %d replicas of %d templates stand for %d claims, more than the %d a base StatefulSet may",
-				s.Namespace, s.Name, s.Location, *s.Spec.Replicas, len(s.Spec.VolumeClaimTemplates), n, maxBaseClaims)
-		}
-		for i := range s.Spec.VolumeClaimTemplates {
-			for o := start; o < end; o++ {
-				cur.addClaim(baseClaim(s.StatefulSet, &s.Spec.VolumeClaimTemplates[i], int32(o), defaultClass))
-			}
+	replicas := max(int64(*s.Spec.Replicas), 1)
+	// int64: start + replicas may pass the largest int32 ordinal.
+	end := min(start+replicas, math.MaxInt32+1)
+	if n := int64(len(s.Spec.VolumeClaimTemplates)) * (end - start); n > maxBaseClaims {
+		return fmt.Errorf("StatefulSet %s/%s (%s): spec.replicas: %d replicas of %d templates stand for %d claims, more than the %d a base StatefulSet may",
+			s.Namespace, s.Name, s.Location, *s.Spec.Replicas, len(s.Spec.VolumeClaimTemplates), n, maxBaseClaims)
+	}
+	for i, t := range s.Spec.VolumeClaimTemplates {
+		for o := start; o < end; o++ {
+			c.addClaim(s.Namespace, diff.ClaimName(t.Name, s.Name, int32(o)), claim{owner: key, template: i, ordinal: int32(o)})
 		}
 	}
-	return cur, nil
+	return nil
+}
+
+// setBaseClusterObjects uses the base's StorageClasses and Namespaces as
+// the cluster's, its default class for the claims of its StatefulSets.
+func (c *current) setBaseClusterObjects(objs []manifests.Object) error {
+	if err := c.addClusterObjects(objs); err != nil {
+		return err
+	}
+	c.baseClass = c.defaultClass()
+	return nil
 }
 
 // baseClaim is the claim the StatefulSet controller creates for template t
@@ -152,20 +206,30 @@ func baseClaim(sts *appsv1.StatefulSet, t *corev1.PersistentVolumeClaim, o int32
 // replacing what is known: the proposal's own ones are applied with it.
 func (c *current) addClusterObjects(objs []manifests.Object) error {
 	for _, o := range objs {
-		var target any
-		switch gvk := o.GroupVersionKind(); {
-		case gvk.Group == "storage.k8s.io" && gvk.Version == "v1" && gvk.Kind == "StorageClass":
-			sc := &storagev1.StorageClass{}
-			c.storageClasses[o.GetName()], target = sc, sc
-		case gvk.Group == "" && gvk.Version == "v1" && gvk.Kind == "Namespace":
-			ns := &corev1.Namespace{}
-			c.namespaces[o.GetName()], target = ns, ns
+		target := clusterTarget(o)
+		switch t := target.(type) {
+		case *storagev1.StorageClass:
+			c.storageClasses[o.GetName()] = t
+		case *corev1.Namespace:
+			c.namespaces[o.GetName()] = t
 		default:
 			continue
 		}
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, target); err != nil {
 			return fmt.Errorf("%s %s (%s): %w", o.GetKind(), o.GetName(), o.Location, err)
 		}
+	}
+	return nil
+}
+
+// clusterTarget is an empty StorageClass or Namespace for o to be read
+// into when it is one, else nil.
+func clusterTarget(o manifests.Object) any {
+	switch gvk := o.GroupVersionKind(); {
+	case gvk.Group == "storage.k8s.io" && gvk.Version == "v1" && gvk.Kind == "StorageClass":
+		return &storagev1.StorageClass{}
+	case gvk.Group == "" && gvk.Version == "v1" && gvk.Kind == "Namespace":
+		return &corev1.Namespace{}
 	}
 	return nil
 }
