@@ -49,8 +49,9 @@ demo-flux: testenv build ## the same story from commits in a local Gitea, applie
 demo-argocd: testenv build ## the same story synced by Argo CD: claimwarden reads Git through its API and syncs once converged
 	$(GO) run ./test/demo -story argocd
 
-bench: testenv build ## diff/plan micro-benchmarks, then the scale run on the real control plane
-	$(GO) test -run XXX -bench . -benchmem ./reconciler/...
+bench: testenv build ## diff/plan/policy/check benchmarks, then the scale run on the real control plane
+	$(GO) test -run XXX -bench . -benchmem ./reconciler/... ./policies/
+	$(GO) test -run XXX -bench Check5000 -benchtime 3x -benchmem ./cmd/claimwarden/app/check/
 	$(GO) run ./test/scale
 
 clean: ## remove build output (the testenv cache outside the repo stays)
