@@ -117,10 +117,11 @@ func (r *Reconciler) managed(ctx context.Context, key types.NamespacedName) (*ap
 	}
 	if why := plan.SkipReason(&sts); why != "" {
 		if r.memory.firstUnmanaged(key) {
+			// Once: a sink's Forget may walk its memory.
 			ctrl.LoggerFrom(ctx).Info("not managing this StatefulSet", "reason", why)
+			forgetMetrics(key)
+			r.sinks.Forget(key)
 		}
-		forgetMetrics(key)
-		r.sinks.Forget(key)
 		return nil, nil
 	}
 	r.memory.managed(key)
