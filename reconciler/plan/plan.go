@@ -1,5 +1,6 @@
 // Package plan decides what a rollout does next with a StatefulSet's claims,
-// following KEP-4650: highest ordinal first, a bounded number of claims in
+// following KEP-4650: highest ordinal first, from the StatefulSet's
+// rolling-update partition up, a bounded number of claims in
 // flight, patch what can be patched, stop on failures. It is pure: the
 // controller performs the patches and calls Build again on the next diff.
 package plan
