@@ -52,6 +52,9 @@ const (
 	ReasonClaimPatched = "ClaimPatched"
 	// ReasonWaitingForClaims: the strategy leaves existing claims until they are deleted.
 	ReasonWaitingForClaims = "WaitingForClaimDeletion"
+	// ReasonPartitioned: the StatefulSet's rolling-update partition holds
+	// the claims of the ordinals below it until it moves.
+	ReasonPartitioned = "Partitioned"
 	// ReasonJournalRejected: status.pendingRecreate is not the controller's
 	// own sealed record; nothing is re-created from it.
 	ReasonJournalRejected = "JournalRejected"

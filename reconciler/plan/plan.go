@@ -1,5 +1,6 @@
 // Package plan decides what a rollout does next with a StatefulSet's claims,
-// following KEP-4650: highest ordinal first, a bounded number of claims in
+// following KEP-4650: highest ordinal first, from the StatefulSet's
+// rolling-update partition up, a bounded number of claims in
 // flight, patch what can be patched, stop on failures. It is pure: the
 // controller performs the patches and calls Build again on the next diff.
 package plan
@@ -25,6 +26,9 @@ type Options struct {
 	// not patched, and any denial stops every patch of the StatefulSet: the
 	// organisation's guardrails decide the whole proposal.
 	PolicyDenied map[string]string
+	// Partition holds the claims below the StatefulSet's rolling-update
+	// partition (see PartitionOf).
+	Partition Partition
 }
 
 // Step is one claim and where it stands.
@@ -48,6 +52,10 @@ type Plan struct {
 	// failed claims (no new patches), denied claims and added or removed
 	// templates (reported; the other claims still proceed).
 	Blocked string
+	// Held, when set, says which claims wait on purpose: the StatefulSet's
+	// partition holds them until a person moves it. Not a failure, so not
+	// Blocked.
+	Held string
 }
 
 // Build plans the next step of a rollout from a diff.
@@ -61,7 +69,7 @@ func Build(r diff.Result, o Options) Plan {
 
 	var candidates []int // steps that need a patch, in diff order
 	var failed, denied, policyDenied []string
-	inFlight, compatible := 0, 0
+	inFlight, compatible, held := 0, 0, 0
 	for i, c := range r.Claims {
 		s := Step{Claim: c}
 		f := failure(c)
@@ -93,6 +101,9 @@ func Build(r diff.Result, o Options) Plan {
 		case o.Strategy != v1alpha1.InPlace:
 			s.Phase = v1alpha1.ClaimPending
 			s.Message = "strategy " + string(o.Strategy) + ": keeps its old spec until the PVC is deleted (template wants " + patchSummary(c) + ")"
+		case o.Partition.holds(c.Ordinal):
+			s.Phase, s.Message = v1alpha1.ClaimPending, o.Partition.waitingMessage(patchSummary(c))
+			held++
 		default:
 			candidates = append(candidates, i)
 		}
@@ -127,6 +138,9 @@ func Build(r diff.Result, o Options) Plan {
 	}
 
 	p.Done = compatible == len(r.Claims)
+	if held > 0 {
+		p.Held = o.Partition.heldSummary(held)
+	}
 	p.Blocked = blocked(o.Strategy, failed, denied, policyDenied, r.TemplatesAdded, r.TemplatesRemoved)
 	return p
 }

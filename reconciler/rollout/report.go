@@ -121,6 +121,13 @@ func setConditions(vcr *v1alpha1.VolumeClaimRollout, strategy v1alpha1.UpdateStr
 		conditions.Delete(vcr, meta.StalledCondition)
 	case p.Blocked != "" && !progressing:
 		markStalled(vcr, blockedReason(res), blockedMessage(p))
+	case p.Held != "" && !progressing:
+		// Waiting on purpose, as the StatefulSet's partition says: neither
+		// in progress nor stalled.
+		msg := fmt.Sprintf("%d/%d claims compatible; %s", n.Compatible, n.Total, p.Held)
+		conditions.MarkFalse(vcr, meta.ReadyCondition, v1alpha1.ReasonPartitioned, "%s", msg)
+		conditions.Delete(vcr, meta.ReconcilingCondition)
+		conditions.Delete(vcr, meta.StalledCondition)
 	case strategy == v1alpha1.OnClaimDelete && !progressing:
 		msg := fmt.Sprintf("%d/%d claims compatible; %s keeps existing claims until they are deleted", n.Compatible, n.Total, v1alpha1.OnClaimDelete)
 		conditions.MarkFalse(vcr, meta.ReadyCondition, v1alpha1.ReasonWaitingForClaims, "%s", msg)
@@ -128,8 +135,10 @@ func setConditions(vcr *v1alpha1.VolumeClaimRollout, strategy v1alpha1.UpdateStr
 		conditions.Delete(vcr, meta.StalledCondition)
 	default:
 		msg := fmt.Sprintf("%d/%d claims compatible, %d updating", n.Compatible, n.Total, n.Updating)
-		if p.Blocked != "" {
-			msg += "; " + p.Blocked
+		for _, why := range []string{p.Blocked, p.Held} {
+			if why != "" {
+				msg += "; " + why
+			}
 		}
 		conditions.MarkReconciling(vcr, v1alpha1.ReasonProgressing, "%s", msg)
 		conditions.MarkUnknown(vcr, meta.ReadyCondition, v1alpha1.ReasonProgressing, "%s", msg)
