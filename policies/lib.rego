@@ -13,6 +13,9 @@ default_params := {
 	"disabled": [],
 	"max_step_percent": 100,
 	"max_step_bytes": null,
+	"max_cost_increase": null,
+	"storage_class_prices": {},
+	"volume_attributes_class_prices": {},
 }
 
 # params is what the policies use: the defaults overlaid with configuration.

@@ -191,13 +191,20 @@ func (e printableError) Unwrap() error { return e.err }
 func runCheck(cmd *cobra.Command, f checkFlags, environ []string) error {
 	ctx := cmd.Context()
 	cfg := config.Default()
+	var err error
 	if f.configPath != "" {
-		var err error
 		// Only the file: CLAIMWARDEN_* variables configure the controller,
 		// and a CI job may hold the check's own (the token).
 		if cfg, err = config.Load(nil, f.configPath, nil); err != nil {
 			return inputError(err)
 		}
+	}
+	if cfg.Policies.Params, err = checkParams(cfg.Policies.Params, f.params); err != nil {
+		return inputError(err)
+	}
+	prices, err := check.PricesFromParams(cfg.Policies.Params)
+	if err != nil {
+		return inputError(err)
 	}
 	engine, err := checkPolicies(ctx, cfg.Policies, f)
 	if err != nil {
@@ -212,6 +219,7 @@ func runCheck(cmd *cobra.Command, f checkFlags, environ []string) error {
 		Strategy:   v1alpha1.UpdateStrategy(cmp.Or(f.strategy, string(cfg.UpdateStrategy))),
 		Repository: f.repository, Revision: f.revision,
 		ContextPrefix: cmp.Or(f.contextPrefix, cfg.GitStatus.ContextPrefix),
+		Prices:        prices,
 	}
 	if f.kubeconfig != "" {
 		if o.Cluster, err = loadRESTConfig(f.kubeconfig); err != nil {
@@ -303,7 +311,7 @@ func gitToken(file string, environ []string) (string, error) {
 }
 
 // checkPolicies builds the engine as the controller does, from the
-// configuration's policies.* and the flags, for one run: no polling, every
+// configuration's policies.* (parameters merged by checkParams) and the flags, for one run: no polling, every
 // bundle downloaded now, no decision logs. Policies that do not compile or
 // a bundle that cannot be read stop the check (exit 2) instead of denying
 // every change: the pull request is not what is wrong.
@@ -318,19 +326,6 @@ func checkPolicies(ctx context.Context, p config.Policies, f checkFlags) (*polic
 	for i := range p.Bundles {
 		p.Bundles[i].Trigger = "manual"
 	}
-	params := maps.Clone(p.Params)
-	if params == nil {
-		params = map[string]any{}
-	}
-	for _, kv := range f.params {
-		k, v, _ := strings.Cut(kv, "=")
-		var value any
-		if err := yaml.Unmarshal([]byte(v), &value); err != nil {
-			return nil, fmt.Errorf("--param %s: %w", k, err)
-		}
-		params[strings.ToLower(k)] = value
-	}
-	p.Params = params
 	opts, err := policyOptions(p, logr.Discard())
 	if err != nil {
 		return nil, err
@@ -348,6 +343,24 @@ func checkPolicies(ctx context.Context, p config.Policies, f checkFlags) (*polic
 		return nil, fmt.Errorf("policies: %s", s.Message)
 	}
 	return engine, nil
+}
+
+// checkParams are the configured policy parameters with the --param flags
+// over them: the policies read them, and check its prices from them.
+func checkParams(configured map[string]any, flags []string) (map[string]any, error) {
+	params := maps.Clone(configured)
+	if params == nil {
+		params = map[string]any{}
+	}
+	for _, kv := range flags {
+		k, v, _ := strings.Cut(kv, "=")
+		var value any
+		if err := yaml.Unmarshal([]byte(v), &value); err != nil {
+			return nil, fmt.Errorf("--param %s: %w", k, err)
+		}
+		params[strings.ToLower(k)] = value
+	}
+	return params, nil
 }
 
 // useColour: only for a terminal, and not when NO_COLOR is set or TERM is dumb.

@@ -66,6 +66,14 @@ func TestCheckGolden(t *testing.T) {
 		{"grow-markdown", 1, []string{"-f", grow + "pr", "--base", grow + "base", "-o", "markdown"}},
 		// A parameter lets the larger step through.
 		{"grow-param", 0, []string{"-f", grow + "pr", "--base", grow + "base", "--param", "max_step_percent=400"}},
+		// Prices show capacity and monthly cost per StatefulSet, and a total.
+		{"grow-cost-table", 1, []string{"-f", grow + "pr", "--base", grow + "base", "--param", "storage_class_prices={fast: 0.17}"}},
+		{"grow-cost-json", 1, []string{"-f", grow + "pr", "--base", grow + "base", "--param", "storage_class_prices={fast: 0.17}", "-o", "json"}},
+		{"grow-cost-markdown", 1, []string{"-f", grow + "pr", "--base", grow + "base", "--param", "storage_class_prices={fast: 0.17}", "-o", "markdown"}},
+		// max-cost-increase denies +1.70 a claim above 1.50; an unpriced class is warned about.
+		{"grow-cost-limit", 1, []string{"-f", grow + "pr", "--base", grow + "base", "--param", "storage_class_prices={fast: 0.17}", "--param", "max_cost_increase=1.5", "--param", "max_step_percent=400"}},
+		{"grow-cost-unpriced", 1, []string{"-f", grow + "pr", "--base", grow + "base", "--param", "storage_class_prices={slow: 0.05}", "--param", "max_cost_increase=1"}},
+		{"bad-prices", 2, []string{"-f", grow + "pr", "--base", grow + "base", "--param", "storage_class_prices={fast: cheap}"}},
 		{"nothing", 0, []string{"-f", grow + "base", "--base", grow + "base"}},
 		// -k builds the kustomization as Flux does: its patch raises small to 15Gi.
 		{"kustomize", 0, []string{"-k", "testdata/check/kustomize", "--base", grow + "base"}},

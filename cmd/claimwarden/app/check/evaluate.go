@@ -44,6 +44,10 @@ type evaluator struct {
 	ignoredLabels map[string][]string
 	// noun names what the proposal was compared with, in notes.
 	noun string
+	// prices cost the claims; defaultClass is the class new claims that
+	// name none get.
+	prices       Prices
+	defaultClass string
 }
 
 // all evaluates every StatefulSet, in parallel (the engine is safe for
@@ -123,6 +127,7 @@ func (e *evaluator) one(ctx context.Context, p manifests.StatefulSet) (StatefulS
 		r.Status = StatusNew
 		r.NewClaims = len(sts.Spec.VolumeClaimTemplates) * int(*sts.Spec.Replicas)
 		r.Notes = append(r.Notes, "not in the "+e.noun+": the StatefulSet controller creates its claims from the templates")
+		r.Cost = e.cost(sts, firstOrdinal(sts), nil, nil)
 		return r, nil
 	}
 
@@ -139,6 +144,7 @@ func (e *evaluator) one(ctx context.Context, p manifests.StatefulSet) (StatefulS
 		r.Status = StatusUnchanged
 		r.NewClaims = newReplicas(live, sts, claims)
 		r.addNewClaimsNote()
+		r.Cost = e.cost(sts, firstOrdinal(live), claims, nil)
 		return r, nil
 	}
 	in := diff.Input{Desired: desired, LiveTemplates: diff.LiveTemplatesOf(live), PVCs: claims, IgnoreLabels: e.ignoredLabels[p.File], MaxClaims: diff.DefaultMaxClaims}
@@ -157,6 +163,7 @@ func (e *evaluator) one(ctx context.Context, p manifests.StatefulSet) (StatefulS
 		}
 	}
 	r.TemplatesAdded, r.TemplatesRemoved = res.TemplatesAdded, res.TemplatesRemoved
+	r.Cost = e.cost(sts, firstOrdinal(live), claims, res.Claims)
 
 	// The templates differ, so the controller re-creates the StatefulSet
 	// to carry them: ask that question too, as it will.

@@ -46,6 +46,18 @@ func Markdown(r *Report) string {
 		}
 		b.WriteString("\n")
 	}
+	if cs := costRows(r); len(cs) > 0 {
+		sets, total := cs[:len(cs)-1], cs[len(cs)-1]
+		b.WriteString("| StatefulSet | Capacity | Monthly cost | Change |\n|---|---|---|---|\n")
+		for i, x := range sets {
+			if i == markdownMaxRows {
+				fmt.Fprintf(&b, "| … and %d more | | | |\n", len(sets)-i)
+				break
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", markdownCode(x.statefulSet), x.capacity, x.monthly, x.change)
+		}
+		fmt.Fprintf(&b, "| **Total** | %s | %s | **%s** |\n\n", total.capacity, total.monthly, total.change)
+	}
 	if o := notes(r); len(o) > 0 {
 		for _, line := range o {
 			fmt.Fprintf(&b, "- %s\n", markdownText(line))

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/claimwarden/claimwarden/policies"
@@ -78,6 +79,39 @@ func rows(r *Report) []row {
 		}
 	}
 	return out
+}
+
+// costRow is one line of the cost table: a StatefulSet, or the total.
+type costRow struct {
+	statefulSet, capacity, monthly, change string
+}
+
+// costRows are the StatefulSets whose cost changes, then the total; none
+// without prices.
+func costRows(r *Report) []costRow {
+	if r.Cost == nil {
+		return nil
+	}
+	row := func(name string, c *Cost) costRow {
+		return costRow{name, c.CapacityFrom + " → " + c.CapacityTo, money(c.MonthlyFrom) + " → " + money(c.MonthlyTo), signedMoney(c.MonthlyDelta)}
+	}
+	var out []costRow
+	for _, st := range r.StatefulSets {
+		if st.Cost != nil {
+			out = append(out, row(st.Namespace+"/"+st.Name, st.Cost))
+		}
+	}
+	return append(out, row("total", r.Cost))
+}
+
+func money(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
+
+// signedMoney marks increases with "+", as the max-cost-increase policy does.
+func signedMoney(x float64) string {
+	if x > 0 {
+		return "+" + money(x)
+	}
+	return money(x)
 }
 
 func reasonTexts(rs []policies.Reason, prefix string) []string {

@@ -43,6 +43,8 @@ type Report struct {
 	StatefulSets   []StatefulSet `json:"statefulSets"`
 	// Warnings are about the input, not a claim (policy warnings are on their claim).
 	Warnings []Warning `json:"warnings"`
+	// Cost sums the StatefulSets' costs; nil without prices or changes.
+	Cost *Cost `json:"cost,omitempty"`
 }
 
 // Warning is a remark on the input; File and Line are empty when it is
@@ -101,6 +103,9 @@ type StatefulSet struct {
 	Notes []string `json:"notes,omitempty"`
 	// CommitStatus is what --post-status posts for it (changed StatefulSets only).
 	CommitStatus *CommitStatus `json:"commitStatus,omitempty"`
+	// Cost is what the proposal does to its claims' requests and monthly
+	// cost; nil without prices or when neither changes.
+	Cost *Cost `json:"cost,omitempty"`
 }
 
 // Claim is one claim change and its verdict.

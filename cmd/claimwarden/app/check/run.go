@@ -9,6 +9,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 
@@ -52,6 +53,8 @@ type Options struct {
 	Repository, Revision string
 	// ContextPrefix starts commit status contexts; default "claimwarden".
 	ContextPrefix string
+	// Prices cost the changes (PricesFromParams); none: no costs shown.
+	Prices Prices
 }
 
 func (o Options) withDefaults() Options {
@@ -133,6 +136,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		repository: o.Repository, revision: o.Revision, contextPrefix: o.ContextPrefix,
 		ignoredLabels: ignoredLabels,
 		noun:          map[string]string{ModeBase: "base", ModeCluster: "cluster"}[report.Mode],
+		prices:        o.Prices, defaultClass: cur.defaultClass(),
 	}
 	results, err := e.all(ctx, sets)
 	if err != nil {
@@ -143,6 +147,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	})
 	report.StatefulSets = results
 	report.summarise()
+	if report.Cost = totalCost(results); report.Cost != nil {
+		for _, class := range report.Cost.Unpriced {
+			report.Warnings = append(report.Warnings, Warning{Message: fmt.Sprintf("StorageClass %q has no price in policies.params.%s: its claims count in the capacity, not in the monthly cost", class, storageClassPricesParam)})
+		}
+	}
 	if len(sets) == 0 {
 		report.Warnings = append(report.Warnings, Warning{Message: "the proposed manifests hold no StatefulSet (apps/v1): nothing to check"})
 	}

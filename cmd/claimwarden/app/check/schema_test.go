@@ -55,6 +55,7 @@ func TestSchemaDocumented(t *testing.T) {
 		{reflect.TypeFor[Claim](), at("$defs", "claim")},
 		{reflect.TypeFor[TemplateVerdict](), at("$defs", "templateVerdict")},
 		{reflect.TypeFor[CommitStatus](), at("$defs", "commitStatus")},
+		{reflect.TypeFor[Cost](), at("$defs", "cost")},
 		{reflect.TypeFor[policies.Reason](), at("$defs", "reason")},
 	} {
 		var fields, always []string

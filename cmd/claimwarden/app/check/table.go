@@ -29,35 +29,24 @@ func writeTable(w io.Writer, r *Report, colour bool) error {
 	var b strings.Builder
 	rs := rows(r)
 	if len(rs) > 0 {
-		header := []string{"STATEFULSET", "CLAIM", "FROM", "TO", "VERDICT", "REASONS"}
-		cells := [][]string{header}
+		cells := [][]string{{"STATEFULSET", "CLAIM", "FROM", "TO", "VERDICT", "REASONS"}}
 		for _, x := range rs {
-			line := []string{x.statefulSet, x.claim, x.from, x.to, x.verdict, strings.Join(x.reasons, "; ")}
-			for i := range line {
-				line[i] = terminalText(line[i])
-			}
-			cells = append(cells, line)
+			cells = append(cells, []string{x.statefulSet, x.claim, x.from, x.to, x.verdict, strings.Join(x.reasons, "; ")})
 		}
-		widths := make([]int, len(header))
-		for _, line := range cells {
-			for i, c := range line {
-				widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		writeColumns(&b, cells, func(n, i int, cell, padded string) string {
+			if i == 4 && n > 0 {
+				return strings.Replace(padded, cell, paint(verdictColour(cell), cell), 1)
 			}
+			return padded
+		})
+		b.WriteString("\n")
+	}
+	if cs := costRows(r); len(cs) > 0 {
+		cells := [][]string{{"STATEFULSET", "CAPACITY", "MONTHLY COST", "CHANGE"}}
+		for _, x := range cs {
+			cells = append(cells, []string{x.statefulSet, x.capacity, x.monthly, x.change})
 		}
-		for n, line := range cells {
-			var parts []string
-			for i, c := range line {
-				padded := c
-				if i < len(line)-1 {
-					padded += strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
-				}
-				if i == 4 && n > 0 {
-					padded = strings.Replace(padded, c, paint(verdictColour(c), c), 1)
-				}
-				parts = append(parts, padded)
-			}
-			b.WriteString(strings.TrimRight(strings.Join(parts, "  "), " ") + "\n")
-		}
+		writeColumns(&b, cells, func(_, _ int, _, padded string) string { return padded })
 		b.WriteString("\n")
 	}
 	for _, o := range notes(r) {
@@ -73,6 +62,33 @@ func writeTable(w io.Writer, r *Report, colour bool) error {
 	fmt.Fprintf(&b, "%s:%s\n", paint(verdictColour(verdict), verdict), rest)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeColumns writes cells as aligned columns, the text made
+// terminalText; paint may colour a padded cell (row n, column i).
+func writeColumns(b *strings.Builder, cells [][]string, paint func(n, i int, cell, padded string) string) {
+	for _, line := range cells {
+		for i := range line {
+			line[i] = terminalText(line[i])
+		}
+	}
+	widths := make([]int, len(cells[0]))
+	for _, line := range cells {
+		for i, c := range line {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	for n, line := range cells {
+		var parts []string
+		for i, c := range line {
+			padded := c
+			if i < len(line)-1 {
+				padded += strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
+			}
+			parts = append(parts, paint(n, i, c, padded))
+		}
+		b.WriteString(strings.TrimRight(strings.Join(parts, "  "), " ") + "\n")
+	}
 }
 
 func verdictColour(v string) string {

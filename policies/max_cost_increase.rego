@@ -1,0 +1,120 @@
+# max-cost-increase: one change raises a claim's monthly cost by at most
+# max_cost_increase. Off by default: without a limit (null) nothing is denied.
+#
+# A claim costs its request in GiB × (the monthly price per GiB of its
+# StorageClass in storage_class_prices + that of its VolumeAttributesClass
+# in volume_attributes_class_prices, a surcharge; 0 when not listed). The
+# same prices let `claimwarden check` show the bill in the pull request.
+#
+# Parameters: max_cost_increase is a number ≥ 0 or null; the prices are
+# objects of class names to numbers ≥ 0.
+package claimwarden.claims
+
+deny contains {"policy": "max-cost-increase", "msg": msg} if {
+	# Cheapest first: null by default, so nothing below runs.
+	limit := params.max_cost_increase
+	limit != null
+	_cost_params_valid
+	[from, to] := _claim_sizes
+	before := _monthly_cost(from, _cost_class_from, _cost_vac_from)
+	after := _monthly_cost(to, _cost_class_to, _cost_vac_to)
+	after - before > limit
+	not "max-cost-increase" in _disabled_ids
+	msg := sprintf(
+		"%s: %s → %s on StorageClass %q raises its monthly cost from %s to %s (+%s), more than max_cost_increase %s",
+		[claim_ref, _quantity_text("from", from), _quantity_text("to", to), _cost_class_to, format_money(before), format_money(after), format_money(after - before), format_money(limit)],
+	)
+}
+
+# A limit the operator set but that cannot be applied is a denial, as with
+# max-step: they must learn that it is not in force.
+deny contains {"policy": "max-cost-increase", "msg": msg} if {
+	params.max_cost_increase != null
+	not _cost_params_valid
+	input.change.kind == "claim"
+	not "max-cost-increase" in _disabled_ids
+	msg := sprintf(
+		"parameters max_cost_increase (a number ≥ 0, or null for no limit), storage_class_prices and volume_attributes_class_prices (objects of class names to monthly prices per GiB ≥ 0) are malformed: %s",
+		[json.marshal({k: params[k] | some k in ["max_cost_increase", "storage_class_prices", "volume_attributes_class_prices"]})],
+	)
+}
+
+# A class without a price cannot be costed: say that the limit was not
+# checked rather than pass silently.
+warn contains {"policy": "max-cost-increase", "msg": msg} if {
+	limit := params.max_cost_increase
+	limit != null
+	_cost_params_valid
+	_claim_sizes
+	some class in {_cost_class_from, _cost_class_to}
+	not is_number(object.get(params.storage_class_prices, class, null))
+	not "max-cost-increase" in _disabled_ids
+	msg := sprintf(
+		"%s: StorageClass %q has no price in storage_class_prices, so max_cost_increase %s was not checked",
+		[claim_ref, class, format_money(limit)],
+	)
+}
+
+# _monthly_cost is undefined for a class without a price.
+_monthly_cost(bytes, class, vac) := ((bytes / gib_bytes) * price) if {
+	price := params.storage_class_prices[class] + object.get(params.volume_attributes_class_prices, vac, 0)
+}
+
+gib_bytes := 1073741824
+
+_cost_params_valid if {
+	is_number(params.max_cost_increase)
+	params.max_cost_increase >= 0
+	_valid_prices(params.storage_class_prices)
+	_valid_prices(params.volume_attributes_class_prices)
+}
+
+_valid_prices(prices) if {
+	is_object(prices)
+	every price in prices {
+		is_number(price)
+		price >= 0
+	}
+}
+
+# The PVC's class (base claims and the API server fill in the default).
+_cost_class_from := c if {
+	c := input.pvc.spec.storageClassName
+	is_string(c)
+	c != ""
+} else := c if {
+	c := input.storageClass.metadata.name
+	is_string(c)
+} else := ""
+
+# The template's class when it names one, else the PVC's.
+_cost_class_to := c if {
+	c := input.change.storageClassName.to
+	is_string(c)
+	c != ""
+} else := _cost_class_from
+
+_cost_vac_from := v if {
+	v := input.change.volumeAttributesClassName.from
+	is_string(v)
+} else := v if {
+	v := input.pvc.spec.volumeAttributesClassName
+	is_string(v)
+} else := ""
+
+_cost_vac_to := v if {
+	v := input.change.volumeAttributesClassName.to
+	is_string(v)
+} else := _cost_vac_from
+
+# format_money renders an amount with two decimals ("3.40", "-0.05"), as
+# check prints costs; sprintf's %.2f fails on whole numbers, which Rego
+# keeps as integers.
+format_money(x) := sprintf("%s%d.%02d", [sign, floor(cents / 100), cents % 100]) if {
+	cents := round(abs(x) * 100)
+	sign := _money_sign(x < 0)
+}
+
+_money_sign(true) := "-"
+
+_money_sign(false) := ""
