@@ -23,8 +23,8 @@ func TestQuotasForPoliciesKeepsWhatClaimsCountAgainst(t *testing.T) {
 	q := resource.MustParse
 	compute := quota("compute", corev1.ResourceList{"cpu": q("4"), "pods": q("10")}, corev1.ResourceList{"cpu": q("1")})
 	storage := quota("storage", corev1.ResourceList{
-		"requests.storage":       q("20Gi"),
-		"persistentvolumeclaims": q("10"),
+		"requests.storage":                                        q("20Gi"),
+		"persistentvolumeclaims":                                  q("10"),
 		"fast.storageclass.storage.k8s.io/requests.storage":       q("5Gi"),
 		"fast.storageclass.storage.k8s.io/persistentvolumeclaims": q("2"),
 		".storageclass.storage.k8s.io/requests.storage":           q("1Gi"),
@@ -42,8 +42,8 @@ func TestQuotasForPoliciesKeepsWhatClaimsCountAgainst(t *testing.T) {
 			"requests.storage": {Hard: "1Gi", HardValue: 1 << 30},
 		}},
 		{Name: "storage", Resources: map[string]policies.QuotaAmount{
-			"requests.storage":       {Hard: "20Gi", Used: "10737418239500m", HardValue: 20 << 30, UsedValue: 10 << 30},
-			"persistentvolumeclaims": {Hard: "10", Used: "3", HardValue: 10, UsedValue: 3},
+			"requests.storage":                                        {Hard: "20Gi", Used: "10737418239500m", HardValue: 20 << 30, UsedValue: 10 << 30},
+			"persistentvolumeclaims":                                  {Hard: "10", Used: "3", HardValue: 10, UsedValue: 3},
 			"fast.storageclass.storage.k8s.io/requests.storage":       {Hard: "5Gi", HardValue: 5 << 30},
 			"fast.storageclass.storage.k8s.io/persistentvolumeclaims": {Hard: "2", HardValue: 2},
 		}},
