@@ -31,8 +31,37 @@ type Input struct {
 	// Namespace is the StatefulSet's Namespace (its labels say e.g. tier=prod);
 	// null when unknown.
 	Namespace *corev1.Namespace `json:"namespace"`
-	Source    Source            `json:"source"`
-	Params    map[string]any    `json:"params"`
+	// ResourceQuotas are the StatefulSet's namespace's ResourceQuotas that
+	// limit what claims count against, by name; null when there are none
+	// or they are unknown.
+	ResourceQuotas []ResourceQuota `json:"resourceQuotas"`
+	Source         Source          `json:"source"`
+	Params         map[string]any  `json:"params"`
+}
+
+// ResourceQuota is a ResourceQuota reduced to the resources a claim counts
+// against: requests.storage, persistentvolumeclaims and their per-class
+// forms (<class>.storageclass.storage.k8s.io/requests.storage and
+// .../persistentvolumeclaims). The rest (cpu, pods, ...) changes with every
+// Pod and would change each input's digest for nothing.
+type ResourceQuota struct {
+	Name string `json:"name"`
+	// Scoped is true when the quota has scopes or a scope selector (for
+	// claims: a VolumeAttributesClass scope), so it counts some claims only.
+	Scoped bool `json:"scoped,omitempty"`
+	// Resources are the quota's limits by resource name.
+	Resources map[string]QuotaAmount `json:"resources"`
+}
+
+// QuotaAmount is a quota's hard limit of one resource and what is used of
+// it, as written ("20Gi") and as whole units rounded up, as
+// Quantity.Value() rounds. Used is "" and UsedValue 0 while the quota
+// controller has not counted yet.
+type QuotaAmount struct {
+	Hard      string `json:"hard"`
+	Used      string `json:"used"`
+	HardValue int64  `json:"hardValue"`
+	UsedValue int64  `json:"usedValue"`
 }
 
 // Change describes what would change.

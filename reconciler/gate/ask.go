@@ -20,6 +20,10 @@ type Facts struct {
 	// Namespace returns the StatefulSet's Namespace (nil when unknown); it
 	// is read only when there is a question to ask.
 	Namespace func(ctx context.Context) (*corev1.Namespace, error)
+	// ResourceQuotas returns the StatefulSet's namespace's ResourceQuotas
+	// (nil when none or unknown); read, like Namespace, only when there is
+	// a question to ask.
+	ResourceQuotas func(ctx context.Context) ([]corev1.ResourceQuota, error)
 	// StorageClass returns the StorageClass of a live claim (nil when it
 	// names none or the class is unknown).
 	StorageClass func(ctx context.Context, pvc *corev1.PersistentVolumeClaim) (*storagev1.StorageClass, error)
@@ -53,8 +57,13 @@ func Ask(ctx context.Context, ev policies.Evaluator, questions []plan.Question, 
 		return out, err
 	}
 	ns = namespaceForPolicies(ns)
+	quotas, err := facts.ResourceQuotas(ctx)
+	if err != nil {
+		return out, err
+	}
+	reduced := QuotasForPolicies(quotas)
 	for _, q := range questions {
-		q.Input.Namespace, q.Input.Source = ns, facts.Source
+		q.Input.Namespace, q.Input.ResourceQuotas, q.Input.Source = ns, reduced, facts.Source
 		if q.Claim != "" {
 			sc, err := facts.StorageClass(ctx, q.PVC)
 			if err != nil {

@@ -89,6 +89,7 @@ func proposal(t *testing.T, replicas int32, class, size string) []plan.Question 
 type snapshot struct {
 	namespace *corev1.Namespace
 	classes   map[string]*storagev1.StorageClass
+	quotas    []corev1.ResourceQuota
 	reads     atomic.Int32
 }
 
@@ -105,7 +106,8 @@ func newSnapshot(freeze string) *snapshot {
 
 func (s *snapshot) facts() Facts {
 	return Facts{
-		Namespace: func(context.Context) (*corev1.Namespace, error) { s.reads.Add(1); return s.namespace, nil },
+		Namespace:      func(context.Context) (*corev1.Namespace, error) { s.reads.Add(1); return s.namespace, nil },
+		ResourceQuotas: func(context.Context) ([]corev1.ResourceQuota, error) { s.reads.Add(1); return s.quotas, nil },
 		StorageClass: func(_ context.Context, pvc *corev1.PersistentVolumeClaim) (*storagev1.StorageClass, error) {
 			s.reads.Add(1)
 			return s.classes[*pvc.Spec.StorageClassName], nil
@@ -176,8 +178,13 @@ func TestAskReturnsTheFactsErrors(t *testing.T) {
 	broken := errors.New("the cache is not synced")
 	for name, facts := range map[string]Facts{
 		"namespace": {Namespace: func(context.Context) (*corev1.Namespace, error) { return nil, broken }},
+		"quotas": {
+			Namespace:      func(context.Context) (*corev1.Namespace, error) { return nil, nil },
+			ResourceQuotas: func(context.Context) ([]corev1.ResourceQuota, error) { return nil, broken },
+		},
 		"class": {
-			Namespace: func(context.Context) (*corev1.Namespace, error) { return nil, nil },
+			Namespace:      func(context.Context) (*corev1.Namespace, error) { return nil, nil },
+			ResourceQuotas: func(context.Context) ([]corev1.ResourceQuota, error) { return nil, nil },
 			StorageClass: func(context.Context, *corev1.PersistentVolumeClaim) (*storagev1.StorageClass, error) {
 				return nil, broken
 			},
@@ -186,5 +193,28 @@ func TestAskReturnsTheFactsErrors(t *testing.T) {
 		if _, err := Ask(context.Background(), engine(t, ""), questions, facts); !errors.Is(err, broken) {
 			t.Errorf("%s: error %v, want %v", name, err, broken)
 		}
+	}
+}
+
+// TestAskGivesEveryQuestionTheNamespacesQuotas: quota-fits, shipped, reads
+// them; the StatefulSet-level question gets them too (a policy may limit
+// claim counts).
+func TestAskGivesEveryQuestionTheNamespacesQuotas(t *testing.T) {
+	snap := newSnapshot("false")
+	snap.quotas = []corev1.ResourceQuota{{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "storage"},
+		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourceRequestsStorage: resource.MustParse("24Gi")}},
+		Status:     corev1.ResourceQuotaStatus{Used: corev1.ResourceList{corev1.ResourceRequestsStorage: resource.MustParse("20Gi")}},
+	}}
+	res, err := Ask(context.Background(), engine(t, ""), proposal(t, 2, "fast", "15Gi"), snap.facts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "quota-fits: claim data-web-0 (StatefulSet shop/web): 10Gi → 15Gi needs 5Gi more requests.storage, and ResourceQuota storage has 20Gi used of 24Gi"
+	if got := res.ClaimDenials()["data-web-0"]; got != want {
+		t.Errorf("denial %q, want %q", got, want)
+	}
+	if q := res.StatefulSet.Input.ResourceQuotas; len(q) != 1 || q[0].Name != "storage" {
+		t.Errorf("StatefulSet-level quotas %+v, want the namespace's", q)
 	}
 }

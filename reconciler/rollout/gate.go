@@ -31,9 +31,10 @@ func (g gateResult) denied() bool { return len(g.claims) > 0 || g.statefulSet !=
 // manager's cache and the verdicts remembered by r.verdicts.
 func (r *Reconciler) gate(ctx context.Context, sts *appsv1.StatefulSet, res diff.Result, pvcs map[string]*corev1.PersistentVolumeClaim, source policies.Source, recreate bool) (gateResult, error) {
 	ans, err := gate.Ask(ctx, r.verdicts, plan.Questions(sts, res, pvcs, recreate), gate.Facts{
-		Namespace:    func(ctx context.Context) (*corev1.Namespace, error) { return r.namespaceOf(ctx, sts.Namespace) },
-		StorageClass: r.storageClassOf,
-		Source:       source,
+		Namespace:      func(ctx context.Context) (*corev1.Namespace, error) { return r.namespaceOf(ctx, sts.Namespace) },
+		ResourceQuotas: func(ctx context.Context) ([]corev1.ResourceQuota, error) { return r.quotasIn(ctx, sts.Namespace) },
+		StorageClass:   r.storageClassOf,
+		Source:         source,
 	})
 	if err != nil {
 		return gateResult{}, err
@@ -61,4 +62,12 @@ func (r *Reconciler) namespaceOf(ctx context.Context, name string) (*corev1.Name
 		return nil, fmt.Errorf("reading Namespace %s: %w", name, err)
 	}
 	return ns, nil
+}
+
+func (r *Reconciler) quotasIn(ctx context.Context, namespace string) ([]corev1.ResourceQuota, error) {
+	var list corev1.ResourceQuotaList
+	if err := r.client.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+		return nil, fmt.Errorf("listing ResourceQuotas in namespace %s: %w", namespace, err)
+	}
+	return list.Items, nil
 }

@@ -83,6 +83,11 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 			return r.statefulSetsIn(o.GetName())(ctx, o)
 		}), builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		// ResourceQuotas (quota-fits): a claim denied for want of room is
+		// asked again when the quota grows or frees up.
+		Watches(&corev1.ResourceQuota{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			return r.statefulSetsIn(o.GetNamespace())(ctx, o)
+		}), builder.WithPredicates(claimQuotaChanged())).
 		WatchesRawSource(source.Channel(policyEvents, &handler.EnqueueRequestForObject{})).
 		Complete(r)
 }

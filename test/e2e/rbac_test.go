@@ -66,6 +66,7 @@ func TestServiceAccountPermissions(t *testing.T) {
 		// Needed: policy input and policy ConfigMaps.
 		{"watch", "storage.k8s.io", "storageclasses", "", "", true},
 		{"get", "", "namespaces", "", "", true},
+		{"watch", "", "resourcequotas", "", "", true},
 		{"watch", "", "configmaps", "", controllerNamespace, true},
 		// Needed by the Flux integration: Kustomizations watched and
 		// patched (requestedAt), sources read, substituteFrom ConfigMaps read by name.

@@ -70,7 +70,7 @@ func TestCheckClaimsBeyondReplicasInCluster(t *testing.T) {
 	for _, obj := range []client.Object{
 		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{"apps"}, Resources: []string{"statefulsets"}, Verbs: []string{"list"}},
-			{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims", "namespaces"}, Verbs: []string{"get", "list"}},
+			{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims", "namespaces", "resourcequotas"}, Verbs: []string{"get", "list"}},
 			{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses"}, Verbs: []string{"list"}},
 		}},
 		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user},

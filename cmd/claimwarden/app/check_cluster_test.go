@@ -98,7 +98,7 @@ func TestCheckAgainstCluster(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "claimwarden-check"},
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{"apps"}, Resources: []string{"statefulsets"}, Verbs: []string{"get", "list"}},
-			{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims", "namespaces"}, Verbs: []string{"get", "list"}},
+			{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims", "namespaces", "resourcequotas"}, Verbs: []string{"get", "list"}},
 			{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses"}, Verbs: []string{"get", "list"}},
 		},
 	})
@@ -158,14 +158,32 @@ func TestCheckAgainstCluster(t *testing.T) {
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: narrow}},
 	})
 	code, out = runCheckCLI(t, nil, "-f", "testdata/check/grow/pr", "--kubeconfig", impersonatingKubeconfig(t, env.Config, narrow))
-	if code != exitDenied || !strings.Contains(out, "cannot read Namespace shop (grant get on namespaces)") {
-		t.Errorf("exit code %d, want %d and a warning about the Namespace:\n%s", code, exitDenied, out)
+	if code != exitDenied || !strings.Contains(out, "cannot read Namespace shop (grant get on namespaces)") ||
+		!strings.Contains(out, "cannot list ResourceQuotas in namespace shop (grant list on resourcequotas)") {
+		t.Errorf("exit code %d, want %d and warnings about the Namespace and the quotas:\n%s", code, exitDenied, out)
 	}
 
 	// A user who may not list claims gets exit 2 and the API server's refusal.
 	code, out = runCheckCLI(t, nil, "-f", "testdata/check/grow/pr", "--kubeconfig", impersonatingKubeconfig(t, env.Config, "nobody"))
 	if code != exitCheckInput || !strings.Contains(out, `listing StorageClasses: storageclasses.storage.k8s.io is forbidden: User "nobody" cannot list resource "storageclasses"`) {
 		t.Errorf("exit code %d, want %d naming the forbidden list:\n%s", code, exitCheckInput, out)
+	}
+
+	// A quota too small for either increase: quota-fits denies both, as the
+	// controller's would. No kube-controller-manager runs here, so the quota
+	// has no status.used and check counts the four 10Gi claims, as it would.
+	create(&corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "storage"},
+		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourceRequestsStorage: resource.MustParse("44Gi")}},
+	})
+	code, out = runCheckCLI(t, nil, "-f", "testdata/check/grow/pr", "--kubeconfig", impersonatingKubeconfig(t, env.Config, user))
+	for _, want := range []string{
+		"quota-fits: claim data-small-0 (StatefulSet shop/small): 10Gi → 15Gi needs 5Gi more requests.storage, and ResourceQuota storage has 40Gi used of 44Gi",
+		"quota-fits: claim data-big-1 (StatefulSet shop/big): 10Gi → 40Gi needs 30Gi more requests.storage, and ResourceQuota storage has 40Gi used of 44Gi",
+	} {
+		if code != exitDenied || !strings.Contains(out, want) {
+			t.Errorf("exit code %d, want %d and %q:\n%s", code, exitDenied, want, out)
+		}
 	}
 }
 

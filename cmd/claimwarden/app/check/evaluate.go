@@ -219,6 +219,13 @@ func (e *evaluator) one(ctx context.Context, p manifests.StatefulSet) (StatefulS
 func (e *evaluator) facts(namespace string, source policies.Source) gate.Facts {
 	return gate.Facts{
 		Namespace: func(context.Context) (*corev1.Namespace, error) { return e.cur.namespaces[namespace], nil },
+		ResourceQuotas: func(context.Context) ([]corev1.ResourceQuota, error) {
+			var out []corev1.ResourceQuota
+			for _, q := range e.cur.quotas[namespace] {
+				out = append(out, *q)
+			}
+			return out, nil
+		},
 		StorageClass: func(_ context.Context, pvc *corev1.PersistentVolumeClaim) (*storagev1.StorageClass, error) {
 			if pvc == nil || pvc.Spec.StorageClassName == nil {
 				return nil, nil

@@ -11,7 +11,7 @@ import (
 
 // input reads the manifests of one side, proposed or base, keeping of
 // them only what check reads: the StatefulSets as keep keeps them, and
-// the StorageClasses and Namespaces. Every other object, and the decoded
+// the StorageClasses, Namespaces and ResourceQuotas. Every other object, and the decoded
 // form of each StatefulSet, goes as soon as it is read, so that thousands
 // of StatefulSets are never held decoded, nor typed.
 type input struct {
@@ -24,7 +24,8 @@ type input struct {
 	// statefulSets counts the StatefulSets kept.
 	statefulSets int
 	nameErrs     []error
-	// clusterObjects are the StorageClasses and Namespaces, in input order.
+	// clusterObjects are the StorageClasses, Namespaces and ResourceQuotas,
+	// in input order.
 	clusterObjects []manifests.Object
 	readStdin      bool
 }
@@ -49,7 +50,7 @@ func (in *input) read(limits manifests.Limits, paths []string, stdin io.Reader, 
 
 // candidate types o, where it was decoded.
 func (in *input) candidate(o manifests.Object) manifests.Candidate {
-	if o.GetKind() == "StatefulSet" && o.GetNamespace() == "" {
+	if (o.GetKind() == "StatefulSet" || o.GetKind() == "ResourceQuota") && o.GetNamespace() == "" {
 		o.SetNamespace(in.namespace)
 	}
 	return manifests.CandidateOf(o)

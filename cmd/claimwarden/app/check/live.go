@@ -18,7 +18,8 @@ import (
 
 // clusterState reads the live state the proposal is compared with: the
 // StatefulSets and claims of the given namespaces, every StorageClass, and
-// the Namespaces (optional: policies may read their labels). It only gets
+// the Namespaces and ResourceQuotas (optional: policies may read their
+// labels, quota-fits the quotas). It only gets
 // and lists, so a kubeconfig with read access is enough; nothing is written.
 func clusterState(ctx context.Context, cfg *rest.Config, namespaces []string) (*current, []Warning, error) {
 	scheme := runtime.NewScheme()
@@ -53,6 +54,17 @@ func clusterState(ctx context.Context, cfg *rest.Config, namespaces []string) (*
 		}
 		for i := range claims.Items {
 			cur.addClaim(ns, claims.Items[i].Name, claim{live: &claims.Items[i]})
+		}
+		var quotas corev1.ResourceQuotaList
+		switch err := c.List(ctx, &quotas, client.InNamespace(ns)); {
+		case err == nil:
+			for i := range quotas.Items {
+				cur.addQuota(&quotas.Items[i])
+			}
+		case apierrors.IsForbidden(err):
+			warns = append(warns, Warning{Message: fmt.Sprintf("cannot list ResourceQuotas in namespace %s (grant list on resourcequotas): policies see no quota (quota-fits allows)", ns)})
+		default:
+			return nil, nil, fmt.Errorf("listing ResourceQuotas in namespace %s: %w", ns, err)
 		}
 		n := &corev1.Namespace{}
 		switch err := c.Get(ctx, client.ObjectKey{Name: ns}, n); {

@@ -126,8 +126,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, bound
 		}
 	}
-	// The proposal's own StorageClasses and Namespaces are applied with it.
+	// The proposal's own StorageClasses, Namespaces and ResourceQuotas are
+	// applied with it.
 	if err := cur.addClusterObjects(proposed.clusterObjects); err != nil {
+		return nil, err
+	}
+	if err := cur.countQuotaUse(); err != nil {
 		return nil, err
 	}
 

@@ -35,6 +35,8 @@ type current struct {
 	// storageClasses and namespaces by name; a missing one is unknown.
 	storageClasses map[string]*storagev1.StorageClass
 	namespaces     map[string]*corev1.Namespace
+	// quotas are the ResourceQuotas by namespace, then name.
+	quotas map[string]map[string]*corev1.ResourceQuota
 	// baseClass is the class base claims that name none get: the base's
 	// default StorageClass, not the proposal's.
 	baseClass string
@@ -65,6 +67,7 @@ func newCurrent() *current {
 		ordinals:       map[string]map[string][]int32{},
 		storageClasses: map[string]*storagev1.StorageClass{},
 		namespaces:     map[string]*corev1.Namespace{},
+		quotas:         map[string]map[string]*corev1.ResourceQuota{},
 	}
 }
 
@@ -202,34 +205,53 @@ func baseClaim(sts *appsv1.StatefulSet, t *corev1.PersistentVolumeClaim, o int32
 	return pvc
 }
 
-// addClusterObjects records the StorageClasses and Namespaces among objs,
-// replacing what is known: the proposal's own ones are applied with it.
+// addClusterObjects records the StorageClasses, Namespaces and
+// ResourceQuotas among objs, replacing what is known: the proposal's own
+// ones are applied with it. A quota applied again keeps what is used of
+// the one it replaces: its limits change, not the claims.
 func (c *current) addClusterObjects(objs []manifests.Object) error {
 	for _, o := range objs {
 		target := clusterTarget(o)
-		switch t := target.(type) {
-		case *storagev1.StorageClass:
-			c.storageClasses[o.GetName()] = t
-		case *corev1.Namespace:
-			c.namespaces[o.GetName()] = t
-		default:
+		if target == nil {
 			continue
 		}
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, target); err != nil {
 			return fmt.Errorf("%s %s (%s): %w", o.GetKind(), o.GetName(), o.Location, err)
 		}
+		switch t := target.(type) {
+		case *storagev1.StorageClass:
+			c.storageClasses[o.GetName()] = t
+		case *corev1.Namespace:
+			c.namespaces[o.GetName()] = t
+		case *corev1.ResourceQuota:
+			if known := c.quotas[t.Namespace][t.Name]; known != nil && known.Status.Used != nil {
+				t.Status.Used = known.Status.Used
+			}
+			c.addQuota(t)
+		}
 	}
 	return nil
 }
 
-// clusterTarget is an empty StorageClass or Namespace for o to be read
-// into when it is one, else nil.
+func (c *current) addQuota(q *corev1.ResourceQuota) {
+	m := c.quotas[q.Namespace]
+	if m == nil {
+		m = map[string]*corev1.ResourceQuota{}
+		c.quotas[q.Namespace] = m
+	}
+	m[q.Name] = q
+}
+
+// clusterTarget is an empty StorageClass, Namespace or ResourceQuota for
+// o to be read into when it is one, else nil.
 func clusterTarget(o manifests.Object) any {
 	switch gvk := o.GroupVersionKind(); {
 	case gvk.Group == "storage.k8s.io" && gvk.Version == "v1" && gvk.Kind == "StorageClass":
 		return &storagev1.StorageClass{}
 	case gvk.Group == "" && gvk.Version == "v1" && gvk.Kind == "Namespace":
 		return &corev1.Namespace{}
+	case gvk.Group == "" && gvk.Version == "v1" && gvk.Kind == "ResourceQuota":
+		return &corev1.ResourceQuota{}
 	}
 	return nil
 }
