@@ -15,7 +15,10 @@
 //     capacity is grown after Simulator.Delay (the simulated storage speed),
 //     reporting ControllerResizeInProgress meanwhile, exactly through the same
 //     status fields the real resizer writes; failures can be injected.
-//     VolumeAttributesClass changes are applied the same way.
+//     VolumeAttributesClass changes are applied the same way: modifyVolumeStatus
+//     InProgress during Delay, then status.currentVolumeAttributesClassName set
+//     and modifyVolumeStatus cleared; an injected failure leaves it Infeasible
+//     with a ModifyVolumeError condition carrying the message.
 //   - the kubelet's part of an expansion: the simulated volumes need no file
 //     system resize, so a controller resize finishes the expansion.
 //
@@ -26,9 +29,10 @@
 //	go sim.Start(ctx, cfg)
 //	c.Create(ctx, storagesim.StorageClass("sim-fast", true))
 //
-// Failures are injected per claim with sim.FailResize / sim.ClearFailure or
-// the FailResizeAnnotation; a failure sticks (no flapping back to
-// ControllerResizeInProgress) until cleared, then the next attempt succeeds.
+// Failures are injected per claim with sim.FailResize, sim.FailModify and
+// sim.ClearFailure, or the FailResizeAnnotation and FailModifyAnnotation; a
+// failure sticks (no flapping back to in progress) until cleared, then the
+// next attempt succeeds.
 //
 // It is for tests and the local demo only and is never linked into the
 // product binary.

@@ -50,7 +50,7 @@ func (s *Simulator) resize(ctx context.Context, pvc *corev1.PersistentVolumeClai
 		return remaining, err
 	}
 	if failing {
-		s.markAttemptFailed(key, msg)
+		s.markAttemptFailed(s.resizes, key, msg)
 		_, err := s.updateClaimStatus(ctx, key, pvc.UID, func(p *corev1.PersistentVolumeClaim) {
 			markResizeFailed(p, target, msg, now)
 		})
@@ -101,10 +101,10 @@ func (s *Simulator) resizeAttempt(key types.NamespacedName, uid types.UID, reque
 	return *a
 }
 
-func (s *Simulator) markAttemptFailed(key types.NamespacedName, msg string) {
+func (s *Simulator) markAttemptFailed(m map[types.NamespacedName]*attempt, key types.NamespacedName, msg string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if a, ok := s.resizes[key]; ok {
+	if a, ok := m[key]; ok {
 		a.failed = msg
 	}
 }

@@ -28,6 +28,9 @@ const (
 	DefaultDelay = 2 * time.Second
 	// FailResizeAnnotation on a PVC makes its resizes fail with the value as message.
 	FailResizeAnnotation = "storagesim.claimwarden.dev/fail-resize"
+	// FailModifyAnnotation on a PVC makes its VolumeAttributesClass changes
+	// fail as Infeasible with the value as message.
+	FailModifyAnnotation = "storagesim.claimwarden.dev/fail-modify"
 
 	// Well-known annotations of the real provisioning protocol.
 	annStorageProvisioner = "volume.kubernetes.io/storage-provisioner"
@@ -54,8 +57,10 @@ type Simulator struct {
 
 	mu       sync.Mutex
 	failures map[types.NamespacedName]string
-	resizes  map[types.NamespacedName]*attempt
-	modifies map[types.NamespacedName]*attempt
+	// modifyFailures are the injected VolumeAttributesClass change failures.
+	modifyFailures map[types.NamespacedName]string
+	resizes        map[types.NamespacedName]*attempt
+	modifies       map[types.NamespacedName]*attempt
 	// wake re-queues a claim whose injected failure was cleared in memory
 	// (no API event would tell the controller).
 	wake     chan event.GenericEvent
@@ -86,6 +91,9 @@ func (s *Simulator) init() {
 	}
 	if s.failures == nil {
 		s.failures = map[types.NamespacedName]string{}
+	}
+	if s.modifyFailures == nil {
+		s.modifyFailures = map[types.NamespacedName]string{}
 	}
 	if s.resizes == nil {
 		s.resizes = map[types.NamespacedName]*attempt{}
@@ -125,50 +133,6 @@ func (s *Simulator) Start(ctx context.Context, cfg *rest.Config) error {
 		return err
 	}
 	return mgr.Start(ctx)
-}
-
-// FailResize makes resizes of the claim fail with msg (ControllerResizeError,
-// ControllerResizeInfeasible) until ClearFailure.
-func (s *Simulator) FailResize(namespace, name, msg string) {
-	s.init()
-	key := types.NamespacedName{Namespace: namespace, Name: name}
-	s.mu.Lock()
-	s.failures[key] = msg
-	s.mu.Unlock()
-	s.poke(key)
-}
-
-// ClearFailure undoes FailResize; the next resize attempt succeeds (unless the
-// claim still carries FailResizeAnnotation).
-func (s *Simulator) ClearFailure(namespace, name string) {
-	s.init()
-	key := types.NamespacedName{Namespace: namespace, Name: name}
-	s.mu.Lock()
-	delete(s.failures, key)
-	s.mu.Unlock()
-	s.poke(key)
-}
-
-// poke enqueues the claim without blocking; if the buffer is full the periodic
-// re-check of failed claims still picks the change up.
-func (s *Simulator) poke(key types.NamespacedName) {
-	obj := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
-	select {
-	case s.wake <- event.GenericEvent{Object: obj}:
-	default:
-	}
-}
-
-// failure returns the injected failure message for the claim, if any; the
-// annotation wins over FailResize.
-func (s *Simulator) failure(pvc *corev1.PersistentVolumeClaim) (string, bool) {
-	if msg, ok := pvc.Annotations[FailResizeAnnotation]; ok {
-		return msg, true
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	msg, ok := s.failures[client.ObjectKeyFromObject(pvc)]
-	return msg, ok
 }
 
 // StorageClass returns a StorageClass served by DefaultProvisioner with
