@@ -28,6 +28,9 @@ const (
 	ReasonPatchRejected = "PatchRejected"
 	// ReasonResizeFailed: the storage reported a failed expansion.
 	ReasonResizeFailed = "ResizeFailed"
+	// ReasonModifyFailed: the storage reported a failed (infeasible)
+	// VolumeAttributesClass change.
+	ReasonModifyFailed = "VolumeModifyFailed"
 	// ReasonImmutableField: a template differs from a claim in a field no patch can change.
 	ReasonImmutableField = "ImmutableFieldChanged"
 	// ReasonTemplatesChanged: templates were added or removed (reported, not acted on).

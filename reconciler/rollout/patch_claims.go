@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -157,15 +158,19 @@ func withoutKeys(in map[string]string, ignore []string) map[string]string {
 
 // describePatch renders a claim change for events and messages.
 func describePatch(c diff.ClaimChange) string {
-	s := fmt.Sprintf("patched PVC %s", c.Name)
+	var parts []string
 	if c.ToBytes != c.FromBytes {
-		s += fmt.Sprintf(": storage %s → %s", c.RequestFrom.String(), c.RequestTo.String())
+		parts = append(parts, fmt.Sprintf("storage %s → %s", c.RequestFrom.String(), c.RequestTo.String()))
 	}
 	if c.VACTo != nil && (c.VACFrom == nil || *c.VACFrom != *c.VACTo) {
-		s += fmt.Sprintf(", volumeAttributesClassName → %s", *c.VACTo)
+		parts = append(parts, "volumeAttributesClassName → "+*c.VACTo)
 	}
 	if n := len(c.Labels) + len(c.Annotations); n > 0 {
-		s += fmt.Sprintf(", %d label(s)/annotation(s)", n)
+		parts = append(parts, fmt.Sprintf("%d label(s)/annotation(s)", n))
+	}
+	s := "patched PVC " + c.Name
+	if len(parts) > 0 {
+		s += ": " + strings.Join(parts, ", ")
 	}
 	return s
 }

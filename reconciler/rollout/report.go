@@ -101,8 +101,9 @@ func problems(res diff.Result, p plan.Plan, g gateResult) []string {
 
 // setConditions sets kstatus conditions: Ready when every claim is
 // compatible; Reconciling while claims change; Stalled when nothing can
-// progress without a person (a rejected patch, a failed resize, a field no
-// patch can change, templates added or removed).
+// progress without a person (a rejected patch, a failed resize or
+// VolumeAttributesClass change, a field no patch can change, templates added
+// or removed).
 func setConditions(vcr *v1alpha1.VolumeClaimRollout, strategy v1alpha1.UpdateStrategy, res diff.Result, p plan.Plan, g gateResult, out patchOutcome) {
 	n := vcr.Status.Counts
 	progressing := n.Updating > 0 || len(out.patched) > 0
@@ -169,6 +170,9 @@ func blockedReason(res diff.Result) string {
 	for _, c := range res.Claims {
 		if c.ResizeError != "" {
 			return v1alpha1.ReasonResizeFailed
+		}
+		if c.ModifyError != "" {
+			return v1alpha1.ReasonModifyFailed
 		}
 		if len(c.Immutable) > 0 {
 			reason = v1alpha1.ReasonImmutableField
