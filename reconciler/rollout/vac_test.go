@@ -21,7 +21,7 @@ import (
 )
 
 // volumeAttributesClass creates a cluster-scoped class of the simulator's
-// driver, named after the test's namespace so tests do not share it.
+// driver; tests name it after their namespace so that none shares it.
 func volumeAttributesClass(t *testing.T, c client.Client, name string) {
 	t.Helper()
 	vac := &storagev1.VolumeAttributesClass{
