@@ -13,10 +13,23 @@ GOVULNCHECK := GOFLAGS= $(GO) run golang.org/x/vuln/cmd/govulncheck@v1.9.0
 # Packages whose code runs goroutines of its own: `make test` runs their tests
 # once more under the race detector.
 RACE_PKGS := ./policies/... ./reconciler/proposal/... ./reconciler/source/... ./reconciler/gate/... ./reconciler/outcome/... ./integrations/... ./cmd/claimwarden/app/check/...
+# Go fuzz targets as package:Target: `make fuzz` runs each for FUZZTIME,
+# `make test` for FUZZTIME_TEST (a check that their seeds and a few thousand
+# mutations hold, under a minute in all).
+FUZZ_TARGETS := \
+	./integrations/manifests:FuzzDecode \
+	./reconciler/diff:FuzzBytes ./reconciler/diff:FuzzOrdinals \
+	./reconciler/proposal:FuzzRedactURL ./reconciler/proposal:FuzzCanonicalRepositoryURL ./reconciler/proposal:FuzzParseRevision \
+	./integrations/gitstatus:FuzzParseRepositoryURL \
+	./integrations/argocd:FuzzDecodeManagedStatefulSets \
+	./integrations/flux:FuzzBudgetSpend \
+	./policies:FuzzDecodeJSON ./policies:FuzzEncodeInput
+FUZZTIME ?= 60s
+FUZZTIME_TEST ?= 2s
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/claimwarden/claimwarden/cmd/claimwarden/app.Version=$(VERSION)
 
-.PHONY: help build testenv test lint generate demo demo-flux demo-argocd bench clean
+.PHONY: help build testenv test fuzz lint generate demo demo-flux demo-argocd bench clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -33,6 +46,13 @@ generate: ## regenerate deepcopy code and CRD YAML
 test: testenv build ## unit and integration tests against the real control plane, then the race detector on the concurrent packages
 	$(GO) test -count=1 -timeout 30m ./...
 	$(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME_TEST)
+
+fuzz: ## run every Go fuzz target for FUZZTIME (60s); a crasher is written to the package's testdata/fuzz
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t#*:} ($${t%%:*}, $(FUZZTIME))"; \
+		$(GO) test -run XXX -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) $${t%%:*}; \
+	done
 
 lint: ## go vet, gofmt, staticcheck, govulncheck (offline database from the module proxy)
 	$(GO) vet ./...

@@ -56,6 +56,12 @@ func decodeManagedStatefulSets(body []byte) ([]ManagedStatefulSet, error) {
 				ns = it.Namespace
 				u.SetNamespace(ns)
 			}
+			// The item's key is what a sync failure names: a target in
+			// another namespace would be proposed for a StatefulSet whose
+			// sync did not fail.
+			if it.Namespace != "" && ns != it.Namespace {
+				return nil, fmt.Errorf("StatefulSet %s: targetState is in namespace %q", m.Key, ns)
+			}
 			stss, _, err := manifests.StatefulSets(manifests.FromUnstructured([]*unstructured.Unstructured{u}, "targetState"))
 			if err != nil {
 				return nil, err

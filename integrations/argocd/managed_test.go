@@ -48,8 +48,9 @@ func TestDecodeManagedStatefulSets(t *testing.T) {
 func TestDecodeManagedStatefulSetsErrors(t *testing.T) {
 	for body, want := range map[string]string{
 		`not json`: "invalid character",
-		`{"items":[{"group":"apps","kind":"StatefulSet","namespace":"shop","name":"web","targetState":"{\"kind\":"}]}`:                                                "StatefulSet shop/web: targetState",
-		`{"items":[{"group":"apps","kind":"StatefulSet","namespace":"shop","name":"web","targetState":"{\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\"}}"}]}`: `StatefulSet shop/web: targetState is Deployment "web"`,
+		`{"items":[{"group":"apps","kind":"StatefulSet","namespace":"shop","name":"web","targetState":"{\"kind\":"}]}`:                                                                                                    "StatefulSet shop/web: targetState",
+		`{"items":[{"group":"apps","kind":"StatefulSet","namespace":"shop","name":"web","targetState":"{\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\"}}"}]}`:                                                     `StatefulSet shop/web: targetState is Deployment "web"`,
+		`{"items":[{"group":"apps","kind":"StatefulSet","namespace":"shop","name":"web","targetState":"{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"web\",\"namespace\":\"other\"}}"}]}`: `StatefulSet shop/web: targetState is in namespace "other"`,
 	} {
 		if _, err := decodeManagedStatefulSets([]byte(body)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want one containing %q", body, err, want)

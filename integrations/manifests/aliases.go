@@ -22,7 +22,7 @@ func checkAliases(d *document, file string, l Limits) error {
 	var root yaml.Node
 	if err := yaml.Unmarshal(d.text, &root); err != nil {
 		// Fail closed: what cannot be measured is not expanded either.
-		return yamlError(file, d.firstLine, err)
+		return yamlError(file, d, err)
 	}
 	var e AliasSizer
 	size, err := e.of(&root)

@@ -60,7 +60,7 @@ func decodeDocument(d *document, file string, b *budget) ([]Object, error) {
 	}
 	js, err := sigsyaml.YAMLToJSONStrict(d.text)
 	if err != nil {
-		return nil, yamlError(file, d.firstLine, err)
+		return nil, yamlError(file, d, err)
 	}
 	if bytes.Equal(js, []byte("null")) {
 		return nil, nil // only comments, or nothing

@@ -1,6 +1,7 @@
 package manifests
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"regexp"
@@ -31,25 +32,28 @@ var parserProblems = map[string]bool{
 	"found undefined tag handle":             true,
 }
 
-// yamlError rewrites an error of sigs.k8s.io/yaml about a document that
-// starts on line first as "file:line: invalid YAML: problem", one line per
-// problem.
-func yamlError(file string, first int, err error) error {
+// yamlError rewrites an error of sigs.k8s.io/yaml about document d as
+// "file:line: invalid YAML: problem", one line per problem.
+func yamlError(file string, d *document, err error) error {
+	// The scanner reports a problem at the end of the stream one line past
+	// a last line without a newline: it is placed on the document's end.
+	first, last := d.firstLine, d.firstLine+bytes.Count(d.text, []byte("\n"))
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
 		lines := make([]string, 0, len(te.Errors))
 		for _, e := range te.Errors {
-			lines = append(lines, yamlProblem(file, first, e, false))
+			lines = append(lines, yamlProblem(file, first, last, e, false))
 		}
 		return errors.New(strings.Join(lines, "\n"))
 	}
 	msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
-	return errors.New(yamlProblem(file, first, msg, true))
+	return errors.New(yamlProblem(file, first, last, msg, true))
 }
 
 // yamlProblem places one message: its line counts from the document's
-// first line; a message without one is about that first line.
-func yamlProblem(file string, first int, msg string, syntax bool) string {
+// first line, and is at most its last; a message without one is about
+// that first line.
+func yamlProblem(file string, first, last int, msg string, syntax bool) string {
 	m := yamlLine.FindStringSubmatch(msg)
 	if m == nil {
 		return fmt.Sprintf("%s: invalid YAML: %s", Location{File: file, Line: first}, strings.TrimPrefix(msg, "yaml: "))
@@ -58,5 +62,5 @@ func yamlProblem(file string, first int, msg string, syntax bool) string {
 	if syntax && parserProblems[m[2]] {
 		line++
 	}
-	return fmt.Sprintf("%s: invalid YAML: %s", Location{File: file, Line: first + line - 1}, m[2])
+	return fmt.Sprintf("%s: invalid YAML: %s", Location{File: file, Line: min(first+line-1, last)}, m[2])
 }

@@ -30,7 +30,9 @@ func Bytes(q resource.Quantity) (int64, error) {
 		return 0, fmt.Errorf("%s: is 8Ei or more, beyond the sizes Kubernetes can count in bytes", render(q, f))
 	case f < 0.5:
 		return 1, nil // above zero, below a byte: rounds up to one
-	case q.CmpInt64(math.MaxInt64) >= 0:
+	case q.CmpInt64(math.MaxInt64-1) > 0:
+		// Above MaxInt64-1, a size rounds up to MaxInt64, where binary
+		// sizes saturate: it could not be told from a larger one.
 		return 0, fmt.Errorf("%s: is 8Ei or more, beyond the sizes Kubernetes can count in bytes", render(q, f))
 	}
 	return q.Value(), nil

@@ -50,6 +50,11 @@ func CanonicalRepositoryURL(raw string) (string, error) {
 		return "", errors.New("holds white space or control characters")
 	}
 	if scheme, rest, ok := strings.Cut(s, "://"); ok {
+		if !isScheme(scheme) {
+			// "token@https://host/..." is scp-like to Git, with the token
+			// as user: refused, and the scheme, which may hold it, unquoted.
+			return "", errors.New("is not a valid URL: what precedes \"://\" is not a scheme")
+		}
 		return canonicalURL(scheme, rest)
 	}
 	return canonicalSCP(s)
@@ -169,14 +174,15 @@ func canonicalHost(hostport string, withPort bool) (string, error) {
 
 // RedactURL replaces the user information of a URL by "xxxxx@", without
 // parsing, so that it works on strings url.Parse refuses. User information
-// is everything up to the last "@" before the first "/" (after "://" if
-// any): Git's credential code reads it so, and it takes in what a URL
-// parser would call the query or fragment ("https://a#b@host/" is user
-// "a#b" to Git), the scp-like "user:password@host:path" and a bare user
-// name (HTTPS remotes often carry a token as the user name).
+// is everything up to the last "@" before the first "/" (after "scheme://"
+// if any: "token@https://host/" is scp-like to Git, with user "token"):
+// Git's credential code reads it so, and it takes in what a URL parser
+// would call the query or fragment ("https://a#b@host/" is user "a#b" to
+// Git), the scp-like "user:password@host:path" and a bare user name (HTTPS
+// remotes often carry a token as the user name).
 func RedactURL(s string) string {
 	prefix, rest := "", s
-	if scheme, after, ok := strings.Cut(s, "://"); ok {
+	if scheme, after, ok := strings.Cut(s, "://"); ok && isScheme(scheme) {
 		prefix, rest = scheme+"://", after
 	}
 	head := rest
@@ -188,4 +194,16 @@ func RedactURL(s string) string {
 		return s
 	}
 	return prefix + "xxxxx" + rest[at:]
+}
+
+// isScheme reports whether s is a URL scheme (RFC 3986: a letter, then
+// letters, digits, "+", "-" or "."), as Git's is_url requires before it
+// reads a string as a URL rather than scp-like.
+func isScheme(s string) bool {
+	if s == "" || !('a' <= s[0]|0x20 && s[0]|0x20 <= 'z') {
+		return false
+	}
+	return !strings.ContainsFunc(s, func(r rune) bool {
+		return (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') && r != '+' && r != '-' && r != '.'
+	})
 }
