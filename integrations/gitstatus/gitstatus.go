@@ -11,17 +11,20 @@ package gitstatus
 import (
 	"context"
 	"time"
+
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
 )
 
-// State is a commit status state.
-type State string
+// State is a commit status state: the rollout's own (outcome.State), so
+// that the core's words and the posted ones cannot drift apart.
+type State = outcome.State
 
 // States, as GitHub names them; providers map them to their own words.
 const (
-	Pending State = "pending"
-	Success State = "success"
-	Failure State = "failure"
-	Error   State = "error"
+	Pending = outcome.Pending
+	Success = outcome.Success
+	Failure = outcome.Failure
+	Error   = outcome.Error
 )
 
 // Status is one commit status.

@@ -137,7 +137,7 @@ func (s *CommitStatusSink) Publish(ctx context.Context, o outcome.Outcome) {
 	if !inMemory || keyOf(prev.target) != keyOf(next) {
 		s.seed(next, o.Recorded)
 	}
-	s.report(log, next, Status{State: State(o.State), Description: outcome.ShortDescription(o.Message)})
+	s.report(log, next, Status{State: o.State, Description: outcome.ShortDescription(o.Message)})
 	s.last.Add(o.StatefulSet, published{target: next, state: o.State})
 }
 
