@@ -49,6 +49,10 @@ type options struct {
 	settle       time.Duration
 	restWindow   time.Duration
 	timeout      time.Duration
+	// maxConcurrentPatches is the controller's --max-concurrent-patches.
+	maxConcurrentPatches int
+	clientQPS            int
+	manual               bool
 }
 
 func main() {
@@ -66,8 +70,11 @@ func main() {
 	fs.DurationVar(&o.settle, "settle", 5*time.Second, "the controller is quiet once its reconcile and request counts do not change over this long")
 	fs.DurationVar(&o.restWindow, "rest-window", 30*time.Second, "idle window observed at rest")
 	fs.DurationVar(&o.timeout, "timeout", 45*time.Minute, "give up on the whole run after this long")
+	fs.IntVar(&o.maxConcurrentPatches, "max-concurrent-patches", 1, "the controller's --max-concurrent-patches: claims of one StatefulSet resized at once")
+	fs.IntVar(&o.clientQPS, "control-plane-qps", 500, "client-side QPS of kube-controller-manager and kube-scheduler (setup of thousands of claims is throttled at their defaults)")
+	fs.BoolVar(&o.manual, "manual", true, "after the bump, stop the controller and time the manual procedure (patch PVCs, orphan delete, re-create) on the same control plane")
 	_ = fs.Parse(os.Args[1:]) // ExitOnError: a bad flag exits with usage
-	if o.statefulSets < 1 || o.replicas < 1 || o.namespaces < 1 || o.workers < 1 || o.delay < 0 ||
+	if o.statefulSets < 1 || o.replicas < 1 || o.namespaces < 1 || o.workers < 1 || o.delay < 0 || o.maxConcurrentPatches < 1 || o.clientQPS < 0 ||
 		o.settle <= 0 || o.restWindow < 0 || fs.NArg() > 0 {
 		fs.Usage()
 		os.Exit(2)
