@@ -296,10 +296,10 @@ func (rep *Report) print(w io.Writer) {
 	}
 	p("  last re-create finished           %7.1fs after the first bump", b.LastRecreateSeconds)
 	p("  all rollouts Ready at %s          %7.1fs after the first bump", toSize, b.AllReadySeconds)
-	p("  lower bound (last re-create + %d × %gs) %5.1fs  → total %.2f× the bound", rep.Replicas, rep.DelaySeconds, b.LowerBoundSeconds, b.AllReadySeconds/b.LowerBoundSeconds)
+	p("  lower bound (last re-create + %.0f × %gs) %5.1fs  → total %.2f× the bound", b.PerStatefulSetLowerBound/rep.DelaySeconds, rep.DelaySeconds, b.LowerBoundSeconds, b.AllReadySeconds/b.LowerBoundSeconds)
 	ps := b.PerStatefulSet
-	p("  per StatefulSet, re-create → Ready: min %.1fs  p50 %.1fs  p90 %.1fs  max %.1fs  (bound %d × %gs = %.1fs)",
-		ps.Min, ps.P50, ps.P90, ps.Max, rep.Replicas, rep.DelaySeconds, b.PerStatefulSetLowerBound)
+	p("  per StatefulSet, re-create → Ready: min %.1fs  p50 %.1fs  p90 %.1fs  max %.1fs  (bound %.1fs)",
+		ps.Min, ps.P50, ps.P90, ps.Max, b.PerStatefulSetLowerBound)
 	p("  overhead per resize step (p90 of the per-StatefulSet time): %.2fs; peak workqueue depth %.0f", b.OverheadPerStepP90, b.PeakQueueDepth)
 	st := b.Steps
 	p("  resize steps seen by a PVC watch (%d steps, concurrency %s):", st.Steps, flagValue(rep.Flags, "max-concurrent-patches"))

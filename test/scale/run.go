@@ -462,7 +462,8 @@ func (r *runner) bump(ctx context.Context) error {
 		per = append(per, t.Sub(recreated[key]).Seconds())
 	}
 	b.PerStatefulSet = summarize(per)
-	steps := float64(r.o.replicas)
+	// Claims resize -max-concurrent-patches at a time.
+	steps := float64((r.o.replicas + r.o.maxConcurrentPatches - 1) / r.o.maxConcurrentPatches)
 	b.LowerBoundSeconds = b.LastRecreateSeconds + steps*r.o.delay.Seconds()
 	b.PerStatefulSetLowerBound = steps * r.o.delay.Seconds()
 
