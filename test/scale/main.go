@@ -4,6 +4,7 @@
 // controller itself unless -controller names a binary):
 //
 //	go run ./test/scale [-statefulsets 200] [-replicas 3] [-delay 2s] [-out report.json]
+//	go run ./test/scale -tiers 200x3/10,2000x3/20@3 [-out report.json]
 //
 // It starts etcd, kube-apiserver, kube-controller-manager, kube-scheduler and
 // kwok (test/testenv), the storage simulator in this process
@@ -17,7 +18,13 @@
 //     (orphan delete and re-create) and times the rollouts until every
 //     VolumeClaimRollout is Ready at 2Gi, against the simulator's lower bound;
 //  4. reports the controller's API requests during the bump per PVC changed,
-//     split by verb and resource, and its peak memory.
+//     split by verb and resource, each resize step split into the
+//     controller's and the storage's share (steps.go), and its peak memory;
+//  5. stops the controller and times the manual procedure on the same
+//     control plane (manual.go), for the ratio of the two.
+//
+// -tiers runs several sizes one after the other, each on a fresh control
+// plane, and prints them side by side (tiers.go).
 //
 // Everything it started is stopped at the end and on Ctrl-C; a second Ctrl-C
 // kills it at once, and the components die with it (parent-death signal).
