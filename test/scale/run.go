@@ -165,7 +165,9 @@ func (r *runner) start(ctx context.Context, root, bin string) (stop func() error
 	// process, whose client metrics are not the controller's.
 	simCfg := rest.CopyConfig(r.env.Config)
 	simCfg.QPS = -1
-	sim := &storagesim.Simulator{Delay: r.o.delay}
+	// Real storage resizes volumes independently of each other; the
+	// simulator's default 4 workers would queue thousands of claims.
+	sim := &storagesim.Simulator{Delay: r.o.delay, Workers: 32}
 	if r.o.delay == 0 {
 		sim.Delay = -1 // the simulator's "no delay"; its zero means the default
 	}
