@@ -28,6 +28,12 @@ const (
 	DefaultDelay = 2 * time.Second
 	// FailResizeAnnotation on a PVC makes its resizes fail with the value as message.
 	FailResizeAnnotation = "storagesim.claimwarden.dev/fail-resize"
+	// OfflineResizeAnnotation on a PVC (any value) makes its expansions
+	// offline: the volume grows, the claim reports NodeResizePending and
+	// FileSystemResizePending, and its capacity grows only once a new Pod
+	// mounts it (a Pod using the claim other than the one running at the
+	// expansion).
+	OfflineResizeAnnotation = "storagesim.claimwarden.dev/offline-resize"
 	// FailModifyAnnotation on a PVC makes its VolumeAttributesClass changes
 	// fail as Infeasible with the value as message.
 	FailModifyAnnotation = "storagesim.claimwarden.dev/fail-modify"
