@@ -124,6 +124,11 @@ type Counts struct {
 	// +optional
 	// +kubebuilder:default=0
 	Updating int32 `json:"updating"`
+	// WaitingForRestart counts claims whose file system grows only when
+	// their Pod restarts (phase WaitingForRestart).
+	// +optional
+	// +kubebuilder:default=0
+	WaitingForRestart int32 `json:"waitingForRestart"`
 	// +optional
 	// +kubebuilder:default=0
 	Denied int32 `json:"denied"`
