@@ -124,6 +124,9 @@ func (s restartStep) follow(ctx context.Context, rec *v1alpha1.PodRestart) (rest
 		if !s.mayStart {
 			return s.wait(rec.Ordinal, "the eviction of Pod "+rec.Pod+" waits while the StatefulSet's other changes are held", false, 0), nil
 		}
+		if out, held := s.held(pod, rec.Ordinal); held {
+			return out, nil
+		}
 		if denial, err := s.refused(ctx, pod, rec.Ordinal); err != nil || denial != "" {
 			s.vcr.Status.Restart = nil
 			return s.refuse(ctx, pod, rec.Ordinal, denial), err
@@ -150,6 +153,9 @@ func (s restartStep) follow(ctx context.Context, rec *v1alpha1.PodRestart) (rest
 // evict asks the Eviction API to evict pod, for its UID only.
 func (s restartStep) evict(ctx context.Context, pod *corev1.Pod, ordinal int32) restartOutcome {
 	key := types.NamespacedName{Namespace: s.sts.Namespace, Name: s.sts.Name}
+	if out, held := s.held(pod, ordinal); held {
+		return out
+	}
 	eviction := &policyv1.Eviction{
 		ObjectMeta:    metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name},
 		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pod.UID}},
@@ -159,6 +165,7 @@ func (s restartStep) evict(ctx context.Context, pod *corev1.Pod, ordinal int32) 
 	case err == nil:
 		evictionsTotal.WithLabelValues("evicted").Inc()
 		s.r.restartRetry.Forget(key)
+		s.r.memory.holdEviction(key, nil)
 		claims := s.claimsOf(ordinal)
 		s.r.events.Eventf(s.sts, pod, s.src, corev1.EventTypeNormal, v1alpha1.ReasonPodEvicted, "Evict",
 			"evicted Pod %s so that the file systems of %s grow (FileSystemResizePending)", pod.Name, names(claims))
@@ -168,16 +175,38 @@ func (s restartStep) evict(ctx context.Context, pod *corev1.Pod, ordinal int32) 
 		// A PodDisruptionBudget allows no disruption now: expected, so
 		// neither an error nor a log line per attempt.
 		evictionsTotal.WithLabelValues("refused").Inc()
-		delay := s.r.restartRetry.When(key)
-		return s.wait(ordinal, fmt.Sprintf("the eviction of Pod %s is refused for now (%s); retrying in %s", pod.Name, apiMessage(err), delay.Round(time.Second)), true, delay)
+		return s.hold(pod, ordinal, func(delay time.Duration) string {
+			return fmt.Sprintf("the eviction of Pod %s is refused for now (%s); retrying in %s", pod.Name, apiMessage(err), delay.Round(time.Second))
+		})
 	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
 		// Gone or replaced meanwhile: the next look tells.
 		return s.wait(ordinal, "Pod "+pod.Name+" changed while being evicted", true, restartRecheck)
 	}
 	evictionsTotal.WithLabelValues("failed").Inc()
+	ctrl.LoggerFrom(ctx).Info("evicting Pod failed", "pod", pod.Name, "error", err.Error())
+	return s.hold(pod, ordinal, func(delay time.Duration) string {
+		return fmt.Sprintf("evicting Pod %s failed (retrying in %s): %v", pod.Name, delay.Round(time.Second), err)
+	})
+}
+
+// held reports an eviction of pod refused before whose back-off has not
+// ended: neither the policies nor the Eviction API are asked again yet.
+func (s restartStep) held(pod *corev1.Pod, ordinal int32) (restartOutcome, bool) {
+	h := s.r.memory.heldEviction(types.NamespacedName{Namespace: s.sts.Namespace, Name: s.sts.Name})
+	if h == nil || h.uid != string(pod.UID) || !time.Now().Before(h.notBefore) {
+		return restartOutcome{}, false
+	}
+	return s.wait(ordinal, h.message, true, time.Until(h.notBefore)), true
+}
+
+// hold backs off after a refused eviction: the next one is asked once the
+// delay ends, not at every event meanwhile.
+func (s restartStep) hold(pod *corev1.Pod, ordinal int32, say func(time.Duration) string) restartOutcome {
+	key := types.NamespacedName{Namespace: s.sts.Namespace, Name: s.sts.Name}
 	delay := s.r.restartRetry.When(key)
-	ctrl.LoggerFrom(ctx).Info("evicting Pod failed", "pod", pod.Name, "error", err.Error(), "retryIn", delay)
-	return s.wait(ordinal, fmt.Sprintf("evicting Pod %s failed (retrying in %s): %v", pod.Name, delay.Round(time.Second), err), true, delay)
+	msg := say(delay)
+	s.r.memory.holdEviction(key, &heldEviction{uid: string(pod.UID), message: msg, notBefore: time.Now().Add(delay)})
+	return s.wait(ordinal, msg, true, delay)
 }
 
 // refused asks the policies whether pod may be restarted for the claims of
@@ -222,7 +251,11 @@ func (s restartStep) wait(ordinal int32, why string, active bool, requeue time.D
 			st.Message += "; " + why
 		}
 	}
-	return restartOutcome{summary: names(s.claimsOf(ordinal)) + " wait for Pod " + podName(s.sts, ordinal) + " to restart: " + why, active: active, requeue: requeue}
+	summary := why
+	if claims := s.claimsOf(ordinal); len(claims) > 0 {
+		summary = names(claims) + " wait for Pod " + podName(s.sts, ordinal) + " to restart: " + why
+	}
+	return restartOutcome{summary: summary, active: active, requeue: requeue}
 }
 
 // waitAll is wait for every claim waiting for a restart, which none will get.
