@@ -26,9 +26,15 @@ import (
 // their file systems grow only when their Pods are re-created.
 func offlineClaims(t *testing.T, c client.Client, ns string, names ...string) {
 	t.Helper()
+	offlineClaimsAs(t, c, ns, "true", names...)
+}
+
+// offlineClaimsAs is offlineClaims with the simulator's annotation set to value.
+func offlineClaimsAs(t *testing.T, c client.Client, ns, value string, names ...string) {
+	t.Helper()
 	for _, name := range names {
 		pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"true"}}}`, storagesim.OfflineResizeAnnotation)
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, storagesim.OfflineResizeAnnotation, value)
 		if err := c.Patch(context.Background(), pvc, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
 			t.Fatal(err)
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/test/fixtures"
+	"github.com/claimwarden/claimwarden/test/storagesim"
 )
 
 // optIn lets claimwarden restart the StatefulSet's Pods for offline expansion.
@@ -276,5 +277,41 @@ func TestForeignRestartRecordEvictsNothing(t *testing.T) {
 	unchangedFor(t, c, ns, uids, time.Second)
 	if n := evictions(ns); len(n) != 0 {
 		t.Errorf("evictions %v on a foreign record", n)
+	}
+}
+
+// A Pod restarted for its claim whose file system still does not grow (a
+// driver that does not resize on mount) is not restarted again: the claim
+// keeps waiting and says so, and the record stays, so no other Pod goes.
+func TestRestartedPodIsNotRestartedAgain(t *testing.T) {
+	c := started(t)
+	ctx := context.Background()
+	ns := namespace(t, c)
+	sts := fixtures.StatefulSet(ns, "db", 1, classExpandable, "1Gi")
+	optIn(sts)
+	createReady(t, c, sts)
+	key := client.ObjectKeyFromObject(sts)
+	offlineClaimsAs(t, c, ns, storagesim.OfflineResizeNever, "data-db-0")
+	before := podUIDs(t, c, ns)
+
+	if err := fixtures.ReplaceTemplates(ctx, c, key, fixtures.SetTemplateSize("2Gi")); err != nil {
+		t.Fatal(err)
+	}
+	vcr := waitRollout(t, c, key, "restarted once, still waiting", func(v *v1alpha1.VolumeClaimRollout) bool {
+		return waitingForRestart(v, "data-db-0") && strings.Contains(claimStatus(v, "data-db-0").Message, "does not restart it again")
+	})
+	after := podUIDs(t, c, ns)
+	if after["db-0"] == before["db-0"] {
+		t.Fatalf("db-0 kept UID %s: never restarted", before["db-0"])
+	}
+	if r := vcr.Status.Restart; r == nil || r.UID != string(before["db-0"]) {
+		t.Errorf("status.restart %+v, want the restart of db-0 (UID %s) kept", r, before["db-0"])
+	}
+	if conditions.IsReconciling(vcr) || !strings.HasPrefix(condition(vcr, meta.ReadyCondition), v1alpha1.ReasonWaitingForRestart) {
+		t.Errorf("%s: want Ready=False WaitingForRestart for a person to decide", describe(vcr))
+	}
+	unchangedFor(t, c, ns, after, 3*time.Second)
+	if got := evictions(ns); got["ok"] != 1 {
+		t.Errorf("evictions %v, want exactly one", got)
 	}
 }

@@ -80,7 +80,8 @@ func (s *Simulator) nodeResize(ctx context.Context, pvc *corev1.PersistentVolume
 		return client.IgnoreNotFound(err)
 	}
 	pod, err := s.mountingPod(ctx, pvc)
-	if err != nil || pod == nil || string(pod.UID) == vol.Annotations[annMountedBy] {
+	if err != nil || pod == nil || string(pod.UID) == vol.Annotations[annMountedBy] ||
+		pvc.Annotations[OfflineResizeAnnotation] == OfflineResizeNever {
 		return err
 	}
 	target := pvc.Status.AllocatedResources[corev1.ResourceStorage]

@@ -146,3 +146,16 @@ func TestClaimsOfPod(t *testing.T) {
 		t.Fatalf("claims of the Pod: %v, want ns/data-web-0 only", reqs)
 	}
 }
+
+func TestOfflineResizeNeverGrowsTheFileSystemWhenToldSo(t *testing.T) {
+	pvc, pv := offlinePair()
+	pvc.Annotations[OfflineResizeAnnotation] = OfflineResizeNever
+	s, clock := newFakeSim(t, expandableClass(), pvc, pv)
+	key := client.ObjectKeyFromObject(pvc)
+	expandOffline(t, s, clock, key)
+	if err := s.Client.Create(context.Background(), runningPod("web-0", "pod-1")); err != nil {
+		t.Fatal(err)
+	}
+	reconcileClaim(t, s, key)
+	assertWaitsForNode(t, s, key, pv, "")
+}
