@@ -93,6 +93,14 @@ type Change struct {
 	// delete and create, Pods kept) to carry a GitOps proposal's templates
 	// (KindStatefulSet): a policy may refuse that, e.g. during a freeze.
 	Recreate bool `json:"recreate,omitempty"`
+	// Restart is true when claimwarden is about to evict Pod so that the
+	// claim's file system grows (the storage expanded the volume; the node
+	// grows the file system when it is mounted again). Such a question
+	// (KindClaim) carries no storage change: the claim was patched already.
+	// A policy may refuse it, e.g. during business hours.
+	Restart bool `json:"restart,omitempty"`
+	// Pod is the Pod to restart (Restart only).
+	Pod string `json:"pod,omitempty"`
 }
 
 // QuantityChange is a resource quantity before and after, as text and in bytes.

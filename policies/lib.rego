@@ -16,6 +16,7 @@ default_params := {
 	"max_cost_increase": null,
 	"storage_class_prices": {},
 	"volume_attributes_class_prices": {},
+	"restart_window": null,
 }
 
 # params is what the policies use: the defaults overlaid with configuration.

@@ -54,6 +54,7 @@ func compareClaim(t *corev1.PersistentVolumeClaim, wantBytes int64, name string,
 	c.Annotations = missingEntries(t.Annotations, pvc.Annotations, nil)
 	c.ResizeError = resizeError(&pvc.Status)
 	c.ModifyError = modifyError(&pvc.Status)
+	c.NodeResizePending = c.ResizeError == "" && nodeResizePending(&pvc.Status)
 
 	for _, m := range c.Immutable {
 		c.Reasons = append(c.Reasons, fmt.Sprintf("%s: PVC %s, template %s", fieldNoun[m.Field], m.Live, m.Desired))
@@ -82,6 +83,9 @@ func compareClaim(t *corev1.PersistentVolumeClaim, wantBytes int64, name string,
 	// they are still carried in ResizeError/ModifyError, not in Reasons.
 	if !c.Compatible && c.ResizeError != "" {
 		c.Reasons = append(c.Reasons, "resize failed: "+c.ResizeError)
+	}
+	if !c.Compatible && c.NodeResizePending {
+		c.Reasons = append(c.Reasons, "the volume is expanded; its file system grows when it is mounted again (FileSystemResizePending)")
 	}
 	if !c.Compatible && c.ModifyError != "" {
 		c.Reasons = append(c.Reasons, "volume attributes class change failed: "+c.ModifyError)

@@ -79,6 +79,11 @@ type ClaimChange struct {
 	// (ModifyVolumeError condition, or an Infeasible modifyVolumeStatus); empty
 	// when none. Like ResizeError it leaves the claim stuck until people act.
 	ModifyError string
+	// NodeResizePending is true when the storage expanded the volume and
+	// the file system grows on the node only once the volume is mounted
+	// again (FileSystemResizePending, or allocatedResourceStatuses
+	// NodeResizePending): for many drivers, when the Pod restarts.
+	NodeResizePending bool
 	// Reasons say, for people, why the claim is not compatible.
 	Reasons []string
 }

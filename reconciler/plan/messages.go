@@ -57,6 +57,13 @@ func failure(c diff.ClaimChange) string {
 	return strings.Join(parts, "; ")
 }
 
+// restartMessage says that the claim waits for its Pod: the storage
+// expanded the volume, the node grows the file system once it is mounted again.
+func restartMessage(c diff.ClaimChange) string {
+	return fmt.Sprintf("waiting for its Pod (ordinal %d) to restart: the volume is expanded to %s, and its file system grows when the volume is mounted again (FileSystemResizePending)",
+		c.Ordinal, c.RequestTo.String())
+}
+
 func waitingMessage(inFlight, maxInFlight int, c diff.ClaimChange) string {
 	return fmt.Sprintf("waiting for its turn (%d in flight, at most %d); will patch %s", inFlight, maxInFlight, patchSummary(c))
 }

@@ -52,6 +52,10 @@ type Plan struct {
 	// failed claims (no new patches), denied claims and added or removed
 	// templates (reported; the other claims still proceed).
 	Blocked string
+	// Restart are the claims whose file system grows only when their Pod
+	// restarts (WaitingForRestart), highest ordinal first: the controller
+	// restarts their Pods when allowed to, or reports that they wait.
+	Restart []diff.ClaimChange
 	// Held, when set, says which claims wait on purpose: the StatefulSet's
 	// partition holds them until a person moves it. Not a failure, so not
 	// Blocked.
@@ -94,6 +98,12 @@ func Build(r diff.Result, o Options) Plan {
 			s.Phase, s.Message = v1alpha1.ClaimFailed, f
 			failed = append(failed, c.Name)
 			inFlight++
+		case c.NodeResizePending && !c.NeedsPatch():
+			// In flight, so that the next claim waits for this one's Pod, as
+			// the StatefulSet controller rolls one Pod at a time.
+			s.Phase, s.Message = v1alpha1.ClaimWaitingForRestart, restartMessage(c)
+			p.Restart = append(p.Restart, c)
+			inFlight++
 		case !c.NeedsPatch():
 			// Spec already asks for the template: the storage is catching up.
 			s.Phase, s.Message = v1alpha1.ClaimResizing, "spec matches the template; waiting for storage: "+strings.Join(c.Reasons, "; ")
@@ -118,6 +128,7 @@ func Build(r diff.Result, o Options) Plan {
 		}
 		return cmp.Compare(a, b)
 	})
+	slices.SortStableFunc(p.Restart, func(a, b diff.ClaimChange) int { return cmp.Compare(b.Ordinal, a.Ordinal) })
 	slots := maxInFlight - inFlight
 	if len(failed) > 0 || len(policyDenied) > 0 {
 		slots = 0

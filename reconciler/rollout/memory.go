@@ -9,8 +9,8 @@ import (
 )
 
 // memory is what one reconcile of a StatefulSet leaves the next, in this
-// process only: the patch the API server last rejected (so unrelated events
-// do not repeat it before its back-off ends), whether "not managed" was
+// process only: the patch the API server last rejected and the eviction last
+// refused (so unrelated events do not repeat them before their back-off ends), whether "not managed" was
 // logged and the last status written (so a lagging cache does not cause the
 // same write twice). It is forgotten with the StatefulSet, so it is bounded by the
 // StatefulSets that exist. What was reported lives in the
@@ -26,6 +26,17 @@ type remembered struct {
 	unmanagedLogged bool
 	// written is the last status this process wrote to the rollout.
 	written statusWrite
+	// evictionHeld is the last refused eviction, not asked again before
+	// its back-off ends however many events come meanwhile.
+	evictionHeld *heldEviction
+}
+
+// heldEviction is an eviction refused (a PodDisruptionBudget, an error)
+// and the message that says so.
+type heldEviction struct {
+	uid       string
+	message   string
+	notBefore time.Time
 }
 
 // statusWrite is a status written onto the rollout of resourceVersion base.
@@ -69,6 +80,31 @@ func (m *memory) setRejection(key types.NamespacedName, rej *rejection) {
 	r := m.of(key)
 	r.mu.Lock()
 	r.rejected = rej
+	r.mu.Unlock()
+}
+
+// heldEviction returns the refused eviction of key, if any.
+func (m *memory) heldEviction(key types.NamespacedName) *heldEviction {
+	v, ok := m.m.Load(key)
+	if !ok {
+		return nil
+	}
+	r := v.(*remembered)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.evictionHeld
+}
+
+// holdEviction remembers a refused eviction (nil forgets it) for key.
+func (m *memory) holdEviction(key types.NamespacedName, h *heldEviction) {
+	if h == nil {
+		if _, ok := m.m.Load(key); !ok {
+			return
+		}
+	}
+	r := m.of(key)
+	r.mu.Lock()
+	r.evictionHeld = h
 	r.mu.Unlock()
 }
 

@@ -21,7 +21,7 @@ import (
 )
 
 // report writes the rollout's status: claims, counts, problems, conditions.
-func (r *Reconciler) report(sts *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRollout, src v1alpha1.Source, ignoredLabels []string, strategy v1alpha1.UpdateStrategy, res diff.Result, p plan.Plan, g gateResult, out patchOutcome) {
+func (r *Reconciler) report(sts *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRollout, src v1alpha1.Source, ignoredLabels []string, strategy v1alpha1.UpdateStrategy, res diff.Result, p plan.Plan, g gateResult, out patchOutcome, rs restartOutcome) {
 	st := &vcr.Status
 	st.ObservedGeneration = sts.Generation
 	st.Strategy = strategy
@@ -29,7 +29,7 @@ func (r *Reconciler) report(sts *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRo
 	st.Claims, st.Counts = claimStatuses(p, out)
 	st.Progress = fmt.Sprintf("%d/%d", st.Counts.Compatible, st.Counts.Total)
 	st.Problems = problems(res, p, g)
-	setConditions(vcr, strategy, res, p, g, out)
+	setConditions(vcr, strategy, res, p, g, out, rs)
 	r.setPoliciesCondition(vcr)
 }
 
@@ -65,6 +65,8 @@ func claimStatuses(p plan.Plan, out patchOutcome) ([]v1alpha1.ClaimStatus, v1alp
 			n.Compatible++
 		case v1alpha1.ClaimPatching, v1alpha1.ClaimResizing:
 			n.Updating++
+		case v1alpha1.ClaimWaitingForRestart:
+			n.WaitingForRestart++
 		case v1alpha1.ClaimDenied:
 			n.Denied++
 		case v1alpha1.ClaimFailed:
@@ -104,7 +106,7 @@ func problems(res diff.Result, p plan.Plan, g gateResult) []string {
 // progress without a person (a rejected patch, a failed resize or
 // VolumeAttributesClass change, a field no patch can change, templates added
 // or removed).
-func setConditions(vcr *v1alpha1.VolumeClaimRollout, strategy v1alpha1.UpdateStrategy, res diff.Result, p plan.Plan, g gateResult, out patchOutcome) {
+func setConditions(vcr *v1alpha1.VolumeClaimRollout, strategy v1alpha1.UpdateStrategy, res diff.Result, p plan.Plan, g gateResult, out patchOutcome, rs restartOutcome) {
 	n := vcr.Status.Counts
 	progressing := n.Updating > 0 || len(out.patched) > 0
 	switch {
@@ -122,6 +124,19 @@ func setConditions(vcr *v1alpha1.VolumeClaimRollout, strategy v1alpha1.UpdateStr
 		conditions.Delete(vcr, meta.StalledCondition)
 	case p.Blocked != "" && !progressing:
 		markStalled(vcr, blockedReason(res), blockedMessage(p))
+	case rs.summary != "" && !progressing && rs.active:
+		msg := fmt.Sprintf("%d/%d claims compatible; %s", n.Compatible, n.Total, rs.summary)
+		conditions.MarkReconciling(vcr, v1alpha1.ReasonWaitingForRestart, "%s", msg)
+		conditions.MarkUnknown(vcr, meta.ReadyCondition, v1alpha1.ReasonWaitingForRestart, "%s", msg)
+		conditions.Delete(vcr, meta.StalledCondition)
+	case rs.summary != "" && !progressing:
+		// The storage did its part; a Pod restart, which claimwarden does
+		// not make (not enabled, or refused), finishes it: a state to
+		// alert on, yet neither in progress nor stalled.
+		msg := fmt.Sprintf("%d/%d claims compatible; %s", n.Compatible, n.Total, rs.summary)
+		conditions.MarkFalse(vcr, meta.ReadyCondition, v1alpha1.ReasonWaitingForRestart, "%s", msg)
+		conditions.Delete(vcr, meta.ReconcilingCondition)
+		conditions.Delete(vcr, meta.StalledCondition)
 	case p.Held != "" && !progressing:
 		// Waiting on purpose, as the StatefulSet's partition says: neither
 		// in progress nor stalled.
@@ -136,7 +151,7 @@ func setConditions(vcr *v1alpha1.VolumeClaimRollout, strategy v1alpha1.UpdateStr
 		conditions.Delete(vcr, meta.StalledCondition)
 	default:
 		msg := fmt.Sprintf("%d/%d claims compatible, %d updating", n.Compatible, n.Total, n.Updating)
-		for _, why := range []string{p.Blocked, p.Held} {
+		for _, why := range []string{p.Blocked, p.Held, rs.summary} {
 			if why != "" {
 				msg += "; " + why
 			}

@@ -51,8 +51,10 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 			// Uncached: the controller watches no Secrets.
 			JournalKey: (&journalKeys{reader: mgr.GetAPIReader(), writer: c, secret: opts.JournalKeySecret}).get,
 		}),
-		retry:    workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](opts.RetryBaseDelay, opts.RetryMaxDelay),
-		verdicts: gate.NewCache(opts.Policies, gate.CacheOptions{Recheck: opts.PolicyRecheck}),
+		retry:        workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](opts.RetryBaseDelay, opts.RetryMaxDelay),
+		restartRetry: workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](opts.RetryBaseDelay, opts.RetryMaxDelay),
+		pods:         mgr.GetAPIReader(),
+		verdicts:     gate.NewCache(opts.Policies, gate.CacheOptions{Recheck: opts.PolicyRecheck}),
 	}
 	policyEvents := make(chan event.GenericEvent)
 	if opts.PolicyChanges != nil {

@@ -20,7 +20,13 @@
 //     and modifyVolumeStatus cleared; an injected failure leaves it Infeasible
 //     with a ModifyVolumeError condition carrying the message.
 //   - the kubelet's part of an expansion: the simulated volumes need no file
-//     system resize, so a controller resize finishes the expansion.
+//     system resize, so a controller resize finishes the expansion; unless
+//     the claim carries OfflineResizeAnnotation (offline mode): then the
+//     volume grows, the claim reports allocatedResourceStatuses
+//     NodeResizePending and condition FileSystemResizePending, and its
+//     capacity grows only once another Pod than the one running at the
+//     expansion runs with the claim (kwok runs the Pods), as drivers that
+//     grow the file system only when the volume is mounted.
 //
 // Use it next to the real control plane, either in an existing manager
 // (sim.SetupWithManager(mgr)) or on its own until ctx ends:

@@ -24,6 +24,11 @@ func (s *Simulator) resize(ctx context.Context, pvc *corev1.PersistentVolumeClai
 	key := client.ObjectKeyFromObject(pvc)
 	request := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
 	capacity := pvc.Status.Capacity[corev1.ResourceStorage]
+	if allocated := pvc.Status.AllocatedResources[corev1.ResourceStorage]; nodeResizePending(pvc) && request.Cmp(allocated) <= 0 {
+		// The controller part is done; the node's waits for a mount.
+		s.endAttempt(s.resizes, key)
+		return 0, s.nodeResize(ctx, pvc, pv)
+	}
 	if request.Cmp(capacity) <= 0 || !ptr.Deref(class.AllowVolumeExpansion, false) {
 		s.endAttempt(s.resizes, key)
 		return 0, nil
@@ -57,6 +62,10 @@ func (s *Simulator) resize(ctx context.Context, pvc *corev1.PersistentVolumeClai
 		s.recorder.Eventf(pvc, pv, corev1.EventTypeWarning, "VolumeResizeFailed", "Resize",
 			"resize volume %q by resizer %q failed: %s", pv.Name, s.Provisioner, msg)
 		return s.recheck(), err
+	}
+	if offline(pvc) {
+		s.endAttempt(s.resizes, key)
+		return 0, s.finishOffline(ctx, pvc, pv, target)
 	}
 	// The volume grows first, then the claim reports it: the real order.
 	err := s.updateVolume(ctx, pv.Name, func(v *corev1.PersistentVolume) {

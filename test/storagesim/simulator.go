@@ -28,6 +28,14 @@ const (
 	DefaultDelay = 2 * time.Second
 	// FailResizeAnnotation on a PVC makes its resizes fail with the value as message.
 	FailResizeAnnotation = "storagesim.claimwarden.dev/fail-resize"
+	// OfflineResizeAnnotation on a PVC (any value) makes its expansions
+	// offline: the volume grows, the claim reports NodeResizePending and
+	// FileSystemResizePending, and its capacity grows only once a new Pod
+	// mounts it (a Pod using the claim other than the one running at the
+	// expansion). The value OfflineResizeNever plays a driver that never
+	// grows the file system, not even on remount.
+	OfflineResizeAnnotation = "storagesim.claimwarden.dev/offline-resize"
+	OfflineResizeNever      = "never"
 	// FailModifyAnnotation on a PVC makes its VolumeAttributesClass changes
 	// fail as Infeasible with the value as message.
 	FailModifyAnnotation = "storagesim.claimwarden.dev/fail-modify"
