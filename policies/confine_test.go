@@ -26,7 +26,7 @@ var confineBypasses = map[string]struct {
 	},
 	"lib rule redefined": {
 		rego: "package claimwarden.claims\n\n_disabled_ids := {\"max-step\"}\n",
-		want: "rule _disabled_ids conflicts with rule _disabled_ids, defined by the shipped policies (policies/lib.rego:41)",
+		want: "rule _disabled_ids conflicts with rule _disabled_ids, defined by the shipped policies (policies/lib.rego:42)",
 		line: 3,
 	},
 	"ref head": {

@@ -56,6 +56,9 @@ type Plan struct {
 	// partition holds them until a person moves it. Not a failure, so not
 	// Blocked.
 	Held string
+	// Recovered, when set, names the compatible claims whose request was
+	// lowered to recover from a failed expansion (see diff's Recovery).
+	Recovered string
 }
 
 // Build plans the next step of a rollout from a diff.
@@ -72,7 +75,7 @@ func Build(r diff.Result, o Options) Plan {
 	inFlight, compatible, held := 0, 0, 0
 	for i, c := range r.Claims {
 		s := Step{Claim: c}
-		f := failure(c)
+		f := blockingFailure(c)
 		denial, isDenied := o.PolicyDenied[c.Name]
 		switch {
 		case isDenied && !c.Missing:
@@ -93,6 +96,9 @@ func Build(r diff.Result, o Options) Plan {
 			// Counted in flight and blocking: retrying would loop on the same error.
 			s.Phase, s.Message = v1alpha1.ClaimFailed, f
 			failed = append(failed, c.Name)
+			inFlight++
+		case c.Recovering && !c.NeedsPatch():
+			s.Phase, s.Message = v1alpha1.ClaimResizing, recoveringMessage(c)
 			inFlight++
 		case !c.NeedsPatch():
 			// Spec already asks for the template: the storage is catching up.
@@ -141,6 +147,7 @@ func Build(r diff.Result, o Options) Plan {
 	if held > 0 {
 		p.Held = o.Partition.heldSummary(held)
 	}
+	p.Recovered = recoveredSummary(p.Steps)
 	p.Blocked = blocked(o.Strategy, failed, denied, policyDenied, r.TemplatesAdded, r.TemplatesRemoved)
 	return p
 }

@@ -117,6 +117,10 @@ func setConditions(vcr *v1alpha1.VolumeClaimRollout, strategy v1alpha1.UpdateStr
 		if n.OverSized > 0 {
 			msg += fmt.Sprintf(" (%d over-sized, left as they are)", n.OverSized)
 		}
+		if p.Recovered != "" {
+			// Also the completion event's and the commit status's words.
+			msg += "; " + p.Recovered
+		}
 		conditions.MarkTrue(vcr, meta.ReadyCondition, v1alpha1.ReasonCompatible, "%s", msg)
 		conditions.Delete(vcr, meta.ReconcilingCondition)
 		conditions.Delete(vcr, meta.StalledCondition)
@@ -168,7 +172,8 @@ func blockedMessage(p plan.Plan) string {
 func blockedReason(res diff.Result) string {
 	reason := v1alpha1.ReasonTemplatesChanged
 	for _, c := range res.Claims {
-		if c.ResizeError != "" {
+		// A recovery's failure is the abandoned expansion's: it blocks nothing.
+		if c.ResizeError != "" && !c.Recovery && !c.Recovering {
 			return v1alpha1.ReasonResizeFailed
 		}
 		if c.ModifyError != "" {
