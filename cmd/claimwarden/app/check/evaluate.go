@@ -395,6 +395,10 @@ func claimResult(c diff.ClaimChange, v policies.Verdict) Claim {
 // request; the immutable fields come last.
 func describeChanges(c diff.ClaimChange) []string {
 	var out []string
+	if c.Recovery {
+		// The one smaller template the controller applies (see diff's Recovery).
+		out = append(out, fmt.Sprintf("recovers from the failed expansion to %s: the request is lowered, above the capacity %s", c.RequestFrom.String(), c.Capacity.String()))
+	}
 	if c.VACTo != nil && (c.VACFrom == nil || *c.VACFrom != *c.VACTo) {
 		out = append(out, fmt.Sprintf("volume attributes class %s → %q", quoteOrUnset(c.VACFrom), *c.VACTo))
 	}
