@@ -29,6 +29,9 @@ type Options struct {
 	// Partition holds the claims below the StatefulSet's rolling-update
 	// partition (see PartitionOf).
 	Partition Partition
+	// OnDelete holds the claims whose Pod an OnDelete StatefulSet has not
+	// re-created yet (see OnDeleteOf).
+	OnDelete OnDelete
 }
 
 // Step is one claim and where it stands.
@@ -56,6 +59,9 @@ type Plan struct {
 	// partition holds them until a person moves it. Not a failure, so not
 	// Blocked.
 	Held string
+	// WaitingForPods, when set, says which claims wait on purpose for a
+	// person to delete their Pod (updateStrategy OnDelete). Not Blocked.
+	WaitingForPods string
 	// Recovered, when set, names the compatible claims whose request was
 	// lowered to recover from a failed expansion (see diff's Recovery).
 	Recovered string
@@ -73,6 +79,7 @@ func Build(r diff.Result, o Options) Plan {
 	var candidates []int // steps that need a patch, in diff order
 	var failed, denied, policyDenied []string
 	inFlight, compatible, held := 0, 0, 0
+	var oldPods []string // the Pods whose deletion claims wait for
 	for i, c := range r.Claims {
 		s := Step{Claim: c}
 		f := blockingFailure(c)
@@ -110,6 +117,10 @@ func Build(r diff.Result, o Options) Plan {
 		case o.Partition.holds(c.Ordinal):
 			s.Phase, s.Message = v1alpha1.ClaimPending, o.Partition.waitingMessage(patchSummary(c))
 			held++
+		case o.OnDelete.holding(c.Ordinal) != "":
+			pod := o.OnDelete.holding(c.Ordinal)
+			s.Phase, s.Message = v1alpha1.ClaimPending, onDeleteWaiting(pod, patchSummary(c))
+			oldPods = append(oldPods, pod)
 		default:
 			candidates = append(candidates, i)
 		}
@@ -146,6 +157,9 @@ func Build(r diff.Result, o Options) Plan {
 	p.Done = compatible == len(r.Claims)
 	if held > 0 {
 		p.Held = o.Partition.heldSummary(held)
+	}
+	if len(oldPods) > 0 {
+		p.WaitingForPods = onDeleteSummary(oldPods)
 	}
 	p.Recovered = recoveredSummary(p.Steps)
 	p.Blocked = blocked(o.Strategy, failed, denied, policyDenied, r.TemplatesAdded, r.TemplatesRemoved)

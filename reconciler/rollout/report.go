@@ -133,6 +133,12 @@ func setConditions(vcr *v1alpha1.VolumeClaimRollout, strategy v1alpha1.UpdateStr
 		conditions.MarkFalse(vcr, meta.ReadyCondition, v1alpha1.ReasonPartitioned, "%s", msg)
 		conditions.Delete(vcr, meta.ReconcilingCondition)
 		conditions.Delete(vcr, meta.StalledCondition)
+	case p.WaitingForPods != "" && !progressing:
+		// Waiting on purpose, for a person to delete the Pods (OnDelete).
+		msg := fmt.Sprintf("%d/%d claims compatible; %s", n.Compatible, n.Total, p.WaitingForPods)
+		conditions.MarkFalse(vcr, meta.ReadyCondition, v1alpha1.ReasonWaitingForPods, "%s", msg)
+		conditions.Delete(vcr, meta.ReconcilingCondition)
+		conditions.Delete(vcr, meta.StalledCondition)
 	case strategy == v1alpha1.OnClaimDelete && !progressing:
 		msg := fmt.Sprintf("%d/%d claims compatible; %s keeps existing claims until they are deleted", n.Compatible, n.Total, v1alpha1.OnClaimDelete)
 		conditions.MarkFalse(vcr, meta.ReadyCondition, v1alpha1.ReasonWaitingForClaims, "%s", msg)
@@ -140,7 +146,7 @@ func setConditions(vcr *v1alpha1.VolumeClaimRollout, strategy v1alpha1.UpdateStr
 		conditions.Delete(vcr, meta.StalledCondition)
 	default:
 		msg := fmt.Sprintf("%d/%d claims compatible, %d updating", n.Compatible, n.Total, n.Updating)
-		for _, why := range []string{p.Blocked, p.Held} {
+		for _, why := range []string{p.Blocked, p.Held, p.WaitingForPods} {
 			if why != "" {
 				msg += "; " + why
 			}

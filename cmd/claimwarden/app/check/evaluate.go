@@ -209,6 +209,9 @@ func (e *evaluator) one(ctx context.Context, p manifests.StatefulSet) (StatefulS
 	if note := plan.PartitionOf(current).HeldNote(res); note != "" && r.Verdict == Allowed {
 		r.Notes = append(r.Notes, note)
 	}
+	if note := plan.OnDeleteNote(current, res); note != "" && r.Verdict == Allowed {
+		r.Notes = append(r.Notes, note)
+	}
 	if r.Templates != nil && r.Templates.Verdict == Allowed && len(res.TemplatesAdded)+len(res.TemplatesRemoved) > 0 {
 		r.Notes = append(r.Notes, "templates added or removed: the controller reports this and does not act on it")
 	}
