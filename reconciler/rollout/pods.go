@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/claimwarden/claimwarden/reconciler/plan"
 )
@@ -38,6 +39,24 @@ func (r *Reconciler) onDeleteOf(ctx context.Context, sts *appsv1.StatefulSet) (p
 	d := plan.OnDeleteOf(sts, metas, r.memory.seenPods(key, sts.UID))
 	r.memory.setSeenPods(key, sts.UID, d.Seen)
 	return d, nil
+}
+
+// onDeleteStatefulSetOfPod maps a Pod to its controlling StatefulSet when
+// that one's updateStrategy is OnDelete: the Pods of any other StatefulSet
+// say nothing to its claims, and a rolling update must not reconcile it
+// once per Pod.
+func (r *Reconciler) onDeleteStatefulSetOfPod(ctx context.Context, o client.Object) []reconcile.Request {
+	ref := metav1.GetControllerOf(o)
+	if ref == nil || ref.Kind != "StatefulSet" || ref.APIVersion != appsv1.SchemeGroupVersion.String() {
+		return nil
+	}
+	var sts appsv1.StatefulSet
+	key := client.ObjectKey{Namespace: o.GetNamespace(), Name: ref.Name}
+	if err := r.client.Get(ctx, key, &sts); err != nil || sts.UID != ref.UID ||
+		sts.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: key}}
 }
 
 // podReplaced passes the Pod events that can let an OnDelete StatefulSet's

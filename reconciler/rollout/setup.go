@@ -79,7 +79,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(r.statefulSetsOfClaim)).
 		// Pods, metadata only: under updateStrategy OnDelete a Pod's
 		// deletion lets its claims through (see plan.OnDelete).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &appsv1.StatefulSet{}, handler.OnlyControllerOwner()),
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.onDeleteStatefulSetOfPod),
 			builder.OnlyMetadata, builder.WithPredicates(podReplaced())).
 		// Policy input beyond the StatefulSet and its claims: a StorageClass
 		// (allowVolumeExpansion) and the Namespace (labels such as tier=prod).
