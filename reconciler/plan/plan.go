@@ -1,7 +1,9 @@
 // Package plan decides what a rollout does next with a StatefulSet's claims,
 // following KEP-4650: highest ordinal first, from the StatefulSet's
-// rolling-update partition up, a bounded number of claims in
-// flight, patch what can be patched, stop on failures. It is pure: the
+// rolling-update partition up (under updateStrategy OnDelete, as their Pods
+// are re-created), a bounded number of claims in flight, patch what can be
+// patched (and lower a failed expansion's request to recover, KEP-1790),
+// stop on failures. It is pure: the
 // controller performs the patches and calls Build again on the next diff.
 package plan
 
