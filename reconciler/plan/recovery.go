@@ -44,19 +44,28 @@ func recoveredNote(c diff.ClaimChange) string {
 }
 
 // recoveredSummary names the compatible claims a recovery brought to
-// their size, for the rollout's Ready condition and so its commit status
-// and completion event; "" when none.
+// their size, by size, for the rollout's Ready condition and so its commit
+// status and completion event: "recovered from failed expansion to 2Gi:
+// data-web-1, data-web-2; to 5Gi: logs-web-2"; "" when none.
 func recoveredSummary(steps []Step) string {
-	var names []string
-	size := ""
+	var sizes []string
+	bySize := map[string][]string{}
 	for _, s := range steps {
-		if s.Claim.Compatible && recoveredNote(s.Claim) != "" {
-			names = append(names, s.Claim.Name)
-			size = s.Claim.RequestFrom.String()
+		if !s.Claim.Compatible || recoveredNote(s.Claim) == "" {
+			continue
 		}
+		size := s.Claim.RequestFrom.String()
+		if bySize[size] == nil {
+			sizes = append(sizes, size)
+		}
+		bySize[size] = append(bySize[size], s.Claim.Name)
 	}
-	if len(names) == 0 {
+	if len(sizes) == 0 {
 		return ""
 	}
-	return "recovered from failed expansion to " + size + ": " + nameList(names)
+	parts := make([]string, len(sizes))
+	for i, size := range sizes {
+		parts[i] = "to " + size + ": " + nameList(bySize[size])
+	}
+	return "recovered from failed expansion " + strings.Join(parts, "; ")
 }

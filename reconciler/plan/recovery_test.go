@@ -107,6 +107,14 @@ func TestBuildRecovery(t *testing.T) {
 			t.Errorf("Recovered %q, want %q", p.Recovered, want)
 		}
 	})
+	t.Run("recoveries to different sizes are named by size", func(t *testing.T) {
+		logs := recoveryClaim(2, "recovered")
+		logs.Name, logs.Template, logs.RequestFrom = "logs-web-2", "logs", resource.MustParse("5Gi")
+		p := Build(claims(recoveryClaim(0, "recovered"), recoveryClaim(1, "recovered"), logs), opts)
+		if want := "recovered from failed expansion to 2Gi: data-web-0, data-web-1; to 5Gi: logs-web-2"; p.Recovered != want {
+			t.Errorf("Recovered %q, want %q", p.Recovered, want)
+		}
+	})
 	t.Run("no recovery, no note", func(t *testing.T) {
 		if p := Build(claims(claim("data", 0, "compatible")), opts); p.Recovered != "" {
 			t.Errorf("Recovered %q", p.Recovered)
