@@ -11,6 +11,7 @@ package claimwarden.claims
 # (policies.params) overrides them key by key; null unsets a limit.
 default_params := {
 	"disabled": [],
+	"allow_recovery": true,
 	"max_step_percent": 100,
 	"max_step_bytes": null,
 	"max_cost_increase": null,

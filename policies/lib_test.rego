@@ -107,7 +107,7 @@ test_restart_questions_pass_every_policy if {
 
 test_params_are_the_defaults_without_configuration if {
 	params == {
-		"disabled": [], "max_step_percent": 100, "max_step_bytes": null,
+		"disabled": [], "allow_recovery": true, "max_step_percent": 100, "max_step_bytes": null,
 		"max_cost_increase": null, "storage_class_prices": {}, "volume_attributes_class_prices": {},
 		"restart_window": null,
 	} with input as {}
@@ -116,7 +116,7 @@ test_params_are_the_defaults_without_configuration if {
 test_configured_params_override_defaults_key_by_key if {
 	p := params with data.claimwarden.params as {"max_step_percent": 50, "custom": "x"}
 	p == {
-		"disabled": [], "max_step_percent": 50, "max_step_bytes": null, "custom": "x",
+		"disabled": [], "allow_recovery": true, "max_step_percent": 50, "max_step_bytes": null, "custom": "x",
 		"max_cost_increase": null, "storage_class_prices": {}, "volume_attributes_class_prices": {},
 		"restart_window": null,
 	}

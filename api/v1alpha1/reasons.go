@@ -55,6 +55,9 @@ const (
 	ReasonClaimPatched = "ClaimPatched"
 	// ReasonWaitingForClaims: the strategy leaves existing claims until they are deleted.
 	ReasonWaitingForClaims = "WaitingForClaimDeletion"
+	// ReasonWaitingForPods: the StatefulSet's updateStrategy OnDelete
+	// holds claims until their Pods are deleted (KEP-4650).
+	ReasonWaitingForPods = "WaitingForPodDeletion"
 	// ReasonPartitioned: the StatefulSet's rolling-update partition holds
 	// the claims of the ordinals below it until it moves.
 	ReasonPartitioned = "Partitioned"

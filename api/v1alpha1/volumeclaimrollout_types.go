@@ -26,6 +26,13 @@ const (
 	RestartForExpansionAnnotation = "claimwarden.dev/restart-for-expansion"
 )
 
+// RecoveredFromAnnotation is written on a claim whose request claimwarden
+// lowered to recover from a failed expansion (KEP-1790): its value is the
+// request whose expansion had failed. The storage keeps no trace of the
+// failure once the lower size is reached, so this is how the rollout still
+// says what happened; the claim's next patch drops it.
+const RecoveredFromAnnotation = "claimwarden.dev/recovered-from"
+
 // UpdateStrategy says how existing claims follow a changed template (KEP-4650).
 // +kubebuilder:validation:Enum=InPlace;OnClaimDelete
 type UpdateStrategy string

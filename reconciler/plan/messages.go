@@ -19,6 +19,9 @@ func compatibleMessage(c diff.ClaimChange) string {
 	if c.OverSized {
 		msg += fmt.Sprintf("; over-sized: requests %s, template %s (never shrunk)", c.RequestFrom.String(), c.TemplateRequest.String())
 	}
+	if r := recoveredNote(c); r != "" {
+		msg += "; " + r
+	}
 	// A failure on a compatible claim is not the rollout's, but it is not hidden.
 	if f := failure(c); f != "" {
 		msg += "; " + f
@@ -72,7 +75,11 @@ func waitingMessage(inFlight, maxInFlight int, c diff.ClaimChange) string {
 func patchSummary(c diff.ClaimChange) string {
 	var parts []string
 	if c.ToBytes != c.FromBytes {
-		parts = append(parts, "storage "+c.RequestFrom.String()+" → "+c.RequestTo.String())
+		storage := "storage " + c.RequestFrom.String() + " → " + c.RequestTo.String()
+		if c.Recovery {
+			storage += " to recover from the failed expansion to " + c.RequestFrom.String()
+		}
+		parts = append(parts, storage)
 	}
 	if !samePtr(c.VACFrom, c.VACTo) {
 		parts = append(parts, "volume attributes class "+renderVAC(c.VACFrom)+" → "+renderVAC(c.VACTo))

@@ -114,8 +114,12 @@ func claimChange(sts *appsv1.StatefulSet, c diff.ClaimChange, pvc *corev1.Persis
 		Storage: &policies.QuantityChange{
 			From: c.RequestFrom.String(), To: c.TemplateRequest.String(),
 			FromBytes: c.FromBytes, ToBytes: c.TemplateBytes,
+			Recovery: c.Recovery,
 		},
 		Labels: c.Labels, Annotations: c.Annotations,
+	}
+	if c.CapacityBytes > 0 {
+		ch.Storage.Capacity, ch.Storage.CapacityBytes = c.Capacity.String(), c.CapacityBytes
 	}
 	if t := templateNamed(sts, c.Template); t != nil && t.Spec.StorageClassName != nil {
 		ch.StorageClassName = &policies.StringChange{From: deref(pvc.Spec.StorageClassName), To: *t.Spec.StorageClassName}

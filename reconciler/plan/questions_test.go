@@ -54,7 +54,7 @@ func TestQuestions(t *testing.T) {
 	if q.Claim != "data-web-0" || q.PVC != byName["data-web-0"] {
 		t.Errorf("first question is about %q (PVC %p), want data-web-0", q.Claim, q.PVC)
 	}
-	want := policies.QuantityChange{From: "10Gi", To: "15Gi", FromBytes: 10 << 30, ToBytes: 15 << 30}
+	want := policies.QuantityChange{From: "10Gi", To: "15Gi", FromBytes: 10 << 30, ToBytes: 15 << 30, Capacity: "10Gi", CapacityBytes: 10 << 30}
 	if got := q.Input.Change.Storage; got == nil || *got != want {
 		t.Errorf("storage change = %+v, want %+v", got, want)
 	}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/claimwarden/claimwarden/reconciler/plan"
 )
 
 // memory is what one reconcile of a StatefulSet leaves the next, in this
@@ -26,6 +28,11 @@ type remembered struct {
 	unmanagedLogged bool
 	// written is the last status this process wrote to the rollout.
 	written statusWrite
+	// seenPods are the Pods of StatefulSet object seenPodsOf as
+	// plan.OnDeleteOf saw them (updateStrategy OnDelete only).
+	seenPodsOf types.UID
+	seenPods   map[string]plan.SeenPod
+
 	// evictionHeld is the last refused eviction, not asked again before
 	// its back-off ends however many events come meanwhile.
 	evictionHeld *heldEviction
@@ -152,6 +159,32 @@ func (m *memory) alreadyWritten(key types.NamespacedName, base string, sum [sha2
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.written.base == base && r.written.sum == sum
+}
+
+// seenPods returns the Pods of StatefulSet object uid as last seen.
+func (m *memory) seenPods(key types.NamespacedName, uid types.UID) map[string]plan.SeenPod {
+	v, ok := m.m.Load(key)
+	if !ok {
+		return nil
+	}
+	r := v.(*remembered)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.seenPodsOf != uid {
+		return nil
+	}
+	return r.seenPods
+}
+
+// setSeenPods remembers the Pods of StatefulSet object uid as seen.
+func (m *memory) setSeenPods(key types.NamespacedName, uid types.UID, pods map[string]plan.SeenPod) {
+	if len(pods) == 0 && m.seenPods(key, uid) == nil {
+		return
+	}
+	r := m.of(key)
+	r.mu.Lock()
+	r.seenPodsOf, r.seenPods = uid, pods
+	r.mu.Unlock()
 }
 
 // forget drops everything about key (the StatefulSet is gone).

@@ -240,7 +240,11 @@ func (r *Reconciler) assessClaims(ctx context.Context, sts *appsv1.StatefulSet, 
 	if a.verdict, err = r.gate(ctx, t.sts, res, a.claims, policies.Source(t.src), t.recreateWith != nil); err != nil {
 		return assessment{}, err
 	}
-	a.plan = plan.Build(res, plan.Options{Strategy: strategy, MaxConcurrent: r.opts.MaxConcurrentPatches, PolicyDenied: a.verdict.claims, Partition: plan.PartitionOf(sts)})
+	onDelete, err := r.onDeleteOf(ctx, sts)
+	if err != nil {
+		return assessment{}, err
+	}
+	a.plan = plan.Build(res, plan.Options{Strategy: strategy, MaxConcurrent: r.opts.MaxConcurrentPatches, PolicyDenied: a.verdict.claims, Partition: plan.PartitionOf(sts), OnDelete: onDelete})
 	if a.verdict.statefulSet != "" {
 		holdPatches(&a.plan, "waiting: the StatefulSet change is denied by policy")
 		a.plan.Blocked = strings.TrimPrefix(a.plan.Blocked+"; denied by policy: "+a.verdict.statefulSet, "; ")

@@ -119,6 +119,10 @@ func setConditions(vcr *v1alpha1.VolumeClaimRollout, strategy v1alpha1.UpdateStr
 		if n.OverSized > 0 {
 			msg += fmt.Sprintf(" (%d over-sized, left as they are)", n.OverSized)
 		}
+		if p.Recovered != "" {
+			// Also the completion event's and the commit status's words.
+			msg += "; " + p.Recovered
+		}
 		conditions.MarkTrue(vcr, meta.ReadyCondition, v1alpha1.ReasonCompatible, "%s", msg)
 		conditions.Delete(vcr, meta.ReconcilingCondition)
 		conditions.Delete(vcr, meta.StalledCondition)
@@ -144,6 +148,12 @@ func setConditions(vcr *v1alpha1.VolumeClaimRollout, strategy v1alpha1.UpdateStr
 		conditions.MarkFalse(vcr, meta.ReadyCondition, v1alpha1.ReasonPartitioned, "%s", msg)
 		conditions.Delete(vcr, meta.ReconcilingCondition)
 		conditions.Delete(vcr, meta.StalledCondition)
+	case p.WaitingForPods != "" && !progressing:
+		// Waiting on purpose, for a person to delete the Pods (OnDelete).
+		msg := fmt.Sprintf("%d/%d claims compatible; %s", n.Compatible, n.Total, p.WaitingForPods)
+		conditions.MarkFalse(vcr, meta.ReadyCondition, v1alpha1.ReasonWaitingForPods, "%s", msg)
+		conditions.Delete(vcr, meta.ReconcilingCondition)
+		conditions.Delete(vcr, meta.StalledCondition)
 	case strategy == v1alpha1.OnClaimDelete && !progressing:
 		msg := fmt.Sprintf("%d/%d claims compatible; %s keeps existing claims until they are deleted", n.Compatible, n.Total, v1alpha1.OnClaimDelete)
 		conditions.MarkFalse(vcr, meta.ReadyCondition, v1alpha1.ReasonWaitingForClaims, "%s", msg)
@@ -151,7 +161,7 @@ func setConditions(vcr *v1alpha1.VolumeClaimRollout, strategy v1alpha1.UpdateStr
 		conditions.Delete(vcr, meta.StalledCondition)
 	default:
 		msg := fmt.Sprintf("%d/%d claims compatible, %d updating", n.Compatible, n.Total, n.Updating)
-		for _, why := range []string{p.Blocked, p.Held, rs.summary} {
+		for _, why := range []string{p.Blocked, p.Held, p.WaitingForPods, rs.summary} {
 			if why != "" {
 				msg += "; " + why
 			}
@@ -183,7 +193,8 @@ func blockedMessage(p plan.Plan) string {
 func blockedReason(res diff.Result) string {
 	reason := v1alpha1.ReasonTemplatesChanged
 	for _, c := range res.Claims {
-		if c.ResizeError != "" {
+		// A recovery's failure is the abandoned expansion's: it blocks nothing.
+		if c.ResizeError != "" && !c.Recovery && !c.Recovering {
 			return v1alpha1.ReasonResizeFailed
 		}
 		if c.ModifyError != "" {

@@ -79,6 +79,10 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 				UpdateFunc: func(event.UpdateEvent) bool { return false },
 			})).
 		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(r.statefulSetsOfClaim)).
+		// Pods, metadata only: under updateStrategy OnDelete a Pod's
+		// deletion lets its claims through (see plan.OnDelete).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.onDeleteStatefulSetOfPod),
+			builder.OnlyMetadata, builder.WithPredicates(podReplaced())).
 		// Policy input beyond the StatefulSet and its claims: a StorageClass
 		// (allowVolumeExpansion) and the Namespace (labels such as tier=prod).
 		Watches(&storagev1.StorageClass{}, handler.EnqueueRequestsFromMapFunc(r.statefulSetsIn(""))).

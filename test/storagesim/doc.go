@@ -38,7 +38,10 @@
 // Failures are injected per claim with sim.FailResize, sim.FailModify and
 // sim.ClearFailure, or the FailResizeAnnotation and FailModifyAnnotation; a
 // failure sticks (no flapping back to in progress) until cleared, then the
-// next attempt succeeds.
+// next attempt succeeds. A resize failure is also left behind when the
+// request is lowered below the failed size (KEP-1790's recovery, which the
+// API server allows down to just above status.capacity): that smaller
+// resize succeeds, and status.allocatedResources follows it down.
 //
 // It is for tests and the local demo only and is never linked into the
 // product binary.

@@ -18,7 +18,10 @@ import (
 // file system resize, the kubelet). Each attempt takes Delay; an injected
 // failure ends the attempt with ControllerResizeInfeasible and sticks (like
 // the real resizer's slow retry of infeasible errors) until it is cleared.
-// It returns when to look at the claim again.
+// A request lowered below the failed one (and above the capacity, which is
+// all the API server allows) is a recovery (KEP-1790): the smaller size is
+// feasible, so that attempt succeeds although the failure is still
+// injected. It returns when to look at the claim again.
 func (s *Simulator) resize(ctx context.Context, pvc *corev1.PersistentVolumeClaim, pv *corev1.PersistentVolume,
 	class *storagev1.StorageClass) (time.Duration, error) {
 	key := client.ObjectKeyFromObject(pvc)
@@ -54,7 +57,7 @@ func (s *Simulator) resize(ctx context.Context, pvc *corev1.PersistentVolumeClai
 		}
 		return remaining, err
 	}
-	if failing {
+	if failing && a.recovers == "" {
 		s.markAttemptFailed(s.resizes, key, msg)
 		_, err := s.updateClaimStatus(ctx, key, pvc.UID, func(p *corev1.PersistentVolumeClaim) {
 			markResizeFailed(p, target, msg, now)
@@ -96,6 +99,7 @@ func (s *Simulator) resizeAttempt(key types.NamespacedName, uid types.UID, reque
 	failing bool) attempt {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	next := &attempt{uid: uid, target: request.String(), start: s.now()}
 	a, ok := s.resizes[key]
 	if ok && a.uid == uid {
 		target := resource.MustParse(a.target)
@@ -104,10 +108,13 @@ func (s *Simulator) resizeAttempt(key types.NamespacedName, uid types.UID, reque
 		if !stale {
 			return *a
 		}
+		if a.failed != "" && request.Cmp(target) < 0 {
+			// The smaller request recovers from the failed one.
+			next.recovers = a.target
+		}
 	}
-	a = &attempt{uid: uid, target: request.String(), start: s.now()}
-	s.resizes[key] = a
-	return *a
+	s.resizes[key] = next
+	return *next
 }
 
 func (s *Simulator) markAttemptFailed(m map[types.NamespacedName]*attempt, key types.NamespacedName, msg string) {

@@ -82,6 +82,9 @@ type attempt struct {
 	target string // storage quantity or VolumeAttributesClass name
 	start  time.Time
 	failed string // non-empty once the attempt failed with this message
+	// recovers is the target of the failed resize this one replaces with a
+	// smaller request: a recovery, which succeeds (resizes only).
+	recovers string
 }
 
 // init fills defaults; safe to call more than once.
