@@ -73,6 +73,15 @@ type Config struct {
 	// before waiting for them to become compatible; at least 1, default 1.
 	MaxConcurrentPatches int `mapstructure:"maxConcurrentPatches"`
 
+	// RestartForExpansion lets the controller evict, one at a time through
+	// the Eviction API, the Pods whose claims wait for a file system resize
+	// that needs the volume mounted again (FileSystemResizePending), in
+	// StatefulSets without the claimwarden.dev/restart-for-expansion
+	// annotation. Off by default: such claims are reported
+	// (WaitingForRestart) and wait for someone to restart their Pods.
+	// Needs config/components/restarts.
+	RestartForExpansion bool `mapstructure:"restartForExpansion"`
+
 	// MaxClaimsPerStatefulSet bounds templates × replicas of one StatefulSet:
 	// one beyond it is Stalled before any work, so that a tenant's
 	// "replicas: 2147483647" cannot exhaust the controller's memory.
@@ -215,6 +224,7 @@ var keys = []struct{ name, flag string }{
 	{"labelSelector", "label-selector"},
 	{"updateStrategy", "update-strategy"},
 	{"maxConcurrentPatches", "max-concurrent-patches"},
+	{"restartForExpansion", "restart-for-expansion"},
 	{"maxClaimsPerStatefulSet", "max-claims-per-statefulset"},
 	{"workers", "workers"},
 	{"kubeAPIQPS", "kube-api-qps"},
@@ -302,6 +312,7 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.String("label-selector", d.LabelSelector, "label selector of the StatefulSets to manage; empty selects all")
 	fs.String("update-strategy", string(d.UpdateStrategy), "how existing claims follow a changed template unless annotated: "+strings.Join(updateStrategies, " or "))
 	fs.Int("max-concurrent-patches", d.MaxConcurrentPatches, "claims of one StatefulSet patched before waiting for them to become compatible (at least 1)")
+	fs.Bool("restart-for-expansion", d.RestartForExpansion, "evict, one at a time, the Pods whose claims wait for a file system resize on remount, unless a StatefulSet's annotation says otherwise")
 	fs.Int("max-claims-per-statefulset", d.MaxClaimsPerStatefulSet, "most claims (templates × replicas) of one StatefulSet; one with more is Stalled (at least 1)")
 	fs.Int("workers", d.Workers, "StatefulSets reconciled at once (at least 1)")
 	fs.Float32("kube-api-qps", d.KubeAPIQPS, "requests per second to the API server (client-side limit)")

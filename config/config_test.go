@@ -156,6 +156,7 @@ func TestKeysEnv(t *testing.T) {
 	want := map[string]string{
 		"leaderElection.enabled":     "CLAIMWARDEN_LEADERELECTION_ENABLED",
 		"maxConcurrentPatches":       "CLAIMWARDEN_MAXCONCURRENTPATCHES",
+		"restartForExpansion":        "CLAIMWARDEN_RESTARTFOREXPANSION",
 		"log.format":                 "CLAIMWARDEN_LOG_FORMAT",
 		"policies.dirs":              "CLAIMWARDEN_POLICIES_DIRS",
 		"policies.pollInterval":      "CLAIMWARDEN_POLICIES_POLLINTERVAL",
@@ -186,6 +187,7 @@ namespaces: [apps, data]
 labelSelector: tier=db
 updateStrategy: OnClaimDelete
 maxConcurrentPatches: 2
+restartForExpansion: true
 leaderElection:
   enabled: false
   id: from-file
@@ -214,6 +216,7 @@ log:
 			want.LabelSelector = "tier=db"
 			want.UpdateStrategy = v1alpha1.OnClaimDelete
 			want.MaxConcurrentPatches = 2
+			want.RestartForExpansion = true
 			want.LeaderElection.Enabled = false
 			want.LeaderElection.ID = "from-file"
 			want.Log.Level = "debug"
@@ -247,9 +250,9 @@ log:
 		name:  "flag over env over file",
 		file:  file,
 		env:   []string{"CLAIMWARDEN_MAXCONCURRENTPATCHES=3", "CLAIMWARDEN_UPDATESTRATEGY=InPlace"},
-		flags: []string{"--max-concurrent-patches=4", "--leader-election=true", "--namespaces=a", "--namespaces=b"},
+		flags: []string{"--max-concurrent-patches=4", "--leader-election=true", "--namespaces=a", "--namespaces=b", "--restart-for-expansion=false"},
 		check: func(t *testing.T, c Config) {
-			if c.MaxConcurrentPatches != 4 || !c.LeaderElection.Enabled {
+			if c.MaxConcurrentPatches != 4 || !c.LeaderElection.Enabled || c.RestartForExpansion {
 				t.Errorf("flags did not win: %+v", c)
 			}
 			if !reflect.DeepEqual(c.Namespaces, []string{"a", "b"}) {
@@ -522,7 +525,7 @@ func TestLoadRejects(t *testing.T) {
 	}{{
 		name: "unknown top-level key in file",
 		file: "labelSelectr: app=db\n",
-		want: `unknown key "labelselectr" (known keys: kubeconfig, namespaces, labelSelector, updateStrategy, maxConcurrentPatches, maxClaimsPerStatefulSet, workers, kubeAPIQPS, kubeAPIBurst, metricsAddr, healthAddr, leaderElection.enabled, leaderElection.namespace, leaderElection.id, journalKey.namespace, journalKey.secretName, log.level, log.format, ` +
+		want: `unknown key "labelselectr" (known keys: kubeconfig, namespaces, labelSelector, updateStrategy, maxConcurrentPatches, restartForExpansion, maxClaimsPerStatefulSet, workers, kubeAPIQPS, kubeAPIBurst, metricsAddr, healthAddr, leaderElection.enabled, leaderElection.namespace, leaderElection.id, journalKey.namespace, journalKey.secretName, log.level, log.format, ` +
 			`policies.dirs, policies.pollInterval, policies.timeout, policies.valueLimitBytes, policies.allowNetworkBuiltins, policies.configMaps, policies.configMapNamespace, policies.bundles, policies.params, policies.decisionLogs, policies.decisionLogMask, ` +
 			`gitStatus.contextPrefix, gitStatus.targetURL, gitStatus.fluxEventsAddr, gitStatus.hosts, flux.enabled, flux.namespaces, flux.artifactCacheDir, flux.maxArtifactSize, flux.maxCacheSize, flux.maxBuildBytes, flux.maxBuildNodes, ` +
 			`argocd.enabled, argocd.namespaces, argocd.server, argocd.tokenSecretRef.namespace, argocd.tokenSecretRef.name, argocd.tokenSecretRef.key, ` +

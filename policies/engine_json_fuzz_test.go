@@ -57,6 +57,10 @@ func FuzzEncodeInput(f *testing.F) {
 		in.Change.Annotations = map[string]string{value: odd}
 		in.Change.Immutable = []Mismatch{{Field: key, Live: value, Desired: odd}}
 		in.Change.Storage.To, in.Change.Storage.ToBytes = size, sizeBytes
+		in.Change.Restart, in.Change.Pod = ordinal%2 == 0, odd
+		// The omitempty fields, both empty and set.
+		in.Change.Storage.Recovery = ordinal%2 == 0
+		in.Change.Storage.Capacity, in.Change.Storage.CapacityBytes = odd, sizeBytes/2
 		in.Source = Source{Kind: key, Name: claim, Repository: odd, Revision: value}
 		in.PVC.Labels = map[string]string{odd: value}
 		if q, err := resource.ParseQuantity(size); err == nil && len(size) < 32 {

@@ -74,7 +74,8 @@ type Change struct {
 	Template string `json:"template,omitempty"`
 	Ordinal  int32  `json:"ordinal"`
 	// Storage: from is the PVC's current request, to the template's request
-	// (as proposed; the controller never lowers a request whatever the verdict).
+	// (as proposed; the controller never lowers a request whatever the
+	// verdict, except in a recovery, see QuantityChange.Recovery).
 	Storage *QuantityChange `json:"storage,omitempty"`
 	// StorageClassName: from the PVC, to the template; present when the
 	// template names a class.
@@ -93,6 +94,14 @@ type Change struct {
 	// delete and create, Pods kept) to carry a GitOps proposal's templates
 	// (KindStatefulSet): a policy may refuse that, e.g. during a freeze.
 	Recreate bool `json:"recreate,omitempty"`
+	// Restart is true when claimwarden is about to evict Pod so that the
+	// claim's file system grows (the storage expanded the volume; the node
+	// grows the file system when it is mounted again). Such a question
+	// (KindClaim) carries no storage change: the claim was patched already.
+	// A policy may refuse it, e.g. during business hours.
+	Restart bool `json:"restart,omitempty"`
+	// Pod is the Pod to restart (Restart only).
+	Pod string `json:"pod,omitempty"`
 }
 
 // QuantityChange is a resource quantity before and after, as text and in bytes.
@@ -101,6 +110,15 @@ type QuantityChange struct {
 	To        string `json:"to"`
 	FromBytes int64  `json:"fromBytes"`
 	ToBytes   int64  `json:"toBytes"`
+	// Capacity and CapacityBytes are the PVC's status.capacity; omitted
+	// when not reported.
+	Capacity      string `json:"capacity,omitempty"`
+	CapacityBytes int64  `json:"capacityBytes,omitempty"`
+	// Recovery is true when to is smaller than from because the expansion
+	// to from failed and to is above the capacity: lowering the request
+	// then recovers the claim (KEP-1790), it shrinks nothing. Every other
+	// smaller to is a shrink, never applied.
+	Recovery bool `json:"recovery,omitempty"`
 }
 
 // StringChange is a value before and after ("" for unset).

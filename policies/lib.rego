@@ -11,11 +11,13 @@ package claimwarden.claims
 # (policies.params) overrides them key by key; null unsets a limit.
 default_params := {
 	"disabled": [],
+	"allow_recovery": true,
 	"max_step_percent": 100,
 	"max_step_bytes": null,
 	"max_cost_increase": null,
 	"storage_class_prices": {},
 	"volume_attributes_class_prices": {},
+	"restart_window": null,
 }
 
 # params is what the policies use: the defaults overlaid with configuration.

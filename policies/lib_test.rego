@@ -64,6 +64,19 @@ mock_statefulset(added, removed) := {
 	"params": {},
 }
 
+# mock_restart is the question asked before Pod web-0 is evicted so that
+# data-web-0's file system grows: a claim change with restart true and no
+# storage change, the PVC already patched to 20Gi and expanded by the
+# storage, its file system waiting (FileSystemResizePending).
+mock_restart := json.patch(mock_claim(20, 20), [
+	{"op": "remove", "path": "/change/storage"},
+	{"op": "remove", "path": "/change/storageClassName"},
+	{"op": "add", "path": "/change/restart", "value": true},
+	{"op": "add", "path": "/change/pod", "value": "web-0"},
+	{"op": "replace", "path": "/pvc/status/capacity/storage", "value": "10Gi"},
+	{"op": "add", "path": "/pvc/status/conditions", "value": [{"type": "FileSystemResizePending", "status": "True"}]},
+])
+
 # denials(id) and warnings(id) are the messages one policy produced.
 denials(id) := {d.msg | some d in deny; d.policy == id}
 
@@ -75,18 +88,37 @@ test_fixtures_pass_every_policy if {
 	count(deny) == 0 with input as mock_statefulset([], [])
 }
 
+# A restart question asks nothing about sizes: no shipped policy on sizes,
+# classes or quotas has anything to say about it, even with every limit set
+# and a class that no longer allows expansion or a quota already full.
+test_restart_questions_pass_every_policy if {
+	count(deny) == 0 with input as mock_restart
+	count(warn) == 0 with input as mock_restart
+	strict := json.patch(mock_restart, [
+		{"op": "replace", "path": "/storageClass/allowVolumeExpansion", "value": false},
+		{"op": "add", "path": "/resourceQuotas", "value": [{"name": "full", "resources": {"requests.storage": {"hard": "20Gi", "used": "20Gi", "hardValue": 20 * gib, "usedValue": 20 * gib}}}]},
+	])
+	count(deny) == 0 with input as strict
+		with data.claimwarden.params as {
+			"max_step_percent": 1, "max_step_bytes": "1Ki", "max_cost_increase": 0,
+			"storage_class_prices": {"standard": 1},
+		}
+}
+
 test_params_are_the_defaults_without_configuration if {
 	params == {
-		"disabled": [], "max_step_percent": 100, "max_step_bytes": null,
+		"disabled": [], "allow_recovery": true, "max_step_percent": 100, "max_step_bytes": null,
 		"max_cost_increase": null, "storage_class_prices": {}, "volume_attributes_class_prices": {},
+		"restart_window": null,
 	} with input as {}
 }
 
 test_configured_params_override_defaults_key_by_key if {
 	p := params with data.claimwarden.params as {"max_step_percent": 50, "custom": "x"}
 	p == {
-		"disabled": [], "max_step_percent": 50, "max_step_bytes": null, "custom": "x",
+		"disabled": [], "allow_recovery": true, "max_step_percent": 50, "max_step_bytes": null, "custom": "x",
 		"max_cost_increase": null, "storage_class_prices": {}, "volume_attributes_class_prices": {},
+		"restart_window": null,
 	}
 }
 

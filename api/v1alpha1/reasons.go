@@ -55,9 +55,22 @@ const (
 	ReasonClaimPatched = "ClaimPatched"
 	// ReasonWaitingForClaims: the strategy leaves existing claims until they are deleted.
 	ReasonWaitingForClaims = "WaitingForClaimDeletion"
+	// ReasonWaitingForPods: the StatefulSet's updateStrategy OnDelete
+	// holds claims until their Pods are deleted (KEP-4650).
+	ReasonWaitingForPods = "WaitingForPodDeletion"
 	// ReasonPartitioned: the StatefulSet's rolling-update partition holds
 	// the claims of the ordinals below it until it moves.
 	ReasonPartitioned = "Partitioned"
+	// ReasonWaitingForRestart: claims wait for their Pods to restart so that
+	// their file systems grow; claimwarden restarts none (not opted in, or
+	// the policies refuse) or waits for one it restarted.
+	ReasonWaitingForRestart = "WaitingForRestart"
+	// ReasonPodEvicted: claimwarden evicted a Pod whose claims wait for it
+	// (an event reason).
+	ReasonPodEvicted = "PodEvicted"
+	// ReasonRestartRefused: the policies refused the restart of a Pod whose
+	// claims wait for it (an event reason).
+	ReasonRestartRefused = "RestartRefused"
 	// ReasonJournalRejected: status.pendingRecreate is not the controller's
 	// own sealed record; nothing is re-created from it.
 	ReasonJournalRejected = "JournalRejected"

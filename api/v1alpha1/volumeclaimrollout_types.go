@@ -19,7 +19,19 @@ const (
 	// from a pipeline; commit statuses are posted on that commit.
 	RepositoryAnnotation = "claimwarden.dev/repository"
 	RevisionAnnotation   = "claimwarden.dev/revision"
+	// RestartForExpansionAnnotation set to "true" on a StatefulSet lets
+	// claimwarden evict its Pods, one at a time, whose claims wait for a
+	// file system resize that needs the volume mounted again; "false" keeps
+	// it from doing so whatever the configuration says.
+	RestartForExpansionAnnotation = "claimwarden.dev/restart-for-expansion"
 )
+
+// RecoveredFromAnnotation is written on a claim whose request claimwarden
+// lowered to recover from a failed expansion (KEP-1790): its value is the
+// request whose expansion had failed. The storage keeps no trace of the
+// failure once the lower size is reached, so this is how the rollout still
+// says what happened; the claim's next patch drops it.
+const RecoveredFromAnnotation = "claimwarden.dev/recovered-from"
 
 // UpdateStrategy says how existing claims follow a changed template (KEP-4650).
 // +kubebuilder:validation:Enum=InPlace;OnClaimDelete
@@ -33,7 +45,7 @@ const (
 )
 
 // ClaimPhase is where one claim is in its rollout.
-// +kubebuilder:validation:Enum=Pending;Denied;Patching;Resizing;Compatible;Failed
+// +kubebuilder:validation:Enum=Pending;Denied;Patching;Resizing;WaitingForRestart;Compatible;Failed
 type ClaimPhase string
 
 const (
@@ -45,6 +57,11 @@ const (
 	ClaimPatching ClaimPhase = "Patching"
 	// ClaimResizing is patched and waits for the storage to report the new capacity.
 	ClaimResizing ClaimPhase = "Resizing"
+	// ClaimWaitingForRestart is expanded by the storage, but its file system
+	// grows only when the volume is mounted again (FileSystemResizePending,
+	// or allocatedResourceStatuses NodeResizePending): it waits for its Pod
+	// to restart.
+	ClaimWaitingForRestart ClaimPhase = "WaitingForRestart"
 	// ClaimCompatible matches its template as KEP-4650 defines it.
 	ClaimCompatible ClaimPhase = "Compatible"
 	// ClaimFailed was rejected by the API server or its resize failed.
@@ -114,6 +131,11 @@ type Counts struct {
 	// +optional
 	// +kubebuilder:default=0
 	Updating int32 `json:"updating"`
+	// WaitingForRestart counts claims whose file system grows only when
+	// their Pod restarts (phase WaitingForRestart).
+	// +optional
+	// +kubebuilder:default=0
+	WaitingForRestart int32 `json:"waitingForRestart"`
 	// +optional
 	// +kubebuilder:default=0
 	Denied int32 `json:"denied"`
@@ -162,6 +184,18 @@ type PendingRecreate struct {
 	MAC string `json:"mac,omitempty"`
 }
 
+// PodRestart is one Pod restart for claims waiting for their file system resize.
+type PodRestart struct {
+	// Pod is the name of the Pod being restarted.
+	Pod string `json:"pod"`
+	// UID of the Pod that is evicted; its replacement has another.
+	UID string `json:"uid"`
+	// Ordinal of the Pod, whose claims wait for the restart.
+	Ordinal int32 `json:"ordinal"`
+	// Since is when claimwarden decided on the restart.
+	Since metav1.Time `json:"since"`
+}
+
 // VolumeClaimRolloutStatus reports the rollout.
 type VolumeClaimRolloutStatus struct {
 	// ObservedGeneration is the StatefulSet generation last reconciled.
@@ -186,6 +220,12 @@ type VolumeClaimRolloutStatus struct {
 	Problems []string `json:"problems,omitempty"`
 	// +optional
 	PendingRecreate *PendingRecreate `json:"pendingRecreate,omitempty"`
+	// Restart is the Pod claimwarden evicts so that its claims' file systems
+	// grow, recorded before the eviction: at most one per StatefulSet, kept
+	// until that Pod is back and its claims no longer wait for it, so that
+	// a restarted controller never evicts a second Pod meanwhile.
+	// +optional
+	Restart *PodRestart `json:"restart,omitempty"`
 	// LastCommitStatus is the last commit status posted for this rollout.
 	// +optional
 	LastCommitStatus *CommitStatus `json:"lastCommitStatus,omitempty"`

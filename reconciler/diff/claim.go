@@ -34,15 +34,25 @@ func compareClaim(t *corev1.PersistentVolumeClaim, wantBytes int64, name string,
 	}
 
 	c.RequestFrom, c.FromBytes = pvc.Spec.Resources.Requests[corev1.ResourceStorage].DeepCopy(), from
-	c.RequestTo, c.ToBytes = c.RequestFrom.DeepCopy(), from
-	if from < wantBytes {
-		c.RequestTo, c.ToBytes = want.DeepCopy(), wantBytes // storage never shrinks
-	}
-	c.OverSized = from > wantBytes
-	c.Capacity = pvc.Status.Capacity[corev1.ResourceStorage].DeepCopy()
+	c.Capacity, c.CapacityBytes = pvc.Status.Capacity[corev1.ResourceStorage].DeepCopy(), capacity
 	c.VACFrom = normVAC(pvc.Spec.VolumeAttributesClassName)
 	c.CurrentVAC = normVAC(pvc.Status.CurrentVolumeAttributesClassName)
 	c.Immutable = immutableMismatches(&t.Spec, &pvc.Spec)
+	c.ResizeError = resizeError(&pvc.Status)
+	c.ModifyError = modifyError(&pvc.Status)
+	c.NodeResizePending = c.ResizeError == "" && nodeResizePending(&pvc.Status)
+	c.Recovery = isRecovery(c, capacity, wantBytes)
+	if c.Recovering, err = isRecovering(pvc, from, capacity); err != nil {
+		return ClaimChange{}, err
+	}
+	c.RecoveredFrom = recoveredFrom(pvc)
+	c.RequestTo, c.ToBytes = c.RequestFrom.DeepCopy(), from
+	if from < wantBytes || c.Recovery {
+		// Storage never shrinks: a recovery lowers only a request the
+		// storage never reached, and never below the capacity.
+		c.RequestTo, c.ToBytes = want.DeepCopy(), wantBytes
+	}
+	c.OverSized = from > wantBytes && !c.Recovery
 	tmplVAC := c.VACTo
 	if tmplVAC == nil || !classMatches(&t.Spec, &pvc.Spec) {
 		// KEP-4650: a VAC belongs to a storage class; never move it across
@@ -52,8 +62,6 @@ func compareClaim(t *corev1.PersistentVolumeClaim, wantBytes int64, name string,
 	}
 	c.Labels = missingEntries(t.Labels, pvc.Labels, ignore)
 	c.Annotations = missingEntries(t.Annotations, pvc.Annotations, nil)
-	c.ResizeError = resizeError(&pvc.Status)
-	c.ModifyError = modifyError(&pvc.Status)
 
 	for _, m := range c.Immutable {
 		c.Reasons = append(c.Reasons, fmt.Sprintf("%s: PVC %s, template %s", fieldNoun[m.Field], m.Live, m.Desired))
@@ -82,6 +90,9 @@ func compareClaim(t *corev1.PersistentVolumeClaim, wantBytes int64, name string,
 	// they are still carried in ResizeError/ModifyError, not in Reasons.
 	if !c.Compatible && c.ResizeError != "" {
 		c.Reasons = append(c.Reasons, "resize failed: "+c.ResizeError)
+	}
+	if !c.Compatible && c.NodeResizePending {
+		c.Reasons = append(c.Reasons, "the volume is expanded; its file system grows when it is mounted again (FileSystemResizePending)")
 	}
 	if !c.Compatible && c.ModifyError != "" {
 		c.Reasons = append(c.Reasons, "volume attributes class change failed: "+c.ModifyError)

@@ -143,6 +143,7 @@ type view struct {
 	Compatible, OverSized    bool
 	NeedsPatch               bool
 	ResizeError, ModifyError string
+	NodeResizePending        bool
 	Reasons                  []string
 }
 
@@ -159,7 +160,7 @@ func viewOf(c ClaimChange) view {
 		VACFrom: str(c.VACFrom), VACTo: str(c.VACTo),
 		Labels: c.Labels, Annotations: c.Annotations, Immutable: c.Immutable,
 		Compatible: c.Compatible, OverSized: c.OverSized, NeedsPatch: c.NeedsPatch(),
-		ResizeError: c.ResizeError, ModifyError: c.ModifyError, Reasons: c.Reasons,
+		ResizeError: c.ResizeError, ModifyError: c.ModifyError, NodeResizePending: c.NodeResizePending, Reasons: c.Reasons,
 	}
 }
 
@@ -401,6 +402,39 @@ func TestComputeClaims(t *testing.T) {
 		want: []view{with(compatible("data-web-0", "20Gi"), func(v *view) {
 			v.Capacity, v.Compatible = "10Gi", false
 			v.Reasons = []string{"capacity 10Gi < template 20Gi"}
+		})},
+	}, {
+		name: "node resize pending (allocated resource status): waits for a remount",
+		sts:  statefulSet([]corev1.PersistentVolumeClaim{tmpl("data", "20Gi")}),
+		pvcs: []corev1.PersistentVolumeClaim{pvc("data-web-0", "20Gi", "10Gi", allocated(corev1.PersistentVolumeClaimNodeResizePending))},
+		want: []view{with(compatible("data-web-0", "20Gi"), func(v *view) {
+			v.Capacity, v.Compatible, v.NodeResizePending = "10Gi", false, true
+			v.Reasons = []string{"capacity 10Gi < template 20Gi", "the volume is expanded; its file system grows when it is mounted again (FileSystemResizePending)"}
+		})},
+	}, {
+		name: "node resize pending (condition only), a false condition is not",
+		sts:  statefulSet([]corev1.PersistentVolumeClaim{tmpl("data", "20Gi")}, replicas(2)),
+		pvcs: []corev1.PersistentVolumeClaim{
+			pvc("data-web-0", "20Gi", "10Gi", condition(corev1.PersistentVolumeClaimFileSystemResizePending, corev1.ConditionTrue, "")),
+			pvc("data-web-1", "20Gi", "10Gi", condition(corev1.PersistentVolumeClaimFileSystemResizePending, corev1.ConditionFalse, "")),
+		},
+		want: []view{with(compatible("data-web-0", "20Gi"), func(v *view) {
+			v.Name, v.Capacity, v.Compatible, v.NodeResizePending = "data-web-0", "10Gi", false, true
+			v.Reasons = []string{"capacity 10Gi < template 20Gi", "the volume is expanded; its file system grows when it is mounted again (FileSystemResizePending)"}
+		}), with(compatible("data-web-1", "20Gi"), func(v *view) {
+			v.Capacity, v.Compatible = "10Gi", false
+			v.Reasons = []string{"capacity 10Gi < template 20Gi"}
+		})},
+	}, {
+		name: "a failed node resize is a failure, not a pending one",
+		sts:  statefulSet([]corev1.PersistentVolumeClaim{tmpl("data", "20Gi")}),
+		pvcs: []corev1.PersistentVolumeClaim{pvc("data-web-0", "20Gi", "10Gi",
+			condition(corev1.PersistentVolumeClaimFileSystemResizePending, corev1.ConditionTrue, ""),
+			condition(corev1.PersistentVolumeClaimNodeResizeError, corev1.ConditionTrue, "mount failed"))},
+		want: []view{with(compatible("data-web-0", "20Gi"), func(v *view) {
+			v.Capacity, v.Compatible = "10Gi", false
+			v.ResizeError = "NodeResizeError: mount failed"
+			v.Reasons = []string{"capacity 10Gi < template 20Gi", "resize failed: NodeResizeError: mount failed"}
 		})},
 	}, {
 		name: "infeasible VAC change surfaced",

@@ -22,6 +22,16 @@ func resizeError(st *corev1.PersistentVolumeClaimStatus) string {
 	return strings.Join(msgs, "; ")
 }
 
+// nodeResizePending reports an expansion the storage finished that waits
+// for the node to grow the file system, which many drivers do only when the
+// volume is mounted again.
+func nodeResizePending(st *corev1.PersistentVolumeClaimStatus) bool {
+	if st.AllocatedResourceStatuses[corev1.ResourceStorage] == corev1.PersistentVolumeClaimNodeResizePending {
+		return true
+	}
+	return len(conditionMessages(st, corev1.PersistentVolumeClaimFileSystemResizePending)) > 0
+}
+
 // modifyError collects the failures of a volume attributes class change.
 func modifyError(st *corev1.PersistentVolumeClaimStatus) string {
 	msgs := conditionMessages(st, corev1.PersistentVolumeClaimVolumeModifyVolumeError)

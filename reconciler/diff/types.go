@@ -46,10 +46,11 @@ type ClaimChange struct {
 	RequestTo resource.Quantity
 	// Capacity is the PVC's status.capacity storage (zero when unknown).
 	Capacity resource.Quantity
-	// TemplateBytes, FromBytes and ToBytes are TemplateRequest, RequestFrom
-	// and RequestTo in whole bytes (see Bytes); FromBytes is 0 for a missing
-	// claim. Sizes are compared only in these, and the policies see them.
-	TemplateBytes, FromBytes, ToBytes int64
+	// TemplateBytes, FromBytes, ToBytes and CapacityBytes are
+	// TemplateRequest, RequestFrom, RequestTo and Capacity in whole bytes
+	// (see Bytes); FromBytes is 0 for a missing claim, CapacityBytes 0 when
+	// not reported. Sizes are compared only in these, and the policies see them.
+	TemplateBytes, FromBytes, ToBytes, CapacityBytes int64
 
 	// VACFrom is the PVC's spec.volumeAttributesClassName, VACTo what a patch
 	// sets: the template's, or VACFrom when the storage classes differ or the
@@ -75,10 +76,31 @@ type ClaimChange struct {
 	// (ControllerResizeError / NodeResizeError conditions, or an infeasible
 	// allocatedResourceStatuses entry); empty when none.
 	ResizeError string
+	// Recovery is true when a patch lowers the request to the template to
+	// recover from a failed expansion, as KEP-1790 allows: the expansion to
+	// the PVC's request failed (ResizeError), and the template asks for less
+	// than that request but more than the capacity (the API server refuses
+	// a request at or below status.capacity). RequestTo is then the
+	// template's request; any other smaller template is never applied.
+	Recovery bool
+	// Recovering is true when the PVC requests less than its
+	// status.allocatedResources and more than its capacity: the request was
+	// lowered after a larger expansion was attempted and the resizer has not
+	// taken the lower one up yet, so a ResizeError is the larger attempt's.
+	Recovering bool
+	// RecoveredFrom is the request whose failed expansion claimwarden
+	// recovered the claim from (v1alpha1.RecoveredFromAnnotation); empty
+	// when none.
+	RecoveredFrom string
 	// ModifyError is the message of a failed volume attributes class change
 	// (ModifyVolumeError condition, or an Infeasible modifyVolumeStatus); empty
 	// when none. Like ResizeError it leaves the claim stuck until people act.
 	ModifyError string
+	// NodeResizePending is true when the storage expanded the volume and
+	// the file system grows on the node only once the volume is mounted
+	// again (FileSystemResizePending, or allocatedResourceStatuses
+	// NodeResizePending): for many drivers, when the Pod restarts.
+	NodeResizePending bool
 	// Reasons say, for people, why the claim is not compatible.
 	Reasons []string
 }

@@ -39,3 +39,22 @@ func StrategyOf(sts *appsv1.StatefulSet, fallback v1alpha1.UpdateStrategy) (v1al
 	return "", fmt.Errorf("StatefulSet %s/%s: annotation %s: %q is not one of %s, %s",
 		sts.Namespace, sts.Name, v1alpha1.UpdateStrategyAnnotation, v, v1alpha1.InPlace, v1alpha1.OnClaimDelete)
 }
+
+// RestartForExpansionOf reads the restart-for-expansion annotation of sts
+// ("true" or "false"), falling back to the configured default: whether the
+// controller may evict the StatefulSet's Pods whose claims wait for a
+// file system resize on remount.
+func RestartForExpansionOf(sts *appsv1.StatefulSet, fallback bool) (bool, error) {
+	v, ok := sts.Annotations[v1alpha1.RestartForExpansionAnnotation]
+	if !ok {
+		return fallback, nil
+	}
+	switch v {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("StatefulSet %s/%s: annotation %s: %q is not \"true\" or \"false\"",
+		sts.Namespace, sts.Name, v1alpha1.RestartForExpansionAnnotation, v)
+}

@@ -19,6 +19,9 @@ func compatibleMessage(c diff.ClaimChange) string {
 	if c.OverSized {
 		msg += fmt.Sprintf("; over-sized: requests %s, template %s (never shrunk)", c.RequestFrom.String(), c.TemplateRequest.String())
 	}
+	if r := recoveredNote(c); r != "" {
+		msg += "; " + r
+	}
 	// A failure on a compatible claim is not the rollout's, but it is not hidden.
 	if f := failure(c); f != "" {
 		msg += "; " + f
@@ -57,6 +60,13 @@ func failure(c diff.ClaimChange) string {
 	return strings.Join(parts, "; ")
 }
 
+// restartMessage says that the claim waits for its Pod: the storage
+// expanded the volume, the node grows the file system once it is mounted again.
+func restartMessage(c diff.ClaimChange) string {
+	return fmt.Sprintf("waiting for its Pod (ordinal %d) to restart: the volume is expanded to %s, and its file system grows when the volume is mounted again (FileSystemResizePending)",
+		c.Ordinal, c.RequestTo.String())
+}
+
 func waitingMessage(inFlight, maxInFlight int, c diff.ClaimChange) string {
 	return fmt.Sprintf("waiting for its turn (%d in flight, at most %d); will patch %s", inFlight, maxInFlight, patchSummary(c))
 }
@@ -65,7 +75,11 @@ func waitingMessage(inFlight, maxInFlight int, c diff.ClaimChange) string {
 func patchSummary(c diff.ClaimChange) string {
 	var parts []string
 	if c.ToBytes != c.FromBytes {
-		parts = append(parts, "storage "+c.RequestFrom.String()+" → "+c.RequestTo.String())
+		storage := "storage " + c.RequestFrom.String() + " → " + c.RequestTo.String()
+		if c.Recovery {
+			storage += " to recover from the failed expansion to " + c.RequestFrom.String()
+		}
+		parts = append(parts, storage)
 	}
 	if !samePtr(c.VACFrom, c.VACTo) {
 		parts = append(parts, "volume attributes class "+renderVAC(c.VACFrom)+" → "+renderVAC(c.VACTo))

@@ -56,7 +56,7 @@ func (p Partition) heldSummary(held int) string {
 func (p Partition) HeldNote(r diff.Result) string {
 	held := 0
 	for _, c := range r.Claims {
-		if !c.Compatible && !c.Missing && len(c.Immutable) == 0 && failure(c) == "" && c.NeedsPatch() && p.holds(c.Ordinal) {
+		if !c.Compatible && !c.Missing && len(c.Immutable) == 0 && blockingFailure(c) == "" && c.NeedsPatch() && p.holds(c.Ordinal) {
 			held++
 		}
 	}

@@ -1,7 +1,9 @@
 // Package plan decides what a rollout does next with a StatefulSet's claims,
 // following KEP-4650: highest ordinal first, from the StatefulSet's
-// rolling-update partition up, a bounded number of claims in
-// flight, patch what can be patched, stop on failures. It is pure: the
+// rolling-update partition up (under updateStrategy OnDelete, as their Pods
+// are re-created), a bounded number of claims in flight, patch what can be
+// patched (and lower a failed expansion's request to recover, KEP-1790),
+// stop on failures. It is pure: the
 // controller performs the patches and calls Build again on the next diff.
 package plan
 
@@ -29,6 +31,9 @@ type Options struct {
 	// Partition holds the claims below the StatefulSet's rolling-update
 	// partition (see PartitionOf).
 	Partition Partition
+	// OnDelete holds the claims whose Pod an OnDelete StatefulSet has not
+	// re-created yet (see OnDeleteOf).
+	OnDelete OnDelete
 }
 
 // Step is one claim and where it stands.
@@ -52,10 +57,20 @@ type Plan struct {
 	// failed claims (no new patches), denied claims and added or removed
 	// templates (reported; the other claims still proceed).
 	Blocked string
+	// Restart are the claims whose file system grows only when their Pod
+	// restarts (WaitingForRestart), highest ordinal first: the controller
+	// restarts their Pods when allowed to, or reports that they wait.
+	Restart []diff.ClaimChange
 	// Held, when set, says which claims wait on purpose: the StatefulSet's
 	// partition holds them until a person moves it. Not a failure, so not
 	// Blocked.
 	Held string
+	// WaitingForPods, when set, says which claims wait on purpose for a
+	// person to delete their Pod (updateStrategy OnDelete). Not Blocked.
+	WaitingForPods string
+	// Recovered, when set, names the compatible claims whose request was
+	// lowered to recover from a failed expansion (see diff's Recovery).
+	Recovered string
 }
 
 // Build plans the next step of a rollout from a diff.
@@ -70,9 +85,10 @@ func Build(r diff.Result, o Options) Plan {
 	var candidates []int // steps that need a patch, in diff order
 	var failed, denied, policyDenied []string
 	inFlight, compatible, held := 0, 0, 0
+	var oldPods []string // the Pods whose deletion claims wait for
 	for i, c := range r.Claims {
 		s := Step{Claim: c}
-		f := failure(c)
+		f := blockingFailure(c)
 		denial, isDenied := o.PolicyDenied[c.Name]
 		switch {
 		case isDenied && !c.Missing:
@@ -94,6 +110,15 @@ func Build(r diff.Result, o Options) Plan {
 			s.Phase, s.Message = v1alpha1.ClaimFailed, f
 			failed = append(failed, c.Name)
 			inFlight++
+		case c.Recovering && !c.NeedsPatch():
+			s.Phase, s.Message = v1alpha1.ClaimResizing, recoveringMessage(c)
+			inFlight++
+		case c.NodeResizePending && !c.NeedsPatch():
+			// In flight, so that the next claim waits for this one's Pod, as
+			// the StatefulSet controller rolls one Pod at a time.
+			s.Phase, s.Message = v1alpha1.ClaimWaitingForRestart, restartMessage(c)
+			p.Restart = append(p.Restart, c)
+			inFlight++
 		case !c.NeedsPatch():
 			// Spec already asks for the template: the storage is catching up.
 			s.Phase, s.Message = v1alpha1.ClaimResizing, "spec matches the template; waiting for storage: "+strings.Join(c.Reasons, "; ")
@@ -104,6 +129,10 @@ func Build(r diff.Result, o Options) Plan {
 		case o.Partition.holds(c.Ordinal):
 			s.Phase, s.Message = v1alpha1.ClaimPending, o.Partition.waitingMessage(patchSummary(c))
 			held++
+		case o.OnDelete.holding(c.Ordinal) != "":
+			pod := o.OnDelete.holding(c.Ordinal)
+			s.Phase, s.Message = v1alpha1.ClaimPending, onDeleteWaiting(pod, patchSummary(c))
+			oldPods = append(oldPods, pod)
 		default:
 			candidates = append(candidates, i)
 		}
@@ -118,6 +147,7 @@ func Build(r diff.Result, o Options) Plan {
 		}
 		return cmp.Compare(a, b)
 	})
+	slices.SortStableFunc(p.Restart, func(a, b diff.ClaimChange) int { return cmp.Compare(b.Ordinal, a.Ordinal) })
 	slots := maxInFlight - inFlight
 	if len(failed) > 0 || len(policyDenied) > 0 {
 		slots = 0
@@ -141,6 +171,10 @@ func Build(r diff.Result, o Options) Plan {
 	if held > 0 {
 		p.Held = o.Partition.heldSummary(held)
 	}
+	if len(oldPods) > 0 {
+		p.WaitingForPods = onDeleteSummary(oldPods)
+	}
+	p.Recovered = recoveredSummary(p.Steps)
 	p.Blocked = blocked(o.Strategy, failed, denied, policyDenied, r.TemplatesAdded, r.TemplatesRemoved)
 	return p
 }

@@ -30,6 +30,9 @@ func claim(t string, o int32, state string) diff.ClaimChange {
 	case "resizing": // patched, storage catching up
 		c.Capacity = q("10Gi")
 		c.Reasons = []string{"capacity 10Gi < template 20Gi"}
+	case "offline": // patched, expanded, the file system waits for a remount
+		c.Capacity, c.NodeResizePending = q("10Gi"), true
+		c.Reasons = []string{"capacity 10Gi < template 20Gi"}
 	case "failed":
 		c.Capacity = q("10Gi")
 		c.ResizeError = "ControllerResizeError: quota exceeded"
@@ -57,6 +60,7 @@ func TestBuild(t *testing.T) {
 		resizing   = v1alpha1.ClaimResizing
 		denied     = v1alpha1.ClaimDenied
 		failed     = v1alpha1.ClaimFailed
+		restart    = v1alpha1.ClaimWaitingForRestart
 	)
 	cases := []struct {
 		name     string
@@ -97,6 +101,28 @@ func TestBuild(t *testing.T) {
 		phases:   []v1alpha1.ClaimPhase{pending, patching, resizing},
 		patch:    []string{"data-web-1"},
 		messages: map[string]string{"data-web-2": "waiting for storage: capacity 10Gi < template 20Gi"},
+	}, {
+		name:     "a claim waiting for its Pod to restart is in flight, not blocking",
+		diff:     claims(claim("data", 0, "grow"), claim("data", 1, "grow"), claim("data", 2, "offline")),
+		opts:     inPlace(2),
+		phases:   []v1alpha1.ClaimPhase{pending, patching, restart},
+		patch:    []string{"data-web-1"},
+		messages: map[string]string{"data-web-2": "waiting for its Pod (ordinal 2) to restart: the volume is expanded to 20Gi"},
+	}, {
+		name:   "a claim waiting for a restart holds the next at max 1",
+		diff:   claims(claim("data", 0, "grow"), claim("data", 1, "offline")),
+		opts:   inPlace(1),
+		phases: []v1alpha1.ClaimPhase{pending, restart},
+	}, {
+		name: "a claim still to patch is patched, not waiting for a restart",
+		diff: claims(func() diff.ClaimChange {
+			c := claim("data", 0, "grow")
+			c.NodeResizePending = true // an earlier expansion; the template grew again
+			return c
+		}()),
+		opts:   inPlace(1),
+		phases: []v1alpha1.ClaimPhase{patching},
+		patch:  []string{"data-web-0"},
 	}, {
 		name:   "in flight at the limit: nothing patched, not blocked",
 		diff:   claims(claim("data", 0, "grow"), claim("data", 1, "resizing")),
@@ -251,5 +277,20 @@ func TestBuild(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestBuildListsRestartsHighestOrdinalFirst(t *testing.T) {
+	p := Build(claims(claim("data", 0, "offline"), claim("data", 2, "offline"), claim("logs", 2, "offline"), claim("data", 1, "compatible")),
+		Options{Strategy: v1alpha1.InPlace, MaxConcurrent: 3})
+	var got []string
+	for _, c := range p.Restart {
+		got = append(got, c.Name)
+	}
+	if want := []string{"data-web-2", "logs-web-2", "data-web-0"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Restart = %v, want %v", got, want)
+	}
+	if p.Done || p.Blocked != "" {
+		t.Errorf("Done %v Blocked %q: claims waiting for a restart are neither done nor blocked", p.Done, p.Blocked)
 	}
 }

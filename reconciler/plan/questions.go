@@ -59,6 +59,23 @@ func Questions(sts *appsv1.StatefulSet, res diff.Result, pvcs map[string]*corev1
 	return out
 }
 
+// RestartQuestion is the question asked before the controller evicts pod
+// so that claim c's file system grows: a claim question with restart true
+// and no storage change (the claim was patched already), so that policies
+// on sizes have nothing to say about it and a policy may refuse restarts.
+func RestartQuestion(sts *appsv1.StatefulSet, c diff.ClaimChange, pvc *corev1.PersistentVolumeClaim, pod string) Question {
+	return Question{Claim: c.Name, PVC: pvc, Input: policies.Input{
+		Change: policies.Change{
+			Kind: policies.KindClaim, Namespace: sts.Namespace, StatefulSet: sts.Name,
+			Claim: c.Name, Template: c.Template, Ordinal: c.Ordinal,
+			Restart: true, Pod: pod,
+		},
+		PVC:         trimmedPVC(pvc),
+		Template:    templateNamed(sts, c.Template),
+		StatefulSet: trimmed(sts),
+	}}
+}
+
 // WithTemplates is live with the proposal's volumeClaimTemplates and
 // nothing else of it: what the controller diffs and asks about for a GitOps
 // proposal. The rest (Pod template, replicas...) is the GitOps tool's to
@@ -97,8 +114,12 @@ func claimChange(sts *appsv1.StatefulSet, c diff.ClaimChange, pvc *corev1.Persis
 		Storage: &policies.QuantityChange{
 			From: c.RequestFrom.String(), To: c.TemplateRequest.String(),
 			FromBytes: c.FromBytes, ToBytes: c.TemplateBytes,
+			Recovery: c.Recovery,
 		},
 		Labels: c.Labels, Annotations: c.Annotations,
+	}
+	if c.CapacityBytes > 0 {
+		ch.Storage.Capacity, ch.Storage.CapacityBytes = c.Capacity.String(), c.CapacityBytes
 	}
 	if t := templateNamed(sts, c.Template); t != nil && t.Spec.StorageClassName != nil {
 		ch.StorageClassName = &policies.StringChange{From: deref(pvc.Spec.StorageClassName), To: *t.Spec.StorageClassName}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"reflect"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -53,7 +54,7 @@ func TestQuestions(t *testing.T) {
 	if q.Claim != "data-web-0" || q.PVC != byName["data-web-0"] {
 		t.Errorf("first question is about %q (PVC %p), want data-web-0", q.Claim, q.PVC)
 	}
-	want := policies.QuantityChange{From: "10Gi", To: "15Gi", FromBytes: 10 << 30, ToBytes: 15 << 30}
+	want := policies.QuantityChange{From: "10Gi", To: "15Gi", FromBytes: 10 << 30, ToBytes: 15 << 30, Capacity: "10Gi", CapacityBytes: 10 << 30}
 	if got := q.Input.Change.Storage; got == nil || *got != want {
 		t.Errorf("storage change = %+v, want %+v", got, want)
 	}
@@ -126,5 +127,29 @@ func TestWithTemplates(t *testing.T) {
 	proposal.Spec.VolumeClaimTemplates[0].Name = "changed"
 	if got.Spec.VolumeClaimTemplates[0].Name != "data" || live.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests.Storage().String() != "10Gi" {
 		t.Error("the result shares templates with the proposal, or the live object was changed")
+	}
+}
+
+func TestRestartQuestionAsksNothingAboutSizes(t *testing.T) {
+	class := "fast"
+	sts := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}},
+		Spec: appsv1.StatefulSetSpec{VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
+			ObjectMeta: metav1.ObjectMeta{Name: "data"},
+			Spec:       corev1.PersistentVolumeClaimSpec{StorageClassName: &class},
+		}}},
+	}
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "data-web-2", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "x"}}}}
+	c := diff.ClaimChange{Name: "data-web-2", Template: "data", Ordinal: 2, NodeResizePending: true}
+	q := RestartQuestion(sts, c, pvc, "web-2")
+	want := policies.Change{Kind: policies.KindClaim, Namespace: "shop", StatefulSet: "web", Claim: "data-web-2", Template: "data", Ordinal: 2, Restart: true, Pod: "web-2"}
+	if got := q.Input.Change; !reflect.DeepEqual(got, want) {
+		t.Errorf("change = %+v, want %+v", got, want)
+	}
+	if q.Claim != "data-web-2" || q.PVC != pvc {
+		t.Errorf("question about %q (PVC %p), want data-web-2", q.Claim, q.PVC)
+	}
+	if q.Input.PVC.ManagedFields != nil || q.Input.StatefulSet.ManagedFields != nil || q.Input.Template == nil || q.Input.Template.Name != "data" {
+		t.Errorf("input objects not trimmed or template missing: %+v", q.Input)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -147,4 +148,29 @@ func (s loggedStatus) Patch(ctx context.Context, obj client.Object, patch client
 	}
 	s.log.write(what, obj.GetNamespace(), obj.GetName(), obj)
 	return s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+}
+
+// SubResource logs the evictions the controller asks for, with the API
+// server's answer: "eviction create ok|429|error".
+func (c loggedClient) SubResource(sub string) client.SubResourceClient {
+	return loggedSubResource{SubResourceClient: c.Client.SubResource(sub), sub: sub, log: c.log}
+}
+
+type loggedSubResource struct {
+	client.SubResourceClient
+	sub string
+	log *clientLog
+}
+
+func (s loggedSubResource) Create(ctx context.Context, obj, subResource client.Object, opts ...client.SubResourceCreateOption) error {
+	err := s.SubResourceClient.Create(ctx, obj, subResource, opts...)
+	result := "ok"
+	switch {
+	case apierrors.IsTooManyRequests(err):
+		result = "429"
+	case err != nil:
+		result = "error"
+	}
+	s.log.write(s.sub+" create "+result, obj.GetNamespace(), obj.GetName(), obj)
+	return err
 }

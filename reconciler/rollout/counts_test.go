@@ -34,7 +34,7 @@ func TestEveryCountIsServedZerosIncluded(t *testing.T) {
 	if err != nil || !found {
 		t.Fatalf("status.counts: found %v, %v in %v", found, err, u.Object["status"])
 	}
-	want := map[string]int64{"total": 2, "compatible": 2, "updating": 0, "denied": 0, "failed": 0, "overSized": 0}
+	want := map[string]int64{"total": 2, "compatible": 2, "updating": 0, "waitingForRestart": 0, "denied": 0, "failed": 0, "overSized": 0}
 	for name, n := range want {
 		got, ok := counts[name]
 		if !ok {

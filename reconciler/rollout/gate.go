@@ -30,16 +30,21 @@ func (g gateResult) denied() bool { return len(g.claims) > 0 || g.statefulSet !=
 // `claimwarden check` goes through too, with the facts read from the
 // manager's cache and the verdicts remembered by r.verdicts.
 func (r *Reconciler) gate(ctx context.Context, sts *appsv1.StatefulSet, res diff.Result, pvcs map[string]*corev1.PersistentVolumeClaim, source policies.Source, recreate bool) (gateResult, error) {
-	ans, err := gate.Ask(ctx, r.verdicts, plan.Questions(sts, res, pvcs, recreate), gate.Facts{
-		Namespace:      func(ctx context.Context) (*corev1.Namespace, error) { return r.namespaceOf(ctx, sts.Namespace) },
-		ResourceQuotas: func(ctx context.Context) ([]corev1.ResourceQuota, error) { return r.quotasIn(ctx, sts.Namespace) },
-		StorageClass:   r.storageClassOf,
-		Source:         source,
-	})
+	ans, err := gate.Ask(ctx, r.verdicts, plan.Questions(sts, res, pvcs, recreate), r.facts(sts, source))
 	if err != nil {
 		return gateResult{}, err
 	}
 	return gateResult{claims: ans.ClaimDenials(), statefulSet: ans.StatefulSetDenial()}, nil
+}
+
+// facts are the policies' facts about sts, read from the manager's cache.
+func (r *Reconciler) facts(sts *appsv1.StatefulSet, source policies.Source) gate.Facts {
+	return gate.Facts{
+		Namespace:      func(ctx context.Context) (*corev1.Namespace, error) { return r.namespaceOf(ctx, sts.Namespace) },
+		ResourceQuotas: func(ctx context.Context) ([]corev1.ResourceQuota, error) { return r.quotasIn(ctx, sts.Namespace) },
+		StorageClass:   r.storageClassOf,
+		Source:         source,
+	}
 }
 
 func (r *Reconciler) storageClassOf(ctx context.Context, pvc *corev1.PersistentVolumeClaim) (*storagev1.StorageClass, error) {

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -163,6 +165,8 @@ func setup(ctx context.Context, e *testenv.Env) error {
 		Proposals:               proposals,
 		Sinks:                   []outcome.Sink{statusSink, converged},
 		JournalKeySecret:        journalKeyOf,
+		// Those of a scoped controller are its own (see scopedController).
+		LabelSelector: labels.NewSelector().Add(mustRequirement(scopedLabel, selection.DoesNotExist)),
 	}); err != nil {
 		return err
 	}

@@ -6,11 +6,13 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/claimwarden/claimwarden/reconciler/plan"
 )
 
 // memory is what one reconcile of a StatefulSet leaves the next, in this
-// process only: the patch the API server last rejected (so unrelated events
-// do not repeat it before its back-off ends), whether "not managed" was
+// process only: the patch the API server last rejected and the eviction last
+// refused (so unrelated events do not repeat them before their back-off ends), whether "not managed" was
 // logged and the last status written (so a lagging cache does not cause the
 // same write twice). It is forgotten with the StatefulSet, so it is bounded by the
 // StatefulSets that exist. What was reported lives in the
@@ -26,6 +28,22 @@ type remembered struct {
 	unmanagedLogged bool
 	// written is the last status this process wrote to the rollout.
 	written statusWrite
+	// seenPods are the Pods of StatefulSet object seenPodsOf as
+	// plan.OnDeleteOf saw them (updateStrategy OnDelete only).
+	seenPodsOf types.UID
+	seenPods   map[string]plan.SeenPod
+
+	// evictionHeld is the last refused eviction, not asked again before
+	// its back-off ends however many events come meanwhile.
+	evictionHeld *heldEviction
+}
+
+// heldEviction is an eviction refused (a PodDisruptionBudget, an error)
+// and the message that says so.
+type heldEviction struct {
+	uid       string
+	message   string
+	notBefore time.Time
 }
 
 // statusWrite is a status written onto the rollout of resourceVersion base.
@@ -69,6 +87,31 @@ func (m *memory) setRejection(key types.NamespacedName, rej *rejection) {
 	r := m.of(key)
 	r.mu.Lock()
 	r.rejected = rej
+	r.mu.Unlock()
+}
+
+// heldEviction returns the refused eviction of key, if any.
+func (m *memory) heldEviction(key types.NamespacedName) *heldEviction {
+	v, ok := m.m.Load(key)
+	if !ok {
+		return nil
+	}
+	r := v.(*remembered)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.evictionHeld
+}
+
+// holdEviction remembers a refused eviction (nil forgets it) for key.
+func (m *memory) holdEviction(key types.NamespacedName, h *heldEviction) {
+	if h == nil {
+		if _, ok := m.m.Load(key); !ok {
+			return
+		}
+	}
+	r := m.of(key)
+	r.mu.Lock()
+	r.evictionHeld = h
 	r.mu.Unlock()
 }
 
@@ -116,6 +159,32 @@ func (m *memory) alreadyWritten(key types.NamespacedName, base string, sum [sha2
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.written.base == base && r.written.sum == sum
+}
+
+// seenPods returns the Pods of StatefulSet object uid as last seen.
+func (m *memory) seenPods(key types.NamespacedName, uid types.UID) map[string]plan.SeenPod {
+	v, ok := m.m.Load(key)
+	if !ok {
+		return nil
+	}
+	r := v.(*remembered)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.seenPodsOf != uid {
+		return nil
+	}
+	return r.seenPods
+}
+
+// setSeenPods remembers the Pods of StatefulSet object uid as seen.
+func (m *memory) setSeenPods(key types.NamespacedName, uid types.UID, pods map[string]plan.SeenPod) {
+	if len(pods) == 0 && m.seenPods(key, uid) == nil {
+		return
+	}
+	r := m.of(key)
+	r.mu.Lock()
+	r.seenPodsOf, r.seenPods = uid, pods
+	r.mu.Unlock()
 }
 
 // forget drops everything about key (the StatefulSet is gone).

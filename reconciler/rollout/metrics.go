@@ -24,6 +24,11 @@ var (
 		Help: "StatefulSets re-created to carry a GitOps proposal's templates, by source kind (Kustomization, Application) and result (converged, failed).",
 	}, []string{"source", "result"})
 
+	evictionsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "claimwarden_pod_evictions_total",
+		Help: "Pod evictions asked for so that claims' file systems grow, by result (evicted; refused: a PodDisruptionBudget said not now; failed).",
+	}, []string{"result"})
+
 	stalledRollouts = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "claimwarden_rollout_stalled",
 		Help: "1 when a StatefulSet's rollout cannot progress without a person, else 0.",
@@ -31,12 +36,12 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(patchesTotal, convergencesTotal, claimsByPhase, stalledRollouts)
+	metrics.Registry.MustRegister(patchesTotal, convergencesTotal, evictionsTotal, claimsByPhase, stalledRollouts)
 }
 
 var phases = []v1alpha1.ClaimPhase{
 	v1alpha1.ClaimPending, v1alpha1.ClaimDenied, v1alpha1.ClaimPatching,
-	v1alpha1.ClaimResizing, v1alpha1.ClaimCompatible, v1alpha1.ClaimFailed,
+	v1alpha1.ClaimResizing, v1alpha1.ClaimWaitingForRestart, v1alpha1.ClaimCompatible, v1alpha1.ClaimFailed,
 }
 
 // recordMetrics exports a rollout's claim phases and whether it is stalled.

@@ -29,6 +29,11 @@ type Options struct {
 	// with more is Stalled before any work (diff.Input.MaxClaims); values
 	// below 1 mean diff.DefaultMaxClaims.
 	MaxClaimsPerStatefulSet int
+	// RestartForExpansion lets the controller evict, one at a time, the
+	// Pods whose claims wait for a file system resize that needs the volume
+	// mounted again, in StatefulSets without the restart-for-expansion
+	// annotation; off by default: such claims are reported and wait.
+	RestartForExpansion bool
 	// Policies decide every claim change before it is patched; required.
 	Policies policies.Evaluator
 	// PolicyRecheck is how long a denial stands before the policies are

@@ -115,6 +115,11 @@ func (r *Reconciler) applyClaim(ctx context.Context, sts *appsv1.StatefulSet, c 
 	if t := templateNamed(sts, c.Template); t != nil {
 		pvc.WithLabels(withoutKeys(t.Labels, ignoredLabels)).WithAnnotations(withoutKeys(t.Annotations, nil))
 	}
+	if c.Recovery {
+		// The storage forgets the failure once it reaches the lower size;
+		// the claim remembers, until its next patch (which omits it).
+		pvc.WithAnnotations(map[string]string{v1alpha1.RecoveredFromAnnotation: c.RequestFrom.String()})
+	}
 	if err := r.client.Apply(ctx, pvc, client.FieldOwner(v1alpha1.ControllerName), client.ForceOwnership); err != nil {
 		return nil, err
 	}
@@ -160,7 +165,11 @@ func withoutKeys(in map[string]string, ignore []string) map[string]string {
 func describePatch(c diff.ClaimChange) string {
 	var parts []string
 	if c.ToBytes != c.FromBytes {
-		parts = append(parts, fmt.Sprintf("storage %s → %s", c.RequestFrom.String(), c.RequestTo.String()))
+		storage := fmt.Sprintf("storage %s → %s", c.RequestFrom.String(), c.RequestTo.String())
+		if c.Recovery {
+			storage += fmt.Sprintf(" to recover from the failed expansion to %s", c.RequestFrom.String())
+		}
+		parts = append(parts, storage)
 	}
 	if c.VACTo != nil && (c.VACFrom == nil || *c.VACFrom != *c.VACTo) {
 		parts = append(parts, "volumeAttributesClassName → "+*c.VACTo)

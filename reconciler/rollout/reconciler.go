@@ -39,6 +39,11 @@ type Reconciler struct {
 	converger *converge.Converger
 	// retry paces attempts after the API server rejected a patch.
 	retry workqueue.TypedRateLimiter[types.NamespacedName]
+	// restartRetry paces evictions a PodDisruptionBudget refused.
+	restartRetry workqueue.TypedRateLimiter[types.NamespacedName]
+	// pods reads the Pods being restarted, uncached: the controller
+	// watches no Pods.
+	pods client.Reader
 	// memory holds per-StatefulSet state between reconciles; see memory.
 	memory memory
 	// index finds a StatefulSet's claims and a claim's StatefulSets.
@@ -145,6 +150,11 @@ func (r *Reconciler) roll(ctx context.Context, sts *appsv1.StatefulSet, before, 
 		r.stall(ctx, sts, before, vcr, sourceOf(sts), v1alpha1.ReasonInvalidAnnotation, err.Error())
 		return ctrl.Result{}, nil
 	}
+	restarts, err := plan.RestartForExpansionOf(sts, r.opts.RestartForExpansion)
+	if err != nil {
+		r.stall(ctx, sts, before, vcr, sourceOf(sts), v1alpha1.ReasonInvalidAnnotation, err.Error())
+		return ctrl.Result{}, nil
+	}
 	t := r.targetOf(sts, vcr)
 	setSourceCondition(vcr, t)
 	a, err := r.assess(ctx, sts, t, strategy)
@@ -172,9 +182,14 @@ func (r *Reconciler) roll(ctx context.Context, sts *appsv1.StatefulSet, before, 
 	if a, err = r.afterPatches(ctx, sts, t, strategy, a, out); err != nil {
 		return ctrl.Result{}, err
 	}
-	r.report(t.sts, vcr, t.src, t.ignoredLabels, strategy, a.diff, a.plan, a.verdict, out)
+	rs, err := r.restartPods(ctx, restartStep{r: r, sts: sts, vcr: vcr, src: t.src, a: &a, enabled: restarts,
+		mayStart: !a.verdict.denied() && out.rejected == nil && t.recreateWith == nil})
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	r.report(t.sts, vcr, t.src, t.ignoredLabels, strategy, a.diff, a.plan, a.verdict, out, rs)
 	r.publish(ctx, sts, t.src, before, vcr)
-	return r.next(sts, converging, a.verdict, out), nil
+	return r.next(sts, converging, a.verdict, out, rs), nil
 }
 
 // assessment is what a rollout's target asks of the claims.
@@ -225,7 +240,11 @@ func (r *Reconciler) assessClaims(ctx context.Context, sts *appsv1.StatefulSet, 
 	if a.verdict, err = r.gate(ctx, t.sts, res, a.claims, policies.Source(t.src), t.recreateWith != nil); err != nil {
 		return assessment{}, err
 	}
-	a.plan = plan.Build(res, plan.Options{Strategy: strategy, MaxConcurrent: r.opts.MaxConcurrentPatches, PolicyDenied: a.verdict.claims, Partition: plan.PartitionOf(sts)})
+	onDelete, err := r.onDeleteOf(ctx, sts)
+	if err != nil {
+		return assessment{}, err
+	}
+	a.plan = plan.Build(res, plan.Options{Strategy: strategy, MaxConcurrent: r.opts.MaxConcurrentPatches, PolicyDenied: a.verdict.claims, Partition: plan.PartitionOf(sts), OnDelete: onDelete})
 	if a.verdict.statefulSet != "" {
 		holdPatches(&a.plan, "waiting: the StatefulSet change is denied by policy")
 		a.plan.Blocked = strings.TrimPrefix(a.plan.Blocked+"; denied by policy: "+a.verdict.statefulSet, "; ")
@@ -240,7 +259,16 @@ func (r *Reconciler) assessClaims(ctx context.Context, sts *appsv1.StatefulSet, 
 // next is when to reconcile again: soon while a re-create waits for its
 // orphan delete, when a rejected patch's back-off ends, when denials
 // expire; otherwise on the next event.
-func (r *Reconciler) next(sts *appsv1.StatefulSet, converging bool, verdict gateResult, out patchOutcome) ctrl.Result {
+func (r *Reconciler) next(sts *appsv1.StatefulSet, converging bool, verdict gateResult, out patchOutcome, rs restartOutcome) ctrl.Result {
+	res := r.nextEvent(sts, converging, verdict, out)
+	if rs.requeue > 0 && (res.RequeueAfter <= 0 || rs.requeue < res.RequeueAfter) {
+		res.RequeueAfter = rs.requeue
+	}
+	return res
+}
+
+// nextEvent is next without restarts.
+func (r *Reconciler) nextEvent(sts *appsv1.StatefulSet, converging bool, verdict gateResult, out patchOutcome) ctrl.Result {
 	switch {
 	case converging:
 		// Resume, at the top of a later reconcile, creates the object.

@@ -21,7 +21,7 @@ import (
 )
 
 // report writes the rollout's status: claims, counts, problems, conditions.
-func (r *Reconciler) report(sts *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRollout, src v1alpha1.Source, ignoredLabels []string, strategy v1alpha1.UpdateStrategy, res diff.Result, p plan.Plan, g gateResult, out patchOutcome) {
+func (r *Reconciler) report(sts *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRollout, src v1alpha1.Source, ignoredLabels []string, strategy v1alpha1.UpdateStrategy, res diff.Result, p plan.Plan, g gateResult, out patchOutcome, rs restartOutcome) {
 	st := &vcr.Status
 	st.ObservedGeneration = sts.Generation
 	st.Strategy = strategy
@@ -29,7 +29,7 @@ func (r *Reconciler) report(sts *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRo
 	st.Claims, st.Counts = claimStatuses(p, out)
 	st.Progress = fmt.Sprintf("%d/%d", st.Counts.Compatible, st.Counts.Total)
 	st.Problems = problems(res, p, g)
-	setConditions(vcr, strategy, res, p, g, out)
+	setConditions(vcr, strategy, res, p, g, out, rs)
 	r.setPoliciesCondition(vcr)
 }
 
@@ -65,6 +65,8 @@ func claimStatuses(p plan.Plan, out patchOutcome) ([]v1alpha1.ClaimStatus, v1alp
 			n.Compatible++
 		case v1alpha1.ClaimPatching, v1alpha1.ClaimResizing:
 			n.Updating++
+		case v1alpha1.ClaimWaitingForRestart:
+			n.WaitingForRestart++
 		case v1alpha1.ClaimDenied:
 			n.Denied++
 		case v1alpha1.ClaimFailed:
@@ -104,7 +106,7 @@ func problems(res diff.Result, p plan.Plan, g gateResult) []string {
 // progress without a person (a rejected patch, a failed resize or
 // VolumeAttributesClass change, a field no patch can change, templates added
 // or removed).
-func setConditions(vcr *v1alpha1.VolumeClaimRollout, strategy v1alpha1.UpdateStrategy, res diff.Result, p plan.Plan, g gateResult, out patchOutcome) {
+func setConditions(vcr *v1alpha1.VolumeClaimRollout, strategy v1alpha1.UpdateStrategy, res diff.Result, p plan.Plan, g gateResult, out patchOutcome, rs restartOutcome) {
 	n := vcr.Status.Counts
 	progressing := n.Updating > 0 || len(out.patched) > 0
 	switch {
@@ -117,16 +119,39 @@ func setConditions(vcr *v1alpha1.VolumeClaimRollout, strategy v1alpha1.UpdateStr
 		if n.OverSized > 0 {
 			msg += fmt.Sprintf(" (%d over-sized, left as they are)", n.OverSized)
 		}
+		if p.Recovered != "" {
+			// Also the completion event's and the commit status's words.
+			msg += "; " + p.Recovered
+		}
 		conditions.MarkTrue(vcr, meta.ReadyCondition, v1alpha1.ReasonCompatible, "%s", msg)
 		conditions.Delete(vcr, meta.ReconcilingCondition)
 		conditions.Delete(vcr, meta.StalledCondition)
 	case p.Blocked != "" && !progressing:
 		markStalled(vcr, blockedReason(res), blockedMessage(p))
+	case rs.summary != "" && !progressing && rs.active:
+		msg := fmt.Sprintf("%d/%d claims compatible; %s", n.Compatible, n.Total, rs.summary)
+		conditions.MarkReconciling(vcr, v1alpha1.ReasonWaitingForRestart, "%s", msg)
+		conditions.MarkUnknown(vcr, meta.ReadyCondition, v1alpha1.ReasonWaitingForRestart, "%s", msg)
+		conditions.Delete(vcr, meta.StalledCondition)
+	case rs.summary != "" && !progressing:
+		// The storage did its part; a Pod restart, which claimwarden does
+		// not make (not enabled, or refused), finishes it: a state to
+		// alert on, yet neither in progress nor stalled.
+		msg := fmt.Sprintf("%d/%d claims compatible; %s", n.Compatible, n.Total, rs.summary)
+		conditions.MarkFalse(vcr, meta.ReadyCondition, v1alpha1.ReasonWaitingForRestart, "%s", msg)
+		conditions.Delete(vcr, meta.ReconcilingCondition)
+		conditions.Delete(vcr, meta.StalledCondition)
 	case p.Held != "" && !progressing:
 		// Waiting on purpose, as the StatefulSet's partition says: neither
 		// in progress nor stalled.
 		msg := fmt.Sprintf("%d/%d claims compatible; %s", n.Compatible, n.Total, p.Held)
 		conditions.MarkFalse(vcr, meta.ReadyCondition, v1alpha1.ReasonPartitioned, "%s", msg)
+		conditions.Delete(vcr, meta.ReconcilingCondition)
+		conditions.Delete(vcr, meta.StalledCondition)
+	case p.WaitingForPods != "" && !progressing:
+		// Waiting on purpose, for a person to delete the Pods (OnDelete).
+		msg := fmt.Sprintf("%d/%d claims compatible; %s", n.Compatible, n.Total, p.WaitingForPods)
+		conditions.MarkFalse(vcr, meta.ReadyCondition, v1alpha1.ReasonWaitingForPods, "%s", msg)
 		conditions.Delete(vcr, meta.ReconcilingCondition)
 		conditions.Delete(vcr, meta.StalledCondition)
 	case strategy == v1alpha1.OnClaimDelete && !progressing:
@@ -136,7 +161,7 @@ func setConditions(vcr *v1alpha1.VolumeClaimRollout, strategy v1alpha1.UpdateStr
 		conditions.Delete(vcr, meta.StalledCondition)
 	default:
 		msg := fmt.Sprintf("%d/%d claims compatible, %d updating", n.Compatible, n.Total, n.Updating)
-		for _, why := range []string{p.Blocked, p.Held} {
+		for _, why := range []string{p.Blocked, p.Held, p.WaitingForPods, rs.summary} {
 			if why != "" {
 				msg += "; " + why
 			}
@@ -168,7 +193,8 @@ func blockedMessage(p plan.Plan) string {
 func blockedReason(res diff.Result) string {
 	reason := v1alpha1.ReasonTemplatesChanged
 	for _, c := range res.Claims {
-		if c.ResizeError != "" {
+		// A recovery's failure is the abandoned expansion's: it blocks nothing.
+		if c.ResizeError != "" && !c.Recovery && !c.Recovering {
 			return v1alpha1.ReasonResizeFailed
 		}
 		if c.ModifyError != "" {

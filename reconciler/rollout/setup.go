@@ -51,8 +51,10 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 			// Uncached: the controller watches no Secrets.
 			JournalKey: (&journalKeys{reader: mgr.GetAPIReader(), writer: c, secret: opts.JournalKeySecret}).get,
 		}),
-		retry:    workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](opts.RetryBaseDelay, opts.RetryMaxDelay),
-		verdicts: gate.NewCache(opts.Policies, gate.CacheOptions{Recheck: opts.PolicyRecheck}),
+		retry:        workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](opts.RetryBaseDelay, opts.RetryMaxDelay),
+		restartRetry: workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](opts.RetryBaseDelay, opts.RetryMaxDelay),
+		pods:         mgr.GetAPIReader(),
+		verdicts:     gate.NewCache(opts.Policies, gate.CacheOptions{Recheck: opts.PolicyRecheck}),
 	}
 	policyEvents := make(chan event.GenericEvent)
 	if opts.PolicyChanges != nil {
@@ -77,6 +79,10 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 				UpdateFunc: func(event.UpdateEvent) bool { return false },
 			})).
 		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(r.statefulSetsOfClaim)).
+		// Pods, metadata only: under updateStrategy OnDelete a Pod's
+		// deletion lets its claims through (see plan.OnDelete).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.onDeleteStatefulSetOfPod),
+			builder.OnlyMetadata, builder.WithPredicates(podReplaced())).
 		// Policy input beyond the StatefulSet and its claims: a StorageClass
 		// (allowVolumeExpansion) and the Namespace (labels such as tier=prod).
 		Watches(&storagev1.StorageClass{}, handler.EnqueueRequestsFromMapFunc(r.statefulSetsIn(""))).

@@ -68,6 +68,9 @@ func TestServiceAccountPermissions(t *testing.T) {
 		{"get", "", "namespaces", "", "", true},
 		{"watch", "", "resourcequotas", "", "", true},
 		{"watch", "", "configmaps", "", controllerNamespace, true},
+		// Needed: Pods watched (metadata) for updateStrategy OnDelete.
+		{"watch", "", "pods", "", "", true},
+		{"list", "", "pods", "", ns, true},
 		// Needed by the Flux integration: Kustomizations watched and
 		// patched (requestedAt), sources read, substituteFrom ConfigMaps read by name.
 		{"watch", "kustomize.toolkit.fluxcd.io", "kustomizations", "", "", true},

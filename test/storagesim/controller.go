@@ -36,6 +36,8 @@ func (s *Simulator) SetupWithManager(mgr ctrl.Manager) error {
 		For(&corev1.PersistentVolumeClaim{}).
 		// A class created after its claims must still get them provisioned.
 		Watches(&storagev1.StorageClass{}, handler.EnqueueRequestsFromMapFunc(s.claimsOfClass)).
+		// A Pod that starts may be the mount an offline expansion waits for.
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(s.claimsOfPod)).
 		WatchesRawSource(source.Channel(s.wake, &handler.EnqueueRequestForObject{})).
 		WithOptions(opts).
 		Complete(reconcile.Func(s.reconcileClaim))

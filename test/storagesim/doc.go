@@ -20,7 +20,13 @@
 //     and modifyVolumeStatus cleared; an injected failure leaves it Infeasible
 //     with a ModifyVolumeError condition carrying the message.
 //   - the kubelet's part of an expansion: the simulated volumes need no file
-//     system resize, so a controller resize finishes the expansion.
+//     system resize, so a controller resize finishes the expansion; unless
+//     the claim carries OfflineResizeAnnotation (offline mode): then the
+//     volume grows, the claim reports allocatedResourceStatuses
+//     NodeResizePending and condition FileSystemResizePending, and its
+//     capacity grows only once another Pod than the one running at the
+//     expansion runs with the claim (kwok runs the Pods), as drivers that
+//     grow the file system only when the volume is mounted.
 //
 // Use it next to the real control plane, either in an existing manager
 // (sim.SetupWithManager(mgr)) or on its own until ctx ends:
@@ -32,7 +38,10 @@
 // Failures are injected per claim with sim.FailResize, sim.FailModify and
 // sim.ClearFailure, or the FailResizeAnnotation and FailModifyAnnotation; a
 // failure sticks (no flapping back to in progress) until cleared, then the
-// next attempt succeeds.
+// next attempt succeeds. A resize failure is also left behind when the
+// request is lowered below the failed size (KEP-1790's recovery, which the
+// API server allows down to just above status.capacity): that smaller
+// resize succeeds, and status.allocatedResources follows it down.
 //
 // It is for tests and the local demo only and is never linked into the
 // product binary.

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -194,4 +195,47 @@ func capacityIs(pvc *corev1.PersistentVolumeClaim, size string) error {
 		return fmt.Errorf("capacity %s, want %s", got, size)
 	}
 	return nil
+}
+
+// runPod creates a Pod using the claim and waits until kwok runs it.
+func (k *cluster) runPod(t *testing.T, name, claim string) *corev1.Pod {
+	t.Helper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: k.ns, Name: name},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "db", Image: "registry.example/db:1",
+				VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
+			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}},
+		},
+	}
+	k.create(t, pod)
+	within(t, settle, "Pod "+name+" running", func() error {
+		if err := k.c.Get(context.Background(), client.ObjectKeyFromObject(pod), pod); err != nil {
+			return err
+		}
+		if pod.Status.Phase != corev1.PodRunning {
+			return fmt.Errorf("phase %q", pod.Status.Phase)
+		}
+		return nil
+	})
+	return pod
+}
+
+// deletePod deletes the Pod and waits until it is gone.
+func (k *cluster) deletePod(t *testing.T, pod *corev1.Pod) {
+	t.Helper()
+	if err := k.c.Delete(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	within(t, settle, "Pod "+pod.Name+" gone", func() error {
+		err := k.c.Get(context.Background(), client.ObjectKeyFromObject(pod), &corev1.Pod{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("still there")
+	})
 }

@@ -18,12 +18,20 @@ import (
 // file system resize, the kubelet). Each attempt takes Delay; an injected
 // failure ends the attempt with ControllerResizeInfeasible and sticks (like
 // the real resizer's slow retry of infeasible errors) until it is cleared.
-// It returns when to look at the claim again.
+// A request lowered below the failed one (and above the capacity, which is
+// all the API server allows) is a recovery (KEP-1790): the smaller size is
+// feasible, so that attempt succeeds although the failure is still
+// injected. It returns when to look at the claim again.
 func (s *Simulator) resize(ctx context.Context, pvc *corev1.PersistentVolumeClaim, pv *corev1.PersistentVolume,
 	class *storagev1.StorageClass) (time.Duration, error) {
 	key := client.ObjectKeyFromObject(pvc)
 	request := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
 	capacity := pvc.Status.Capacity[corev1.ResourceStorage]
+	if allocated := pvc.Status.AllocatedResources[corev1.ResourceStorage]; nodeResizePending(pvc) && request.Cmp(allocated) <= 0 {
+		// The controller part is done; the node's waits for a mount.
+		s.endAttempt(s.resizes, key)
+		return 0, s.nodeResize(ctx, pvc, pv)
+	}
 	if request.Cmp(capacity) <= 0 || !ptr.Deref(class.AllowVolumeExpansion, false) {
 		s.endAttempt(s.resizes, key)
 		return 0, nil
@@ -49,7 +57,7 @@ func (s *Simulator) resize(ctx context.Context, pvc *corev1.PersistentVolumeClai
 		}
 		return remaining, err
 	}
-	if failing {
+	if failing && a.recovers == "" {
 		s.markAttemptFailed(s.resizes, key, msg)
 		_, err := s.updateClaimStatus(ctx, key, pvc.UID, func(p *corev1.PersistentVolumeClaim) {
 			markResizeFailed(p, target, msg, now)
@@ -57,6 +65,10 @@ func (s *Simulator) resize(ctx context.Context, pvc *corev1.PersistentVolumeClai
 		s.recorder.Eventf(pvc, pv, corev1.EventTypeWarning, "VolumeResizeFailed", "Resize",
 			"resize volume %q by resizer %q failed: %s", pv.Name, s.Provisioner, msg)
 		return s.recheck(), err
+	}
+	if offline(pvc) {
+		s.endAttempt(s.resizes, key)
+		return 0, s.finishOffline(ctx, pvc, pv, target)
 	}
 	// The volume grows first, then the claim reports it: the real order.
 	err := s.updateVolume(ctx, pv.Name, func(v *corev1.PersistentVolume) {
@@ -87,6 +99,7 @@ func (s *Simulator) resizeAttempt(key types.NamespacedName, uid types.UID, reque
 	failing bool) attempt {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	next := &attempt{uid: uid, target: request.String(), start: s.now()}
 	a, ok := s.resizes[key]
 	if ok && a.uid == uid {
 		target := resource.MustParse(a.target)
@@ -95,10 +108,13 @@ func (s *Simulator) resizeAttempt(key types.NamespacedName, uid types.UID, reque
 		if !stale {
 			return *a
 		}
+		if a.failed != "" && request.Cmp(target) < 0 {
+			// The smaller request recovers from the failed one.
+			next.recovers = a.target
+		}
 	}
-	a = &attempt{uid: uid, target: request.String(), start: s.now()}
-	s.resizes[key] = a
-	return *a
+	s.resizes[key] = next
+	return *next
 }
 
 func (s *Simulator) markAttemptFailed(m map[types.NamespacedName]*attempt, key types.NamespacedName, msg string) {

@@ -166,3 +166,45 @@ func TestConcurrentResizesAreIndependent(t *testing.T) {
 		t.Fatalf("capacities %s, %s; want 2Gi (done) and 1Gi (still in progress)", ca, cb)
 	}
 }
+
+// A request lowered below a failed one, still above the capacity, is a
+// recovery (KEP-1790): the smaller resize succeeds although the failure
+// is still injected, and allocatedResources follows it down.
+func TestLoweredRequestRecoversFromAFailedResize(t *testing.T) {
+	pvc, pv := boundPair()
+	s, clock := newFakeSim(t, expandableClass(), pvc, pv)
+	key := client.ObjectKeyFromObject(pvc)
+	setRequest(t, s, key, "10Gi")
+	s.FailResize(key.Namespace, key.Name, "out of space")
+	reconcileClaim(t, s, key)
+	clock.Advance(testDelay)
+	reconcileClaim(t, s, key)
+	got := getClaim(t, s, key)
+	if hasCondition(got, corev1.PersistentVolumeClaimControllerResizeError) == nil || storageOf(got.Status.AllocatedResources) != "10Gi" {
+		t.Fatalf("the 10Gi resize did not fail: %+v", got.Status)
+	}
+
+	setRequest(t, s, key, "2Gi")
+	reconcileClaim(t, s, key)
+	got = getClaim(t, s, key)
+	if got.Status.AllocatedResourceStatuses[corev1.ResourceStorage] != corev1.PersistentVolumeClaimControllerResizeInProgress ||
+		storageOf(got.Status.AllocatedResources) != "2Gi" || hasCondition(got, corev1.PersistentVolumeClaimControllerResizeError) != nil {
+		t.Fatalf("the lowered request did not start a recovery: %+v", got.Status)
+	}
+	clock.Advance(testDelay)
+	reconcileClaim(t, s, key)
+	got = getClaim(t, s, key)
+	if storageOf(got.Status.Capacity) != "2Gi" || storageOf(got.Status.AllocatedResources) != "2Gi" ||
+		got.Status.AllocatedResourceStatuses != nil || len(got.Status.Conditions) != 0 {
+		t.Fatalf("after the recovery: %+v, want capacity 2Gi and no trace of the failure", got.Status)
+	}
+
+	// The failure is still injected: growing past the recovered size fails again.
+	setRequest(t, s, key, "3Gi")
+	reconcileClaim(t, s, key)
+	clock.Advance(testDelay)
+	reconcileClaim(t, s, key)
+	if hasCondition(getClaim(t, s, key), corev1.PersistentVolumeClaimControllerResizeError) == nil {
+		t.Fatal("a later growth succeeded while the failure is injected")
+	}
+}

@@ -28,6 +28,14 @@ const (
 	DefaultDelay = 2 * time.Second
 	// FailResizeAnnotation on a PVC makes its resizes fail with the value as message.
 	FailResizeAnnotation = "storagesim.claimwarden.dev/fail-resize"
+	// OfflineResizeAnnotation on a PVC (any value) makes its expansions
+	// offline: the volume grows, the claim reports NodeResizePending and
+	// FileSystemResizePending, and its capacity grows only once a new Pod
+	// mounts it (a Pod using the claim other than the one running at the
+	// expansion). The value OfflineResizeNever plays a driver that never
+	// grows the file system, not even on remount.
+	OfflineResizeAnnotation = "storagesim.claimwarden.dev/offline-resize"
+	OfflineResizeNever      = "never"
 	// FailModifyAnnotation on a PVC makes its VolumeAttributesClass changes
 	// fail as Infeasible with the value as message.
 	FailModifyAnnotation = "storagesim.claimwarden.dev/fail-modify"
@@ -78,6 +86,9 @@ type attempt struct {
 	target string // storage quantity or VolumeAttributesClass name
 	start  time.Time
 	failed string // non-empty once the attempt failed with this message
+	// recovers is the target of the failed resize this one replaces with a
+	// smaller request: a recovery, which succeeds (resizes only).
+	recovers string
 }
 
 // init fills defaults; safe to call more than once.

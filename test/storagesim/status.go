@@ -40,16 +40,17 @@ func (s *Simulator) updateClaimStatus(ctx context.Context, key types.NamespacedN
 	return written, err
 }
 
-// updateVolume applies mutate to the newest version of the volume, retrying on conflicts.
+// updateVolume applies mutate (to the spec or annotations) to the newest
+// version of the volume, retrying on conflicts.
 func (s *Simulator) updateVolume(ctx context.Context, name string, mutate func(*corev1.PersistentVolume)) error {
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		var pv corev1.PersistentVolume
 		if err := s.APIReader.Get(ctx, client.ObjectKey{Name: name}, &pv); err != nil {
 			return err
 		}
-		before := pv.Spec.DeepCopy()
+		before := pv.DeepCopy()
 		mutate(&pv)
-		if equality.Semantic.DeepEqual(before, &pv.Spec) {
+		if equality.Semantic.DeepEqual(before.Spec, pv.Spec) && equality.Semantic.DeepEqual(before.Annotations, pv.Annotations) {
 			return nil
 		}
 		return s.Client.Update(ctx, &pv)

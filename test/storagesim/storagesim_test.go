@@ -36,6 +36,7 @@ func TestStorageSimulator(t *testing.T) {
 	t.Run("FailResize reports an error until ClearFailure", func(t *testing.T) { testFailResize(t, k) })
 	t.Run("fail-resize annotation reports an error until removed", func(t *testing.T) { testFailAnnotation(t, k) })
 	t.Run("concurrent resizes proceed independently", func(t *testing.T) { testConcurrent(t, k) })
+	t.Run("offline resize grows the file system only in a new Pod", func(t *testing.T) { testOffline(t, k) })
 	t.Run("volume attributes class is applied after the delay", func(t *testing.T) { testModify(t, k) })
 	t.Run("wait for first consumer provisions once a node is selected", func(t *testing.T) { testWaitForFirstConsumer(t, k) })
 	t.Run("released volume is deleted", func(t *testing.T) { testDeleteReleased(t, k) })
@@ -286,4 +287,35 @@ func testDeleteReleased(t *testing.T, k *cluster) {
 		}
 		return fmt.Errorf("volume %s still exists (err %v)", pv, err)
 	})
+}
+
+// testOffline: the real API server accepts every status of an offline
+// expansion, and the file system grows only once the Pod kwok runs with the
+// claim is replaced by another.
+func testOffline(t *testing.T, k *cluster) {
+	k.newClaim(t, "offline", "sim-fast", "1Gi")
+	k.patchClaim(t, "offline", fmt.Sprintf(`{"metadata":{"annotations":{%q:"true"}}}`, OfflineResizeAnnotation))
+	k.waitBound(t, "offline")
+	first := k.runPod(t, "offline-0", "offline")
+	k.request(t, "offline", "2Gi")
+	within(t, simDelay+settle, "file system resize pending", func() error {
+		pvc := k.claim(t, "offline")
+		if st := pvc.Status.AllocatedResourceStatuses[corev1.ResourceStorage]; st != corev1.PersistentVolumeClaimNodeResizePending {
+			return fmt.Errorf("allocatedResourceStatuses[storage] = %q", st)
+		}
+		return nil
+	})
+	if got := storageOf(k.volume(t, k.claim(t, "offline").Spec.VolumeName).Spec.Capacity); got != "2Gi" {
+		t.Errorf("volume capacity %s, want 2Gi once the controller expansion is done", got)
+	}
+	throughout(t, 2*simDelay, "capacity while the Pod runs", func() error { return capacityIs(k.claim(t, "offline"), "1Gi") })
+
+	k.deletePod(t, first)
+	second := k.runPod(t, "offline-0", "offline")
+	if second.UID == first.UID {
+		t.Fatalf("Pod %s kept its UID %s", second.Name, second.UID)
+	}
+	within(t, settle, "grown after the remount", func() error { return capacityIs(k.claim(t, "offline"), "2Gi") })
+	assertResized(t, k, "offline", "2Gi")
+	within(t, settle, "FileSystemResizeSuccessful event", func() error { return k.eventSeen("offline", "FileSystemResizeSuccessful") })
 }

@@ -21,3 +21,13 @@ func TestCheckNotesThePartition(t *testing.T) {
 		t.Errorf("a StatefulSet without a partition is noted as partitioned:\n%s", out)
 	}
 }
+
+// Under updateStrategy OnDelete, check says what the controller's status
+// will say: every claim to patch waits for its Pod's deletion.
+func TestCheckNotesOnDelete(t *testing.T) {
+	onDelete := "  updateStrategy:\n    type: OnDelete\n"
+	base := files(t, map[string]string{"web.yaml": statefulSet("web", 3, "10Gi", "", onDelete), "sc.yaml": storageClass})
+	pr := files(t, map[string]string{"web.yaml": statefulSet("web", 3, "20Gi", "", onDelete)})
+	note := "updateStrategy OnDelete holds 3 claim(s) until their Pods are deleted: web-0, web-1, web-2"
+	checkIn(t, 0, []string{note, `"verdict": "allowed"`}, "-f", pr, "--base", base, "-o", "json")
+}

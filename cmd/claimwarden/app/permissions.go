@@ -66,6 +66,13 @@ func requiredPermissions(cfg config.Config) []permission {
 		}
 		out = append(out, permission{"get", "", "secrets", cfg.ArgoCD.TokenSecretRef.Namespace, cfg.ArgoCD.TokenSecretRef.Name, "argocd"})
 	}
+	if cfg.RestartForExpansion {
+		for _, ns := range where {
+			out = append(out,
+				permission{"get", "", "pods", ns, "", "restarts"},
+				permission{"create", "", "pods/eviction", ns, "", "restarts"})
+		}
+	}
 	var secretNS []string
 	for _, h := range cfg.GitStatus.Hosts {
 		if h.TokenSecretRef != nil {
@@ -93,8 +100,10 @@ func checkPermissions(ctx context.Context, rc *rest.Config, cfg config.Config) e
 	}
 	var missing []string
 	for _, p := range requiredPermissions(cfg) {
+		// "pods/eviction" is the subresource eviction of pods.
+		resource, subresource, _ := strings.Cut(p.resource, "/")
 		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
-			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: p.verb, Group: p.group, Resource: p.resource, Namespace: p.namespace, Name: p.name},
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: p.verb, Group: p.group, Resource: resource, Subresource: subresource, Namespace: p.namespace, Name: p.name},
 		}}
 		got, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
 		if err != nil {

@@ -55,4 +55,13 @@ func TestRequiredPermissions(t *testing.T) {
 	if n := len(slices.DeleteFunc(slices.Clone(perms), func(p permission) bool { return p.component != "gitstatus" })); n != 1 {
 		t.Errorf("two hosts with Secrets in one namespace ask %d times, want once", n)
 	}
+
+	cfg = config.Config{Namespaces: []string{"a"}, RestartForExpansion: true}
+	if got, want := components(cfg), []string{"restarts"}; !slices.Equal(got, want) {
+		t.Errorf("restartForExpansion: needs %v, want %v", got, want)
+	}
+	if perms := requiredPermissions(cfg); !slices.Contains(perms, permission{"create", "", "pods/eviction", "a", "", "restarts"}) ||
+		!slices.Contains(perms, permission{"get", "", "pods", "a", "", "restarts"}) {
+		t.Errorf("restartForExpansion: %v, want Pods read and evicted where the controller works", perms)
+	}
 }

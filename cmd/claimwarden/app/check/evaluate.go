@@ -209,6 +209,9 @@ func (e *evaluator) one(ctx context.Context, p manifests.StatefulSet) (StatefulS
 	if note := plan.PartitionOf(current).HeldNote(res); note != "" && r.Verdict == Allowed {
 		r.Notes = append(r.Notes, note)
 	}
+	if note := plan.OnDeleteNote(current, res); note != "" && r.Verdict == Allowed {
+		r.Notes = append(r.Notes, note)
+	}
 	if r.Templates != nil && r.Templates.Verdict == Allowed && len(res.TemplatesAdded)+len(res.TemplatesRemoved) > 0 {
 		r.Notes = append(r.Notes, "templates added or removed: the controller reports this and does not act on it")
 	}
@@ -395,6 +398,10 @@ func claimResult(c diff.ClaimChange, v policies.Verdict) Claim {
 // request; the immutable fields come last.
 func describeChanges(c diff.ClaimChange) []string {
 	var out []string
+	if c.Recovery {
+		// The one smaller template the controller applies (see diff's Recovery).
+		out = append(out, fmt.Sprintf("recovers from the failed expansion to %s: the request is lowered, above the capacity %s", c.RequestFrom.String(), c.Capacity.String()))
+	}
 	if c.VACTo != nil && (c.VACFrom == nil || *c.VACFrom != *c.VACTo) {
 		out = append(out, fmt.Sprintf("volume attributes class %s → %q", quoteOrUnset(c.VACFrom), *c.VACTo))
 	}

@@ -1,0 +1,106 @@
+package rollout_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/policies"
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
+	"github.com/claimwarden/claimwarden/reconciler/rollout"
+)
+
+// scopedLabel on a StatefulSet hands it to the scoped controller of that
+// name; the shared controller leaves it alone.
+const scopedLabel = "claimwarden.test/controller"
+
+var (
+	scopedMu      sync.Mutex
+	scopedStarted = map[string]error{}
+)
+
+// scopedController makes sure a rollout controller of its own (manager,
+// policy engine with params, commit statuses into statuses) runs for the
+// StatefulSets labelled scopedLabel=name: how a test runs the shipped
+// policies with other parameters without changing them for every other
+// test. Like the shared one, it runs until the test binary ends.
+func scopedController(t *testing.T, name string, params map[string]any) {
+	t.Helper()
+	started(t)
+	scopedMu.Lock()
+	defer scopedMu.Unlock()
+	err, ok := scopedStarted[name]
+	if !ok {
+		err = startScoped(context.Background(), name, params)
+		scopedStarted[name] = err
+	}
+	if err != nil {
+		t.Fatalf("scoped controller %s: %v", name, err)
+	}
+}
+
+func startScoped(ctx context.Context, name string, params map[string]any) error {
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:                 k8s.Scheme(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		// Its controller has the shared one's name, in this process.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		Cache:      cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+	})
+	if err != nil {
+		return err
+	}
+	eng, err := policies.New(ctx, policies.Options{Params: params, PollInterval: -1, Logger: ctrl.Log.WithName("policies-" + name)})
+	if err != nil {
+		return err
+	}
+	statusSink := gitstatus.NewCommitStatusSink(gitstatus.CommitStatusSinkOptions{
+		Reporter: gitstatus.ReporterOptions{
+			Providers: func(gitstatus.Repository) (gitstatus.Provider, error) { return statuses, nil },
+			BaseDelay: 100 * time.Millisecond,
+		},
+		Client: mgr.GetClient(),
+	})
+	if err := mgr.Add(statusSink); err != nil {
+		return err
+	}
+	if err := rollout.SetupWithManager(mgr, rollout.Options{
+		MaxConcurrentPatches: 1,
+		RetryBaseDelay:       time.Second,
+		RetryMaxDelay:        5 * time.Second,
+		Policies:             eng,
+		LabelSelector:        labels.NewSelector().Add(mustRequirement(scopedLabel, selection.Equals, name)),
+		Sinks:                []outcome.Sink{statusSink},
+		JournalKeySecret:     journalKeyOf,
+	}); err != nil {
+		return err
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "scoped manager", name+":", err)
+		}
+	}()
+	return nil
+}
+
+// mustRequirement is a label requirement of constant parts.
+func mustRequirement(key string, op selection.Operator, values ...string) labels.Requirement {
+	r, err := labels.NewRequirement(key, op, values)
+	if err != nil {
+		panic(err)
+	}
+	return *r
+}
