@@ -1,0 +1,40 @@
+package install
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// config/default as kubectl apply -k renders it, and with every optional
+// component, validates strictly.
+func TestConfigDefaultValidates(t *testing.T) {
+	root := repoRoot(t)
+	kubectl := tool(t, "kubectl")
+	t.Run("default", func(t *testing.T) {
+		if err := validate(t, run(t, kubectl, "kustomize", filepath.Join(root, "config/default"))); err != nil {
+			t.Error(err)
+		}
+	})
+	t.Run("all-components", func(t *testing.T) {
+		overlay := t.TempDir()
+		rel, err := filepath.Rel(overlay, root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- " + rel + "/config/default\ncomponents:\n"
+		for _, c := range []string{"convergence", "flux", "flux-substitute-configmaps", "flux-substitute-secrets", "argocd", "gitstatus"} {
+			k += "- " + rel + "/config/components/" + c + "\n"
+		}
+		if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(k), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := run(t, kubectl, "kustomize", "--load-restrictor", "LoadRestrictionsNone", overlay)
+		if find(objects(t, out), "ValidatingAdmissionPolicy", "claimwarden-flux-requestedat-only") == nil {
+			t.Fatal("the overlay did not add the components")
+		}
+		if err := validate(t, out); err != nil {
+			t.Error(err)
+		}
+	})
+}
