@@ -72,25 +72,18 @@ func pushCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	outer, err := p.ImageIndex()
+	// The layout's index.json is the multi-platform index itself (layout.Write).
+	idx, err := p.ImageIndex()
 	if err != nil {
 		return err
 	}
-	// The layout's index lists the one multi-platform index build wrote.
-	m, err := outer.IndexManifest()
-	if err != nil {
-		return err
-	}
-	if len(m.Manifests) != 1 {
-		return fmt.Errorf("layout %s holds %d manifests, want the one index release image writes", *dir, len(m.Manifests))
-	}
-	idx, err := outer.ImageIndex(m.Manifests[0].Digest)
+	digest, err := idx.Digest()
 	if err != nil {
 		return err
 	}
 	if err := remote.WriteIndex(ref, idx, remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
 		return fmt.Errorf("pushing to %s: %w", ref, err)
 	}
-	fmt.Printf("%s@%s\n", ref.Context(), m.Manifests[0].Digest)
+	fmt.Printf("%s@%s\n", ref.Context(), digest)
 	return nil
 }

@@ -9,8 +9,8 @@
 #               tests, and kubeconform's schemas from the Kubernetes OpenAPI in
 #               the module cache
 # kustomize is kubectl's (kubectl kustomize, built by build.sh). cosign is
-# built only by `make release` when COSIGN_KEY is set (cosign.sh): it is the
-# largest of all and only signing needs it.
+# built only by `make release` when COSIGN_KEY is set (`tools.sh cosign`): it
+# is the largest of all and only signing needs it.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -18,6 +18,7 @@ CACHE=${TESTENV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/claimwarden/testenv}
 OUT="$ROOT/bin/testenv"
 
 HELM_VERSION=v3.22.0
+COSIGN_VERSION=v3.1.3
 KUBECONFORM_VERSION=v0.8.0
 K8S_VERSION=v1.37.2 # the OpenAPI the schemas come from; the control plane's version
 PROMETHEUS_OPERATOR_VERSION=v0.85.0 # CRDs of the chart's ServiceMonitor, PodMonitor, PrometheusRule
@@ -45,12 +46,18 @@ install() {
 	ln -sfn "$dir/$name" "$OUT/$name"
 }
 
+# `tools.sh cosign`: signing only (make release with COSIGN_KEY).
+if [[ ${1:-} == cosign ]]; then
+	install cosign "$COSIGN_VERSION" github.com/sigstore/cosign/v3/cmd/cosign
+	exit 0
+fi
+
 install helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm
 install kubeconform "$KUBECONFORM_VERSION" github.com/yannh/kubeconform/cmd/kubeconform
 
 # The project's own release tool is keyed by the hash of its sources, so a
 # change to it rebuilds it and nothing else.
-rel_hash=$(cd "$ROOT/test/release" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-12)
+rel_hash=$(cd "$ROOT/test/release" && find . -type f \( -name '*.go' -o -name 'go.*' \) -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-12)
 rel_dir="$CACHE/release-$rel_hash"
 if [[ ! -x $rel_dir/release ]]; then
 	log "building release ($rel_hash)"
