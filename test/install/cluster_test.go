@@ -60,29 +60,42 @@ func newCluster(t *testing.T) *installed {
 	return &installed{env: env, admin: admin, cs: kubernetes.NewForConfigOrDie(env.Config)}
 }
 
-// runAsDeployed runs bin/claimwarden as the installed Deployment would: the
-// configuration file of its ConfigMap, a token of its ServiceAccount (so
-// only the RBAC installed applies), leader election in its namespace.
-func (c *installed) runAsDeployed(t *testing.T, configMap, serviceAccount string) *controllerproc.Process {
+// deployed is what the installed Deployment's Pod gets: the configuration
+// file of its ConfigMap and a token of its ServiceAccount.
+type deployed struct {
+	config, token string
+}
+
+func (c *installed) deployed(t *testing.T, configMap, serviceAccount string) deployed {
 	t.Helper()
 	ctx := context.Background()
 	var cm corev1.ConfigMap
 	if err := c.admin.Get(ctx, client.ObjectKey{Namespace: namespace, Name: configMap}, &cm); err != nil {
 		t.Fatalf("the installed ConfigMap: %v", err)
 	}
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfg, []byte(cm.Data["config.yaml"]), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	tr, err := c.cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, serviceAccount,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("a token of ServiceAccount %s/%s: %v", namespace, serviceAccount, err)
 	}
+	return deployed{config: cm.Data["config.yaml"], token: tr.Status.Token}
+}
+
+// runAsDeployed runs bin/claimwarden as the installed Deployment would: its
+// configuration file, a token of its ServiceAccount (so only the RBAC
+// installed applies), leader election in its namespace.
+func (c *installed) runAsDeployed(t *testing.T, configMap, serviceAccount string) *controllerproc.Process {
+	t.Helper()
+	ctx := context.Background()
+	d := c.deployed(t, configMap, serviceAccount)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte(d.config), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["c"] = &clientcmdapi.Cluster{Server: c.env.Config.Host, CertificateAuthorityData: c.env.Config.CAData}
-	kc.AuthInfos["sa"] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
+	kc.AuthInfos["sa"] = &clientcmdapi.AuthInfo{Token: d.token}
 	kc.Contexts["c"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "sa"}
 	kc.CurrentContext = "c"
 	kubeconfig := filepath.Join(dir, "kubeconfig")
@@ -173,9 +186,9 @@ func (c *installed) rollout(t *testing.T, ns string) {
 }
 
 // serves checks /metrics lists claimwarden's own metrics.
-func serves(t *testing.T, p *controllerproc.Process) {
+func serves(t *testing.T, metricsAddr string) {
 	t.Helper()
-	resp, err := http.Get("http://" + p.MetricsAddr + "/metrics")
+	resp, err := http.Get("http://" + metricsAddr + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +219,7 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	p := c.runAsDeployed(t, "claimwarden-config", "claimwarden")
 	c.leads(t)
 	c.rollout(t, "shop")
-	serves(t, p)
+	serves(t, p.MetricsAddr)
 
 	before := podTemplateChecksum(t, c)
 	helm(t, c, "upgrade", release, chartDir(t), "--set", "image.tag=test", "--set", "config.workers=2", "--wait", "--timeout", "2m")
@@ -271,5 +284,5 @@ func TestInstallYAMLRunsTheController(t *testing.T) {
 	p := c.runAsDeployed(t, cm, "claimwarden")
 	c.leads(t)
 	c.rollout(t, "shop")
-	serves(t, p)
+	serves(t, p.MetricsAddr)
 }

@@ -109,4 +109,18 @@ if [[ ! -f $ca_dir/ca-certificates.crt ]]; then
 fi
 ln -sfn "$ca_dir" "$OUT/ca-certificates"
 
+# podman and runc from Debian: test/install runs the image as the Deployment
+# would (crun, podman's default, fails in the VMs this runs on; the tests
+# pass --runtime runc).
+if ! command -v podman >/dev/null || ! command -v runc >/dev/null; then
+	log "installing podman and runc (Debian packages)"
+	sudo=()
+	if [[ $(id -u) != 0 ]]; then sudo=(sudo); fi
+	export DEBIAN_FRONTEND=noninteractive
+	if ! "${sudo[@]}" apt-get install -y -qq podman runc >/dev/null 2>&1; then
+		"${sudo[@]}" apt-get update -qq
+		"${sudo[@]}" apt-get install -y -qq podman runc >/dev/null
+	fi
+fi
+
 log "tools ready in $OUT"
