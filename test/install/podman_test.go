@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,8 +35,9 @@ func podman(t *testing.T) string {
 	return p
 }
 
-// image builds the image of bin/claimwarden (linux/amd64, as `make image`
-// does for each platform) and loads it into podman; it returns its ID.
+// image builds the image of bin/claimwarden (`make build`: static, for this
+// machine's platform, as `make image` builds each) and loads it into podman;
+// it returns its ID.
 func image(t *testing.T) string {
 	t.Helper()
 	bin, err := controllerproc.BinaryPath()
@@ -49,7 +51,7 @@ func image(t *testing.T) string {
 	}
 	t.Cleanup(func() { os.RemoveAll(tmp) })
 	dir := filepath.Join(tmp, "image")
-	run(t, tool(t, "release"), "image", "-binaries", "linux/amd64="+bin, "-version", "test",
+	run(t, tool(t, "release"), "image", "-binaries", "linux/"+runtime.GOARCH+"="+bin, "-version", "test",
 		"-cacerts", filepath.Join(tool(t, "ca-certificates"), "ca-certificates.crt"), "-out", dir)
 	out := run(t, podman(t), "pull", "-q", "oci:"+dir)
 	id := strings.TrimSpace(string(out))
