@@ -12,8 +12,16 @@ func TestConfigDefaultValidates(t *testing.T) {
 	root := repoRoot(t)
 	kubectl := tool(t, "kubectl")
 	t.Run("default", func(t *testing.T) {
-		if err := validate(t, run(t, kubectl, "kustomize", filepath.Join(root, "config/default"))); err != nil {
+		out := run(t, kubectl, "kustomize", filepath.Join(root, "config/default"))
+		if err := validate(t, out); err != nil {
 			t.Error(err)
+		}
+		for _, o := range objects(t, out) {
+			for _, k := range []string{"app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/part-of", "app.kubernetes.io/managed-by"} {
+				if o.GetLabels()[k] == "" {
+					t.Errorf("%s %s lacks label %s", o.GetKind(), o.GetName(), k)
+				}
+			}
 		}
 	})
 	t.Run("all-components", func(t *testing.T) {
