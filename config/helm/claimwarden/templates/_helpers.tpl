@@ -47,7 +47,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | 
      so the chart and config/default grant exactly the same. */}}
 {{- define "claimwarden.rules" -}}
 {{- $doc := .root.Files.Get (printf "files/%s" .file) | fromYaml -}}
-{{- if not $doc.rules -}}{{- fail (printf "chart file files/%s has no rules" .file) -}}{{- end -}}
+{{- if not $doc.rules -}}{{- fail (printf "chart file files/%s is missing or has no rules" .file) -}}{{- end -}}
 {{ toYaml $doc.rules }}
 {{- end -}}
 
