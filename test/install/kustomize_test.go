@@ -16,6 +16,10 @@ func TestConfigDefaultValidates(t *testing.T) {
 		if err := validate(t, out); err != nil {
 			t.Error(err)
 		}
+		// make release renders install.yaml with test/release (no kubectl needed).
+		if rel := run(t, tool(t, "release"), "kustomize", filepath.Join(root, "config/default")); string(rel) != string(out) {
+			t.Error("release kustomize config/default differs from kubectl kustomize")
+		}
 		for _, o := range objects(t, out) {
 			for _, k := range []string{"app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/part-of", "app.kubernetes.io/managed-by"} {
 				if o.GetLabels()[k] == "" {

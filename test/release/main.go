@@ -4,11 +4,12 @@
 // static binary), writes it as an OCI layout, pushes it, and serves a
 // registry for tests; the SBOM is written from the binary's own build
 // information; kubeconform's schemas are converted from the Kubernetes
-// OpenAPI in the module cache. One small program instead of three tools to
-// build (crane, ko and a schema converter), and no network at any step.
+// OpenAPI in the module cache; install.yaml is built with the kustomize API.
+// One small program instead of four tools to build (crane, ko, kustomize and
+// a schema converter), and no network at any step.
 //
 // It is a module of its own so go-containerregistry stays out of the
-// controller's go.mod. Usage: release image|sbom|push|registry|schemas -h.
+// controller's go.mod. Usage: release image|sbom|push|registry|schemas|kustomize -h.
 package main
 
 import (
@@ -18,16 +19,17 @@ import (
 )
 
 var commands = map[string]func(args []string) error{
-	"image":    imageCmd,
-	"sbom":     sbomCmd,
-	"push":     pushCmd,
-	"registry": registryCmd,
-	"schemas":  schemasCmd,
+	"image":     imageCmd,
+	"sbom":      sbomCmd,
+	"push":      pushCmd,
+	"registry":  registryCmd,
+	"schemas":   schemasCmd,
+	"kustomize": kustomizeCmd,
 }
 
 func main() {
 	if len(os.Args) < 2 || commands[os.Args[1]] == nil {
-		fmt.Fprintln(os.Stderr, "usage: release image|sbom|push|registry|schemas [flags]")
+		fmt.Fprintln(os.Stderr, "usage: release image|sbom|push|registry|schemas|kustomize [flags]")
 		os.Exit(2)
 	}
 	if err := commands[os.Args[1]](os.Args[2:]); err != nil {

@@ -40,7 +40,7 @@ labels:
     app.kubernetes.io/version: $VERSION
     app.kubernetes.io/part-of: claimwarden
 YAML
-"$TESTENV/kubectl" kustomize "$overlay" >"$DIST/install.yaml"
+"$TESTENV/release" kustomize "$overlay" >"$DIST/install.yaml"
 
 # The chart, its symlinks to config/ resolved, the image pinned in its values.
 cp -rL "$ROOT/config/helm/claimwarden" "$overlay/claimwarden"
