@@ -8,7 +8,8 @@
 #   release     test/release: the image (go-containerregistry as a library,
 #               instead of crane and ko), its SPDX SBOM, a local registry for
 #               tests, and kubeconform's schemas from the Kubernetes OpenAPI in
-#               the module cache (104 s)
+#               the module cache, and install.yaml by the kustomize API
+#               instead of a kustomize binary (188 s)
 # kustomize is kubectl's (kubectl kustomize, built by build.sh). cosign is
 # built only by `make release` when COSIGN_KEY is set (`tools.sh cosign`):
 # 1398 s and 101 MB, and only signing needs it.
