@@ -10,7 +10,7 @@
 #               tests, and kubeconform's schemas from the Kubernetes OpenAPI in
 #               the module cache, and install.yaml by the kustomize API
 #               instead of a kustomize binary (188 s)
-# kustomize is kubectl's (kubectl kustomize, built by build.sh). cosign is
+# The tests also render config/default with kubectl (build.sh) and compare. cosign is
 # built only by `make release` when COSIGN_KEY is set (`tools.sh cosign`):
 # 1398 s and 101 MB, and only signing needs it.
 set -euo pipefail
