@@ -31,24 +31,65 @@ FUZZTIME ?= 60s
 # procedure does), then 6,000 PVCs over 20 namespaces and in one.
 SCALE_TIERS ?= 200x3/10,200x3/10@3,2000x3/20@3,2000x3/1@3
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -X github.com/claimwarden/claimwarden/cmd/claimwarden/app.Version=$(VERSION)
+# Static (no cgo: nothing in the module needs it, and the image has no libc),
+# stripped, without local paths, with the version stamped: 60 MB instead of
+# 159 MB, and the same bytes from any checkout.
+LDFLAGS := -s -w -X github.com/claimwarden/claimwarden/cmd/claimwarden/app.Version=$(VERSION)
+GOBUILD := CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)"
+# Release: the image's platforms; REGISTRY (e.g. ghcr.io/claimwarden, or
+# 127.0.0.1:5000 with INSECURE=1) makes `make image` push there.
+PLATFORMS := linux/amd64 linux/arm64
+DIST := $(CURDIR)/dist
+REGISTRY ?=
+INSECURE ?=
+IMAGE_REPO := $(if $(REGISTRY),$(REGISTRY)/claimwarden,ghcr.io/claimwarden/claimwarden)
+# Stamped on the image and the SBOMs: the commit's time, so a rebuild of a
+# commit gives the same digest.
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+RELEASE_TOOL := $(TESTENV)/release
+COSIGN_KEY ?=
 
-.PHONY: help build testenv test fuzz lint generate demo demo-flux demo-argocd bench clean
+.PHONY: help build testenv tools image release test fuzz lint generate demo demo-flux demo-argocd bench clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
-build: ## build bin/claimwarden
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/claimwarden ./cmd/claimwarden
+build: ## build bin/claimwarden (static)
+	$(GOBUILD) -o $(BIN)/claimwarden ./cmd/claimwarden
 
 testenv: ## build the test environment (etcd, kube-*, kubectl, kwok, Gitea) into bin/testenv
 	bash test/testenv/build.sh
+
+tools: ## build helm, kubeconform and test/release into bin/testenv (make testenv does too)
+	bash test/testenv/tools.sh
+
+image: tools ## static binaries for PLATFORMS, their OCI image in dist/image and dist/claimwarden-image.oci.tar, SPDX SBOMs; pushed when REGISTRY is set
+	rm -rf $(DIST)/bin $(DIST)/image $(DIST)/*.spdx.json
+	@set -e; for p in $(PLATFORMS); do \
+		echo "build $$p"; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(GOBUILD) -o $(DIST)/bin/$${p/\//-}/claimwarden ./cmd/claimwarden; \
+		$(RELEASE_TOOL) sbom -binary $(DIST)/bin/$${p/\//-}/claimwarden -version $(VERSION) \
+			-ca-certificates-version $$(cat $(TESTENV)/ca-certificates/version) \
+			-source-date-epoch $(SOURCE_DATE_EPOCH) -out $(DIST)/claimwarden-$${p/\//-}.spdx.json; \
+	done
+	$(RELEASE_TOOL) image -version $(VERSION) -revision $$(git rev-parse HEAD) -source-date-epoch $(SOURCE_DATE_EPOCH) \
+		-cacerts $(TESTENV)/ca-certificates/ca-certificates.crt -out $(DIST)/image \
+		-binaries $$(for p in $(PLATFORMS); do printf '%s=%s,' $$p $(DIST)/bin/$${p/\//-}/claimwarden; done | sed 's/,$$//') \
+		>$(DIST)/image.digest
+	tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C $(DIST)/image -cf $(DIST)/claimwarden-image.oci.tar .
+	@echo "image $(IMAGE_REPO)@$$(cat $(DIST)/image.digest) ($(PLATFORMS)) in $(DIST)/image"
+	$(if $(REGISTRY),$(RELEASE_TOOL) push -layout $(DIST)/image -to $(IMAGE_REPO):$(VERSION) $(if $(INSECURE),-insecure))
+
+release: image ## VERSION=v0.x.y: dist/install.yaml (image pinned by digest), the Helm chart, SBOMs, checksums; cosign signatures when COSIGN_KEY is set
+	VERSION=$(VERSION) IMAGE_REPO=$(IMAGE_REPO) DIST=$(DIST) COSIGN_KEY=$(COSIGN_KEY) REGISTRY=$(REGISTRY) INSECURE=$(INSECURE) \
+		bash test/release/release.sh
 
 generate: ## regenerate deepcopy code and CRD YAML
 	$(CONTROLLER_GEN) object paths=./api/... crd:crdVersions=v1 output:crd:artifacts:config=config/crd/bases
 
 test: testenv build ## unit and integration tests against the real control plane, then the race detector on the concurrent packages
 	$(GO) test -count=1 -timeout 30m ./...
+	cd test/release && $(GO) test -count=1 ./...
 	$(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
 
 fuzz: ## run every Go fuzz target for FUZZTIME (60s); a crasher is written to the package's testdata/fuzz
@@ -61,6 +102,7 @@ lint: ## go vet, gofmt, staticcheck, govulncheck (offline database from the modu
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(STATICCHECK) ./...
+	cd test/release && $(GO) vet ./... && $(STATICCHECK) ./...
 	$(GOVULNCHECK) -db file://$$(bash test/testenv/vulndb.sh) ./...
 
 demo: testenv build ## run the whole story locally: control plane, storage simulator, controller, a template bump
@@ -79,4 +121,4 @@ bench: testenv build ## diff/plan/policy/check benchmarks, then the scale tiers 
 	$(GO) run ./test/scale -controller $(BIN)/claimwarden -tiers $(SCALE_TIERS)
 
 clean: ## remove build output (the testenv cache outside the repo stays)
-	rm -rf $(BIN)
+	rm -rf $(BIN) $(DIST)

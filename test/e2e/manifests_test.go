@@ -48,7 +48,9 @@ func installRBAC(ctx context.Context, c client.Client, components ...string) err
 func buildRBAC(components ...string) ([]*unstructured.Unstructured, error) {
 	fs := filesys.MakeFsInMemory()
 	err := filepath.WalkDir(configDir, func(path string, d iofs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		// The chart's links into config/ (config/helm/*/files) would copy
+		// those files twice; only regular files are kustomize's.
+		if err != nil || !d.Type().IsRegular() {
 			return err
 		}
 		data, err := os.ReadFile(path)

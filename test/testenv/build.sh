@@ -21,6 +21,8 @@ ARGOCD_VERSION=v3.6.1
 
 export CGO_ENABLED=0 GOFLAGS=-mod=mod
 mkdir -p "$CACHE" "$OUT"
+# shellcheck source=lock.sh
+source "$ROOT/test/testenv/lock.sh"
 
 log() { printf '[testenv] %s\n' "$*" >&2; }
 
@@ -162,5 +164,8 @@ if ! command -v redis-server >/dev/null; then
 	fi
 	"${sudo[@]}" service redis-server stop >/dev/null 2>&1 || true
 fi
+
+# The release and manifest tools (helm, kubeconform, test/release, schemas).
+bash "$ROOT/test/testenv/tools.sh"
 
 log "ready in $OUT"
