@@ -64,6 +64,8 @@ type options struct {
 	maxConcurrentPatches int
 	clientQPS            int
 	manual               bool
+	// controllerWorkers is the controller's --workers; 0 keeps its default.
+	controllerWorkers int
 }
 
 func main() {
@@ -83,11 +85,12 @@ func main() {
 	fs.DurationVar(&o.timeout, "timeout", 45*time.Minute, "give up on the whole run after this long")
 	fs.IntVar(&o.maxConcurrentPatches, "max-concurrent-patches", 1, "the controller's --max-concurrent-patches: claims of one StatefulSet resized at once")
 	fs.IntVar(&o.clientQPS, "control-plane-qps", 500, "client-side QPS of kube-controller-manager and kube-scheduler (setup of thousands of claims is throttled at their defaults)")
+	fs.IntVar(&o.controllerWorkers, "controller-workers", 0, "the controller's --workers: StatefulSets reconciled at once (0: its default)")
 	fs.BoolVar(&o.manual, "manual", true, "after the bump, stop the controller and time the manual procedure (patch PVCs, orphan delete, re-create) on the same control plane")
 	var tierList string
 	fs.StringVar(&tierList, "tiers", "", "run several tiers one after the other, each on a fresh control plane, and print them side by side: STATEFULSETSxREPLICAS/NAMESPACES,... (overrides -statefulsets, -replicas, -namespaces)")
 	_ = fs.Parse(os.Args[1:]) // ExitOnError: a bad flag exits with usage
-	if o.statefulSets < 1 || o.replicas < 1 || o.namespaces < 1 || o.workers < 1 || o.delay < 0 || o.maxConcurrentPatches < 1 || o.clientQPS < 0 ||
+	if o.statefulSets < 1 || o.replicas < 1 || o.namespaces < 1 || o.workers < 1 || o.delay < 0 || o.maxConcurrentPatches < 1 || o.clientQPS < 0 || o.controllerWorkers < 0 ||
 		o.settle <= 0 || o.restWindow < 0 || fs.NArg() > 0 {
 		fs.Usage()
 		os.Exit(2)

@@ -205,7 +205,11 @@ func (r *runner) start(ctx context.Context, root, bin string) (stop func() error
 	if err := r.proxy.writeKubeconfig(kubeconfig); err != nil {
 		return stop, err
 	}
-	if r.ctrl, err = startController(bin, kubeconfig, r.env.Dir, "--max-concurrent-patches", strconv.Itoa(r.o.maxConcurrentPatches)); err != nil {
+	args := []string{"--max-concurrent-patches", strconv.Itoa(r.o.maxConcurrentPatches)}
+	if r.o.controllerWorkers > 0 {
+		args = append(args, "--workers", strconv.Itoa(r.o.controllerWorkers))
+	}
+	if r.ctrl, err = startController(bin, kubeconfig, r.env.Dir, args...); err != nil {
 		return stop, err
 	}
 	stops = append(stops, r.stopController)
