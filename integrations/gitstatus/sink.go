@@ -108,6 +108,10 @@ func NewCommitStatusSink(o CommitStatusSinkOptions) *CommitStatusSink {
 // Start runs the Reporter until ctx ends.
 func (s *CommitStatusSink) Start(ctx context.Context) error { return s.reporter.Start(ctx) }
 
+// Pending is the number of commits with a status not yet posted: queued,
+// waiting for a retry or in flight (the backlog an alert watches).
+func (s *CommitStatusSink) Pending() int { return s.reporter.Pending() }
+
 // NeedLeaderElection makes the manager run the sink only on the leader.
 func (s *CommitStatusSink) NeedLeaderElection() bool { return true }
 

@@ -67,6 +67,8 @@ func TestMain(m *testing.M) {
 var (
 	setupOnce sync.Once
 	setupErr  error
+	// controllerCache is the cache the controller under test reads.
+	controllerCache cache.Cache
 )
 
 // started returns a client once the storage simulator and the controller under
@@ -117,6 +119,7 @@ func setup(ctx context.Context, e *testenv.Env) error {
 		return err
 	}
 	sim = &storagesim.Simulator{Delay: simDelay}
+	controllerCache = mgr.GetCache()
 	if err := sim.SetupWithManager(mgr); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/claimwarden/claimwarden/reconciler/plan"
@@ -13,8 +14,8 @@ import (
 // memory is what one reconcile of a StatefulSet leaves the next, in this
 // process only: the patch the API server last rejected and the eviction last
 // refused (so unrelated events do not repeat them before their back-off ends), whether "not managed" was
-// logged and the last status written (so a lagging cache does not cause the
-// same write twice). It is forgotten with the StatefulSet, so it is bounded by the
+// logged, the last status written and the claims patched (so a lagging
+// cache does not cause the same write twice). It is forgotten with the StatefulSet, so it is bounded by the
 // StatefulSets that exist. What was reported lives in the
 // VolumeClaimRollout and in the sinks, not here.
 type memory struct {
@@ -28,6 +29,9 @@ type remembered struct {
 	unmanagedLogged bool
 	// written is the last status this process wrote to the rollout.
 	written statusWrite
+	// patchedFrom maps the claims this process patched to the
+	// resourceVersion each was patched from, until the cache serves a newer.
+	patchedFrom map[string]string
 	// seenPods are the Pods of StatefulSet object seenPodsOf as
 	// plan.OnDeleteOf saw them (updateStrategy OnDelete only).
 	seenPodsOf types.UID
@@ -190,4 +194,38 @@ func (m *memory) setSeenPods(key types.NamespacedName, uid types.UID, pods map[s
 // forget drops everything about key (the StatefulSet is gone).
 func (m *memory) forget(key types.NamespacedName) {
 	m.m.Delete(key)
+}
+
+// patchedClaim remembers that claim was patched from resourceVersion from.
+func (m *memory) patchedClaim(key types.NamespacedName, claim, from string) {
+	r := m.of(key)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.patchedFrom == nil {
+		r.patchedFrom = map[string]string{}
+	}
+	r.patchedFrom[claim] = from
+}
+
+// cacheBehind reports whether claims, as the cache serves them, still holds
+// a claim this process patched at the version it patched it from: the cache
+// has not seen that patch yet. Claims it has caught up with (or that are
+// gone) are forgotten, so the map holds at most the claims in flight.
+func (m *memory) cacheBehind(key types.NamespacedName, claims map[string]*corev1.PersistentVolumeClaim) bool {
+	v, ok := m.m.Load(key)
+	if !ok {
+		return false
+	}
+	r := v.(*remembered)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	behind := false
+	for name, from := range r.patchedFrom {
+		if pvc := claims[name]; pvc != nil && pvc.ResourceVersion == from {
+			behind = true
+			continue
+		}
+		delete(r.patchedFrom, name)
+	}
+	return behind
 }

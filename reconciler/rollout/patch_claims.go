@@ -63,6 +63,9 @@ func (r *Reconciler) patchClaims(ctx context.Context, sts *appsv1.StatefulSet, s
 		}
 		patchesTotal.WithLabelValues("accepted").Inc()
 		out.patched[c.Name] = applied
+		if from := version(c.Name); from != "" && applied.ResourceVersion != from {
+			r.memory.patchedClaim(key, c.Name, from)
+		}
 		// The claim is the related object: the events API folds events that
 		// share reason, regarding and related objects into one series.
 		r.events.Eventf(sts, byName[c.Name], src, corev1.EventTypeNormal, v1alpha1.ReasonClaimPatched, "Patch", "%s", describePatch(c))

@@ -78,12 +78,11 @@ func TestRolloutWorkDoesNotGrowWithTheNamespace(t *testing.T) {
 	if claimPatches != 3 {
 		t.Errorf("%d claim patches for 3 claims changed, want 3 (writes %v)", claimPatches, after)
 	}
-	// 3 resize steps (one claim at a time) plus the completion, and at most
-	// one more: on a loaded machine a reconcile can read a claim from the
-	// cache before the storage's status update reaches it, and its status
-	// then differs in a message (seen once in 2026-12 under five parallel
-	// test runs). Two writes per step, as before the fold, still fail.
-	if limit := 3 + 1 + 1; statusWrites > limit || statusWrites == 0 {
+	// 3 resize steps (one claim at a time) plus the completion. A fifth
+	// write was seen once under load: two reconciles on the same cached
+	// rollout a second apart stamped their conditions with different
+	// seconds; statusSum now ignores those times (status_sum_test.go).
+	if limit := 3 + 1; statusWrites > limit || statusWrites == 0 {
 		t.Errorf("%d status writes for 3 resize steps, want 1..%d", statusWrites, limit)
 	}
 	t.Logf("bump of 3 claims among %d: %d claim patches, %d status writes", unrelatedClaims, claimPatches, statusWrites)

@@ -167,6 +167,13 @@ func (r *Reconciler) roll(ctx context.Context, sts *appsv1.StatefulSet, before, 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if r.memory.cacheBehind(client.ObjectKeyFromObject(sts), a.claims) {
+		// The cache has not seen a claim patch of ours yet, and its watch
+		// event brings the StatefulSet back. Going on with the old claim
+		// would patch it again and report a step backwards; the requeue is
+		// only a safety net.
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
 	converging := false
 	if t.recreateWith != nil && !a.verdict.denied() {
 		progress, err := r.convergeTo(ctx, sts, t)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -85,8 +86,16 @@ func (r *Reconciler) writeRollout(ctx context.Context, before, after *v1alpha1.V
 	return nil
 }
 
-// statusSum identifies a status; encoding/json sorts map keys, so it is stable.
+// statusSum identifies a status; encoding/json sorts map keys, so it is
+// stable. Condition transition times are left out: fluxcd/pkg/runtime's
+// conditions.Set stamps the current second on every message change, so two
+// reconciles on the same cached base a second apart compute the same status
+// with other times, and the second write would say nothing new.
 func statusSum(st v1alpha1.VolumeClaimRolloutStatus) [sha256.Size]byte {
+	st.Conditions = slices.Clone(st.Conditions)
+	for i := range st.Conditions {
+		st.Conditions[i].LastTransitionTime = metav1.Time{}
+	}
 	b, err := json.Marshal(st)
 	if err != nil {
 		// Never equal to a remembered sum: the status is written.

@@ -96,8 +96,8 @@ func gitOutput(ctx context.Context, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// startController runs bin against kubeconfig, logging to dir/claimwarden.log.
-func startController(bin, kubeconfig, dir string) (*controllerProc, error) {
+// startController runs bin against kubeconfig with args, logging to dir/claimwarden.log.
+func startController(bin, kubeconfig, dir string, args ...string) (*controllerProc, error) {
 	p, err := controllerproc.Start(controllerproc.Options{
 		Name:       "the controller",
 		Binary:     bin,
@@ -105,6 +105,7 @@ func startController(bin, kubeconfig, dir string) (*controllerProc, error) {
 		Log:        filepath.Join(dir, "claimwarden.log"),
 		LogFormat:  "json",
 		Metrics:    true,
+		ExtraArgs:  args,
 	})
 	if err != nil {
 		return nil, err

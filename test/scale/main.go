@@ -4,6 +4,7 @@
 // controller itself unless -controller names a binary):
 //
 //	go run ./test/scale [-statefulsets 200] [-replicas 3] [-delay 2s] [-out report.json]
+//	go run ./test/scale -tiers 200x3/10,2000x3/20@3 [-out report.json]
 //
 // It starts etcd, kube-apiserver, kube-controller-manager, kube-scheduler and
 // kwok (test/testenv), the storage simulator in this process
@@ -17,7 +18,13 @@
 //     (orphan delete and re-create) and times the rollouts until every
 //     VolumeClaimRollout is Ready at 2Gi, against the simulator's lower bound;
 //  4. reports the controller's API requests during the bump per PVC changed,
-//     split by verb and resource, and its peak memory.
+//     split by verb and resource, each resize step split into the
+//     controller's and the storage's share (steps.go), and its peak memory;
+//  5. stops the controller and times the manual procedure on the same
+//     control plane (manual.go), for the ratio of the two.
+//
+// -tiers runs several sizes one after the other, each on a fresh control
+// plane, and prints them side by side (tiers.go).
 //
 // Everything it started is stopped at the end and on Ctrl-C; a second Ctrl-C
 // kills it at once, and the components die with it (parent-death signal).
@@ -27,12 +34,16 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -49,6 +60,10 @@ type options struct {
 	settle       time.Duration
 	restWindow   time.Duration
 	timeout      time.Duration
+	// maxConcurrentPatches is the controller's --max-concurrent-patches.
+	maxConcurrentPatches int
+	clientQPS            int
+	manual               bool
 }
 
 func main() {
@@ -66,8 +81,13 @@ func main() {
 	fs.DurationVar(&o.settle, "settle", 5*time.Second, "the controller is quiet once its reconcile and request counts do not change over this long")
 	fs.DurationVar(&o.restWindow, "rest-window", 30*time.Second, "idle window observed at rest")
 	fs.DurationVar(&o.timeout, "timeout", 45*time.Minute, "give up on the whole run after this long")
+	fs.IntVar(&o.maxConcurrentPatches, "max-concurrent-patches", 1, "the controller's --max-concurrent-patches: claims of one StatefulSet resized at once")
+	fs.IntVar(&o.clientQPS, "control-plane-qps", 500, "client-side QPS of kube-controller-manager and kube-scheduler (setup of thousands of claims is throttled at their defaults)")
+	fs.BoolVar(&o.manual, "manual", true, "after the bump, stop the controller and time the manual procedure (patch PVCs, orphan delete, re-create) on the same control plane")
+	var tierList string
+	fs.StringVar(&tierList, "tiers", "", "run several tiers one after the other, each on a fresh control plane, and print them side by side: STATEFULSETSxREPLICAS/NAMESPACES,... (overrides -statefulsets, -replicas, -namespaces)")
 	_ = fs.Parse(os.Args[1:]) // ExitOnError: a bad flag exits with usage
-	if o.statefulSets < 1 || o.replicas < 1 || o.namespaces < 1 || o.workers < 1 || o.delay < 0 ||
+	if o.statefulSets < 1 || o.replicas < 1 || o.namespaces < 1 || o.workers < 1 || o.delay < 0 || o.maxConcurrentPatches < 1 || o.clientQPS < 0 ||
 		o.settle <= 0 || o.restWindow < 0 || fs.NArg() > 0 {
 		fs.Usage()
 		os.Exit(2)
@@ -83,31 +103,66 @@ func main() {
 		stopSignals()
 	}()
 
-	began := time.Now()
-	rep, err := run(ctx, o)
-	if rep != nil {
-		// The effective values, defaults included: `go run` leaves only a
-		// temporary binary's path in os.Args[0].
-		fs.VisitAll(func(f *flag.Flag) {
-			rep.Flags = append(rep.Flags, "-"+f.Name+"="+f.Value.String())
-		})
-		rep.WallSeconds = time.Since(began).Seconds()
-		rep.print(os.Stdout)
-		if o.out != "" {
-			if werr := rep.writeJSON(o.out); werr != nil {
-				err = errors.Join(err, werr)
-			} else {
-				fmt.Printf("JSON report: %s\n", o.out)
-			}
+	tiers := []tier{{statefulSets: o.statefulSets, replicas: o.replicas, namespaces: o.namespaces}}
+	if tierList != "" {
+		var err error
+		if tiers, err = parseTiers(tierList); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
 		}
 	}
-	switch {
-	case err == nil:
-	case ctx.Err() != nil && errors.Is(err, context.Canceled):
-		fmt.Fprintln(os.Stderr, "interrupted; everything the run started has been stopped")
-		os.Exit(130)
-	default:
-		fmt.Fprintln(os.Stderr, "scale run failed:", err)
+	var reps []*Report
+	failed := false
+	concurrency := o.maxConcurrentPatches
+	for _, t := range tiers {
+		o.statefulSets, o.replicas, o.namespaces = t.statefulSets, t.replicas, t.namespaces
+		o.maxConcurrentPatches = cmp.Or(t.concurrency, concurrency)
+		for name, v := range map[string]int{"statefulsets": t.statefulSets, "replicas": t.replicas, "namespaces": t.namespaces, "max-concurrent-patches": o.maxConcurrentPatches} {
+			_ = fs.Set(name, strconv.Itoa(v)) // an int flag takes any Itoa
+		}
+		began := time.Now()
+		rep, err := run(ctx, o)
+		reps = append(reps, rep)
+		if rep != nil {
+			// The effective values, defaults included: `go run` leaves only a
+			// temporary binary's path in os.Args[0].
+			fs.VisitAll(func(f *flag.Flag) {
+				rep.Flags = append(rep.Flags, "-"+f.Name+"="+f.Value.String())
+			})
+			rep.WallSeconds = time.Since(began).Seconds()
+			rep.print(os.Stdout)
+			if out := tierOut(o.out, t, len(tiers)); out != "" {
+				if werr := rep.writeJSON(out); werr != nil {
+					err = errors.Join(err, werr)
+				} else {
+					fmt.Printf("JSON report: %s\n", out)
+				}
+			}
+		}
+		switch {
+		case err == nil:
+		case ctx.Err() != nil && errors.Is(err, context.Canceled):
+			fmt.Fprintln(os.Stderr, "interrupted; everything the run started has been stopped")
+			os.Exit(130)
+		default:
+			fmt.Fprintf(os.Stderr, "scale run %s failed: %v\n", t, err)
+			failed = true
+		}
+	}
+	if len(tiers) > 1 {
+		printTiers(os.Stdout, tiers, reps)
+	}
+	if failed {
 		os.Exit(1)
 	}
+}
+
+// tierOut is where a tier's JSON report goes: -out itself for one tier,
+// -out with the tier before its extension for several.
+func tierOut(out string, t tier, tiers int) string {
+	if out == "" || tiers == 1 {
+		return out
+	}
+	ext := filepath.Ext(out)
+	return strings.TrimSuffix(out, ext) + "-" + strings.NewReplacer("/", "ns").Replace(t.String()) + ext
 }

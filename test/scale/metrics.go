@@ -39,7 +39,9 @@ type snapshot struct {
 	queueSum, queueCount float64
 	workSum, workCount   float64
 	heapInuse            float64
-	proxy                proxyCounts
+	// cpuSeconds is process_cpu_seconds_total: user and system time.
+	cpuSeconds float64
+	proxy      proxyCounts
 }
 
 // scrape reads the controller's /metrics and the proxy's counters together.
@@ -59,6 +61,7 @@ func (r *runner) scrape(ctx context.Context) (*snapshot, error) {
 		reconcileErrors: sum(fams["controller_runtime_reconcile_errors_total"], isController),
 		claimPatches:    byLabel(fams["claimwarden_claim_patches_total"], "result", nil),
 		heapInuse:       sum(fams["go_memstats_heap_inuse_bytes"], nil),
+		cpuSeconds:      sum(fams["process_cpu_seconds_total"], nil),
 		proxy:           proxy,
 	}
 	_, s.throttleKnown = fams["rest_client_rate_limiter_duration_seconds"]
@@ -219,6 +222,8 @@ type window struct {
 	// CrossCheck compares the proxy's counts per HTTP method with the
 	// controller's rest_client_requests_total.
 	CrossCheck string `json:"crossCheck"`
+	// CPUSeconds is the controller's CPU time (user + system) in the window.
+	CPUSeconds float64 `json:"cpuSeconds"`
 
 	proxyByMethod map[string]int64
 }
@@ -234,6 +239,7 @@ func (r *runner) diff(a, b *snapshot) window {
 		proxyByMethod:   map[string]int64{},
 	}
 	w.ReconcilesTotal = b.reconcileTotal() - a.reconcileTotal()
+	w.CPUSeconds = b.cpuSeconds - a.cpuSeconds
 	for k, v := range b.proxy.arrived {
 		if d := v - a.proxy.arrived[k]; d > 0 {
 			w.ByVerbResource[k.String()] += d

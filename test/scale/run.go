@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -52,6 +53,8 @@ type runner struct {
 	rep   *Report
 	// lastProgress is when a poll last printed its status.
 	lastProgress time.Time
+	// ctrlStopped is set once the manual phase has stopped the controller.
+	ctrlStopped bool
 }
 
 // run starts everything, runs the phases and always stops what it started.
@@ -105,18 +108,16 @@ func run(ctx context.Context, o options) (rep *Report, err error) {
 	}
 	go r.ctrl.sampleMemory(ctx, time.Second)
 
-	for _, phase := range []func(context.Context) error{r.setup, r.rest, r.bump} {
+	for _, phase := range []func(context.Context) error{r.setup, r.rest, r.bump, r.readMemory} {
 		if err := phase(ctx); err != nil {
 			return r.rep, err
 		}
 	}
-	if m, err := r.ctrl.readMemory(); err == nil {
-		r.rep.Memory.EndRSSMiB = mib(m.RSSKiB)
-		r.rep.Memory.PeakRSSMiB = mib(m.HWMKiB)
-	} else {
-		r.rep.Memory.Note = "no /proc memory figures: " + err.Error()
+	if o.manual {
+		if err := r.manual(ctx); err != nil {
+			return r.rep, err
+		}
 	}
-	r.rep.Memory.SampledPeakRSSMiB = mib(r.ctrl.sampledPeakRSS())
 	r.rep.evaluate(o)
 	return r.rep, nil
 }
@@ -139,8 +140,9 @@ func (r *runner) start(ctx context.Context, root, bin string) (stop func() error
 	startCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	r.env, err = testenv.Start(startCtx, testenv.Options{
-		Kwok:    true,
-		CRDDirs: []string{filepath.Join(root, "config", "crd", "bases")},
+		Kwok:      true,
+		CRDDirs:   []string{filepath.Join(root, "config", "crd", "bases")},
+		ClientQPS: r.o.clientQPS,
 	})
 	if err != nil {
 		return stop, err
@@ -163,7 +165,9 @@ func (r *runner) start(ctx context.Context, root, bin string) (stop func() error
 	// process, whose client metrics are not the controller's.
 	simCfg := rest.CopyConfig(r.env.Config)
 	simCfg.QPS = -1
-	sim := &storagesim.Simulator{Delay: r.o.delay}
+	// Real storage resizes volumes independently of each other; the
+	// simulator's default 4 workers would queue thousands of claims.
+	sim := &storagesim.Simulator{Delay: r.o.delay, Workers: 32}
 	if r.o.delay == 0 {
 		sim.Delay = -1 // the simulator's "no delay"; its zero means the default
 	}
@@ -201,10 +205,10 @@ func (r *runner) start(ctx context.Context, root, bin string) (stop func() error
 	if err := r.proxy.writeKubeconfig(kubeconfig); err != nil {
 		return stop, err
 	}
-	if r.ctrl, err = startController(bin, kubeconfig, r.env.Dir); err != nil {
+	if r.ctrl, err = startController(bin, kubeconfig, r.env.Dir, "--max-concurrent-patches", strconv.Itoa(r.o.maxConcurrentPatches)); err != nil {
 		return stop, err
 	}
-	stops = append(stops, func() error { return r.ctrl.Shutdown(15 * time.Second) })
+	stops = append(stops, r.stopController)
 	r.rep.Memory.ControllerPID = r.ctrl.Pid()
 	if err := r.ctrl.WaitReady(ctx, time.Minute); err != nil {
 		return stop, err
@@ -405,6 +409,15 @@ func (r *runner) bump(ctx context.Context) error {
 	defer stopDepth()
 	depth := make(chan float64, 1)
 	go func() { depth <- r.peakQueueDepth(depthCtx, 2*time.Second) }()
+	pods, err := r.podUIDs(ctx)
+	if err != nil {
+		return err
+	}
+	line, err := r.watchTimeline(ctx, toSize)
+	if err != nil {
+		return err
+	}
+	defer line.stop()
 	first := time.Now()
 	r.logf("bump: orphan delete + re-create of %d StatefulSets with %s (%d workers)", len(r.keys), toSize, r.o.workers)
 	recreated, err := r.each(ctx, func(ctx context.Context, key client.ObjectKey) error {
@@ -451,11 +464,17 @@ func (r *runner) bump(ctx context.Context) error {
 		per = append(per, t.Sub(recreated[key]).Seconds())
 	}
 	b.PerStatefulSet = summarize(per)
-	steps := float64(r.o.replicas)
+	// Claims resize -max-concurrent-patches at a time.
+	steps := float64((r.o.replicas + r.o.maxConcurrentPatches - 1) / r.o.maxConcurrentPatches)
 	b.LowerBoundSeconds = b.LastRecreateSeconds + steps*r.o.delay.Seconds()
 	b.PerStatefulSetLowerBound = steps * r.o.delay.Seconds()
 
+	line.stop()
+	b.Steps = line.steps(r.claimKeys(), recreated, ready, r.o.maxConcurrentPatches, r.o.delay)
 	if err := r.checkClaims(ctx); err != nil {
+		return err
+	}
+	if b.PodsRestarted, err = r.podsRestarted(ctx, pods); err != nil {
 		return err
 	}
 	after, err := r.settle(ctx)
@@ -467,6 +486,19 @@ func (r *runner) bump(ctx context.Context) error {
 		r.rep.Memory.AfterBumpRSSMiB = mib(m.RSSKiB)
 	}
 	r.rep.Memory.HeapInuseMiB = after.heapInuse / (1 << 20)
+	return nil
+}
+
+// readMemory records the controller's peak and current memory; it runs
+// before the manual phase stops the controller.
+func (r *runner) readMemory(context.Context) error {
+	if m, err := r.ctrl.readMemory(); err == nil {
+		r.rep.Memory.EndRSSMiB = mib(m.RSSKiB)
+		r.rep.Memory.PeakRSSMiB = mib(m.HWMKiB)
+	} else {
+		r.rep.Memory.Note = "no /proc memory figures: " + err.Error()
+	}
+	r.rep.Memory.SampledPeakRSSMiB = mib(r.ctrl.sampledPeakRSS())
 	return nil
 }
 

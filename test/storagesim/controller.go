@@ -1,6 +1,7 @@
 package storagesim
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -29,7 +30,7 @@ func (s *Simulator) SetupWithManager(mgr ctrl.Manager) error {
 	s.recorder = mgr.GetEventRecorder("storagesim")
 	// Several simulators may run in one test binary (one per test), so the
 	// process-wide controller name check is skipped.
-	opts := controller.Options{MaxConcurrentReconciles: 4, SkipNameValidation: ptr.To(true)}
+	opts := controller.Options{MaxConcurrentReconciles: cmp.Or(s.Workers, 4), SkipNameValidation: ptr.To(true)}
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named("storagesim-claims").
 		For(&corev1.PersistentVolumeClaim{}).

@@ -62,6 +62,10 @@ type Simulator struct {
 	// VolumeAttributesClass change takes. Zero means DefaultDelay, a negative
 	// value means no delay.
 	Delay time.Duration
+	// Workers is how many claims (and volumes) are worked on at once, like
+	// the external-resizer's --workers; zero means 4. A scale run sets more,
+	// so that its storage is not the bottleneck it measures.
+	Workers int
 
 	mu       sync.Mutex
 	failures map[types.NamespacedName]string

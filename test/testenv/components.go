@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -43,15 +44,26 @@ func (e *Env) startControllerManager(port int) (*Process, error) {
 		// The PV binder reacts to events anyway; a short resync makes it retry
 		// claims that a test's storage simulator changed behind its back promptly.
 		"--pvclaimbinder-sync-period", "2s",
-		// Tests create objects in bursts; the default 20 QPS would throttle the
-		// controllers rather than exercise them.
-		"--kube-api-qps", "100", "--kube-api-burst", "200",
 	)
+	// Tests create objects in bursts; the default 20 QPS would throttle the
+	// controllers rather than exercise them.
+	args = append(args, e.clientRateFlags(100)...)
 	return e.startComponent("kube-controller-manager", args)
 }
 
 func (e *Env) startScheduler(port int) (*Process, error) {
-	return e.startComponent("kube-scheduler", e.kubeClientFlags(port))
+	return e.startComponent("kube-scheduler", append(e.kubeClientFlags(port), e.clientRateFlags(0)...))
+}
+
+// clientRateFlags are --kube-api-qps/--kube-api-burst from Options.ClientQPS,
+// or from def when that is zero; none when both are zero (the component's
+// own default).
+func (e *Env) clientRateFlags(def int) []string {
+	qps := cmp.Or(e.opts.ClientQPS, def)
+	if qps <= 0 {
+		return nil
+	}
+	return []string{"--kube-api-qps", strconv.Itoa(qps), "--kube-api-burst", strconv.Itoa(2 * qps)}
 }
 
 // kwok annotation that marks the Nodes kwok plays the kubelet for.

@@ -31,6 +31,11 @@ type Options struct {
 	// they are served. Relative paths are relative to the working directory, which
 	// for a test is its package directory.
 	CRDDirs []string
+	// ClientQPS, when positive, is the client-side request rate (and half
+	// the burst) of kube-controller-manager and kube-scheduler; zero keeps
+	// the test default (100 and the scheduler's own 50). Runs that create
+	// thousands of Pods and claims raise it so that setup is not throttled.
+	ClientQPS int
 }
 
 // Env is a running control plane. Stop it when done.

@@ -53,10 +53,13 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 		PolicyChanges:           engine.Changes(),
 		JournalKeySecret:        types.NamespacedName{Namespace: cfg.JournalKey.Namespace, Name: cfg.JournalKey.SecretName},
 	}
+	var pending func() int
 	if statuses != nil {
 		// A nil *CommitStatusSink in the interface would not be nil.
 		opts.Sinks = append(opts.Sinks, statuses)
+		pending = statuses.Pending
 	}
+	exportHealth(engine, pending)
 	if addr := cfg.GitStatus.FluxEventsAddr; addr != "" {
 		notifier, err := flux.NewNotifier(addr, v1alpha1.ControllerName, log.WithName("flux-events"))
 		if err != nil {

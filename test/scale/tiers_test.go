@@ -1,0 +1,39 @@
+package main
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseTiers(t *testing.T) {
+	got, err := parseTiers("200x3/10, 2000x3/1@3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []tier{{statefulSets: 200, replicas: 3, namespaces: 10}, {statefulSets: 2000, replicas: 3, namespaces: 1, concurrency: 3}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("parseTiers = %+v, want %+v", got, want)
+	}
+	if s := got[1].String(); s != "2000x3/1@3" {
+		t.Errorf("String() = %q", s)
+	}
+	for _, bad := range []string{"", "200x3", "200/10", "0x3/1", "10x3/20", "10x3/2@0", "10x3/2@x", "ax3/1"} {
+		if _, err := parseTiers(bad); err == nil || !strings.Contains(err.Error(), "STATEFULSETSxREPLICAS") {
+			t.Errorf("parseTiers(%q) = %v, want an error saying the form", bad, err)
+		}
+	}
+}
+
+func TestTierOut(t *testing.T) {
+	tr := tier{statefulSets: 2000, replicas: 3, namespaces: 20}
+	if got := tierOut("r/report.json", tr, 1); got != "r/report.json" {
+		t.Errorf("one tier: %q", got)
+	}
+	if got := tierOut("r/report.json", tr, 3); got != "r/report-2000x3ns20.json" {
+		t.Errorf("several tiers: %q", got)
+	}
+	if got := tierOut("", tr, 3); got != "" {
+		t.Errorf("no -out: %q", got)
+	}
+}
