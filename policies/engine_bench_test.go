@@ -2,6 +2,7 @@ package policies
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -26,8 +27,20 @@ func engShipped(b *testing.B) *Engine {
 // claim growing by 50%, evaluated over and over. Besides ns/op (the mean)
 // it reports the median and 99th percentile and verdicts/s.
 func BenchmarkEvaluate(b *testing.B) {
-	e := engShipped(b)
+	benchOne(b, engShipped(b), engInput(0, 100, 150))
+}
+
+// BenchmarkEvaluateFullInput is BenchmarkEvaluate with every input and
+// policy of the shipped set in force (see engFullEngine).
+func BenchmarkEvaluateFullInput(b *testing.B) {
 	in := engInput(0, 100, 150)
+	in.ResourceQuotas = engQuotas(0)
+	benchOne(b, engFullEngine(b), in)
+}
+
+// benchOne evaluates in once per op and reports the median, the 99th
+// percentile, verdicts/s and CPU per verdict.
+func benchOne(b *testing.B, e *Engine, in Input) {
 	ctx := context.Background()
 	if v := e.Evaluate(ctx, in); !v.Allowed {
 		b.Fatalf("the benchmark claim change is denied: %+v", v)
@@ -66,8 +79,55 @@ func engReportCPU(b *testing.B, cpu time.Duration, verdicts int) {
 // claims, sizes, growths, shrinks and class changes, so no two inputs are
 // alike. One op is all 10,000.
 func BenchmarkEvaluate10k(b *testing.B) {
-	e := engShipped(b)
+	bench10k(b, engShipped(b), engVaried(10_000))
+}
+
+// BenchmarkEvaluate10kFullInput is BenchmarkEvaluate10k with every input
+// the shipped set reads filled in and every policy in force: two
+// ResourceQuotas for quota-fits and the parameters of engFullEngine, so
+// the newest policies cost what they would in a cluster that uses them.
+func BenchmarkEvaluate10kFullInput(b *testing.B) {
 	ins := engVaried(10_000)
+	for i := range ins {
+		ins[i].ResourceQuotas = engQuotas(i)
+	}
+	bench10k(b, engFullEngine(b), ins)
+}
+
+// engFullEngine runs the shipped set with the parameters that switch on
+// what is off by default: prices and a max_cost_increase limit.
+func engFullEngine(b *testing.B) *Engine {
+	e := engNew(b, Options{defaults: shipped, Params: map[string]any{
+		"max_cost_increase":              50,
+		"storage_class_prices":           map[string]any{"fast": 0.08, "slow": 0.045},
+		"volume_attributes_class_prices": map[string]any{"gold": 0.02},
+	}})
+	if st := e.Status(); !st.Ready {
+		b.Fatalf("shipped policies: %s", st.Message)
+	}
+	return e
+}
+
+// engQuotas are a namespace-wide storage quota and a per-class one, with
+// room that varies with i so that some changes do not fit.
+func engQuotas(i int) []ResourceQuota {
+	used := int64(200+i%300) * gi
+	amount := func(hard, used int64) QuotaAmount {
+		return QuotaAmount{Hard: fmt.Sprintf("%dGi", hard/gi), Used: fmt.Sprintf("%dGi", used/gi), HardValue: hard, UsedValue: used}
+	}
+	return []ResourceQuota{
+		{Name: "storage", Resources: map[string]QuotaAmount{
+			"requests.storage":       amount(500*gi, used),
+			"persistentvolumeclaims": {Hard: "100", Used: "40", HardValue: 100, UsedValue: 40},
+		}},
+		{Name: "fast-class", Resources: map[string]QuotaAmount{
+			"fast.storageclass.storage.k8s.io/requests.storage": amount(450*gi, used),
+		}},
+	}
+}
+
+// bench10k evaluates ins once per op and reports time and CPU per 10,000.
+func bench10k(b *testing.B, e *Engine, ins []Input) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
