@@ -74,16 +74,18 @@ _cost_price(class, vac) := params.storage_class_prices[class] if not params.volu
 
 gib_bytes := 1073741824
 
+# Once per evaluation: one lookup of params, no function calls.
 _cost_params_valid if {
-	is_number(params.max_cost_increase)
-	params.max_cost_increase >= 0
-	_valid_prices(params.storage_class_prices)
-	_valid_prices(params.volume_attributes_class_prices)
-}
-
-_valid_prices(prices) if {
-	is_object(prices)
-	every price in prices {
+	p := params
+	is_number(p.max_cost_increase)
+	p.max_cost_increase >= 0
+	is_object(p.storage_class_prices)
+	is_object(p.volume_attributes_class_prices)
+	every price in p.storage_class_prices {
+		is_number(price)
+		price >= 0
+	}
+	every price in p.volume_attributes_class_prices {
 		is_number(price)
 		price >= 0
 	}
