@@ -14,6 +14,7 @@ deny contains {"policy": "max-cost-increase", "msg": msg} if {
 	# Cheapest first: null by default, so nothing below runs.
 	limit := params.max_cost_increase
 	limit != null
+	_cost_may_rise
 	[before, after] := _monthly_costs
 	after - before > limit
 	not "max-cost-increase" in _disabled_ids
@@ -44,7 +45,7 @@ warn contains {"policy": "max-cost-increase", "msg": msg} if {
 	limit != null
 	_cost_params_valid
 	_claim_sizes
-	not _monthly_costs # both classes priced: the usual case ends here
+	not _cost_classes_priced # the usual case ends here
 	some class in {_cost_class_from, _cost_class_to}
 	not is_number(object.get(params.storage_class_prices, class, null))
 	not "max-cost-increase" in _disabled_ids
@@ -63,6 +64,26 @@ _monthly_costs := [
 ] if {
 	_cost_params_valid
 	[from, to] := _claim_sizes
+}
+
+# _cost_may_rise holds unless the cost provably stays or falls: same classes
+# and no growth (a label change, a shrink). Rounding keeps the order of two
+# products with one price, and the limit is ≥ 0, so nothing is denied then;
+# this spares the arithmetic above, the most expensive step of the policy.
+_cost_may_rise if {
+	[from, to] := _claim_sizes
+	to > from
+}
+
+_cost_may_rise if _cost_class_to != _cost_class_from
+
+_cost_may_rise if _cost_vac_to != _cost_vac_from
+
+# _cost_classes_priced holds when both classes have a price (the
+# parameters are valid when it is asked, so every price is a number).
+_cost_classes_priced if {
+	params.storage_class_prices[_cost_class_from]
+	params.storage_class_prices[_cost_class_to]
 }
 
 # _cost_price is the price per GiB of a class with its attributes class's
