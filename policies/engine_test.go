@@ -257,7 +257,7 @@ func TestEngineInputEncodingIsJSONMarshal(t *testing.T) {
 	}
 	in := engInput(4, 10, 20)
 	in.Params = map[string]any{"a": []any{1, "b"}}
-	fast, lazy, err := encodeInput(in)
+	fast, lazy, err := encodeInput(in, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,5 +274,14 @@ func TestEngineInputEncodingIsJSONMarshal(t *testing.T) {
 	want, err := ast.ValueFromReader(bytes.NewReader(fast))
 	if err != nil || lazy.Compare(want) != 0 {
 		t.Fatalf("the lazy input differs from the JSON: %v", err)
+	}
+	// With the parameters encoded once for the revision, the same bytes and value.
+	p := encodeParams(in.Params)
+	if p == nil {
+		t.Fatal("encodeParams: nil")
+	}
+	cached, value, err := encodeInput(in, p)
+	if err != nil || !bytes.Equal(cached, fast) || value.Compare(want) != 0 {
+		t.Fatalf("with encoded params:\n%s\n%s (%v)", cached, fast, err)
 	}
 }
