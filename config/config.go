@@ -106,6 +106,11 @@ type Config struct {
 	// (/readyz) probes; default ":8081", "0" disables them.
 	HealthAddr string `mapstructure:"healthAddr"`
 
+	// PprofAddr is the host:port of Go's /debug/pprof profiles (served by
+	// controller-runtime); default "0", off: profiles show the process's
+	// insides, so they are opened on purpose, for a diagnosis.
+	PprofAddr string `mapstructure:"pprofAddr"`
+
 	// LeaderElection keeps a single active replica.
 	LeaderElection LeaderElection `mapstructure:"leaderElection"`
 
@@ -188,6 +193,7 @@ func Default() Config {
 		KubeAPIBurst:            100,
 		MetricsAddr:             ":8080",
 		HealthAddr:              ":8081",
+		PprofAddr:               "0",
 		LeaderElection: LeaderElection{
 			Enabled:   true,
 			Namespace: ns,
@@ -231,6 +237,7 @@ var keys = []struct{ name, flag string }{
 	{"kubeAPIBurst", "kube-api-burst"},
 	{"metricsAddr", "metrics-addr"},
 	{"healthAddr", "health-addr"},
+	{"pprofAddr", "pprof-addr"},
 	{"leaderElection.enabled", "leader-election"},
 	{"leaderElection.namespace", "leader-election-namespace"},
 	{"leaderElection.id", "leader-election-id"},
@@ -319,6 +326,7 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.Int("kube-api-burst", d.KubeAPIBurst, "burst of requests to the API server above kube-api-qps")
 	fs.String("metrics-addr", d.MetricsAddr, `host:port of the metrics endpoint; "0" disables it`)
 	fs.String("health-addr", d.HealthAddr, `host:port of the /healthz and /readyz probes; "0" disables them`)
+	fs.String("pprof-addr", d.PprofAddr, `host:port of Go's /debug/pprof profiles; "0" (the default) disables them`)
 	fs.Bool("leader-election", d.LeaderElection.Enabled, "elect one active replica through a Lease")
 	fs.String("leader-election-namespace", d.LeaderElection.Namespace, "namespace of the leader election Lease; inside a Pod the default is the Pod's namespace")
 	fs.String("leader-election-id", d.LeaderElection.ID, "name of the leader election Lease")
@@ -720,6 +728,9 @@ func (c Config) Validate() error {
 	}
 	if err := checkAddr(c.HealthAddr); err != nil {
 		bad("healthAddr", c.HealthAddr, "%v", err)
+	}
+	if err := checkAddr(c.PprofAddr); err != nil {
+		bad("pprofAddr", c.PprofAddr, "%v", err)
 	}
 	// Namespace and ID name Kubernetes objects; checking them here fails at start
 	// rather than when the first Lease is written.

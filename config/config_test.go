@@ -57,6 +57,7 @@ func TestDefaultIsValid(t *testing.T) {
 		KubeAPIQPS:              50,
 		KubeAPIBurst:            100,
 		HealthAddr:              ":8081",
+		PprofAddr:               "0",
 		LeaderElection:          LeaderElection{Enabled: true, Namespace: podNamespace(), ID: "claimwarden.claimwarden.dev"},
 		JournalKey:              JournalKey{Namespace: podNamespace(), SecretName: "claimwarden-journal-key"},
 		Log:                     Log{Level: "info", Format: "json"},
@@ -525,7 +526,7 @@ func TestLoadRejects(t *testing.T) {
 	}{{
 		name: "unknown top-level key in file",
 		file: "labelSelectr: app=db\n",
-		want: `unknown key "labelselectr" (known keys: kubeconfig, namespaces, labelSelector, updateStrategy, maxConcurrentPatches, restartForExpansion, maxClaimsPerStatefulSet, workers, kubeAPIQPS, kubeAPIBurst, metricsAddr, healthAddr, leaderElection.enabled, leaderElection.namespace, leaderElection.id, journalKey.namespace, journalKey.secretName, log.level, log.format, ` +
+		want: `unknown key "labelselectr" (known keys: kubeconfig, namespaces, labelSelector, updateStrategy, maxConcurrentPatches, restartForExpansion, maxClaimsPerStatefulSet, workers, kubeAPIQPS, kubeAPIBurst, metricsAddr, healthAddr, pprofAddr, leaderElection.enabled, leaderElection.namespace, leaderElection.id, journalKey.namespace, journalKey.secretName, log.level, log.format, ` +
 			`policies.dirs, policies.pollInterval, policies.timeout, policies.valueLimitBytes, policies.allowNetworkBuiltins, policies.configMaps, policies.configMapNamespace, policies.bundles, policies.params, policies.decisionLogs, policies.decisionLogMask, ` +
 			`gitStatus.contextPrefix, gitStatus.targetURL, gitStatus.fluxEventsAddr, gitStatus.hosts, flux.enabled, flux.namespaces, flux.artifactCacheDir, flux.maxArtifactSize, flux.maxCacheSize, flux.maxBuildBytes, flux.maxBuildNodes, ` +
 			`argocd.enabled, argocd.namespaces, argocd.server, argocd.tokenSecretRef.namespace, argocd.tokenSecretRef.name, argocd.tokenSecretRef.key, ` +

@@ -34,8 +34,10 @@ type compiled struct {
 	loading bool
 	query   rego.PreparedEvalQuery
 	params  map[string]any
-	modules []string          // module names, for Status
-	bundles map[string]string // bundle name → manifest revision, for decision logs
+	// encodedParams is params as every input of this revision carries them.
+	encodedParams *encodedParams
+	modules       []string          // module names, for Status
+	bundles       map[string]string // bundle name → manifest revision, for decision logs
 }
 
 // recompileLocked gathers every source and, if the revision changed,
@@ -97,7 +99,7 @@ func revisionOf(contribs []contribution, params map[string]any, allowNetwork boo
 // the data document and prepares the query. Whatever goes wrong becomes
 // the failure every verdict of this revision quotes.
 func (e *Engine) compile(ctx context.Context, contribs []contribution, rev string) *compiled {
-	c := &compiled{revision: rev, params: e.params}
+	c := &compiled{revision: rev, params: e.params, encodedParams: encodeParams(e.params)}
 	var failures, compileErrs []string
 	loading := true
 	for _, s := range contribs {

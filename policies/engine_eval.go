@@ -35,7 +35,7 @@ func (e *Engine) Evaluate(ctx context.Context, in Input) Verdict {
 	v := Verdict{Revision: c.revision}
 	// One encoding serves the digest and OPA (rego.EvalInput would marshal
 	// the struct a second time).
-	raw, input, err := encodeInput(in)
+	raw, input, err := encodeInput(in, c.encodedParams)
 	switch {
 	case err != nil:
 		v.deny("encoding the policy input: " + err.Error())

@@ -24,7 +24,11 @@ import (
 // are byte for byte what json.Marshal(in) writes, as encoding/json writes a
 // struct's fields in order as "name":value without spaces (and an Encoder
 // writes what Marshal returns, plus a newline).
-func encodeInput(in Input) ([]byte, ast.Value, error) {
+//
+// params, when not nil, is in.Params encoded by encodeParams: the
+// parameters are the same for every input of a revision, so their JSON and
+// value are made once rather than per evaluation.
+func encodeInput(in Input, params *encodedParams) ([]byte, ast.Value, error) {
 	if inputFields == nil {
 		return encodeInputWhole(in)
 	}
@@ -41,10 +45,14 @@ func encodeInput(in Input) ([]byte, ast.Value, error) {
 		buf.WriteString(f.quoted)
 		buf.WriteByte(':')
 		start := buf.Len()
-		if err := enc.Encode(v.Field(f.index).Interface()); err != nil {
-			return nil, nil, err
+		if f.name == paramsField && params != nil {
+			buf.Write(params.json)
+		} else {
+			if err := enc.Encode(v.Field(f.index).Interface()); err != nil {
+				return nil, nil, err
+			}
+			buf.Truncate(buf.Len() - 1) // the newline
 		}
-		buf.Truncate(buf.Len() - 1) // the newline
 		spans[i] = [2]int{start, buf.Len()}
 	}
 	buf.WriteByte('}')
@@ -53,9 +61,43 @@ func encodeInput(in Input) ([]byte, ast.Value, error) {
 	d := newJSONDecoder()
 	defer d.release()
 	for i, f := range inputFields {
+		if f.name == paramsField && params != nil {
+			native[f.name] = params.value
+			continue
+		}
 		native[f.name] = fieldValue(d, f.eager, raw[spans[i][0]:spans[i][1]:spans[i][1]])
 	}
 	return raw, ast.LazyObject(native), nil
+}
+
+// paramsField is the JSON name of Input.Params.
+const paramsField = "params"
+
+// encodedParams is Input.Params as encodeInput writes and evaluates it.
+// The value is converted to AST in full: it is small, and an AST value
+// (unlike a lazy object, which caches what it converts) can be shared by
+// concurrent evaluations.
+type encodedParams struct {
+	json  []byte
+	value ast.Value
+}
+
+// encodeParams encodes params once for every input of a revision; nil when
+// the fast path would not use it, and each input then encodes its own.
+func encodeParams(params map[string]any) *encodedParams {
+	if inputFields == nil {
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(params); err != nil {
+		return nil
+	}
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	v, err := ast.ValueFromReader(bytes.NewReader(b))
+	if err != nil {
+		return nil
+	}
+	return &encodedParams{json: b, value: v}
 }
 
 // encodeInputWhole is the general path: marshal, then split the top level.

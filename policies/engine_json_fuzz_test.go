@@ -79,7 +79,7 @@ func FuzzEncodeInput(f *testing.F) {
 		if err != nil {
 			return // neither path encodes it: the evaluation fails, it does not change
 		}
-		fast, lazy, err := encodeInput(in)
+		fast, lazy, err := encodeInput(in, nil)
 		if err != nil {
 			t.Fatalf("encodeInput: %v, json.Marshal succeeds", err)
 		}
@@ -92,6 +92,9 @@ func FuzzEncodeInput(f *testing.F) {
 		}
 		if lazy.Compare(want) != 0 {
 			t.Fatalf("the evaluated input differs from OPA's reading of\n%s", std)
+		}
+		if cached, value, err := encodeInput(in, encodeParams(in.Params)); err != nil || !bytes.Equal(cached, std) || value.Compare(want) != 0 {
+			t.Fatalf("with the params encoded once the input differs: %v", err)
 		}
 		whole, eager, err := encodeInputWhole(in)
 		if err != nil || !bytes.Equal(whole, std) || eager.Compare(want) != 0 {

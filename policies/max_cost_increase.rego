@@ -14,12 +14,11 @@ deny contains {"policy": "max-cost-increase", "msg": msg} if {
 	# Cheapest first: null by default, so nothing below runs.
 	limit := params.max_cost_increase
 	limit != null
-	_cost_params_valid
-	[from, to] := _claim_sizes
-	before := _monthly_cost(from, _cost_class_from, _cost_vac_from)
-	after := _monthly_cost(to, _cost_class_to, _cost_vac_to)
+	_cost_may_rise
+	[before, after] := _monthly_costs
 	after - before > limit
 	not "max-cost-increase" in _disabled_ids
+	[from, to] := _claim_sizes
 	msg := sprintf(
 		"%s: %s → %s on StorageClass %q raises its monthly cost from %s to %s (+%s), more than max_cost_increase %s",
 		[claim_ref, _quantity_text("from", from), _quantity_text("to", to), _cost_class_to, format_money(before), format_money(after), format_money(after - before), format_money(limit)],
@@ -46,6 +45,7 @@ warn contains {"policy": "max-cost-increase", "msg": msg} if {
 	limit != null
 	_cost_params_valid
 	_claim_sizes
+	not _cost_classes_priced # the usual case ends here
 	some class in {_cost_class_from, _cost_class_to}
 	not is_number(object.get(params.storage_class_prices, class, null))
 	not "max-cost-increase" in _disabled_ids
@@ -55,23 +55,58 @@ warn contains {"policy": "max-cost-increase", "msg": msg} if {
 	)
 }
 
-# _monthly_cost is undefined for a class without a price.
-_monthly_cost(bytes, class, vac) := ((bytes / gib_bytes) * price) if {
-	price := params.storage_class_prices[class] + object.get(params.volume_attributes_class_prices, vac, 0)
+# _monthly_costs is [before, after], the claim's monthly cost before and
+# after the change; undefined for a class without a price. A rule, not a
+# function, so that every rule above shares one computation.
+_monthly_costs := [
+	(from / gib_bytes) * _cost_price(_cost_class_from, _cost_vac_from),
+	(to / gib_bytes) * _cost_price(_cost_class_to, _cost_vac_to),
+] if {
+	_cost_params_valid
+	[from, to] := _claim_sizes
 }
+
+# _cost_may_rise holds unless the cost provably stays or falls: same classes
+# and no growth (a label change, a shrink). Rounding keeps the order of two
+# products with one price, and the limit is ≥ 0, so nothing is denied then;
+# this spares the arithmetic above, the most expensive step of the policy.
+_cost_may_rise if {
+	[from, to] := _claim_sizes
+	to > from
+}
+
+_cost_may_rise if _cost_class_to != _cost_class_from
+
+_cost_may_rise if _cost_vac_to != _cost_vac_from
+
+# _cost_classes_priced holds when both classes have a price (the
+# parameters are valid when it is asked, so every price is a number).
+_cost_classes_priced if {
+	params.storage_class_prices[_cost_class_from]
+	params.storage_class_prices[_cost_class_to]
+}
+
+# _cost_price is the price per GiB of a class with its attributes class's
+# surcharge. Most claims have no surcharge: adding 0 would be one more
+# floating-point operation for the same number.
+_cost_price(class, vac) := params.storage_class_prices[class] + params.volume_attributes_class_prices[vac]
+
+_cost_price(class, vac) := params.storage_class_prices[class] if not params.volume_attributes_class_prices[vac]
 
 gib_bytes := 1073741824
 
+# Once per evaluation: one lookup of params, no function calls.
 _cost_params_valid if {
-	is_number(params.max_cost_increase)
-	params.max_cost_increase >= 0
-	_valid_prices(params.storage_class_prices)
-	_valid_prices(params.volume_attributes_class_prices)
-}
-
-_valid_prices(prices) if {
-	is_object(prices)
-	every price in prices {
+	p := params
+	is_number(p.max_cost_increase)
+	p.max_cost_increase >= 0
+	is_object(p.storage_class_prices)
+	is_object(p.volume_attributes_class_prices)
+	every price in p.storage_class_prices {
+		is_number(price)
+		price >= 0
+	}
+	every price in p.volume_attributes_class_prices {
 		is_number(price)
 		price >= 0
 	}

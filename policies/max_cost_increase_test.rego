@@ -66,6 +66,32 @@ test_max_cost_increase_reads_the_class_of_a_claim_without_pvc if {
 		with data.claimwarden.params as cost_params
 }
 
+test_max_cost_increase_neither_denies_nor_warns_a_priced_claim_within_the_limit if {
+	count(denials("max-cost-increase")) == 0 with input as mock_claim(10, 20)
+		with data.claimwarden.params as cost_params
+	count(warnings("max-cost-increase")) == 0 with input as mock_claim(10, 20)
+		with data.claimwarden.params as cost_params
+}
+
+test_max_cost_increase_without_growth_denies_only_a_class_change if {
+	# Same size and classes (a label change), or a shrink: the cost cannot rise,
+	# even with a limit of 0.
+	zero := object.union(cost_params, {"max_cost_increase": 0})
+	count(denials("max-cost-increase")) == 0 with input as mock_claim(20, 20)
+		with data.claimwarden.params as zero
+	count(denials("max-cost-increase")) == 0 with input as mock_claim(20, 10)
+		with data.claimwarden.params as zero
+
+	# The same size on a dearer class: standard 2.00 → fast 5.00.
+	to_fast := json.patch(mock_claim(20, 20), [{"op": "replace", "path": "/change/storageClassName/to", "value": "fast"}])
+	denials("max-cost-increase") == {`claim data-web-0 (StatefulSet shop/web): 20Gi → 20Gi on StorageClass "fast" raises its monthly cost from 2.00 to 5.00 (+3.00), more than max_cost_increase 2.00`} with input as to_fast
+		with data.claimwarden.params as object.union(cost_params, {"max_cost_increase": 2})
+
+	# The same size with a surcharge added: 20 × 0.10 → 20 × 0.15.
+	count(denials("max-cost-increase")) == 1 with input as mock_vac_claim(20, 20, "", "gold")
+		with data.claimwarden.params as zero
+}
+
 test_max_cost_increase_warns_about_an_unpriced_class if {
 	params := json.patch(cost_params, [{"op": "replace", "path": "/storage_class_prices", "value": {"fast": 1}}])
 	count(denials("max-cost-increase")) == 0 with input as mock_claim(10, 1000)

@@ -17,15 +17,18 @@ package claimwarden.claims
 deny contains {"policy": "quota-fits", "msg": msg} if {
 	[from, to] := _claim_sizes
 	to > from
-	some quota in input.resourceQuotas
+	quotas := input.resourceQuotas
+	quotas != null # none, the usual case: nothing below runs
+	growth := to - from # once, not once per quota and resource
+	some quota in quotas
 	not quota.scoped == true
 	some resource in _quota_storage_resources
 	amount := quota.resources[resource]
-	object.get(amount, "usedValue", 0) + (to - from) > amount.hardValue
+	object.get(amount, "usedValue", 0) + growth > amount.hardValue
 	not "quota-fits" in _disabled_ids
 	msg := sprintf("%s: %s → %s needs %s more %s, and ResourceQuota %s has %s used of %s", [
 		claim_ref,
-		_quantity_text("from", from), _quantity_text("to", to), format_bytes(to - from),
+		_quantity_text("from", from), _quantity_text("to", to), format_bytes(growth),
 		resource, quota.name,
 		_quota_text(amount, "used", object.get(amount, "usedValue", 0)),
 		_quota_text(amount, "hard", amount.hardValue),

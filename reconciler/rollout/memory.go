@@ -64,120 +64,90 @@ type rejection struct {
 	notBefore         time.Time
 }
 
-func (m *memory) of(key types.NamespacedName) *remembered {
-	v, _ := m.m.LoadOrStore(key, &remembered{})
-	return v.(*remembered)
+// read calls fn with key's record locked, if there is one; a read never
+// makes a record.
+func (m *memory) read(key types.NamespacedName, fn func(*remembered)) {
+	if v, ok := m.m.Load(key); ok {
+		r := v.(*remembered)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		fn(r)
+	}
 }
 
-// rejection returns the remembered rejection of key, if any.
-func (m *memory) rejection(key types.NamespacedName) *rejection {
-	v, ok := m.m.Load(key)
-	if !ok {
-		return nil
-	}
+// write calls fn with key's record, made if missing, locked.
+func (m *memory) write(key types.NamespacedName, fn func(*remembered)) {
+	v, _ := m.m.LoadOrStore(key, &remembered{})
 	r := v.(*remembered)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.rejected
+	fn(r)
+}
+
+// rejection returns the remembered rejection of key, if any.
+func (m *memory) rejection(key types.NamespacedName) (rej *rejection) {
+	m.read(key, func(r *remembered) { rej = r.rejected })
+	return rej
 }
 
 // setRejection remembers rej (nil forgets it) for key.
 func (m *memory) setRejection(key types.NamespacedName, rej *rejection) {
 	if rej == nil {
-		if _, ok := m.m.Load(key); !ok {
-			return
-		}
+		m.read(key, func(r *remembered) { r.rejected = nil })
+		return
 	}
-	r := m.of(key)
-	r.mu.Lock()
-	r.rejected = rej
-	r.mu.Unlock()
+	m.write(key, func(r *remembered) { r.rejected = rej })
 }
 
 // heldEviction returns the refused eviction of key, if any.
-func (m *memory) heldEviction(key types.NamespacedName) *heldEviction {
-	v, ok := m.m.Load(key)
-	if !ok {
-		return nil
-	}
-	r := v.(*remembered)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.evictionHeld
+func (m *memory) heldEviction(key types.NamespacedName) (h *heldEviction) {
+	m.read(key, func(r *remembered) { h = r.evictionHeld })
+	return h
 }
 
 // holdEviction remembers a refused eviction (nil forgets it) for key.
 func (m *memory) holdEviction(key types.NamespacedName, h *heldEviction) {
 	if h == nil {
-		if _, ok := m.m.Load(key); !ok {
-			return
-		}
+		m.read(key, func(r *remembered) { r.evictionHeld = nil })
+		return
 	}
-	r := m.of(key)
-	r.mu.Lock()
-	r.evictionHeld = h
-	r.mu.Unlock()
+	m.write(key, func(r *remembered) { r.evictionHeld = h })
 }
 
 // firstUnmanaged reports whether key was not already logged as unmanaged,
 // and marks it logged.
-func (m *memory) firstUnmanaged(key types.NamespacedName) bool {
-	r := m.of(key)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	first := !r.unmanagedLogged
-	r.unmanagedLogged = true
+func (m *memory) firstUnmanaged(key types.NamespacedName) (first bool) {
+	m.write(key, func(r *remembered) { first, r.unmanagedLogged = !r.unmanagedLogged, true })
 	return first
 }
 
 // managed forgets that key was logged as unmanaged.
 func (m *memory) managed(key types.NamespacedName) {
-	v, ok := m.m.Load(key)
-	if !ok {
-		return
-	}
-	r := v.(*remembered)
-	r.mu.Lock()
-	r.unmanagedLogged = false
-	r.mu.Unlock()
+	m.read(key, func(r *remembered) { r.unmanagedLogged = false })
 }
 
 // wroteStatus remembers that the status of sum was written onto the
 // rollout of resourceVersion base.
 func (m *memory) wroteStatus(key types.NamespacedName, base string, sum [sha256.Size]byte) {
-	r := m.of(key)
-	r.mu.Lock()
-	r.written = statusWrite{base: base, sum: sum}
-	r.mu.Unlock()
+	m.write(key, func(r *remembered) { r.written = statusWrite{base: base, sum: sum} })
 }
 
 // alreadyWritten reports whether the status of sum was written onto the
 // rollout of resourceVersion base: a cache that has not seen that write yet
 // still serves base, and the same status need not be written twice.
-func (m *memory) alreadyWritten(key types.NamespacedName, base string, sum [sha256.Size]byte) bool {
-	v, ok := m.m.Load(key)
-	if !ok {
-		return false
-	}
-	r := v.(*remembered)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.written.base == base && r.written.sum == sum
+func (m *memory) alreadyWritten(key types.NamespacedName, base string, sum [sha256.Size]byte) (done bool) {
+	m.read(key, func(r *remembered) { done = r.written.base == base && r.written.sum == sum })
+	return done
 }
 
 // seenPods returns the Pods of StatefulSet object uid as last seen.
-func (m *memory) seenPods(key types.NamespacedName, uid types.UID) map[string]plan.SeenPod {
-	v, ok := m.m.Load(key)
-	if !ok {
-		return nil
-	}
-	r := v.(*remembered)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.seenPodsOf != uid {
-		return nil
-	}
-	return r.seenPods
+func (m *memory) seenPods(key types.NamespacedName, uid types.UID) (pods map[string]plan.SeenPod) {
+	m.read(key, func(r *remembered) {
+		if r.seenPodsOf == uid {
+			pods = r.seenPods
+		}
+	})
+	return pods
 }
 
 // setSeenPods remembers the Pods of StatefulSet object uid as seen.
@@ -185,10 +155,7 @@ func (m *memory) setSeenPods(key types.NamespacedName, uid types.UID, pods map[s
 	if len(pods) == 0 && m.seenPods(key, uid) == nil {
 		return
 	}
-	r := m.of(key)
-	r.mu.Lock()
-	r.seenPodsOf, r.seenPods = uid, pods
-	r.mu.Unlock()
+	m.write(key, func(r *remembered) { r.seenPodsOf, r.seenPods = uid, pods })
 }
 
 // forget drops everything about key (the StatefulSet is gone).
@@ -198,34 +165,27 @@ func (m *memory) forget(key types.NamespacedName) {
 
 // patchedClaim remembers that claim was patched from resourceVersion from.
 func (m *memory) patchedClaim(key types.NamespacedName, claim, from string) {
-	r := m.of(key)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.patchedFrom == nil {
-		r.patchedFrom = map[string]string{}
-	}
-	r.patchedFrom[claim] = from
+	m.write(key, func(r *remembered) {
+		if r.patchedFrom == nil {
+			r.patchedFrom = map[string]string{}
+		}
+		r.patchedFrom[claim] = from
+	})
 }
 
 // cacheBehind reports whether claims, as the cache serves them, still holds
 // a claim this process patched at the version it patched it from: the cache
 // has not seen that patch yet. Claims it has caught up with (or that are
 // gone) are forgotten, so the map holds at most the claims in flight.
-func (m *memory) cacheBehind(key types.NamespacedName, claims map[string]*corev1.PersistentVolumeClaim) bool {
-	v, ok := m.m.Load(key)
-	if !ok {
-		return false
-	}
-	r := v.(*remembered)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	behind := false
-	for name, from := range r.patchedFrom {
-		if pvc := claims[name]; pvc != nil && pvc.ResourceVersion == from {
-			behind = true
-			continue
+func (m *memory) cacheBehind(key types.NamespacedName, claims map[string]*corev1.PersistentVolumeClaim) (behind bool) {
+	m.read(key, func(r *remembered) {
+		for name, from := range r.patchedFrom {
+			if pvc := claims[name]; pvc != nil && pvc.ResourceVersion == from {
+				behind = true
+				continue
+			}
+			delete(r.patchedFrom, name)
 		}
-		delete(r.patchedFrom, name)
-	}
+	})
 	return behind
 }

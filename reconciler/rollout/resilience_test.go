@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -128,6 +129,7 @@ func TestRejectedPatchIsNotRetriedInALoop(t *testing.T) {
 		t.Fatal("no apply of claim data-loop-0 logged: the log's key format changed?")
 	}
 	reconciles := counter(t, "controller_runtime_reconcile_total", "controller", "volumeclaimrollout")
+	began := time.Now()
 
 	// Each annotation is an update event the controller reconciles.
 	for i := range 5 {
@@ -149,10 +151,12 @@ func TestRejectedPatchIsNotRetriedInALoop(t *testing.T) {
 	if err != nil {
 		t.Fatal("the controller did not reconcile the annotated StatefulSet")
 	}
-	// The back-off starts at one second in these tests, so a patch repeated
-	// on each event would show here.
-	if now := applies(); now != rejected {
-		t.Errorf("%d more patches of the rejected claim after 5 unrelated events, want none", now-rejected)
+	// The back-off starts at one second in these tests: a patch repeated on
+	// each event shows as five, and on a loaded machine, where this takes
+	// seconds, the back-off allows at most one retry per second elapsed.
+	elapsed := time.Since(began)
+	if more := applies() - rejected; more >= 5 || float64(more) > elapsed.Seconds() {
+		t.Errorf("%d more patches of the rejected claim after 5 unrelated events in %s, want none (at most one a second)", more, elapsed.Round(time.Millisecond))
 	}
 }
 

@@ -84,6 +84,7 @@ func TestChartRulesAreConfigRBACs(t *testing.T) {
 		{"ClusterRole", "claimwarden-argocd", "config/components/argocd/role.yaml"},
 		{"Role", "claimwarden-argocd-token", "config/components/argocd/token_role.yaml"},
 		{"Role", "claimwarden-gitstatus", "config/components/gitstatus/role.yaml"},
+		{"ClusterRole", "claimwarden-restarts", "config/components/restarts/role.yaml"},
 	} {
 		got := find(objs, c.kind, c.name)
 		if got == nil {

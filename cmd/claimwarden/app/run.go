@@ -168,6 +168,7 @@ func managerOptions(cfg config.Config) (ctrl.Options, error) {
 	opts := ctrl.Options{
 		Scheme:                  scheme,
 		Metrics:                 metricsserver.Options{BindAddress: cfg.MetricsAddr},
+		PprofBindAddress:        cfg.PprofAddr,
 		HealthProbeBindAddress:  cfg.HealthAddr,
 		LeaderElection:          cfg.LeaderElection.Enabled,
 		LeaderElectionNamespace: cfg.LeaderElection.Namespace,
