@@ -64,6 +64,15 @@ type options struct {
 	maxConcurrentPatches int
 	clientQPS            int
 	manual               bool
+	// controllerWorkers is the controller's --workers; 0 keeps its default.
+	controllerWorkers int
+	// profile, when set, is where a CPU profile of the controller during
+	// the bump is written (its first profileSeconds).
+	profile        string
+	profileSeconds int
+	// tier names the run among tiers (-tiers) for its output files.
+	tier  string
+	tiers int
 }
 
 func main() {
@@ -83,11 +92,14 @@ func main() {
 	fs.DurationVar(&o.timeout, "timeout", 45*time.Minute, "give up on the whole run after this long")
 	fs.IntVar(&o.maxConcurrentPatches, "max-concurrent-patches", 1, "the controller's --max-concurrent-patches: claims of one StatefulSet resized at once")
 	fs.IntVar(&o.clientQPS, "control-plane-qps", 500, "client-side QPS of kube-controller-manager and kube-scheduler (setup of thousands of claims is throttled at their defaults)")
+	fs.IntVar(&o.controllerWorkers, "controller-workers", 0, "the controller's --workers: StatefulSets reconciled at once (0: its default)")
+	fs.StringVar(&o.profile, "profile", "", "write a CPU profile of the controller during the bump to this file (read it with go tool pprof BINARY FILE); with -tiers, one per tier")
+	fs.IntVar(&o.profileSeconds, "profile-seconds", 60, "how long the -profile CPU profile runs from the first bump")
 	fs.BoolVar(&o.manual, "manual", true, "after the bump, stop the controller and time the manual procedure (patch PVCs, orphan delete, re-create) on the same control plane")
 	var tierList string
 	fs.StringVar(&tierList, "tiers", "", "run several tiers one after the other, each on a fresh control plane, and print them side by side: STATEFULSETSxREPLICAS/NAMESPACES,... (overrides -statefulsets, -replicas, -namespaces)")
 	_ = fs.Parse(os.Args[1:]) // ExitOnError: a bad flag exits with usage
-	if o.statefulSets < 1 || o.replicas < 1 || o.namespaces < 1 || o.workers < 1 || o.delay < 0 || o.maxConcurrentPatches < 1 || o.clientQPS < 0 ||
+	if o.statefulSets < 1 || o.replicas < 1 || o.namespaces < 1 || o.workers < 1 || o.delay < 0 || o.maxConcurrentPatches < 1 || o.clientQPS < 0 || o.controllerWorkers < 0 || o.profileSeconds < 1 ||
 		o.settle <= 0 || o.restWindow < 0 || fs.NArg() > 0 {
 		fs.Usage()
 		os.Exit(2)
@@ -117,6 +129,7 @@ func main() {
 	for _, t := range tiers {
 		o.statefulSets, o.replicas, o.namespaces = t.statefulSets, t.replicas, t.namespaces
 		o.maxConcurrentPatches = cmp.Or(t.concurrency, concurrency)
+		o.tier, o.tiers = t.String(), len(tiers)
 		for name, v := range map[string]int{"statefulsets": t.statefulSets, "replicas": t.replicas, "namespaces": t.namespaces, "max-concurrent-patches": o.maxConcurrentPatches} {
 			_ = fs.Set(name, strconv.Itoa(v)) // an int flag takes any Itoa
 		}
@@ -131,7 +144,7 @@ func main() {
 			})
 			rep.WallSeconds = time.Since(began).Seconds()
 			rep.print(os.Stdout)
-			if out := tierOut(o.out, t, len(tiers)); out != "" {
+			if out := tierOut(o.out, o.tier, o.tiers); out != "" {
 				if werr := rep.writeJSON(out); werr != nil {
 					err = errors.Join(err, werr)
 				} else {
@@ -159,10 +172,10 @@ func main() {
 
 // tierOut is where a tier's JSON report goes: -out itself for one tier,
 // -out with the tier before its extension for several.
-func tierOut(out string, t tier, tiers int) string {
-	if out == "" || tiers == 1 {
+func tierOut(out, tier string, tiers int) string {
+	if out == "" || tiers <= 1 {
 		return out
 	}
 	ext := filepath.Ext(out)
-	return strings.TrimSuffix(out, ext) + "-" + strings.NewReplacer("/", "ns").Replace(t.String()) + ext
+	return strings.TrimSuffix(out, ext) + "-" + strings.NewReplacer("/", "ns").Replace(tier) + ext
 }

@@ -55,6 +55,8 @@ type runner struct {
 	lastProgress time.Time
 	// ctrlStopped is set once the manual phase has stopped the controller.
 	ctrlStopped bool
+	// pprofAddr serves the controller's /debug/pprof when -profile is set.
+	pprofAddr string
 }
 
 // run starts everything, runs the phases and always stops what it started.
@@ -205,7 +207,19 @@ func (r *runner) start(ctx context.Context, root, bin string) (stop func() error
 	if err := r.proxy.writeKubeconfig(kubeconfig); err != nil {
 		return stop, err
 	}
-	if r.ctrl, err = startController(bin, kubeconfig, r.env.Dir, "--max-concurrent-patches", strconv.Itoa(r.o.maxConcurrentPatches)); err != nil {
+	args := []string{"--max-concurrent-patches", strconv.Itoa(r.o.maxConcurrentPatches)}
+	if r.o.profile != "" {
+		ports, err := testenv.FreePorts(1)
+		if err != nil {
+			return stop, err
+		}
+		r.pprofAddr = "127.0.0.1:" + strconv.Itoa(ports[0])
+		args = append(args, "--pprof-addr", r.pprofAddr)
+	}
+	if r.o.controllerWorkers > 0 {
+		args = append(args, "--workers", strconv.Itoa(r.o.controllerWorkers))
+	}
+	if r.ctrl, err = startController(bin, kubeconfig, r.env.Dir, args...); err != nil {
 		return stop, err
 	}
 	stops = append(stops, r.stopController)
@@ -418,6 +432,7 @@ func (r *runner) bump(ctx context.Context) error {
 		return err
 	}
 	defer line.stop()
+	profiled := r.profileBump(ctx)
 	first := time.Now()
 	r.logf("bump: orphan delete + re-create of %d StatefulSets with %s (%d workers)", len(r.keys), toSize, r.o.workers)
 	recreated, err := r.each(ctx, func(ctx context.Context, key client.ObjectKey) error {
@@ -455,6 +470,9 @@ func (r *runner) bump(ctx context.Context) error {
 		return fmt.Errorf("%w (%d/%d Ready at %s)", err, len(ready), len(r.keys), toSize)
 	}
 	b.AllReadySeconds = time.Since(first).Seconds()
+	if err := <-profiled; err != nil {
+		return fmt.Errorf("CPU profile of the controller: %w", err)
+	}
 	stopDepth()
 	b.PeakQueueDepth = <-depth
 	r.logf("bump: all %d rollouts Ready at %s after %.1fs", len(r.keys), toSize, b.AllReadySeconds)

@@ -26,11 +26,11 @@ func TestParseTiers(t *testing.T) {
 }
 
 func TestTierOut(t *testing.T) {
-	tr := tier{statefulSets: 2000, replicas: 3, namespaces: 20}
+	tr := tier{statefulSets: 2000, replicas: 3, namespaces: 20, concurrency: 3}.String()
 	if got := tierOut("r/report.json", tr, 1); got != "r/report.json" {
 		t.Errorf("one tier: %q", got)
 	}
-	if got := tierOut("r/report.json", tr, 3); got != "r/report-2000x3ns20.json" {
+	if got := tierOut("r/report.json", tr, 3); got != "r/report-2000x3ns20@3.json" {
 		t.Errorf("several tiers: %q", got)
 	}
 	if got := tierOut("", tr, 3); got != "" {
