@@ -23,9 +23,8 @@ import (
 
 // fluxStatefulSet is the manifest each scenario keeps in Git; the
 // Kustomization's targetNamespace puts it into the scenario's namespace.
-// OnDelete: a label that kustomize adds to the Pod template along with the
-// claim template must not restart Pods when Flux applies it, so that the
-// tests see whether claimwarden restarted any.
+// RollingUpdate, the default: under OnDelete claimwarden waits for the
+// Pods to be deleted, as KEP-4650 does (reconciler/rollout's OnDelete test).
 const fluxStatefulSet = `apiVersion: apps/v1
 kind: StatefulSet
 metadata:
@@ -33,7 +32,6 @@ metadata:
 spec:
   serviceName: web
   replicas: 2
-  updateStrategy: {type: OnDelete}
   selector:
     matchLabels: {app: web}
   template:
@@ -60,11 +58,16 @@ resources:
 - statefulset.yaml
 `
 
-// fluxLabelledKustomizationFile also puts a label into every template, the
-// claim template included: a build label claimwarden must not copy onto PVCs.
+// fluxLabelledKustomizationFile also puts a label into the claim template:
+// a build label claimwarden must not copy onto PVCs. Only there, not into
+// the Pod template, whose change would make the StatefulSet controller
+// restart the Pods the tests watch.
 const fluxLabelledKustomizationFile = fluxKustomizationFile + `labels:
 - pairs: {team: storage}
-  includeTemplates: true
+  fields:
+  - kind: StatefulSet
+    path: spec/volumeClaimTemplates[]/metadata/labels
+    create: true
 `
 
 // fluxScenario is one repository, Kustomization and namespace.
