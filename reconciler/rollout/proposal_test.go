@@ -224,7 +224,8 @@ func TestNewerProposalSupersedesAnUnfinishedOne(t *testing.T) {
 		t.Errorf("first commit's final status %q does not say it was superseded by %s", s.Description, secondSHA[:12])
 	}
 	waitStatus(t, secondSHA, ctxName, func(s gitstatus.Status) bool { return s.State == gitstatus.Pending })
-	if n := len(events(t, c, ns, v1alpha1.ReasonSuperseded)); n != 1 {
+	// Events are sent asynchronously, after the commit status may be posted.
+	if n := len(waitEvents(t, c, ns, v1alpha1.ReasonSuperseded, 1)); n != 1 {
 		t.Errorf("%d %s events, want 1", n, v1alpha1.ReasonSuperseded)
 	}
 }
