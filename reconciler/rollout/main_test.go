@@ -145,14 +145,8 @@ func setup(ctx context.Context, e *testenv.Env) error {
 	if err := engine.SetupConfigMapSource(mgr, policyNamespace); err != nil {
 		return err
 	}
-	statusSink := gitstatus.NewCommitStatusSink(gitstatus.CommitStatusSinkOptions{
-		Reporter: gitstatus.ReporterOptions{
-			Providers: func(gitstatus.Repository) (gitstatus.Provider, error) { return statuses, nil },
-			BaseDelay: 100 * time.Millisecond,
-		},
-		Client: mgr.GetClient(),
-	})
-	if err := mgr.Add(statusSink); err != nil {
+	statusSink, err := addStatusSink(mgr)
+	if err != nil {
 		return err
 	}
 	if err := rollout.SetupWithManager(mgr, rollout.Options{
@@ -179,4 +173,17 @@ func setup(ctx context.Context, e *testenv.Env) error {
 		}
 	}()
 	return nil
+}
+
+// addStatusSink adds to mgr a commit-status sink that posts to the test's
+// recording provider (statuses), retrying quickly.
+func addStatusSink(mgr ctrl.Manager) (*gitstatus.CommitStatusSink, error) {
+	sink := gitstatus.NewCommitStatusSink(gitstatus.CommitStatusSinkOptions{
+		Reporter: gitstatus.ReporterOptions{
+			Providers: func(gitstatus.Repository) (gitstatus.Provider, error) { return statuses, nil },
+			BaseDelay: 100 * time.Millisecond,
+		},
+		Client: mgr.GetClient(),
+	})
+	return sink, mgr.Add(sink)
 }

@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/rollout"
@@ -67,14 +66,8 @@ func startScoped(ctx context.Context, name string, params map[string]any) error 
 	if err != nil {
 		return err
 	}
-	statusSink := gitstatus.NewCommitStatusSink(gitstatus.CommitStatusSinkOptions{
-		Reporter: gitstatus.ReporterOptions{
-			Providers: func(gitstatus.Repository) (gitstatus.Provider, error) { return statuses, nil },
-			BaseDelay: 100 * time.Millisecond,
-		},
-		Client: mgr.GetClient(),
-	})
-	if err := mgr.Add(statusSink); err != nil {
+	statusSink, err := addStatusSink(mgr)
+	if err != nil {
 		return err
 	}
 	if err := rollout.SetupWithManager(mgr, rollout.Options{

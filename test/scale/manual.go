@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/claimwarden/claimwarden/reconciler/diff"
 	"github.com/claimwarden/claimwarden/test/fixtures"
 )
 
@@ -154,8 +155,10 @@ func (r *runner) proxyClient() (client.Client, error) {
 	return client.New(cfg, client.Options{Scheme: r.c.Scheme()})
 }
 
+// claimName is the name of the claim of ordinal of sts, whose one template
+// (fixtures.StatefulSet) is named "data".
 func claimName(sts client.ObjectKey, ordinal int) string {
-	return fmt.Sprintf("data-%s-%d", sts.Name, ordinal)
+	return diff.ClaimName("data", sts.Name, int32(ordinal))
 }
 
 // claimKeys maps every StatefulSet of the run to its claims' keys.
