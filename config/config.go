@@ -44,6 +44,10 @@ const EnvPrefix = "CLAIMWARDEN_"
 // controller runs outside a Pod and no namespace is configured.
 const DefaultLeaderElectionNamespace = "claimwarden-system"
 
+// DefaultKubeAPIQPS is the client-side limit when kubeAPIQPS is 0 and the
+// API server has no API Priority and Fairness (Flux's default).
+const DefaultKubeAPIQPS = 50
+
 // Config is the configuration of `claimwarden run`. The mapstructure tag of a
 // field is its key in the configuration file.
 type Config struct {
@@ -92,9 +96,13 @@ type Config struct {
 	// is never reconciled by two workers); default 4.
 	Workers int `mapstructure:"workers"`
 
-	// KubeAPIQPS and KubeAPIBurst bound the requests per second the controller
-	// sends to the API server (client-go's client-side limit); defaults 50
-	// and 100. client-go's own default, 5 and 10, made 600 claims take minutes.
+	// KubeAPIQPS and KubeAPIBurst are client-go's client-side limit of the
+	// requests per second the controller sends to the API server. 0 (the
+	// default) follows Flux and controller-runtime: no client-side limit when
+	// the API server has API Priority and Fairness (every supported release;
+	// the server then queues and sheds load fairly), else DefaultKubeAPIQPS.
+	// A positive value is a limit always in force; a negative one, never a
+	// limit. KubeAPIBurst (default 300) is the burst above a limit.
 	KubeAPIQPS   float32 `mapstructure:"kubeAPIQPS"`
 	KubeAPIBurst int     `mapstructure:"kubeAPIBurst"`
 
@@ -189,8 +197,7 @@ func Default() Config {
 		MaxConcurrentPatches:    1,
 		MaxClaimsPerStatefulSet: diff.DefaultMaxClaims,
 		Workers:                 4,
-		KubeAPIQPS:              50,
-		KubeAPIBurst:            100,
+		KubeAPIBurst:            300,
 		MetricsAddr:             ":8080",
 		HealthAddr:              ":8081",
 		PprofAddr:               "0",
@@ -322,8 +329,8 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.Bool("restart-for-expansion", d.RestartForExpansion, "evict, one at a time, the Pods whose claims wait for a file system resize on remount, unless a StatefulSet's annotation says otherwise")
 	fs.Int("max-claims-per-statefulset", d.MaxClaimsPerStatefulSet, "most claims (templates × replicas) of one StatefulSet; one with more is Stalled (at least 1)")
 	fs.Int("workers", d.Workers, "StatefulSets reconciled at once (at least 1)")
-	fs.Float32("kube-api-qps", d.KubeAPIQPS, "requests per second to the API server (client-side limit)")
-	fs.Int("kube-api-burst", d.KubeAPIBurst, "burst of requests to the API server above kube-api-qps")
+	fs.Float32("kube-api-qps", d.KubeAPIQPS, "client-side limit of requests per second to the API server: 0 none when it has API Priority and Fairness, else 50; negative none")
+	fs.Int("kube-api-burst", d.KubeAPIBurst, "burst of requests to the API server above a kube-api-qps limit")
 	fs.String("metrics-addr", d.MetricsAddr, `host:port of the metrics endpoint; "0" disables it`)
 	fs.String("health-addr", d.HealthAddr, `host:port of the /healthz and /readyz probes; "0" disables them`)
 	fs.String("pprof-addr", d.PprofAddr, `host:port of Go's /debug/pprof profiles; "0" (the default) disables them`)
@@ -716,9 +723,6 @@ func (c Config) Validate() error {
 	}
 	if c.Workers < 1 {
 		bad("workers", c.Workers, "is less than 1")
-	}
-	if c.KubeAPIQPS <= 0 {
-		bad("kubeAPIQPS", c.KubeAPIQPS, "is not positive")
 	}
 	if c.KubeAPIBurst < 1 {
 		bad("kubeAPIBurst", c.KubeAPIBurst, "is less than 1")

@@ -67,7 +67,7 @@ func run(cmd *cobra.Command, cfg config.Config) error {
 	if err != nil {
 		return err
 	}
-	restConfig.QPS, restConfig.Burst = cfg.KubeAPIQPS, cfg.KubeAPIBurst
+	clientLimit := setClientRateLimit(cmd.Context(), restConfig, cfg)
 	if err := checkPermissions(cmd.Context(), restConfig, cfg); err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func run(cmd *cobra.Command, cfg config.Config) error {
 	}
 	logger.Info("starting", "version", version(), "namespaces", cfg.Namespaces,
 		"labelSelector", cfg.LabelSelector, "updateStrategy", cfg.UpdateStrategy,
-		"leaderElection", cfg.LeaderElection.Enabled)
+		"leaderElection", cfg.LeaderElection.Enabled, "clientRateLimit", clientLimit)
 	return mgr.Start(cmd.Context())
 }
 

@@ -102,6 +102,13 @@ func TestCleanStartLogsNoError(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("claimwarden did not exit within 30s of SIGTERM")
 	}
+	// The real API server has API Priority and Fairness, so the default
+	// kubeAPIQPS 0 leaves no client-side limit.
+	if !logs.has(func(m map[string]any) bool {
+		return m["msg"] == "starting" && m["clientRateLimit"] == "none: the API server has API Priority and Fairness"
+	}) {
+		t.Errorf("no starting line with clientRateLimit none:\n%s", strings.Join(logs.raw, "\n"))
+	}
 	for i, m := range logs.lines {
 		if m == nil || m["level"] == "error" {
 			t.Errorf("not an info line: %s", logs.raw[i])
