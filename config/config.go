@@ -93,7 +93,9 @@ type Config struct {
 	MaxClaimsPerStatefulSet int `mapstructure:"maxClaimsPerStatefulSet"`
 
 	// Workers is how many StatefulSets are reconciled at once (one StatefulSet
-	// is never reconciled by two workers); default 4.
+	// is never reconciled by two workers); default 16. A reconcile waits on
+	// the API server for nearly all its time (5 % of a core for 600 claims
+	// with 4 workers busy 92 %), so workers, not CPU, bound a mass resize.
 	Workers int `mapstructure:"workers"`
 
 	// KubeAPIQPS and KubeAPIBurst are client-go's client-side limit of the
@@ -196,7 +198,7 @@ func Default() Config {
 		UpdateStrategy:          v1alpha1.InPlace,
 		MaxConcurrentPatches:    1,
 		MaxClaimsPerStatefulSet: diff.DefaultMaxClaims,
-		Workers:                 4,
+		Workers:                 16,
 		KubeAPIBurst:            300,
 		MetricsAddr:             ":8080",
 		HealthAddr:              ":8081",

@@ -53,7 +53,7 @@ func TestDefaultIsValid(t *testing.T) {
 		MaxConcurrentPatches:    1,
 		MaxClaimsPerStatefulSet: 1000,
 		MetricsAddr:             ":8080",
-		Workers:                 4,
+		Workers:                 16,
 		KubeAPIQPS:              0,
 		KubeAPIBurst:            300,
 		HealthAddr:              ":8081",
