@@ -87,9 +87,9 @@ func (e *Engine) eval(parent context.Context, c *compiled, input ast.Value, v *V
 }
 
 // evalQuery runs the prepared query. A field of the input left as a Go
-// value that encoding/json refuses (a time after year 9999, say) panics in
-// OPA's conversion when a policy reads it: that is an error, and so a
-// denial, as such an input always was.
+// value that encoding/json refuses (an IntOrString of no known type, which
+// only code can build) panics in OPA's conversion when a policy reads it:
+// that is an error, and so a denial, as such an input always was.
 func evalQuery(ctx context.Context, c *compiled, input ast.Value, stop topdown.Cancel) (rs rego.ResultSet, err error) {
 	defer func() {
 		if r := recover(); r != nil {
