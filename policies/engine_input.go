@@ -65,6 +65,9 @@ func encodeInput(in Input, params *encodedParams) (ast.Value, string, error) {
 			native[f.name] = fieldValue(d, b)
 		default:
 			native[f.name] = x
+			if rv := v.Field(f.index); rv.Kind() == reflect.Pointer && rv.IsNil() {
+				native[f.name] = nil // OPA's conversion fails on a typed nil
+			}
 			if err := e.hashValue(f.name, x); err != nil {
 				return nil, "", err
 			}

@@ -324,4 +324,17 @@ func TestEngineInputIsOPAsReadingOfItsJSON(t *testing.T) {
 	if err != nil || cachedDigest != digest || cached.Compare(want) != 0 {
 		t.Fatalf("with encoded params: digest %s, want %s (%v)", cachedDigest, digest, err)
 	}
+
+	// A StatefulSet-level change has no PVC and no template; nothing may be unknown.
+	in.PVC, in.StorageClass, in.Template, in.StatefulSet, in.Namespace, in.ResourceQuotas = nil, nil, nil, nil, nil, nil
+	lazy, _, err = encodeInput(in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if std, err = json.Marshal(in); err != nil {
+		t.Fatal(err)
+	}
+	if want, err = ast.ValueFromReader(bytes.NewReader(std)); err != nil || lazy.Compare(want) != 0 {
+		t.Fatalf("the evaluated input differs from OPA's reading of\n%s (%v)", std, err)
+	}
 }
