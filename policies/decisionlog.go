@@ -26,11 +26,11 @@ const DecisionPath = "claimwarden/claims"
 // (the controller evaluates only when a claim, its StatefulSet or the
 // policies change, so the volume is bounded by changes, not by reconciles)
 // and, when configured, an event of OPA's decision-log plugin.
-func (e *Engine) record(ctx context.Context, c *compiled, in Input, raw []byte, input ast.Value, v Verdict, took time.Duration) {
+func (e *Engine) record(ctx context.Context, c *compiled, in Input, input ast.Value, v Verdict, took time.Duration) {
 	var id string
 	if e.dlog != nil {
 		id = uuid.NewString()
-		e.dlog.log(ctx, id, c, raw, input, v)
+		e.dlog.log(ctx, id, c, in, input, v)
 	}
 	if !e.log.Enabled() {
 		return
@@ -127,7 +127,7 @@ func newDecisionLogger(ctx context.Context, cfg map[string]any, mask *loader.Reg
 // writes it to the console). The event carries the input digest and the
 // policy revision in "custom" so that it can be matched with the
 // controller's own decision record.
-func (d *decisionLogger) log(ctx context.Context, id string, c *compiled, raw []byte, input ast.Value, v Verdict) {
+func (d *decisionLogger) log(ctx context.Context, id string, c *compiled, in Input, input ast.Value, v Verdict) {
 	result := any(map[string]any{
 		"allowed":  v.Allowed,
 		"denials":  reasonsJSON(v.Denials),
@@ -146,7 +146,7 @@ func (d *decisionLogger) log(ctx context.Context, id string, c *compiled, raw []
 		info.Bundles[name] = server.BundleInfo{Revision: rev}
 	}
 	if input != nil {
-		x, err := d.inputJSON(raw, input)
+		x, err := d.inputJSON(in, input)
 		if err == nil {
 			info.Input = &x
 			info.InputAST = input
@@ -158,16 +158,23 @@ func (d *decisionLogger) log(ctx context.Context, id string, c *compiled, raw []
 }
 
 // inputJSON is the input as the event carries it. OPA masks plain JSON
-// values only, while the engine's input keeps its fields as raw JSON until
-// a policy reads them: with a mask, the input is decoded in full.
-func (d *decisionLogger) inputJSON(raw []byte, input ast.Value) (any, error) {
+// values only, while the engine's input keeps fields as Go values until a
+// policy reads them: with a mask, the input is encoded and decoded in full.
+// Without one, the input is converted in full; encoding it first makes
+// sure that cannot fail (OPA's conversion panics on what encoding/json
+// refuses).
+func (d *decisionLogger) inputJSON(in Input, input ast.Value) (any, error) {
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return nil, err
+	}
 	if !d.masked {
 		return ast.JSON(input)
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var x any
-	err := dec.Decode(&x)
+	err = dec.Decode(&x)
 	return x, err
 }
 

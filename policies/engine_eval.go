@@ -2,8 +2,6 @@ package policies
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -35,7 +33,7 @@ func (e *Engine) Evaluate(ctx context.Context, in Input) Verdict {
 	v := Verdict{Revision: c.revision}
 	// One encoding serves the digest and OPA (rego.EvalInput would marshal
 	// the struct a second time).
-	raw, input, err := encodeInput(in, c.encodedParams)
+	input, digest, err := encodeInput(in, c.encodedParams)
 	switch {
 	case err != nil:
 		v.deny("encoding the policy input: " + err.Error())
@@ -44,10 +42,9 @@ func (e *Engine) Evaluate(ctx context.Context, in Input) Verdict {
 	default:
 		e.eval(ctx, c, input, &v)
 	}
-	sum := sha256.Sum256(raw)
-	v.InputDigest = hex.EncodeToString(sum[:])
+	v.InputDigest = digest
 	v.Allowed = len(v.Denials) == 0
-	e.record(ctx, c, in, raw, input, v, time.Since(start))
+	e.record(ctx, c, in, input, v, time.Since(start))
 	return v
 }
 
@@ -70,7 +67,7 @@ func (e *Engine) eval(parent context.Context, c *compiled, input ast.Value, v *V
 	defer context.AfterFunc(ctx, stop.Cancel)()
 	// No metrics are read: OPA's no-op implementation spares allocating a
 	// fresh set of timers and counters per evaluation.
-	rs, err := c.query.Eval(ctx, rego.EvalParsedInput(input), rego.EvalExternalCancel(stop), rego.EvalMetrics(metrics.NoOp()))
+	rs, err := evalQuery(ctx, c, input, stop)
 	if err != nil {
 		v.deny(e.describeEvalError(parent, ctx, err))
 		return
@@ -87,6 +84,19 @@ func (e *Engine) eval(parent context.Context, c *compiled, input ast.Value, v *V
 	for _, msg := range errs {
 		v.deny(msg)
 	}
+}
+
+// evalQuery runs the prepared query. A field of the input left as a Go
+// value that encoding/json refuses (an IntOrString of no known type, which
+// only code can build) panics in OPA's conversion when a policy reads it:
+// that is an error, and so a denial, as such an input always was.
+func evalQuery(ctx context.Context, c *compiled, input ast.Value, stop topdown.Cancel) (rs rego.ResultSet, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	return c.query.Eval(ctx, rego.EvalParsedInput(input), rego.EvalExternalCancel(stop), rego.EvalMetrics(metrics.NoOp()))
 }
 
 // describeEvalError names why an evaluation gave no answer: the caller

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 func TestEngineAllowsAndDenies(t *testing.T) {
@@ -33,24 +34,60 @@ func TestEngineAllowsAndDenies(t *testing.T) {
 	}
 }
 
-func TestEngineInputDigestIsSHA256OfTheInputJSON(t *testing.T) {
+// The digest names the input as policies see it, params included: the
+// same input has the same digest in any engine, and a change to any field
+// (the StatefulSet's apiVersion, which protobuf leaves out, among them)
+// changes it.
+func TestEngineInputDigestIdentifiesTheInput(t *testing.T) {
 	params := map[string]any{"max_step_percent": 50}
 	e := engNew(t, Options{Params: params})
-	in := engInput(1, 10, 20)
-	v := e.Evaluate(context.Background(), in)
+	ctx := context.Background()
+	v := e.Evaluate(ctx, engInput(1, 10, 20))
+	if _, err := hex.DecodeString(v.InputDigest); err != nil || len(v.InputDigest) != 2*sha256.Size {
+		t.Fatalf("digest %q is not a SHA-256 in hex", v.InputDigest)
+	}
+	if again := engNew(t, Options{Params: params}).Evaluate(ctx, engInput(1, 10, 20)); again.InputDigest != v.InputDigest {
+		t.Fatalf("the same input in another engine: digest %s, want %s", again.InputDigest, v.InputDigest)
+	}
+	changes := map[string]func(*Input){
+		"claim":                  func(in *Input) { in.Change.Claim = "data-db-2" },
+		"PVC":                    func(in *Input) { in.PVC.Spec.VolumeName = "pvc-other" },
+		"StorageClass":           func(in *Input) { in.StorageClass.Parameters = map[string]string{"type": "io2"} },
+		"template":               func(in *Input) { in.Template.Labels = map[string]string{"app": "other"} },
+		"StatefulSet image":      func(in *Input) { in.StatefulSet.Spec.Template.Spec.Containers[0].Image = "postgres:18" },
+		"StatefulSet apiVersion": func(in *Input) { in.StatefulSet.APIVersion = "apps/v2" },
+		"no StatefulSet":         func(in *Input) { in.StatefulSet = nil },
+		"Namespace":              func(in *Input) { in.Namespace.Labels = map[string]string{"tier": "dev"} },
+		"quotas":                 func(in *Input) { in.ResourceQuotas = engQuotas(0) },
+		"source":                 func(in *Input) { in.Source.Revision = "main@sha1:fedcba9876543210" },
+	}
+	for what, change := range changes {
+		in := engInput(1, 10, 20)
+		change(&in)
+		if d := e.Evaluate(ctx, in).InputDigest; d == v.InputDigest {
+			t.Errorf("%s changed, the digest did not", what)
+		}
+	}
+	other := engNew(t, Options{Params: map[string]any{"max_step_percent": 60}})
+	if d := other.Evaluate(ctx, engInput(1, 10, 20)).InputDigest; d == v.InputDigest {
+		t.Error("the parameters changed, the digest did not")
+	}
+}
 
-	// The digest covers the input as policies see it, params included.
-	in.Params = map[string]any{"max_step_percent": float64(50)}
-	b, err := json.Marshal(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(b)
-	if want := hex.EncodeToString(sum[:]); v.InputDigest != want {
-		t.Fatalf("digest %s, want %s", v.InputDigest, want)
-	}
-	if other := e.Evaluate(context.Background(), engInput(2, 10, 20)); other.InputDigest == v.InputDigest {
-		t.Fatal("two different claims share a digest")
+// A field left as a Go value that encoding/json refuses (an IntOrString of
+// no known type, which only code can build) is a denial naming the cause
+// when a policy reads it, not a crash in OPA's conversion.
+func TestEngineDeniesAnInputFieldItCannotEncode(t *testing.T) {
+	defaults := fstest.MapFS{"sts.rego": {Data: []byte(`package claimwarden.claims
+
+deny contains "no replicas" if input.statefulSet.spec.replicas == 0
+`)}}
+	e := engNew(t, Options{defaults: defaults})
+	in := engInput(0, 10, 20)
+	in.StatefulSet.Spec.Template.Spec.Containers[0].ReadinessProbe.TCPSocket.Port = intstr.IntOrString{Type: 7}
+	v := e.Evaluate(context.Background(), in)
+	if v.Allowed || len(v.Denials) != 1 || v.Denials[0].Policy != EnginePolicy || !strings.Contains(v.Denials[0].Message, "impossible IntOrString.Type") {
+		t.Fatalf("want a policy-engine denial naming the field's error, got %+v", v)
 	}
 }
 
@@ -252,37 +289,52 @@ func TestEngineShippedPolicies(t *testing.T) {
 	}
 }
 
-func TestEngineInputEncodingIsJSONMarshal(t *testing.T) {
+// The value OPA evaluates is what OPA reads from the input's JSON, on
+// either path and with the parameters encoded once or per input.
+func TestEngineInputIsOPAsReadingOfItsJSON(t *testing.T) {
 	if inputFields == nil {
 		t.Fatal("Input gained a field the fast encoder does not handle: evaluations take the slower path")
 	}
 	in := engInput(4, 10, 20)
 	in.Params = map[string]any{"a": []any{1, "b"}}
-	fast, lazy, err := encodeInput(in, nil)
+	lazy, digest, err := encodeInput(in, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	whole, eager, err := encodeInputWhole(in)
+	whole, _, err := encodeInputWhole(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if std, _ := json.Marshal(in); !bytes.Equal(fast, std) || !bytes.Equal(whole, std) {
-		t.Fatalf("encodings differ from json.Marshal:\n%s\n%s", fast, std)
+	std, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if lazy.Compare(eager) != 0 {
-		t.Fatal("the two paths give different values")
+	want, err := ast.ValueFromReader(bytes.NewReader(std))
+	if err != nil {
+		t.Fatal(err)
 	}
-	want, err := ast.ValueFromReader(bytes.NewReader(fast))
-	if err != nil || lazy.Compare(want) != 0 {
-		t.Fatalf("the lazy input differs from the JSON: %v", err)
+	if lazy.Compare(want) != 0 || whole.Compare(want) != 0 {
+		t.Fatalf("the evaluated input differs from OPA's reading of\n%s", std)
 	}
-	// With the parameters encoded once for the revision, the same bytes and value.
 	p := encodeParams(in.Params)
 	if p == nil {
 		t.Fatal("encodeParams: nil")
 	}
-	cached, value, err := encodeInput(in, p)
-	if err != nil || !bytes.Equal(cached, fast) || value.Compare(want) != 0 {
-		t.Fatalf("with encoded params:\n%s\n%s (%v)", cached, fast, err)
+	cached, cachedDigest, err := encodeInput(in, p)
+	if err != nil || cachedDigest != digest || cached.Compare(want) != 0 {
+		t.Fatalf("with encoded params: digest %s, want %s (%v)", cachedDigest, digest, err)
+	}
+
+	// A StatefulSet-level change has no PVC and no template; nothing may be unknown.
+	in.PVC, in.StorageClass, in.Template, in.StatefulSet, in.Namespace, in.ResourceQuotas = nil, nil, nil, nil, nil, nil
+	lazy, _, err = encodeInput(in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if std, err = json.Marshal(in); err != nil {
+		t.Fatal(err)
+	}
+	if want, err = ast.ValueFromReader(bytes.NewReader(std)); err != nil || lazy.Compare(want) != 0 {
+		t.Fatalf("the evaluated input differs from OPA's reading of\n%s (%v)", std, err)
 	}
 }

@@ -16,7 +16,8 @@ type Verdict struct {
 	Allowed  bool
 	Denials  []Reason
 	Warnings []Reason
-	// InputDigest identifies the input (sha256 of its JSON), for decision records.
+	// InputDigest identifies the input (SHA-256 over its fields), for
+	// decision records.
 	InputDigest string
 	// Revision identifies the policy set that decided; it changes whenever
 	// the policies or their parameters change.
