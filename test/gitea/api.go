@@ -290,3 +290,32 @@ func (s *Server) CreateToken(ctx context.Context, name string, scopes ...string)
 	}
 	return out.SHA1, nil
 }
+
+// Statuses reads every status posted to commit sha of repo, first posted
+// first (GET /repos/{owner}/{repo}/statuses/{sha}, by Gitea's per-commit
+// index): what a client posted twice shows twice, which CombinedStatus (the
+// latest per context) hides.
+func (s *Server) Statuses(ctx context.Context, repo, sha string) ([]CommitStatus, error) {
+	p, err := s.repoPath(repo)
+	if err != nil {
+		return nil, err
+	}
+	var out []struct {
+		Status      string `json:"status"`
+		Context     string `json:"context"`
+		Description string `json:"description"`
+		TargetURL   string `json:"target_url"`
+	}
+	h, err := s.do(ctx, http.MethodGet, p+"/statuses/"+url.PathEscape(sha)+"?sort=leastindex&limit="+strconv.Itoa(maxResponseItems), nil, &out)
+	if err != nil {
+		return nil, err
+	}
+	if total, err := strconv.Atoi(h.Get("X-Total-Count")); err == nil && total > len(out) {
+		return nil, fmt.Errorf("gitea: %s has %d statuses, more than one page (%d)", sha, total, len(out))
+	}
+	statuses := make([]CommitStatus, 0, len(out))
+	for _, st := range out {
+		statuses = append(statuses, CommitStatus{Context: st.Context, State: st.Status, Description: st.Description, TargetURL: st.TargetURL})
+	}
+	return statuses, nil
+}
