@@ -42,6 +42,7 @@ func startController(t *testing.T, cl *cluster, name string, extraArgs ...string
 		t.Fatal(err)
 	}
 	c := &controller{p}
+	addControllerLog(c.LogPath())
 	t.Cleanup(func() {
 		c.stop(t)
 		if lines := c.forbidden(t); len(lines) > 0 {

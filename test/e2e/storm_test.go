@@ -12,7 +12,6 @@ import (
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/test/faultproxy"
 	"github.com/claimwarden/claimwarden/test/fixtures"
-	"github.com/claimwarden/claimwarden/test/gitea"
 )
 
 // stormLength is how long TestGitHostStorm's Git host refuses statuses:
@@ -46,7 +45,7 @@ const (
 func TestGitHostStorm(t *testing.T) {
 	cl := started(t)
 	ctx := context.Background()
-	g := gitea.StartT(t)
+	g := startGitea(t)
 	const repo = "storm"
 	if _, err := g.CreateRepo(ctx, repo); err != nil {
 		t.Fatal(err)

@@ -319,3 +319,58 @@ func (s *Server) Statuses(ctx context.Context, repo, sha string) ([]CommitStatus
 	}
 	return statuses, nil
 }
+
+// AllStatuses reads every status of every commit of every repository User
+// owns, by "repository@sha": what a run posted, to check it as a whole.
+func (s *Server) AllStatuses(ctx context.Context) (map[string][]CommitStatus, error) {
+	var repos []struct {
+		Name string `json:"name"`
+	}
+	if err := s.pageAll(ctx, "/user/repos?limit="+strconv.Itoa(maxResponseItems), &repos); err != nil {
+		return nil, err
+	}
+	out := map[string][]CommitStatus{}
+	for _, r := range repos {
+		p, err := s.repoPath(r.Name)
+		if err != nil {
+			return nil, err
+		}
+		var commits []struct {
+			SHA string `json:"sha"`
+		}
+		err = s.pageAll(ctx, p+"/commits?stat=false&verification=false&files=false&limit="+strconv.Itoa(maxResponseItems), &commits)
+		var apiErr *APIError
+		if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusConflict {
+			continue // an empty repository: "Git Repository is empty"
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range commits {
+			st, err := s.Statuses(ctx, r.Name, c.SHA)
+			if err != nil {
+				return nil, err
+			}
+			out[r.Name+"@"+c.SHA] = st
+		}
+	}
+	return out, nil
+}
+
+// pageAll GETs path into out (a slice), failing when the answer holds fewer
+// items than X-Total-Count says there are.
+func (s *Server) pageAll(ctx context.Context, path string, out any) error {
+	var raw []json.RawMessage
+	h, err := s.do(ctx, http.MethodGet, path, nil, &raw)
+	if err != nil {
+		return err
+	}
+	if total, err := strconv.Atoi(h.Get("X-Total-Count")); err == nil && total > len(raw) {
+		return fmt.Errorf("gitea: GET %s: %d items, more than one page (%d)", path, total, len(raw))
+	}
+	data, err := json.Marshal(raw)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, out)
+}

@@ -116,6 +116,16 @@ func TestCommitStatusRoundTrip(t *testing.T) {
 		t.Errorf("Statuses: %q, want %q", got, want)
 	}
 
+	// AllStatuses finds them by repository and commit, and the first
+	// commit without any.
+	every, err := srv.AllStatuses(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(every["shop@"+sha]) != len(all) || len(every["shop@"+first]) != 0 || len(every) != 2 {
+		t.Errorf("AllStatuses: %d statuses of %s, %d of %s, %d commits; want %d, 0, 2", len(every["shop@"+sha]), sha, len(every["shop@"+first]), first, len(every), len(all))
+	}
+
 	// The first commit has statuses of its own: none.
 	if state, statuses, err := srv.CombinedStatus(ctx, "shop", first); err != nil || state != "pending" || len(statuses) != 0 {
 		t.Errorf("first commit: state %q, statuses %+v, err %v; want pending, none", state, statuses, err)
