@@ -136,34 +136,47 @@ func (r *stormRun) checkFinal(ctx context.Context) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		var mine []gitea.CommitStatus
-		for _, s := range all {
-			if s.Context == statusContext {
-				mine = append(mine, s)
-			}
-		}
+		mine := ofContext(all, statusContext)
 		n += len(mine)
-		finals := 0
-		for i, s := range mine {
-			if s.State != "pending" {
-				finals++
-			}
-			if i > 0 && s == mine[i-1] {
-				problems = append(problems, fmt.Sprintf("%s %s: %s %q posted twice in a row", sha[:8], statusContext, s.State, s.Description))
-			}
-		}
-		want := r.final[key]
-		switch {
-		case len(mine) == 0:
-			problems = append(problems, fmt.Sprintf("%s %s: no status, want %s", sha[:8], statusContext, want))
-		case finals != 1 || mine[len(mine)-1].State != want:
-			problems = append(problems, fmt.Sprintf("%s %s: statuses %s, want exactly one final, %s, last", sha[:8], statusContext, states(mine), want))
-		}
+		problems = append(problems, finalProblems(mine, sha, statusContext, r.final[key])...)
 	}
 	if len(problems) > 0 {
 		return n, fmt.Errorf("%s", strings.Join(problems, "\n"))
 	}
 	return n, nil
+}
+
+func ofContext(all []gitea.CommitStatus, statusContext string) []gitea.CommitStatus {
+	var mine []gitea.CommitStatus
+	for _, s := range all {
+		if s.Context == statusContext {
+			mine = append(mine, s)
+		}
+	}
+	return mine
+}
+
+// finalProblems says what is wrong with the statuses one context of commit
+// sha got, in order: not exactly one final (non-pending) state, not want,
+// not last, or a status posted twice in a row.
+func finalProblems(mine []gitea.CommitStatus, sha, statusContext, want string) []string {
+	var problems []string
+	finals := 0
+	for i, s := range mine {
+		if s.State != "pending" {
+			finals++
+		}
+		if i > 0 && s == mine[i-1] {
+			problems = append(problems, fmt.Sprintf("%s %s: %s %q posted twice in a row", sha[:8], statusContext, s.State, s.Description))
+		}
+	}
+	switch {
+	case len(mine) == 0:
+		problems = append(problems, fmt.Sprintf("%s %s: no status, want %s", sha[:8], statusContext, want))
+	case finals != 1 || mine[len(mine)-1].State != want:
+		problems = append(problems, fmt.Sprintf("%s %s: statuses %s, want exactly one final, %s, last", sha[:8], statusContext, states(mine), want))
+	}
+	return problems
 }
 
 func states(ss []gitea.CommitStatus) string {
