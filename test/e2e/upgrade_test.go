@@ -35,34 +35,7 @@ const crdFile = "config/crd/bases/claimwarden.dev_volumeclaimrollouts.yaml"
 func TestUpgradeMidRollout(t *testing.T) {
 	cl := started(t)
 	ctx := context.Background()
-	// A cold build takes minutes on a loaded machine; later runs find it
-	// in the cache.
-	began := time.Now()
-	buildCtx, cancel := context.WithTimeout(ctx, 20*time.Minute)
-	old, err := controllerproc.BuildAt(buildCtx, upgradeFrom)
-	cancel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	version, err := controllerproc.Version(ctx, old)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(version, upgradeFrom) {
-		t.Fatalf("%s is %q, want the build of %s", old, version, upgradeFrom)
-	}
-	t.Logf("release %s: %s (%s) in %v", upgradeFrom, old, version, time.Since(began).Round(time.Millisecond))
-	oldCRD, err := controllerproc.FileAt(ctx, upgradeFrom, crdFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	newCRD, err := controllerproc.FileAt(ctx, "HEAD", crdFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	replaceCRD(t, cl.admin, oldCRD)
-	// Whatever happens, the tests after this one get today's CRD back.
-	t.Cleanup(func() { replaceCRD(t, cl.admin, newCRD) })
+	old, newCRD := releaseInstalled(t, cl)
 
 	g := startGitea(t)
 	const repo = "upgrade"
@@ -131,6 +104,42 @@ func TestUpgradeMidRollout(t *testing.T) {
 	assertOneFinal(t, g, repo, bumped, statusCtx, "success", oldPending)
 	assertPodsKept(t, cl.admin, sts, uids)
 	t.Logf("release %s made %d patch(es) and posted %s %q; the upgraded controller made the rest", upgradeFrom, oldPatches, oldPending.State, oldPending.Description)
+}
+
+// releaseInstalled builds (or finds cached) the release upgradeFrom and
+// replaces the CRD with its own until the test ends; it returns the binary
+// and today's CRD, which the upgrade installs.
+func releaseInstalled(t *testing.T, cl *cluster) (binary string, newCRD []byte) {
+	t.Helper()
+	ctx := context.Background()
+	// A cold build takes minutes on a loaded machine; later runs find it
+	// in the cache.
+	began := time.Now()
+	buildCtx, cancel := context.WithTimeout(ctx, 20*time.Minute)
+	binary, err := controllerproc.BuildAt(buildCtx, upgradeFrom)
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	version, err := controllerproc.Version(ctx, binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(version, upgradeFrom) {
+		t.Fatalf("%s is %q, want the build of %s", binary, version, upgradeFrom)
+	}
+	t.Logf("release %s: %s (%s) in %v", upgradeFrom, binary, version, time.Since(began).Round(time.Millisecond))
+	oldCRD, err := controllerproc.FileAt(ctx, upgradeFrom, crdFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if newCRD, err = controllerproc.FileAt(ctx, "HEAD", crdFile); err != nil {
+		t.Fatal(err)
+	}
+	replaceCRD(t, cl.admin, oldCRD)
+	// Whatever happens, the tests after this one get today's CRD back.
+	t.Cleanup(func() { replaceCRD(t, cl.admin, newCRD) })
+	return binary, newCRD
 }
 
 // assertOneFinal reads every status of the commit: exactly one final
