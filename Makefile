@@ -49,7 +49,7 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 RELEASE_TOOL := $(TESTENV)/release
 COSIGN_KEY ?=
 
-.PHONY: help build testenv tools image release test fuzz lint generate demo demo-flux demo-argocd bench clean
+.PHONY: help build testenv tools image release test chaos-storm fuzz lint generate demo demo-flux demo-argocd bench clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -91,6 +91,13 @@ test: testenv build ## unit and integration tests against the real control plane
 	$(GO) test -count=1 -timeout 30m ./...
 	cd test/release && $(GO) test -count=1 ./...
 	$(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
+
+# How long the Git host storm of `make chaos-storm` lasts (`make test` runs a
+# 30 s one).
+STORM ?= 4m
+
+chaos-storm: testenv build ## TestGitHostStorm with a STORM-long (4m) storm of 5xx and 429 from the Git host
+	$(GO) test -count=1 -timeout 30m -run '^TestGitHostStorm$$' ./test/e2e/ -args -storm $(STORM)
 
 fuzz: ## run every Go fuzz target for FUZZTIME (60s); a crasher is written to the package's testdata/fuzz
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -20,6 +20,8 @@ import (
 //     RetryAfter, then retry.
 //   - *PermanentError: any other 4xx except 408: the token, the repository
 //     or the request is wrong, and retrying cannot fix it.
+//   - *UnavailableError: 5xx with Retry-After (or a reset header): wait
+//     RetryAfter, then retry; the host said when it can take requests again.
 //   - anything else (5xx, 408, no answer): retry with backoff.
 
 // httpStatusError is the error for a response with a non-2xx code. op
@@ -37,6 +39,11 @@ func httpStatusError(op string, code int, header http.Header, detail string, sec
 		code == http.StatusForbidden && rateLimitExhausted(header):
 		return &RateLimitError{RetryAfter: retryAfter(header, time.Now()), Err: err}
 	case code == http.StatusRequestTimeout:
+		return err
+	case code >= 500:
+		if d := retryAfter(header, time.Now()); d > 0 {
+			return &UnavailableError{RetryAfter: d, Err: err}
+		}
 		return err
 	case code >= 400 && code < 500:
 		return &PermanentError{Err: err}

@@ -40,7 +40,7 @@ func TestHTTPStatusError(t *testing.T) {
 	for _, tc := range []struct {
 		code   int
 		header http.Header
-		want   string // ratelimit, permanent, retry
+		want   string // ratelimit, unavailable, permanent, retry
 	}{
 		{429, nil, "ratelimit"},
 		{403, http.Header{"X-Ratelimit-Remaining": {"0"}}, "ratelimit"},
@@ -54,21 +54,27 @@ func TestHTTPStatusError(t *testing.T) {
 		{408, nil, "retry"},
 		{500, nil, "retry"},
 		{502, nil, "retry"},
+		{503, http.Header{"Retry-After": {"30"}}, "unavailable"},
+		{500, http.Header{"Retry-After": {time.Now().Add(time.Minute).Format(http.TimeFormat)}}, "unavailable"},
+		{503, http.Header{"Retry-After": {"0"}}, "retry"}, // "now" is no delay to honour
 		{302, nil, "retry"},
 	} {
 		err := httpStatusError("p: POST /x", tc.code, tc.header, "")
 		var rl *RateLimitError
 		var perm *PermanentError
+		var unavailable *UnavailableError
 		got := "retry"
 		if errors.As(err, &rl) {
 			got = "ratelimit"
+		} else if errors.As(err, &unavailable) {
+			got = "unavailable"
 		} else if errors.As(err, &perm) {
 			got = "permanent"
 		}
 		if got != tc.want {
 			t.Errorf("%d %v: %v is %s, want %s", tc.code, tc.header, err, got, tc.want)
 		}
-		if !strings.HasPrefix(err.Error(), "p: POST /x: "+strconv.Itoa(tc.code)) && !strings.HasPrefix(err.Error(), "rate limited: p: POST /x: ") {
+		if !strings.HasPrefix(err.Error(), "p: POST /x: "+strconv.Itoa(tc.code)) && !strings.HasPrefix(err.Error(), "rate limited: p: POST /x: ") && !strings.HasPrefix(err.Error(), "unavailable: p: POST /x: ") {
 			t.Errorf("error %q does not name the request and the code", err)
 		}
 	}

@@ -65,6 +65,18 @@ type RateLimitError struct {
 func (e *RateLimitError) Error() string { return "rate limited: " + e.Err.Error() }
 func (e *RateLimitError) Unwrap() error { return e.Err }
 
+// UnavailableError is returned when the host answered 5xx and said when to
+// come back (Retry-After, as a 503 does during maintenance or overload):
+// every status to that host waits RetryAfter, which is above zero. A 5xx
+// that says nothing is a plain error, retried with backoff.
+type UnavailableError struct {
+	RetryAfter time.Duration
+	Err        error
+}
+
+func (e *UnavailableError) Error() string { return "unavailable: " + e.Err.Error() }
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
 // PermanentError is a refusal that retrying cannot fix (401, 404, 422, ...).
 type PermanentError struct{ Err error }
 

@@ -117,7 +117,7 @@ type slot struct {
 
 // Reporter posts commit statuses asynchronously: it deduplicates them against
 // what was last posted, keeps only the newest status per Target, retries with
-// exponential backoff (per Target) and honours rate limits (per host), and
+// exponential backoff (per Target) and honours rate limits and Retry-After (per host), and
 // bounds what is outstanding so a slow or dead Git host never blocks the
 // controller.
 //
@@ -307,6 +307,14 @@ func (r *Reporter) settle(k slotKey, sl *slot, s Status) (again bool) {
 	return false
 }
 
+// delayHost holds every Target on host back for d (see notBefore); a later
+// limit already set stays. Called with r.mu held.
+func (r *Reporter) delayHost(host string, d time.Duration) {
+	if nb := time.Now().Add(d); nb.After(r.notBefore[host]) {
+		r.notBefore[host] = nb
+	}
+}
+
 // providerError marks a failure to resolve the Provider, which is not
 // retried.
 type providerError struct{ err error }
@@ -370,6 +378,7 @@ func (r *Reporter) process(ctx context.Context, k slotKey) {
 		"context", t.Context, "state", s.State)
 	var (
 		rateLimited *RateLimitError
+		unavailable *UnavailableError
 		permanent   *PermanentError
 		noProvider  *providerError
 		again       bool // post the newer status now
@@ -399,10 +408,14 @@ func (r *Reporter) process(ctx context.Context, k slotKey) {
 		if retryIn <= 0 {
 			retryIn = r.limiter.When(k)
 		}
-		if nb := time.Now().Add(retryIn); nb.After(r.notBefore[k.host]) {
-			r.notBefore[k.host] = nb
-		}
+		r.delayHost(k.host, retryIn)
 		log.Info("Git host rate-limited the commit status; delaying the host", "error", err.Error(), "retryIn", retryIn)
+	case errors.As(err, &unavailable):
+		// The host said when to come back: waiting longer only delays the
+		// status, sooner only adds to its load.
+		retry, retryIn = true, unavailable.RetryAfter
+		r.delayHost(k.host, retryIn)
+		log.Info("Git host is unavailable; delaying the host as it asked", "error", err.Error(), "retryIn", retryIn)
 	default:
 		retry, retryIn = true, r.limiter.When(k)
 		log.Info("Posting the commit status failed; retrying", "error", err.Error(), "retryIn", retryIn)

@@ -490,6 +490,38 @@ func TestReporterRateLimitDelaysTheHost(t *testing.T) {
 	}
 }
 
+// A 503 that says when to come back holds the whole host back that long, as
+// a rate limit does, rather than retrying on the Target's own (shorter)
+// backoff.
+func TestReporterUnavailableHonoursRetryAfter(t *testing.T) {
+	const retryAfter = 400 * time.Millisecond
+	a := testTarget("git.example.com", "aaa")
+	b := testTarget("git.example.com", "bbb")
+	h := newFakeProvider(func(_ context.Context, n int, _ fakeCall) error {
+		if n == 0 {
+			return &UnavailableError{RetryAfter: retryAfter, Err: errors.New("503 Service Unavailable")}
+		}
+		return nil
+	})
+	// A base delay far below Retry-After: a retry on backoff would come early.
+	r, _ := newReporter(h, func(o *ReporterOptions) { o.Workers, o.BaseDelay = 1, 10*time.Millisecond })
+	reportNow(t, r, a, pendingStatus)
+	reportNow(t, r, b, pendingStatus)
+	startReporter(t, r)
+	waitUntil(t, "every status posted", func() bool { return r.Pending() == 0 })
+
+	ca, cb := h.callsFor(a, false), h.callsFor(b, false)
+	if len(ca) != 2 || len(cb) != 1 {
+		t.Fatalf("attempts a=%d b=%d, want 2, 1", len(ca), len(cb))
+	}
+	if gap := ca[1].At.Sub(ca[0].At); gap < retryAfter {
+		t.Errorf("a retried %v after the 503, want at least Retry-After %v", gap, retryAfter)
+	}
+	if gap := cb[0].At.Sub(ca[0].At); gap < retryAfter {
+		t.Errorf("b (same host) posted %v after the 503, want at least %v", gap, retryAfter)
+	}
+}
+
 func TestReporterRateLimitWithoutRetryAfterBacksOff(t *testing.T) {
 	const base = 100 * time.Millisecond
 	a := testTarget("git.example.com", "aaa")

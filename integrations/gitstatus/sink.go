@@ -147,7 +147,17 @@ func (s *CommitStatusSink) Publish(ctx context.Context, o outcome.Outcome) {
 
 // Forget implements outcome.Sink. What the Reporter remembers per Target is
 // bounded on its own and keyed by commit, not StatefulSet.
+//
+// A pending revision is kept: a StatefulSet is gone between an orphan delete
+// and its re-create (how templates change, by hand or by claimwarden), and
+// while that pending status is still queued (a Git host outage) the
+// VolumeClaimRollout's record, the fallback, does not show it; the
+// re-created StatefulSet's next revision must still supersede it, or its
+// commit stays pending for ever. MaxStatefulSets bounds it as the rest.
 func (s *CommitStatusSink) Forget(statefulSet types.NamespacedName) {
+	if prev, ok := s.last.Peek(statefulSet); ok && prev.state == outcome.Pending {
+		return
+	}
 	s.last.Remove(statefulSet)
 }
 

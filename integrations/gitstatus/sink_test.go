@@ -2,8 +2,10 @@ package gitstatus
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -258,8 +260,8 @@ func TestCommitStatusSinkForgetDropsTheStatefulSet(t *testing.T) {
 	s := newSink(t, h, nil)
 	ctx := context.Background()
 
-	s.Publish(ctx, reconciled(shaA, outcome.Pending, "rollout started"))
-	other := reconciled(shaA, outcome.Pending, "rollout started")
+	s.Publish(ctx, reconciled(shaA, outcome.Success, "2/2 claims compatible"))
+	other := reconciled(shaA, outcome.Success, "2/2 claims compatible")
 	other.StatefulSet.Name = "db"
 	s.Publish(ctx, other)
 	if n := s.last.Len(); n != 2 {
@@ -269,12 +271,32 @@ func TestCommitStatusSinkForgetDropsTheStatefulSet(t *testing.T) {
 	if _, ok := s.last.Peek(webSTS); ok || s.last.Len() != 1 {
 		t.Fatalf("Forget left web remembered (%d StatefulSets)", s.last.Len())
 	}
-	// A StatefulSet of the same name created later starts afresh: its first
-	// revision supersedes nothing.
+}
+
+// A StatefulSet is gone for a moment when its templates change (orphan
+// delete, re-create). If its revision was pending then, with the post still
+// queued (the host down) so that no record shows it, the re-created
+// StatefulSet's newer revision still supersedes it: the commit must not
+// stay pending for ever (found by test/e2e TestGitHostStorm).
+func TestCommitStatusSinkForgetKeepsAPendingRevision(t *testing.T) {
+	var down atomic.Bool
+	down.Store(true)
+	h := newFakeProvider(func(context.Context, int, fakeCall) error {
+		if down.Load() {
+			return errors.New("503 Service Unavailable")
+		}
+		return nil
+	})
+	s := newSink(t, h, nil)
+	ctx := context.Background()
+
+	s.Publish(ctx, reconciled(shaA, outcome.Pending, "0/2 claims compatible, 1 updating"))
+	s.Forget(webSTS) // orphan-deleted; Recorded below is still nil: nothing was posted
 	s.Publish(ctx, reconciled(shaB, outcome.Pending, "rollout started"))
-	waitUntil(t, "B posted", func() bool { return len(h.callsFor(sinkTarget(shaB), true)) == 1 && s.reporter.Pending() == 0 })
-	if got := postedStates(h.callsFor(sinkTarget(shaA), true)); len(got) != 1 {
-		t.Errorf("A got %q, want only its pending: the forgotten revision was superseded", got)
+	down.Store(false)
+	waitUntil(t, "A and B posted", func() bool { return s.reporter.Pending() == 0 })
+	if got := postedStates(h.callsFor(sinkTarget(shaA), true)); len(got) != 1 || !strings.HasPrefix(got[0], string(outcome.Error)+":") {
+		t.Errorf("A got %q, want only error (superseded): its pending was outstanding when B came", got)
 	}
 }
 

@@ -12,8 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/claimwarden/claimwarden/test/gitea"
 )
 
 // vcrHealthKey is the argocd-cm key of a health check for VolumeClaimRollouts.
@@ -38,11 +36,13 @@ func TestArgoCDShowsRolloutHealth(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	g := gitea.StartT(t)
+	g := startGitea(t)
 	token, err := argo.Token(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	useSecret(t, "argocd token", token)
+	useSecret(t, "argocd admin password", argo.AdminPassword)
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: controllerNamespace, Name: "argocd-token-health"},
 		StringData: map[string]string{"token": token},

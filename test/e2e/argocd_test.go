@@ -217,11 +217,13 @@ func TestArgoCDLoop(t *testing.T) {
 	cl := started(t)
 	ctx := context.Background()
 	argo := startArgoCD(t)
-	g := gitea.StartT(t)
+	g := startGitea(t)
 	token, err := argo.Token(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	useSecret(t, "argocd token", token)
+	useSecret(t, "argocd admin password", argo.AdminPassword)
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: controllerNamespace, Name: "argocd-token"},
 		StringData: map[string]string{"token": token},

@@ -34,7 +34,7 @@ import (
 func TestCommitStatusesOnGitea(t *testing.T) {
 	cl := started(t)
 	ctx := context.Background()
-	g := gitea.StartT(t)
+	g := startGitea(t)
 	repoURL, err := g.CreateRepo(ctx, "shop")
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +54,15 @@ func TestCommitStatusesOnGitea(t *testing.T) {
 
 	first := commit("1Gi")
 	sts := fixtures.StatefulSet(ns, "web", 2, class, "1Gi")
-	sts.Annotations = map[string]string{v1alpha1.RepositoryAnnotation: repoURL, v1alpha1.RevisionAnnotation: "main@sha1:" + first}
+	// A clone URL with credentials in it, as users paste them: the statuses
+	// still reach the commit, and the password reaches no log, event, status
+	// or VolumeClaimRollout (checkNoLeaks).
+	withUserinfo, err := url.Parse(repoURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withUserinfo.User = url.UserPassword(g.User, g.Password)
+	sts.Annotations = map[string]string{v1alpha1.RepositoryAnnotation: withUserinfo.String(), v1alpha1.RevisionAnnotation: "main@sha1:" + first}
 	createReady(t, cl.admin, sts)
 	waitStatus(t, g, "shop", first, statusCtx, "success", "2/2 claims compatible", ctl)
 
@@ -147,7 +155,7 @@ func waitStatus(t *testing.T, g *gitea.Server, repo, sha, statusContext, state, 
 func TestCommitStatusSurvivesAnOutage(t *testing.T) {
 	cl := started(t)
 	ctx := context.Background()
-	g := gitea.StartT(t)
+	g := startGitea(t)
 	repoURL, err := g.CreateRepo(ctx, "shop")
 	if err != nil {
 		t.Fatal(err)

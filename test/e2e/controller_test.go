@@ -28,9 +28,16 @@ type controller struct {
 // then fails the test if its log shows a request the RBAC refused.
 func startController(t *testing.T, cl *cluster, name string, extraArgs ...string) *controller {
 	t.Helper()
+	return startBinary(t, cl, cl.binary, name, extraArgs...)
+}
+
+// startBinary is startController with another build of claimwarden (an
+// older release, for upgrades).
+func startBinary(t *testing.T, cl *cluster, binary, name string, extraArgs ...string) *controller {
+	t.Helper()
 	p, err := controllerproc.Start(controllerproc.Options{
 		Name:                    "controller " + name,
-		Binary:                  cl.binary,
+		Binary:                  binary,
 		Kubeconfig:              cl.kubeconfig,
 		Log:                     filepath.Join(env.Dir, strings.NewReplacer("/", "_").Replace(t.Name())+"-"+name+".log"),
 		LogFormat:               "json",
@@ -42,6 +49,7 @@ func startController(t *testing.T, cl *cluster, name string, extraArgs ...string
 		t.Fatal(err)
 	}
 	c := &controller{p}
+	addControllerLog(c.LogPath())
 	t.Cleanup(func() {
 		c.stop(t)
 		if lines := c.forbidden(t); len(lines) > 0 {

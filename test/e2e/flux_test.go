@@ -168,7 +168,7 @@ func TestFluxLoop(t *testing.T) {
 	cl := started(t)
 	ctx := context.Background()
 	startFlux(t)
-	g := gitea.StartT(t)
+	g := startGitea(t)
 	ctl := startController(t, cl, "flux", "--flux", "--flux-artifact-cache-dir", t.TempDir(),
 		"--config", giteaConfig(t, cl, g.URL, g.Token, "gitea-token"))
 

@@ -86,13 +86,15 @@ var (
 )
 
 // started installs config/rbac and the storage class and starts the storage
-// simulator, once; every test calls it first.
+// simulator, once; every test calls it first. Its cleanup, the test's last,
+// checks what the test produced for the run's secrets (checkNoLeaks).
 func started(t *testing.T) *cluster {
 	t.Helper()
 	setupOnce.Do(func() { shared, setupErr = setup(context.Background()) })
 	if setupErr != nil {
 		t.Fatal(setupErr)
 	}
+	t.Cleanup(func() { checkNoLeaks(t, shared.admin) })
 	return shared
 }
 

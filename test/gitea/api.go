@@ -290,3 +290,90 @@ func (s *Server) CreateToken(ctx context.Context, name string, scopes ...string)
 	}
 	return out.SHA1, nil
 }
+
+// Statuses reads every status posted to commit sha of repo, first posted
+// first (GET /repos/{owner}/{repo}/statuses/{sha}, ordered here by status
+// id: Gitea 1.26 answers newest first and ignores the sort it documents):
+// what a client posted twice shows twice, which CombinedStatus (the latest
+// per context) hides.
+func (s *Server) Statuses(ctx context.Context, repo, sha string) ([]CommitStatus, error) {
+	p, err := s.repoPath(repo)
+	if err != nil {
+		return nil, err
+	}
+	var out []struct {
+		ID          int64  `json:"id"`
+		Status      string `json:"status"`
+		Context     string `json:"context"`
+		Description string `json:"description"`
+		TargetURL   string `json:"target_url"`
+	}
+	h, err := s.do(ctx, http.MethodGet, p+"/statuses/"+url.PathEscape(sha)+"?limit="+strconv.Itoa(maxResponseItems), nil, &out)
+	if err != nil {
+		return nil, err
+	}
+	if total, err := strconv.Atoi(h.Get("X-Total-Count")); err == nil && total > len(out) {
+		return nil, fmt.Errorf("gitea: %s has %d statuses, more than one page (%d)", sha, total, len(out))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	statuses := make([]CommitStatus, 0, len(out))
+	for _, st := range out {
+		statuses = append(statuses, CommitStatus{Context: st.Context, State: st.Status, Description: st.Description, TargetURL: st.TargetURL})
+	}
+	return statuses, nil
+}
+
+// AllStatuses reads every status of every commit of every repository User
+// owns, by "repository@sha": what a run posted, to check it as a whole.
+func (s *Server) AllStatuses(ctx context.Context) (map[string][]CommitStatus, error) {
+	var repos []struct {
+		Name string `json:"name"`
+	}
+	if err := s.pageAll(ctx, "/user/repos?limit="+strconv.Itoa(maxResponseItems), &repos); err != nil {
+		return nil, err
+	}
+	out := map[string][]CommitStatus{}
+	for _, r := range repos {
+		p, err := s.repoPath(r.Name)
+		if err != nil {
+			return nil, err
+		}
+		var commits []struct {
+			SHA string `json:"sha"`
+		}
+		err = s.pageAll(ctx, p+"/commits?stat=false&verification=false&files=false&limit="+strconv.Itoa(maxResponseItems), &commits)
+		var apiErr *APIError
+		if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusConflict {
+			continue // an empty repository: "Git Repository is empty"
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range commits {
+			st, err := s.Statuses(ctx, r.Name, c.SHA)
+			if err != nil {
+				return nil, err
+			}
+			out[r.Name+"@"+c.SHA] = st
+		}
+	}
+	return out, nil
+}
+
+// pageAll GETs path into out (a slice), failing when the answer holds fewer
+// items than X-Total-Count says there are.
+func (s *Server) pageAll(ctx context.Context, path string, out any) error {
+	var raw []json.RawMessage
+	h, err := s.do(ctx, http.MethodGet, path, nil, &raw)
+	if err != nil {
+		return err
+	}
+	if total, err := strconv.Atoi(h.Get("X-Total-Count")); err == nil && total > len(raw) {
+		return fmt.Errorf("gitea: GET %s: %d items, more than one page (%d)", path, total, len(raw))
+	}
+	data, err := json.Marshal(raw)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, out)
+}

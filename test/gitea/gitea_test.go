@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -99,6 +100,30 @@ func TestCommitStatusRoundTrip(t *testing.T) {
 		if got != want[got.Context] {
 			t.Errorf("status %+v, want %+v", got, want[got.Context])
 		}
+	}
+
+	// Statuses lists every post in order, a repeated one too.
+	post("success", "claimwarden/shop/web", "3 of 3 resized", "http://127.0.0.1/claims/web")
+	all, err := srv.Statuses(ctx, "shop", sha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, st := range all {
+		got = append(got, st.Context+" "+st.State)
+	}
+	if want := []string{"claimwarden/shop/web pending", "claimwarden/shop/web success", "claimwarden/shop/db failure", "claimwarden/shop/web success"}; !slices.Equal(got, want) {
+		t.Errorf("Statuses: %q, want %q", got, want)
+	}
+
+	// AllStatuses finds them by repository and commit, and the first
+	// commit without any.
+	every, err := srv.AllStatuses(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(every["shop@"+sha]) != len(all) || len(every["shop@"+first]) != 0 || len(every) != 2 {
+		t.Errorf("AllStatuses: %d statuses of %s, %d of %s, %d commits; want %d, 0, 2", len(every["shop@"+sha]), sha, len(every["shop@"+first]), first, len(every), len(all))
 	}
 
 	// The first commit has statuses of its own: none.
