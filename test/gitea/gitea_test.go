@@ -101,6 +101,19 @@ func TestCommitStatusRoundTrip(t *testing.T) {
 		}
 	}
 
+	// Statuses lists every status, oldest first: web's pending is still there.
+	all, err := srv.Statuses(ctx, "shop", sha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var states []string
+	for _, s := range all {
+		states = append(states, s.Context+" "+s.State)
+	}
+	if got := strings.Join(states, ", "); got != "claimwarden/shop/web pending, claimwarden/shop/web success, claimwarden/shop/db failure" {
+		t.Errorf("all statuses: %s; want the three posted, in order", got)
+	}
+
 	// The first commit has statuses of its own: none.
 	if state, statuses, err := srv.CombinedStatus(ctx, "shop", first); err != nil || state != "pending" || len(statuses) != 0 {
 		t.Errorf("first commit: state %q, statuses %+v, err %v; want pending, none", state, statuses, err)
