@@ -131,7 +131,7 @@ func TestBareRecreateRaceLosesDependents(t *testing.T) {
 			time.Sleep(gap)
 		}
 		orphanDelete(ctx, t, c, ns, next)
-		uid = create(ctx, t, c, manifest(ns, "1Gi"))
+		create(ctx, t, c, manifest(ns, "1Gi"))
 		var settled bool
 		if uid, settled = adoptedBy(ctx, t, c, ns, lost); !settled {
 			t.Logf("round %d (gap %s, %s in all): the garbage collector deleted what the orphan deletes should have kept:\n%v",
