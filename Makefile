@@ -49,13 +49,16 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 RELEASE_TOOL := $(TESTENV)/release
 COSIGN_KEY ?=
 
-.PHONY: help build testenv tools image release test chaos-storm fuzz lint generate demo demo-flux demo-argocd bench clean
+.PHONY: help build build-chaos chaos chaos-storm testenv tools image release test fuzz lint generate demo demo-flux demo-argocd bench clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 build: ## build bin/claimwarden (static)
 	$(GOBUILD) -o $(BIN)/claimwarden ./cmd/claimwarden
+
+build-chaos: ## build bin/claimwarden-chaos: the controller with the chaos run's crash points (reconciler/crashpoint)
+	CGO_ENABLED=0 $(GO) build -trimpath -tags chaos -ldflags "$(LDFLAGS)" -o $(BIN)/claimwarden-chaos ./cmd/claimwarden
 
 testenv: ## build the test environment (etcd, kube-*, kubectl, kwok, Gitea) into bin/testenv
 	bash test/testenv/build.sh
@@ -87,7 +90,7 @@ release: image ## VERSION=v0.x.y: dist/install.yaml (image pinned by digest), th
 generate: ## regenerate deepcopy code and CRD YAML
 	$(CONTROLLER_GEN) object paths=./api/... crd:crdVersions=v1 output:crd:artifacts:config=config/crd/bases
 
-test: testenv build ## unit and integration tests against the real control plane, then the race detector on the concurrent packages
+test: testenv build build-chaos ## unit and integration tests against the real control plane, then the race detector on the concurrent packages
 	$(GO) test -count=1 -timeout 30m ./...
 	cd test/release && $(GO) test -count=1 ./...
 	$(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
@@ -104,6 +107,12 @@ fuzz: ## run every Go fuzz target for FUZZTIME (60s); a crasher is written to th
 		echo "fuzz $${t#*:} ($${t%%:*}, $(FUZZTIME))"; \
 		$(GO) test -run XXX -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) $${t%%:*}; \
 	done
+
+# The chaos run's size (test/e2e TestChaos); `make test` runs each fault once.
+CHAOS_ROLLOUTS ?= 56
+CHAOS_STATEFULSETS ?= 4
+chaos: testenv build build-chaos ## the chaos run: CHAOS_ROLLOUTS rollouts over CHAOS_STATEFULSETS StatefulSets under controller SIGKILLs, kube-apiserver/etcd restarts and leader handovers; the invariant recorder must find nothing
+	$(GO) test -count=1 -timeout 90m -run '^TestChaos$$' -v ./test/e2e/ -args -chaos.rollouts=$(CHAOS_ROLLOUTS) -chaos.statefulsets=$(CHAOS_STATEFULSETS)
 
 lint: ## go vet, gofmt, staticcheck, govulncheck (offline database from the module proxy)
 	$(GO) vet ./...

@@ -12,12 +12,14 @@ import (
 	"fmt"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/reconciler/crashpoint"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // Journal durably records the StatefulSet being re-created. The rollout
@@ -51,7 +53,9 @@ func New(opts Options) *Converger {
 // orphan-deleted (preconditions: its UID and resourceVersion) after recording
 // Prepare(desired) in the Journal, and Prepare(desired) is created if the old
 // object is already gone: Recreated. If it is not gone yet, Converge returns
-// Waiting at once, the record kept, and Resume creates it later.
+// Waiting at once, the record kept, and Resume creates it later. While live
+// has not adopted its Pods and ControllerRevisions yet (see unadopted),
+// nothing is recorded or deleted: Adopting, ask again shortly.
 //
 // Errors: a conflict (apierrors.IsConflict) when live changed since it was
 // read, nothing deleted; ErrSelectorChanged; ErrRecreatedElsewhere when someone
@@ -82,6 +86,14 @@ func (c *Converger) Converge(ctx context.Context, live, desired *appsv1.Stateful
 	if err := c.preflightCreate(ctx, obj); err != nil {
 		return NothingRecorded, err
 	}
+	why, err := c.unadopted(ctx, live)
+	if err != nil {
+		return NothingRecorded, err
+	}
+	if why != "" {
+		log.FromContext(ctx).V(1).Info("not orphan-deleting the StatefulSet yet: it has not adopted its dependents", "why", why)
+		return Adopting, nil
+	}
 
 	jkey, err := c.journalKey(ctx)
 	if err != nil {
@@ -94,6 +106,7 @@ func (c *Converger) Converge(ctx context.Context, live, desired *appsv1.Stateful
 	if err := c.opts.Journal.Save(ctx, key, rec); err != nil {
 		return NothingRecorded, fmt.Errorf("record re-create of statefulset %s: %w", key, err)
 	}
+	crashpoint.Reached(crashpoint.JournalWritten)
 	err = c.opts.Client.Delete(ctx, live,
 		client.PropagationPolicy(metav1.DeletePropagationOrphan),
 		client.Preconditions{UID: &live.UID, ResourceVersion: &live.ResourceVersion})
@@ -110,6 +123,7 @@ func (c *Converger) Converge(ctx context.Context, live, desired *appsv1.Stateful
 		// the record stays and Resume decides from what the server shows.
 		return NothingRecorded, fmt.Errorf("orphan-delete statefulset %s: %w", key, err)
 	}
+	crashpoint.Reached(crashpoint.OrphanDeleted)
 	return c.finishIfGone(ctx, key, string(live.UID), obj)
 }
 

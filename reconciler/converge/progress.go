@@ -19,6 +19,10 @@ const (
 	// Recreated: the new object exists, created by us, and the record is
 	// cleared.
 	Recreated
+	// Adopting: nothing done; live must first adopt its Pods and
+	// ControllerRevisions (kubernetes/kubernetes#131284, see unadopted).
+	// Call Converge again later.
+	Adopting
 )
 
 func (p Progress) String() string {
@@ -31,6 +35,8 @@ func (p Progress) String() string {
 		return "waiting for the delete"
 	case Recreated:
 		return "re-created"
+	case Adopting:
+		return "waiting for the StatefulSet to adopt its Pods and revisions"
 	}
 	return "unknown progress"
 }

@@ -9,6 +9,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/claimwarden/claimwarden/reconciler/crashpoint"
 )
 
 // Resume finishes a re-create recorded in the Journal for key; call it before
@@ -64,6 +66,7 @@ func (c *Converger) finishIfGone(ctx context.Context, key types.NamespacedName, 
 	if cur == nil {
 		err = c.opts.Client.Create(ctx, obj.DeepCopy(), client.FieldOwner(c.opts.FieldOwner))
 		if err == nil {
+			crashpoint.Reached(crashpoint.Created)
 			return c.cleared(ctx, key)
 		}
 		if !apierrors.IsAlreadyExists(err) {

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/reconciler/crashpoint"
 	"github.com/claimwarden/claimwarden/reconciler/diff"
 )
 
@@ -70,6 +71,7 @@ func (r *Reconciler) patchClaims(ctx context.Context, sts *appsv1.StatefulSet, s
 		// share reason, regarding and related objects into one series.
 		r.events.Eventf(sts, byName[c.Name], src, corev1.EventTypeNormal, v1alpha1.ReasonClaimPatched, "Patch", "%s", describePatch(c))
 		ctrl.LoggerFrom(ctx).Info("patched claim", "pvc", c.Name, "from", c.RequestFrom.String(), "to", c.RequestTo.String())
+		crashpoint.Reached(crashpoint.ClaimPatched)
 	}
 	return out
 }

@@ -53,6 +53,19 @@ func (r *statusRecorder) last(sha, context string) (gitstatus.Status, bool) {
 	return gitstatus.Status{}, false
 }
 
+// all returns every status posted in context, oldest first.
+func (r *statusRecorder) all(context string) []recordedStatus {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []recordedStatus
+	for _, s := range r.seen {
+		if s.s.Context == context {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 func waitStatus(t *testing.T, sha, context string, ok func(gitstatus.Status) bool) gitstatus.Status {
 	t.Helper()
 	deadline := time.Now().Add(timeout)

@@ -183,7 +183,7 @@ func (r *Reconciler) roll(ctx context.Context, sts *appsv1.StatefulSet, before, 
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		converging = progress == converge.Waiting
+		converging = progress == converge.Waiting || progress == converge.Adopting
 	}
 	out := r.patchClaims(ctx, sts, t.src, a.claims, a.plan.Patch, t.ignoredLabels)
 	if a, err = r.afterPatches(ctx, sts, t, strategy, a, out); err != nil {

@@ -81,7 +81,8 @@ const convergeRecheck = time.Second
 
 // convergeTo re-creates live with the target's templates (Pods kept). When
 // the old object is still being deleted it returns Waiting: Resume creates
-// the new one on a later reconcile (recreated). Once re-created, the
+// the new one on a later reconcile (recreated); while live has not adopted
+// its Pods and revisions yet, Adopting: nothing is done, ask again. Once re-created, the
 // Converged outcome tells the GitOps tool's sink to apply again, which now
 // succeeds.
 func (r *Reconciler) convergeTo(ctx context.Context, live *appsv1.StatefulSet, t target) (converge.Progress, error) {
@@ -103,8 +104,13 @@ func (r *Reconciler) convergeTo(ctx context.Context, live *appsv1.StatefulSet, t
 		r.sinks.Publish(ctx, outcome.Outcome{Action: outcome.ConvergeFailed, StatefulSet: key, UID: live.UID, Labels: live.Labels, Source: t.src, Message: err.Error()})
 		return progress, fmt.Errorf("converging StatefulSet %s to %s: %w", key, outcome.Describe(t.src), err)
 	}
-	if progress == converge.Waiting {
+	switch progress {
+	case converge.Waiting:
 		log.Info("orphan-deleted the StatefulSet; it is re-created once the delete finished", "source", outcome.Describe(t.src))
+		return progress, nil
+	case converge.Adopting:
+		// A re-create of ours (or anyone's) moments ago: the StatefulSet
+		// controller has not adopted the Pods yet (kubernetes#131284).
 		return progress, nil
 	}
 	r.converged(ctx, outcome.Outcome{Action: outcome.Converged, StatefulSet: key, UID: live.UID, Labels: live.Labels, Source: t.src})

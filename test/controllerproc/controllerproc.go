@@ -38,6 +38,9 @@ type Options struct {
 	LeaderElectionNamespace string
 	// ExtraArgs follow the flags above, e.g. --config FILE.
 	ExtraArgs []string
+	// Env is added to the process's environment, e.g. the chaos build's
+	// crash point (reconciler/crashpoint).
+	Env []string
 }
 
 // Process is a running `claimwarden run`.
@@ -73,7 +76,7 @@ func Start(o Options) (*Process, error) {
 	}
 	args = append(args, "--metrics-addr", metrics, "--health-addr", p.HealthAddr, "--log-format", o.LogFormat)
 	args = append(args, o.ExtraArgs...)
-	p.Process, err = testenv.StartProcess(testenv.ProcessOptions{Name: o.Name, Binary: o.Binary, Args: args, Log: o.Log})
+	p.Process, err = testenv.StartProcess(testenv.ProcessOptions{Name: o.Name, Binary: o.Binary, Args: args, Env: o.Env, Log: o.Log})
 	if err != nil {
 		return nil, err
 	}
@@ -85,14 +88,21 @@ func loopback(port int) string { return net.JoinHostPort("127.0.0.1", strconv.It
 // BinaryPath returns <repo root>/bin/claimwarden, where `make build` puts it. It
 // builds nothing: what runs is the binary users get, so a missing one says what
 // to run instead of being built behind the developer's back.
-func BinaryPath() (string, error) {
+func BinaryPath() (string, error) { return binary("claimwarden", "make build") }
+
+// ChaosBinaryPath returns <repo root>/bin/claimwarden-chaos, the same
+// controller built with the crash points of reconciler/crashpoint (`make
+// build-chaos`).
+func ChaosBinaryPath() (string, error) { return binary("claimwarden-chaos", "make build-chaos") }
+
+func binary(name, how string) (string, error) {
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(root, "bin", "claimwarden")
+	bin := filepath.Join(root, "bin", name)
 	if fi, err := os.Stat(bin); err != nil || fi.IsDir() {
-		return "", fmt.Errorf("no controller binary at %s: run `make build`", bin)
+		return "", fmt.Errorf("no controller binary at %s: run `%s`", bin, how)
 	}
 	return bin, nil
 }

@@ -35,16 +35,38 @@ func startController(t *testing.T, cl *cluster, name string, extraArgs ...string
 // older release, for upgrades).
 func startBinary(t *testing.T, cl *cluster, binary, name string, extraArgs ...string) *controller {
 	t.Helper()
-	p, err := controllerproc.Start(controllerproc.Options{
-		Name:                    "controller " + name,
-		Binary:                  binary,
-		Kubeconfig:              cl.kubeconfig,
-		Log:                     filepath.Join(env.Dir, strings.NewReplacer("/", "_").Replace(t.Name())+"-"+name+".log"),
-		LogFormat:               "json",
-		Metrics:                 true,
-		LeaderElectionNamespace: controllerNamespace,
-		ExtraArgs:               extraArgs,
-	})
+	return launch(t, cl, name, launchOptions{binary: binary, leaderElection: true, args: extraArgs})
+}
+
+// launchOptions vary what startController runs.
+type launchOptions struct {
+	binary         string
+	leaderElection bool
+	env            []string
+	args           []string
+}
+
+// launch is startController with the binary, leader election and
+// environment chosen. Without leader election the journal key stays in
+// claimwarden-system, where config/rbac lets the ServiceAccount keep it.
+func launch(t *testing.T, cl *cluster, name string, o launchOptions) *controller {
+	t.Helper()
+	popts := controllerproc.Options{
+		Name:       "controller " + name,
+		Binary:     o.binary,
+		Kubeconfig: cl.kubeconfig,
+		Log:        filepath.Join(env.Dir, strings.NewReplacer("/", "_").Replace(t.Name())+"-"+name+".log"),
+		LogFormat:  "json",
+		Metrics:    true,
+		ExtraArgs:  o.args,
+		Env:        o.env,
+	}
+	if o.leaderElection {
+		popts.LeaderElectionNamespace = controllerNamespace
+	} else {
+		popts.ExtraArgs = append([]string{"--journal-key-namespace", controllerNamespace}, o.args...)
+	}
+	p, err := controllerproc.Start(popts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -205,6 +205,41 @@ func (s *Server) CombinedStatus(ctx context.Context, repo, sha string) (state st
 	return out.State, statuses, nil
 }
 
+// Statuses reads GET /repos/{owner}/{repo}/statuses/{sha}: every status
+// posted on the commit, oldest first (CombinedStatus keeps only the latest
+// per context), to tell how often each state was said.
+func (s *Server) Statuses(ctx context.Context, repo, sha string) ([]CommitStatus, error) {
+	p, err := s.repoPath(repo)
+	if err != nil {
+		return nil, err
+	}
+	var out []struct {
+		ID          int64  `json:"id"`
+		Status      string `json:"status"`
+		State       string `json:"state"`
+		Context     string `json:"context"`
+		Description string `json:"description"`
+		TargetURL   string `json:"target_url"`
+	}
+	h, err := s.do(ctx, http.MethodGet, p+"/statuses/"+url.PathEscape(sha)+"?sort=oldest&limit="+strconv.Itoa(maxResponseItems), nil, &out)
+	if err != nil {
+		return nil, err
+	}
+	if total, err := strconv.Atoi(h.Get("X-Total-Count")); err == nil && total > len(out) {
+		return nil, fmt.Errorf("gitea: %s has %d statuses, more than one page (%d)", sha, total, len(out))
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	statuses := make([]CommitStatus, 0, len(out))
+	for _, st := range out {
+		cs := CommitStatus{Context: st.Context, State: st.Status, Description: st.Description, TargetURL: st.TargetURL}
+		if cs.State == "" {
+			cs.State = st.State
+		}
+		statuses = append(statuses, cs)
+	}
+	return statuses, nil
+}
+
 // CreateBranch creates branch name in repo from the branch (or tag, or
 // commit) from.
 func (s *Server) CreateBranch(ctx context.Context, repo, name, from string) error {
@@ -289,38 +324,6 @@ func (s *Server) CreateToken(ctx context.Context, name string, scopes ...string)
 		return "", errors.New("gitea: CreateToken: no token in the answer")
 	}
 	return out.SHA1, nil
-}
-
-// Statuses reads every status posted to commit sha of repo, first posted
-// first (GET /repos/{owner}/{repo}/statuses/{sha}, ordered here by status
-// id: Gitea 1.26 answers newest first and ignores the sort it documents):
-// what a client posted twice shows twice, which CombinedStatus (the latest
-// per context) hides.
-func (s *Server) Statuses(ctx context.Context, repo, sha string) ([]CommitStatus, error) {
-	p, err := s.repoPath(repo)
-	if err != nil {
-		return nil, err
-	}
-	var out []struct {
-		ID          int64  `json:"id"`
-		Status      string `json:"status"`
-		Context     string `json:"context"`
-		Description string `json:"description"`
-		TargetURL   string `json:"target_url"`
-	}
-	h, err := s.do(ctx, http.MethodGet, p+"/statuses/"+url.PathEscape(sha)+"?limit="+strconv.Itoa(maxResponseItems), nil, &out)
-	if err != nil {
-		return nil, err
-	}
-	if total, err := strconv.Atoi(h.Get("X-Total-Count")); err == nil && total > len(out) {
-		return nil, fmt.Errorf("gitea: %s has %d statuses, more than one page (%d)", sha, total, len(out))
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	statuses := make([]CommitStatus, 0, len(out))
-	for _, st := range out {
-		statuses = append(statuses, CommitStatus{Context: st.Context, State: st.Status, Description: st.Description, TargetURL: st.TargetURL})
-	}
-	return statuses, nil
 }
 
 // AllStatuses reads every status of every commit of every repository User

@@ -19,14 +19,17 @@ const serviceCIDR = "10.0.0.0/24"
 
 // startEtcd runs a single-member etcd on loopback. --unsafe-no-fsync: the data is
 // thrown away after the run, and fsync dominates etcd latency on CI disks.
-func (e *Env) startEtcd(clientPort, peerPort int) (*Process, error) {
+// A restart (keepData) runs on the same ports and data.
+func (e *Env) startEtcd(clientPort, peerPort int, keepData bool) (*Process, error) {
 	client := "http://127.0.0.1:" + strconv.Itoa(clientPort)
 	peer := "http://127.0.0.1:" + strconv.Itoa(peerPort)
-	e.etcdURL = client
-	// A reused Dir must not resurrect the last run's cluster (nor its peer URLs).
+	e.etcdURL, e.etcdPorts = client, [2]int{clientPort, peerPort}
 	data := filepath.Join(e.Dir, "etcd-data")
-	if err := os.RemoveAll(data); err != nil {
-		return nil, err
+	if !keepData {
+		// A reused Dir must not resurrect the last run's cluster (nor its peer URLs).
+		if err := os.RemoveAll(data); err != nil {
+			return nil, err
+		}
 	}
 	return e.startComponent("etcd", []string{
 		"--name", "default",
@@ -52,7 +55,7 @@ func (e *Env) etcdReady(ctx context.Context) error {
 // authorization (so impersonated ServiceAccounts are really checked), and a
 // service-account key pair shared with kube-controller-manager.
 func (e *Env) startAPIServer(port int) (*Process, error) {
-	e.apiURL = "https://127.0.0.1:" + strconv.Itoa(port)
+	e.apiURL, e.apiPort = "https://127.0.0.1:"+strconv.Itoa(port), port
 	args := []string{
 		"--etcd-servers", e.etcdURL,
 		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",

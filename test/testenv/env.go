@@ -63,6 +63,9 @@ type Env struct {
 	etcdURL, apiURL string
 	adminHTTP       *http.Client
 	anonHTTP        *http.Client
+	etcdPorts       [2]int // client, peer
+	apiPort         int
+	procMu          sync.Mutex // guards etcd and apiserver, which a restart replaces
 	etcd, apiserver *Process
 	clients         []*Process // kube-controller-manager, kube-scheduler, kwok
 	stopOnce        sync.Once

@@ -23,7 +23,7 @@ func (e *Env) start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	if e.etcd, err = e.startEtcd(ports[0], ports[1]); err != nil {
+	if e.etcd, err = e.startEtcd(ports[0], ports[1], false); err != nil {
 		return err
 	}
 	if err := e.poll(ctx, e.etcd, e.etcdReady); err != nil {
@@ -130,6 +130,8 @@ func Poll(ctx context.Context, p *Process, what string, exited func() error, che
 // processes lists the running components in start order.
 func (e *Env) processes() []*Process {
 	var ps []*Process
+	e.procMu.Lock()
+	defer e.procMu.Unlock()
 	for _, p := range []*Process{e.etcd, e.apiserver} {
 		if p != nil {
 			ps = append(ps, p)

@@ -37,7 +37,8 @@ func requiredPermissions(cfg config.Config) []permission {
 		for _, ns := range where {
 			out = append(out,
 				permission{"create", "apps", "statefulsets", ns, "", "convergence"},
-				permission{"delete", "apps", "statefulsets", ns, "", "convergence"})
+				permission{"delete", "apps", "statefulsets", ns, "", "convergence"},
+				permission{"list", "apps", "controllerrevisions", ns, "", "convergence"})
 		}
 		key := cfg.JournalKey
 		out = append(out,

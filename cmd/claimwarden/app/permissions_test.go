@@ -45,6 +45,7 @@ func TestRequiredPermissions(t *testing.T) {
 	for _, want := range []permission{
 		{"create", "apps", "statefulsets", "a", "", "convergence"},
 		{"create", "apps", "statefulsets", "b", "", "convergence"},
+		{"list", "apps", "controllerrevisions", "b", "", "convergence"},
 		{"patch", "kustomize.toolkit.fluxcd.io", "kustomizations", "flux-system", "", "flux"},
 		{"watch", "", "secrets", "cw", "", "gitstatus"},
 	} {

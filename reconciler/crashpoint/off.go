@@ -1,0 +1,5 @@
+//go:build !chaos
+
+package crashpoint
+
+func reached(Step) {}
