@@ -81,6 +81,7 @@ func TestChartRulesAreConfigRBACs(t *testing.T) {
 		{"ClusterRole", "claimwarden-flux", "config/components/flux/role.yaml"},
 		{"ClusterRole", "claimwarden-flux-substitute-configmaps", "config/components/flux-substitute-configmaps/role.yaml"},
 		{"ClusterRole", "claimwarden-flux-substitute-secrets", "config/components/flux-substitute-secrets/role.yaml"},
+		{"ClusterRole", "claimwarden-helm", "config/components/helm/role.yaml"},
 		{"ClusterRole", "claimwarden-argocd", "config/components/argocd/role.yaml"},
 		{"Role", "claimwarden-argocd-token", "config/components/argocd/token_role.yaml"},
 		{"Role", "claimwarden-gitstatus", "config/components/gitstatus/role.yaml"},
@@ -126,6 +127,14 @@ func TestChartIntegrationRBACOnlyWhenOn(t *testing.T) {
 	vap := find(flux, "ValidatingAdmissionPolicy", "claimwarden-flux-requestedat-only")
 	if vap == nil || !strings.Contains(string(toYAML(t, vap.Object)), "system:serviceaccount:claimwarden-system:claimwarden") {
 		t.Error("the Flux admission policy does not name the chart's ServiceAccount")
+	}
+	helm := mustTemplate(t, "--set", "config.flux.helmReleases=true")
+	if find(helm, "ClusterRole", "claimwarden-helm") == nil || find(helm, "ClusterRole", "claimwarden-convergence") == nil || find(helm, "ClusterRole", "claimwarden-flux") != nil {
+		t.Error("config.flux.helmReleases does not render the helm and convergence roles alone")
+	}
+	vap = find(helm, "ValidatingAdmissionPolicy", "claimwarden-helm-requests-only")
+	if vap == nil || !strings.Contains(string(toYAML(t, vap.Object)), "system:serviceaccount:claimwarden-system:claimwarden") {
+		t.Error("the HelmRelease admission policy does not name the chart's ServiceAccount")
 	}
 }
 
