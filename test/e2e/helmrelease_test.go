@@ -9,6 +9,8 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	appsv1 "k8s.io/api/apps/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/claimwarden/claimwarden/test/fluxenv"
@@ -145,6 +147,15 @@ func setupHelmScenario(t *testing.T, cl *cluster, g *gitea.Server, ctl *controll
 		t.Fatal(err)
 	}
 	ns := namespace(t, cl.admin)
+	// The release records are readable where config/components/helm says to
+	// bind its Secret role: in the storage namespace.
+	if err := cl.admin.Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "claimwarden-helm-release-secrets"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "claimwarden-helm-release-secrets"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: serviceAccount, Namespace: controllerNamespace}},
+	}); err != nil {
+		t.Fatal(err)
+	}
 	s := &helmScenario{t: t, cl: cl, g: g, ctl: ctl, repo: name,
 		hr: types.NamespacedName{Namespace: ns, Name: name}, sts: types.NamespacedName{Namespace: ns, Name: "web"}}
 	s.first = s.push("1Gi", "1.0.0", "web at 1Gi")

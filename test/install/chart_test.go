@@ -190,3 +190,39 @@ func TestChartImageAndCRD(t *testing.T) {
 		t.Error("image.digest=latest passed values.schema.json")
 	}
 }
+
+// The release-record Secrets are readable only where the values say: a
+// ClusterRole with the component's rule, bound by a RoleBinding per namespace.
+func TestChartHelmReleaseSecretsBoundPerNamespace(t *testing.T) {
+	objs := mustTemplate(t, "-f", fullValues(t))
+	role := find(objs, "ClusterRole", "claimwarden-helm-release-secrets")
+	if role == nil {
+		t.Fatal("no ClusterRole claimwarden-helm-release-secrets rendered")
+	}
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "config/components/helm/release_secrets_role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, have rbacv1.ClusterRole
+	if err := yaml.Unmarshal(data, &want); err != nil {
+		t.Fatal(err)
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(role.Object, &have); err != nil {
+		t.Fatal(err)
+	}
+	if string(toYAML(t, have.Rules)) != string(toYAML(t, want.Rules)) {
+		t.Errorf("rules differ from the component's:\n%s", toYAML(t, have.Rules))
+	}
+	if find(objs, "ClusterRoleBinding", "claimwarden-helm-release-secrets") != nil {
+		t.Error("the release Secrets are bound cluster-wide")
+	}
+	var bound []string
+	for _, o := range objs {
+		if o.GetKind() == "RoleBinding" && o.GetName() == "claimwarden-helm-release-secrets" {
+			bound = append(bound, o.GetNamespace())
+		}
+	}
+	if strings.Join(bound, ",") != "shop,billing" {
+		t.Errorf("RoleBindings in %v, want shop and billing", bound)
+	}
+}
