@@ -23,12 +23,11 @@ const HelmReleaseKind = helmv2.HelmReleaseKind
 
 // Event reasons on HelmReleases.
 const (
-	ReasonSuspended   = "ClaimwardenSuspended"
-	ReasonForce       = "ClaimwardenForceReplaces"
-	ReasonRemediated  = "ClaimwardenRemediated"
-	ReasonNoCommit    = "ClaimwardenNoCommit"
-	ReasonReadFailed  = "ClaimwardenReleaseReadFailed"
-	ReasonNothingToDo = source.ReasonNothingToDo
+	ReasonSuspended  = "ClaimwardenSuspended"
+	ReasonForce      = "ClaimwardenForceReplaces"
+	ReasonRemediated = "ClaimwardenRemediated"
+	ReasonNoCommit   = "ClaimwardenNoCommit"
+	ReasonReadFailed = "ClaimwardenReleaseReadFailed"
 )
 
 // HelmReleases is Flux's helm-controller as a source.Tool: when a
@@ -127,12 +126,12 @@ func (h *HelmReleases) Desired(ctx context.Context, obj client.Object) (source.D
 	if latest == nil || latest.Status != rcommon.StatusFailed.String() {
 		return source.Desired{Waiting: "waiting for helm-controller's next release"}, nil
 	}
-	max := h.MaxReleaseBytes
-	if max <= 0 {
-		max = DefaultMaxReleaseBytes
+	limit := h.MaxReleaseBytes
+	if limit <= 0 {
+		limit = DefaultMaxReleaseBytes
 	}
 	chart := latest.ChartName + "@" + latest.ChartVersion
-	rel, err := ReadRelease(ctx, h.Reader, hr.GetStorageNamespace(), latest.Name, latest.Version, max)
+	rel, err := ReadRelease(ctx, h.Reader, hr.GetStorageNamespace(), latest.Name, latest.Version, limit)
 	if err != nil {
 		return source.Desired{}, readFailed(fmt.Errorf("HelmRelease %s/%s at %s: %w", hr.Namespace, hr.Name, chart, err))
 	}
