@@ -276,6 +276,8 @@ var keys = []struct{ name, flag string }{
 	{"flux.maxCacheSize", "flux-max-cache-size"},
 	{"flux.maxBuildBytes", "flux-max-build-bytes"},
 	{"flux.maxBuildNodes", "flux-max-build-nodes"},
+	{"flux.helmReleases", "flux-helm-releases"},
+	{"flux.maxReleaseBytes", "flux-max-release-bytes"},
 	{"argocd.enabled", "argocd"},
 	{"argocd.namespaces", "argocd-namespaces"},
 	{"argocd.server", "argocd-server"},
@@ -361,6 +363,8 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.Int64("flux-max-cache-size", d.Flux.MaxCacheSize, "bytes the artifact cache directory holds at most, downloads in progress included")
 	fs.Int64("flux-max-build-bytes", d.Flux.MaxBuildBytes, "bytes of YAML one Kustomization build reads at most (aliases expanded)")
 	fs.Int("flux-max-build-nodes", d.Flux.MaxBuildNodes, "YAML nodes one Kustomization build reads at most")
+	fs.Bool("flux-helm-releases", d.Flux.HelmReleases, "watch Flux HelmReleases and converge StatefulSets whose volumeClaimTemplates a Helm upgrade cannot change (needs the helm-controller CRD)")
+	fs.Int64("flux-max-release-bytes", d.Flux.MaxReleaseBytes, "bytes of one Helm release record, unpacked, read at most")
 	fs.Bool("argocd", d.ArgoCD.Enabled, "watch Argo CD Applications and converge StatefulSets whose volumeClaimTemplates Argo CD cannot sync (needs the Argo CD CRDs and API)")
 	fs.StringSlice("argocd-namespaces", d.ArgoCD.Namespaces, "namespaces of the Applications to watch, comma-separated; empty watches all")
 	fs.String("argocd-server", d.ArgoCD.Server, "argocd-server base URL, whose API gives the desired StatefulSets and starts syncs")

@@ -68,7 +68,7 @@ func TestDefaultIsValid(t *testing.T) {
 			ConfigMapNamespace: podNamespace(),
 		},
 		GitStatus: GitStatus{ContextPrefix: "claimwarden"},
-		Flux:      Flux{ArtifactCacheDir: filepath.Join(os.TempDir(), "claimwarden-artifacts"), MaxArtifactSize: 100 << 20, MaxCacheSize: 768 << 20, MaxBuildBytes: 8 << 20, MaxBuildNodes: 600000},
+		Flux:      Flux{ArtifactCacheDir: filepath.Join(os.TempDir(), "claimwarden-artifacts"), MaxArtifactSize: 100 << 20, MaxCacheSize: 768 << 20, MaxBuildBytes: 8 << 20, MaxBuildNodes: 600000, MaxReleaseBytes: 32 << 20},
 		ArgoCD: ArgoCD{
 			Server:         "https://argocd-server.argocd.svc",
 			TokenSecretRef: SecretKeyRef{Namespace: podNamespace(), Name: "claimwarden-argocd", Key: "token"},
@@ -528,7 +528,7 @@ func TestLoadRejects(t *testing.T) {
 		file: "labelSelectr: app=db\n",
 		want: `unknown key "labelselectr" (known keys: kubeconfig, namespaces, labelSelector, updateStrategy, maxConcurrentPatches, restartForExpansion, maxClaimsPerStatefulSet, workers, kubeAPIQPS, kubeAPIBurst, metricsAddr, healthAddr, pprofAddr, leaderElection.enabled, leaderElection.namespace, leaderElection.id, journalKey.namespace, journalKey.secretName, log.level, log.format, ` +
 			`policies.dirs, policies.pollInterval, policies.timeout, policies.valueLimitBytes, policies.allowNetworkBuiltins, policies.configMaps, policies.configMapNamespace, policies.bundles, policies.params, policies.decisionLogs, policies.decisionLogMask, ` +
-			`gitStatus.contextPrefix, gitStatus.targetURL, gitStatus.fluxEventsAddr, gitStatus.hosts, flux.enabled, flux.namespaces, flux.artifactCacheDir, flux.maxArtifactSize, flux.maxCacheSize, flux.maxBuildBytes, flux.maxBuildNodes, ` +
+			`gitStatus.contextPrefix, gitStatus.targetURL, gitStatus.fluxEventsAddr, gitStatus.hosts, flux.enabled, flux.namespaces, flux.artifactCacheDir, flux.maxArtifactSize, flux.maxCacheSize, flux.maxBuildBytes, flux.maxBuildNodes, flux.helmReleases, flux.maxReleaseBytes, ` +
 			`argocd.enabled, argocd.namespaces, argocd.server, argocd.tokenSecretRef.namespace, argocd.tokenSecretRef.name, argocd.tokenSecretRef.key, ` +
 			`argocd.insecure, argocd.caFile, argocd.plaintext, argocd.syncManualApps)`,
 	}, {
@@ -880,17 +880,19 @@ func TestShippedConfigFile(t *testing.T) {
 }
 
 func TestFluxKeys(t *testing.T) {
-	path := writeConfig(t, "flux:\n  enabled: true\n  namespaces: [flux-system]\n  maxArtifactSize: 1048576\n  maxCacheSize: 536870912\n")
-	cfg, err := Load(parsedFlags(t, "--flux-artifact-cache-dir", "/var/cache/cw"), path, nil)
+	path := writeConfig(t, "flux:\n  enabled: true\n  namespaces: [flux-system]\n  maxArtifactSize: 1048576\n  maxCacheSize: 536870912\n  maxReleaseBytes: 1048576\n")
+	cfg, err := Load(parsedFlags(t, "--flux-artifact-cache-dir", "/var/cache/cw", "--flux-helm-releases"), path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Flux{Enabled: true, Namespaces: []string{"flux-system"}, ArtifactCacheDir: "/var/cache/cw", MaxArtifactSize: 1 << 20, MaxCacheSize: 512 << 20, MaxBuildBytes: 8 << 20, MaxBuildNodes: 600000}
+	want := Flux{Enabled: true, Namespaces: []string{"flux-system"}, ArtifactCacheDir: "/var/cache/cw", MaxArtifactSize: 1 << 20, MaxCacheSize: 512 << 20, MaxBuildBytes: 8 << 20, MaxBuildNodes: 600000,
+		HelmReleases: true, MaxReleaseBytes: 1 << 20}
 	if !reflect.DeepEqual(cfg.Flux, want) {
 		t.Errorf("Flux = %+v, want %+v", cfg.Flux, want)
 	}
 	for yaml, wantErr := range map[string]string{
 		"flux:\n  maxArtifactSize: 0\n":        "flux.maxArtifactSize",
+		"flux:\n  maxReleaseBytes: -1\n":       "flux.maxReleaseBytes",
 		"flux:\n  namespaces: [Flux_System]\n": "flux.namespaces",
 		// Not room for one download: the archive and its extraction.
 		"flux:\n  maxCacheSize: 268435456\n": "flux.maxCacheSize",

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/claimwarden/claimwarden/integrations/flux"
+	"github.com/claimwarden/claimwarden/integrations/helm"
 )
 
 // Flux configures the Flux integration: Kustomizations whose newest revision
@@ -46,6 +47,17 @@ type Flux struct {
 	// repository that holds large CRDs next to its StatefulSets.
 	MaxBuildBytes int64 `mapstructure:"maxBuildBytes"`
 	MaxBuildNodes int   `mapstructure:"maxBuildNodes"`
+
+	// HelmReleases watches helm.toolkit.fluxcd.io/v2 HelmReleases (in
+	// Namespaces), independently of Enabled: a StatefulSet whose upgrade
+	// failed on immutable volumeClaimTemplates is read from the failed
+	// release's record and converged, and helm-controller is asked to
+	// upgrade again. Default false.
+	HelmReleases bool `mapstructure:"helmReleases"`
+
+	// MaxReleaseBytes bounds one Helm release record unpacked (the record
+	// holds the chart's files besides the manifest); default 32 MiB.
+	MaxReleaseBytes int64 `mapstructure:"maxReleaseBytes"`
 }
 
 // DefaultMaxArtifactSize bounds an artifact download unless configured.
@@ -58,6 +70,7 @@ func defaultFlux() Flux {
 		MaxCacheSize:     flux.DefaultMaxCacheSize,
 		MaxBuildBytes:    flux.DefaultLimits.TotalBytes,
 		MaxBuildNodes:    flux.DefaultLimits.Nodes,
+		MaxReleaseBytes:  helm.DefaultMaxReleaseBytes,
 	}
 }
 
@@ -70,6 +83,9 @@ func (f Flux) validate(bad func(key string, value any, format string, args ...an
 	}
 	if f.MaxBuildBytes <= 0 {
 		bad("flux.maxBuildBytes", f.MaxBuildBytes, "is not a positive number of bytes")
+	}
+	if f.MaxReleaseBytes <= 0 {
+		bad("flux.maxReleaseBytes", f.MaxReleaseBytes, "is not a positive number of bytes")
 	}
 	if f.MaxBuildNodes <= 0 {
 		bad("flux.maxBuildNodes", f.MaxBuildNodes, "is not a positive number of nodes")

@@ -141,4 +141,6 @@ type Source struct {
 	Name       string `json:"name"`
 	Repository string `json:"repository,omitempty"`
 	Revision   string `json:"revision,omitempty"`
+	// Chart is the Helm chart (name@version) of a Helm source.
+	Chart string `json:"chart,omitempty"`
 }

@@ -18,10 +18,11 @@ var rules = []struct {
 	{module + "/reconciler/...", []string{"/integrations/", "/cmd/", "/test/"}, "the core imports no integration: sources publish proposals to it, sinks read its outcomes"},
 	{module + "/policies/...", []string{"/reconciler/", "/integrations/", "/cmd/", "/test/"}, "the policy engine answers questions and knows nothing of who asks"},
 	{module + "/api/...", []string{"/reconciler/", "/integrations/", "/policies/", "/cmd/", "/test/"}, "the API types stand alone"},
-	{module + "/integrations/flux/...", []string{"/integrations/gitstatus", "/integrations/prcomment", "/integrations/argocd", "/policies"}, "a source knows nothing of Git hosts, policies or other sources"},
-	{module + "/integrations/argocd/...", []string{"/integrations/gitstatus", "/integrations/prcomment", "/integrations/flux", "/policies"}, "a source knows nothing of Git hosts, policies or other sources"},
-	{module + "/integrations/gitstatus/...", []string{"/integrations/flux", "/integrations/argocd", "/policies"}, "a sink knows nothing of sources or policies"},
-	{module + "/integrations/manifests/...", []string{"/reconciler/rollout", "/integrations/flux", "/integrations/argocd", "/integrations/gitstatus", "/policies"}, "decoding manifests serves sources and check alike"},
+	{module + "/integrations/flux/...", []string{"/integrations/gitstatus", "/integrations/prcomment", "/integrations/argocd", "/integrations/helm", "/policies"}, "a source knows nothing of Git hosts, policies or other sources"},
+	{module + "/integrations/argocd/...", []string{"/integrations/gitstatus", "/integrations/prcomment", "/integrations/flux", "/integrations/helm", "/policies"}, "a source knows nothing of Git hosts, policies or other sources"},
+	{module + "/integrations/helm/...", []string{"/integrations/gitstatus", "/integrations/prcomment", "/integrations/flux", "/integrations/argocd", "/policies"}, "a source knows nothing of Git hosts, policies or other sources"},
+	{module + "/integrations/gitstatus/...", []string{"/integrations/flux", "/integrations/argocd", "/integrations/helm", "/policies"}, "a sink knows nothing of sources or policies"},
+	{module + "/integrations/manifests/...", []string{"/reconciler/rollout", "/integrations/flux", "/integrations/argocd", "/integrations/helm", "/integrations/gitstatus", "/policies"}, "decoding manifests serves sources and check alike"},
 }
 
 // TestImportDirection fails when a package depends on one the architecture

@@ -84,6 +84,10 @@ type Source struct {
 	// Revision (commit) that proposed the templates, when known.
 	// +optional
 	Revision string `json:"revision,omitempty"`
+	// Chart is the Helm chart (name@version) the templates were rendered
+	// from, for a Helm source.
+	// +optional
+	Chart string `json:"chart,omitempty"`
 }
 
 // Proposal is the desired state the rollout works towards.

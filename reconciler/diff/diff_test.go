@@ -621,6 +621,9 @@ func TestIsTrackingKey(t *testing.T) {
 		"app.kubernetes.io/instance":                true,
 		"argocd.argoproj.io/tracking-id":            true,
 		"kustomize.toolkit.fluxcd.io/name":          true,
+		"helm.toolkit.fluxcd.io/name":               true,
+		"meta.helm.sh/release-name":                 true,
+		"helm.sh/chart":                             false, // a Helm source's IgnoredLabels
 		"app.kubernetes.io/name":                    false,
 		"argocd.argoproj.io":                        false, // the prefix needs its slash
 		"example.com/kustomize.toolkit.fluxcd.io/x": false,

@@ -6,11 +6,15 @@ import "strings"
 var trackingPrefixes = []string{
 	"argocd.argoproj.io/",
 	"kustomize.toolkit.fluxcd.io/",
+	"helm.toolkit.fluxcd.io/",
+	"meta.helm.sh/",
 }
 
 // IsTrackingKey reports whether a label or annotation key is a GitOps tracking
 // key. Such keys are never copied onto PVCs: Argo CD and Flux would then count
-// the PVCs as resources they manage and prune or diff them.
+// the PVCs as resources they manage and prune or diff them, and Helm's
+// meta.helm.sh/release-name and -namespace would make a claim look owned by a
+// release.
 func IsTrackingKey(k string) bool {
 	if k == "app.kubernetes.io/instance" {
 		return true

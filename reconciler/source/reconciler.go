@@ -111,7 +111,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // gone from the source and those never converged that are no longer asked
 // for, and returns the StatefulSets proposed.
 func (r *Reconciler) propose(ctx context.Context, owner proposal.Owner, d Desired) ([]string, error) {
-	src := v1alpha1.Source{Kind: owner.Kind, Namespace: owner.Namespace, Name: owner.Name, Repository: d.Repository, Revision: d.Revision}
+	src := v1alpha1.Source{Kind: owner.Kind, Namespace: owner.Namespace, Name: owner.Name, Repository: d.Repository, Revision: d.Revision, Chart: d.Chart}
 	inSource, proposedNow := map[types.NamespacedName]bool{}, map[types.NamespacedName]bool{}
 	for _, key := range d.Others {
 		inSource[key] = true

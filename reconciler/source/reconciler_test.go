@@ -148,7 +148,7 @@ func TestANewToolNeedsNothingElse(t *testing.T) {
 	if !ok {
 		t.Fatal("no proposal for shop/web")
 	}
-	want := v1alpha1.Source{Kind: toolKind, Namespace: "shop", Name: "demo", Repository: toolRepository, Revision: "r2"}
+	want := v1alpha1.Source{Kind: toolKind, Namespace: "shop", Name: "demo", Repository: toolRepository, Revision: "r2", Chart: toolChart}
 	if p.Source != want || len(p.Revisions) != 1 || p.Revisions[0] != "r2" || len(p.IgnoredLabels) != 1 {
 		t.Errorf("proposal source %+v revisions %v ignored labels %v, want %+v, [r2], [team]", p.Source, p.Revisions, p.IgnoredLabels, want)
 	}

@@ -87,6 +87,9 @@ type Desired struct {
 	Waiting string
 	// Repository and Revision are where commit statuses go (Source).
 	Repository, Revision string
+	// Chart is the Helm chart (name@version) the StatefulSets were rendered
+	// from, for a Helm source (Source.Chart).
+	Chart string
 	// Revisions are the tool's revisions read, one per source
 	// (Proposal.Revisions).
 	Revisions []string

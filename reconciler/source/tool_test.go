@@ -31,6 +31,7 @@ const (
 const (
 	toolKind       = "Demo"
 	toolRepository = "https://git.example.com/org/demo.git"
+	toolChart      = "demo@1.2.3"
 	reasonSkipped  = "DemoSuspended"
 )
 
@@ -70,7 +71,7 @@ func (t *configMapTool) Desired(_ context.Context, obj client.Object) (source.De
 	}
 	rev := cm.Data[keyAttempted]
 	d := source.Desired{
-		Repository: toolRepository, Revision: rev, Revisions: []string{rev},
+		Repository: toolRepository, Revision: rev, Revisions: []string{rev}, Chart: toolChart,
 		IgnoredLabels: []string{"team"},
 		NothingToDo:   "revision " + rev + " changes nothing",
 	}

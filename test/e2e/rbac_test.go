@@ -77,6 +77,13 @@ func TestServiceAccountPermissions(t *testing.T) {
 		{"patch", "kustomize.toolkit.fluxcd.io", "kustomizations", "", ns, true},
 		{"get", "source.toolkit.fluxcd.io", "gitrepositories", "", ns, true},
 		{"get", "", "configmaps", "", ns, true},
+		// Needed by the HelmRelease integration: HelmReleases watched and
+		// patched (the request annotations), HelmCharts read; release
+		// Secrets only where a RoleBinding says (none here: refused below).
+		{"watch", "helm.toolkit.fluxcd.io", "helmreleases", "", "", true},
+		{"patch", "helm.toolkit.fluxcd.io", "helmreleases", "", ns, true},
+		{"update", "helm.toolkit.fluxcd.io", "helmreleases", "", ns, false},
+		{"get", "source.toolkit.fluxcd.io", "helmcharts", "", ns, true},
 		// Argo CD: Applications are watched, never written (syncs and
 		// refreshes go through argocd-server's API with its own token).
 		{"watch", "argoproj.io", "applications", "", "", true},

@@ -15,8 +15,8 @@ import (
 	"github.com/claimwarden/claimwarden/test/testenv"
 )
 
-// installCRDs installs the CRDs build.sh copied from the source- and
-// kustomize-controller modules and waits until they are served. envtest's installer
+// installCRDs installs the CRDs build.sh copied from the source-, kustomize- and
+// helm-controller modules and waits until they are served. envtest's installer
 // (as testenv's CRDDirs) creates or updates whole objects, so the size of the Flux
 // CRDs is no issue (that limit is client-side apply's last-applied annotation), and
 // a second Start on the same control plane finds them in place.

@@ -19,6 +19,7 @@ import (
 const (
 	sourceBin    = "source-controller"
 	kustomizeBin = "kustomize-controller"
+	helmBin      = "helm-controller"
 	crdDir       = "flux-crds"
 )
 
@@ -26,7 +27,7 @@ const (
 // whose bin/testenv predates Flux gets "run `make testenv`".
 func checkBinaries(bin string) error {
 	var missing []string
-	for _, name := range []string{sourceBin, kustomizeBin, crdDir} {
+	for _, name := range []string{sourceBin, kustomizeBin, helmBin, crdDir} {
 		if _, err := os.Stat(filepath.Join(bin, name)); err != nil {
 			missing = append(missing, name)
 		}
@@ -37,7 +38,7 @@ func checkBinaries(bin string) error {
 	return nil
 }
 
-// commonFlags are the flags both controllers take: loopback-only endpoints, no
+// commonFlags are the flags every controller takes: loopback-only endpoints, no
 // leader election (one replica; it would also delay the start by a lease), no
 // interval jitter (so a test's short intervals are what it gets), and short
 // retry back-off and dependency requeue so failures are retried within seconds.
@@ -56,9 +57,9 @@ func commonFlags(o Options, metricsPort, healthPort int) []string {
 
 func loopback(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
 
-// start runs both controllers, then waits for both: their start-ups overlap.
+// start runs the controllers, then waits for all: their start-ups overlap.
 func (f *Flux) start(ctx context.Context, env *testenv.Env, o Options) error {
-	ports, err := testenv.FreePorts(5)
+	ports, err := testenv.FreePorts(7)
 	if err != nil {
 		return err
 	}
@@ -100,6 +101,17 @@ func (f *Flux) start(ctx context.Context, env *testenv.Env, o Options) error {
 	}); err != nil {
 		return err
 	}
+	if f.Helm, err = testenv.StartProcess(testenv.ProcessOptions{
+		Name:   helmBin,
+		Binary: filepath.Join(env.BinDir, helmBin),
+		// It downloads chart artifacts from the same loopback server.
+		Args: append(commonFlags(o, ports[5], ports[6]), "--http-retry", "2"),
+		Env:  procEnv,
+		Dir:  o.Dir,
+		Log:  filepath.Join(o.Dir, helmBin+".log"),
+	}); err != nil {
+		return err
+	}
 
 	checks := []struct {
 		p     *testenv.Process
@@ -111,6 +123,7 @@ func (f *Flux) start(ctx context.Context, env *testenv.Env, o Options) error {
 		// here); it answers / with a directory listing.
 		{f.Source, "artifact server", httpOK("http://" + f.StorageAddr + "/")},
 		{f.Kustomize, "readyz", httpOK("http://" + loopback(ports[4]) + "/readyz")},
+		{f.Helm, "readyz", httpOK("http://" + loopback(ports[6]) + "/readyz")},
 	}
 	for _, c := range checks {
 		if err := testenv.Poll(ctx, c.p, c.p.Name()+" "+c.what, f.Exited, c.check); err != nil {

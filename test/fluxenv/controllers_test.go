@@ -10,7 +10,7 @@ func TestCheckBinaries(t *testing.T) {
 	if err == nil {
 		t.Fatal("checkBinaries of an empty directory: no error")
 	}
-	for _, want := range []string{sourceBin, kustomizeBin, crdDir, "make testenv"} {
+	for _, want := range []string{sourceBin, kustomizeBin, helmBin, crdDir, "make testenv"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("checkBinaries error %q does not mention %q", err, want)
 		}

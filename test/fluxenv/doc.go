@@ -1,6 +1,6 @@
-// Package fluxenv runs the real Flux source-controller and kustomize-controller
-// (v1.9.6, built by `make testenv` into bin/testenv) against a testenv control
-// plane, out of cluster, for end-to-end tests of the GitOps loop:
+// Package fluxenv runs the real Flux source-, kustomize- and helm-controller
+// (v1.9.6 and v1.6.0, built by `make testenv` into bin/testenv) against a
+// testenv control plane, out of cluster, for end-to-end tests of the GitOps loop:
 //
 //	env := testenv.StartT(t, testenv.Options{Kwok: true})
 //	flux := fluxenv.StartT(t, env)
@@ -11,7 +11,7 @@
 //	_ = fluxenv.WaitReady(ctx, c, ks)
 //
 // Start installs the Flux CRDs (bin/testenv/flux-crds), creates the runtime
-// namespace and starts both controllers with testenv.StartProcess, so they get the
+// namespace and starts the controllers with testenv.StartProcess, so they get the
 // same process handling as the control plane: their own process group, a
 // parent-death signal, and a log file each (<Dir>/<controller>.log).
 package fluxenv

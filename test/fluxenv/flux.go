@@ -19,7 +19,8 @@ type Options struct {
 	// Namespace is the runtime namespace (RUNTIME_NAMESPACE), created if missing;
 	// default "flux-system". The controllers watch every namespace regardless.
 	Namespace string
-	// Dir holds the logs (<Dir>/source-controller.log, kustomize-controller.log)
+	// Dir holds the logs (<Dir>/source-controller.log, kustomize-controller.log,
+	// helm-controller.log)
 	// and the source-controller's artifact storage; default <env.Dir>/flux-<Namespace>,
 	// so the logs are kept (or removed) with the control plane's.
 	Dir string
@@ -27,13 +28,13 @@ type Options struct {
 	LogLevel string
 }
 
-// Flux is a running source-controller and kustomize-controller. Stop it when done.
+// Flux is a running source-, kustomize- and helm-controller. Stop it when done.
 type Flux struct {
-	Source, Kustomize *testenv.Process
+	Source, Kustomize, Helm *testenv.Process
 	// Namespace is the runtime namespace.
 	Namespace string
 	// StorageAddr is host:port of the source-controller's artifact server, which
-	// serves what it fetched to the kustomize-controller (and to anyone else).
+	// serves what it fetched to the kustomize- and helm-controller (and to anyone else).
 	StorageAddr string
 	// Dir holds the logs and the artifact storage.
 	Dir string
@@ -54,8 +55,8 @@ const (
 	stopGrace = 10 * time.Second
 )
 
-// Start installs the Flux CRDs, creates the runtime namespace and starts both
-// controllers out of cluster, as env's admin, and returns once both answer their
+// Start installs the Flux CRDs, creates the runtime namespace and starts the
+// three controllers out of cluster, as env's admin, and returns once each answers its
 // readiness probe and the artifact server answers. ctx bounds Start only; the
 // controllers run until Stop (or until the test binary dies). On error, whatever
 // was started is stopped and the error carries the relevant log lines.
@@ -109,7 +110,7 @@ func Start(ctx context.Context, env *testenv.Env, o Options) (_ *Flux, err error
 
 // StartT starts Flux on env for one test and stops it in t.Cleanup. Call it after
 // testenv.StartT, so Flux stops before the control plane. A failed test gets the
-// end of both controllers' logs in its output.
+// end of the controllers' logs in its output.
 func StartT(t testing.TB, env *testenv.Env) *Flux {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testStartTimeout)
@@ -129,11 +130,11 @@ func StartT(t testing.TB, env *testenv.Env) *Flux {
 	return f
 }
 
-// Stop stops both controllers together (SIGTERM, SIGKILL after a grace period).
+// Stop stops the controllers together (SIGTERM, SIGKILL after a grace period).
 // It reports a controller that had crashed before. Stop is idempotent.
 func (f *Flux) Stop() error {
 	f.stopOnce.Do(func() {
-		var errs [2]error
+		var errs [3]error
 		var wg sync.WaitGroup
 		for i, p := range f.processes() {
 			wg.Go(func() { errs[i] = p.Stop(stopGrace) })
@@ -146,7 +147,7 @@ func (f *Flux) Stop() error {
 	return f.stopErr
 }
 
-// Exited returns nil while both controllers run, otherwise an error with the log
+// Exited returns nil while every controller runs, otherwise an error with the log
 // of the one that exited: a test waiting on a Flux object can check it to fail at
 // once rather than at its deadline.
 func (f *Flux) Exited() error {
@@ -158,7 +159,7 @@ func (f *Flux) Exited() error {
 	return nil
 }
 
-// LogTails returns the last n lines of both controllers' logs, for failure reports.
+// LogTails returns the last n lines of the controllers' logs, for failure reports.
 func (f *Flux) LogTails(n int) string {
 	var b strings.Builder
 	for _, p := range f.processes() {
@@ -170,7 +171,7 @@ func (f *Flux) LogTails(n int) string {
 // processes lists the controllers started so far.
 func (f *Flux) processes() []*testenv.Process {
 	var ps []*testenv.Process
-	for _, p := range []*testenv.Process{f.Source, f.Kustomize} {
+	for _, p := range []*testenv.Process{f.Source, f.Kustomize, f.Helm} {
 		if p != nil {
 			ps = append(ps, p)
 		}

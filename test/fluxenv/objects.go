@@ -3,6 +3,7 @@ package fluxenv
 import (
 	"time"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,17 +26,20 @@ const (
 	kustomizationTimeout = time.Minute
 )
 
-// AddToScheme adds the GitRepository and Kustomization API types (and the rest of
-// their groups' v1 types) to s.
+// AddToScheme adds the GitRepository, Kustomization and HelmRelease API types
+// (and the rest of their groups' types) to s.
 func AddToScheme(s *runtime.Scheme) error {
 	if err := sourcev1.AddToScheme(s); err != nil {
+		return err
+	}
+	if err := helmv2.AddToScheme(s); err != nil {
 		return err
 	}
 	return kustomizev1.AddToScheme(s)
 }
 
-// Scheme returns a scheme with the built-in Kubernetes types and the Flux source
-// and kustomize v1 types, for a controller-runtime client.
+// Scheme returns a scheme with the built-in Kubernetes types and the Flux source,
+// kustomize and helm types, for a controller-runtime client.
 func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	// Both only fail on conflicting registrations, which a fresh scheme cannot have.
@@ -79,6 +83,28 @@ func Kustomization(ns, name, source, path string) *kustomizev1.Kustomization {
 			Interval:      metav1.Duration{Duration: KustomizationInterval},
 			RetryInterval: &metav1.Duration{Duration: KustomizationRetryInterval},
 			Timeout:       &metav1.Duration{Duration: kustomizationTimeout},
+		},
+	}
+}
+
+// HelmRelease returns a HelmRelease ns/name of the chart at path in the
+// GitRepository ns/source, released as the chart's Git revision changes
+// (reconcileStrategy Revision: the chart version gets +<commit> appended), with
+// helm-controller's default remediation (none: a failed upgrade stays failed).
+// It is reconciled every KustomizationInterval.
+func HelmRelease(ns, name, source, path string) *helmv2.HelmRelease {
+	return &helmv2.HelmRelease{
+		TypeMeta:   metav1.TypeMeta{APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: helmv2.HelmReleaseSpec{
+			Chart: &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
+				Chart:             path,
+				SourceRef:         helmv2.CrossNamespaceObjectReference{Kind: sourcev1.GitRepositoryKind, Name: source},
+				ReconcileStrategy: sourcev1.ReconcileStrategyRevision,
+				Interval:          &metav1.Duration{Duration: KustomizationInterval},
+			}},
+			Interval: metav1.Duration{Duration: KustomizationInterval},
+			Timeout:  &metav1.Duration{Duration: kustomizationTimeout},
 		},
 	}
 }

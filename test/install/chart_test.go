@@ -81,6 +81,7 @@ func TestChartRulesAreConfigRBACs(t *testing.T) {
 		{"ClusterRole", "claimwarden-flux", "config/components/flux/role.yaml"},
 		{"ClusterRole", "claimwarden-flux-substitute-configmaps", "config/components/flux-substitute-configmaps/role.yaml"},
 		{"ClusterRole", "claimwarden-flux-substitute-secrets", "config/components/flux-substitute-secrets/role.yaml"},
+		{"ClusterRole", "claimwarden-helm", "config/components/helm/role.yaml"},
 		{"ClusterRole", "claimwarden-argocd", "config/components/argocd/role.yaml"},
 		{"Role", "claimwarden-argocd-token", "config/components/argocd/token_role.yaml"},
 		{"Role", "claimwarden-gitstatus", "config/components/gitstatus/role.yaml"},
@@ -126,6 +127,14 @@ func TestChartIntegrationRBACOnlyWhenOn(t *testing.T) {
 	vap := find(flux, "ValidatingAdmissionPolicy", "claimwarden-flux-requestedat-only")
 	if vap == nil || !strings.Contains(string(toYAML(t, vap.Object)), "system:serviceaccount:claimwarden-system:claimwarden") {
 		t.Error("the Flux admission policy does not name the chart's ServiceAccount")
+	}
+	helm := mustTemplate(t, "--set", "config.flux.helmReleases=true")
+	if find(helm, "ClusterRole", "claimwarden-helm") == nil || find(helm, "ClusterRole", "claimwarden-convergence") == nil || find(helm, "ClusterRole", "claimwarden-flux") != nil {
+		t.Error("config.flux.helmReleases does not render the helm and convergence roles alone")
+	}
+	vap = find(helm, "ValidatingAdmissionPolicy", "claimwarden-helm-requests-only")
+	if vap == nil || !strings.Contains(string(toYAML(t, vap.Object)), "system:serviceaccount:claimwarden-system:claimwarden") {
+		t.Error("the HelmRelease admission policy does not name the chart's ServiceAccount")
 	}
 }
 
@@ -179,5 +188,41 @@ func TestChartImageAndCRD(t *testing.T) {
 	}
 	if _, err := template(t, "--set", "image.digest=latest"); err == nil {
 		t.Error("image.digest=latest passed values.schema.json")
+	}
+}
+
+// The release-record Secrets are readable only where the values say: a
+// ClusterRole with the component's rule, bound by a RoleBinding per namespace.
+func TestChartHelmReleaseSecretsBoundPerNamespace(t *testing.T) {
+	objs := mustTemplate(t, "-f", fullValues(t))
+	role := find(objs, "ClusterRole", "claimwarden-helm-release-secrets")
+	if role == nil {
+		t.Fatal("no ClusterRole claimwarden-helm-release-secrets rendered")
+	}
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "config/components/helm/release_secrets_role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, have rbacv1.ClusterRole
+	if err := yaml.Unmarshal(data, &want); err != nil {
+		t.Fatal(err)
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(role.Object, &have); err != nil {
+		t.Fatal(err)
+	}
+	if string(toYAML(t, have.Rules)) != string(toYAML(t, want.Rules)) {
+		t.Errorf("rules differ from the component's:\n%s", toYAML(t, have.Rules))
+	}
+	if find(objs, "ClusterRoleBinding", "claimwarden-helm-release-secrets") != nil {
+		t.Error("the release Secrets are bound cluster-wide")
+	}
+	var bound []string
+	for _, o := range objs {
+		if o.GetKind() == "RoleBinding" && o.GetName() == "claimwarden-helm-release-secrets" {
+			bound = append(bound, o.GetNamespace())
+		}
+	}
+	if strings.Join(bound, ",") != "shop,billing" {
+		t.Errorf("RoleBindings in %v, want shop and billing", bound)
 	}
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the real control plane used by the tests and the demo, the Gitea used by
-# the commit-status tests, Flux's source- and kustomize-controller (with their CRDs)
+# the commit-status tests, Flux's source-, kustomize- and helm-controller (with their CRDs)
 # and Argo CD (with its CRDs, and Debian's redis-server as its cache) used by the
 # GitOps tests, from the Go module proxy, caches each binary outside the repository
 # keyed by version, and links it into bin/testenv/. A cached binary is reused;
@@ -17,6 +17,7 @@ ETCD_VERSION=v3.7.3
 KWOK_VERSION=v0.8.0
 GITEA_VERSION=v1.26.0
 FLUX_VERSION=v1.9.6 # source-controller and kustomize-controller share it
+HELM_CONTROLLER_VERSION=v1.6.0 # pairs with source-controller v1.9.x
 ARGOCD_VERSION=v3.6.1
 
 export CGO_ENABLED=0 GOFLAGS=-mod=mod
@@ -33,7 +34,9 @@ build() {
 	if [[ ! -x $dest ]]; then
 		log "building $name $version (cached afterwards in $CACHE)"
 		mkdir -p "$(dirname "$dest")"
+		local start=$SECONDS
 		(cd "$dir" && go build -trimpath -ldflags "-s -w $ldflags" -o "$dest.tmp" "$pkg")
+		log "built $name in $((SECONDS - start))s"
 		mv "$dest.tmp" "$dest"
 	fi
 	ln -sfn "$dest" "$OUT/$name"
@@ -94,21 +97,22 @@ fi
 ln -sfn "$gitea_dir/gitea" "$OUT/gitea"
 ln -sfn "$gitea_dir/src" "$OUT/gitea-src"
 
-# Flux's source-controller and kustomize-controller, run out of cluster by
-# test/fluxenv. Each has replace directives of its own, hence a wrapper module
-# apiece, which also keeps each on the dependency versions it was released with.
-build source-controller "$FLUX_VERSION" "$TOOLS/flux-source" github.com/fluxcd/source-controller
-build kustomize-controller "$FLUX_VERSION" "$TOOLS/flux-kustomize" github.com/fluxcd/kustomize-controller
+# Flux's source-, kustomize- and helm-controller, run out of cluster by
+# test/fluxenv. They have replace directives of their own, hence a wrapper
+# module; one for all three, so what they share compiles once.
+build source-controller "$FLUX_VERSION" "$TOOLS/flux" github.com/fluxcd/source-controller
+build kustomize-controller "$FLUX_VERSION" "$TOOLS/flux" github.com/fluxcd/kustomize-controller
+build helm-controller "$HELM_CONTROLLER_VERSION" "$TOOLS/flux" github.com/fluxcd/helm-controller
 
 # Their CRDs ship in the module zips (config/crd/bases), at the version of the
-# binaries; the wrapper modules have already downloaded them. Copied, not linked,
+# binaries; the wrapper module has already downloaded them. Copied, not linked,
 # into the cache: the module cache can be cleaned independently of this one.
-crd_dir="$CACHE/flux-crds-$FLUX_VERSION"
+crd_dir="$CACHE/flux-crds-$FLUX_VERSION-helm-$HELM_CONTROLLER_VERSION"
 if [[ ! -d $crd_dir ]]; then
 	rm -rf "$crd_dir.tmp"
 	mkdir -p "$crd_dir.tmp"
-	for m in source-controller kustomize-controller; do
-		mod=$(cd "$TOOLS/flux-${m%-controller}" && go mod download -json "github.com/fluxcd/$m@$FLUX_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+	for m in "source-controller@$FLUX_VERSION" "kustomize-controller@$FLUX_VERSION" "helm-controller@$HELM_CONTROLLER_VERSION"; do
+		mod=$(cd "$TOOLS/flux" && go mod download -json "github.com/fluxcd/$m" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
 		cp "$mod"/config/crd/bases/*.yaml "$crd_dir.tmp/"
 	done
 	chmod -R u+w "$crd_dir.tmp" # the module cache is read-only

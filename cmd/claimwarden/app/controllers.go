@@ -15,6 +15,7 @@ import (
 	"github.com/claimwarden/claimwarden/integrations/argocd"
 	"github.com/claimwarden/claimwarden/integrations/flux"
 	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/helm"
 	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/reconciler/rollout"
@@ -74,7 +75,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 			_ = notifier.Flush(flushCtx)
 		}()
 	}
-	if cfg.Flux.Enabled || cfg.ArgoCD.Enabled {
+	if cfg.Flux.Enabled || cfg.Flux.HelmReleases || cfg.ArgoCD.Enabled {
 		// One store: a StatefulSet's newest proposal wins, whichever tool made it.
 		opts.Proposals = proposal.NewStore()
 	}
@@ -83,6 +84,18 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 		nudger, err := setupFlux(mgr, cfg.Flux, opts.Proposals, log.WithName("flux"))
 		if err != nil {
 			return err
+		}
+		opts.Sinks = append(opts.Sinks, nudger)
+	}
+	if cfg.Flux.HelmReleases {
+		nudger, err := helm.SetupWithManager(mgr, helm.WatchOptions{
+			Namespaces:      cfg.Flux.Namespaces,
+			Proposals:       opts.Proposals,
+			MaxReleaseBytes: cfg.Flux.MaxReleaseBytes,
+			FieldOwner:      v1alpha1.ControllerName,
+		})
+		if err != nil {
+			return fmt.Errorf("setting up the Flux HelmRelease integration: %w", err)
 		}
 		opts.Sinks = append(opts.Sinks, nudger)
 	}

@@ -33,7 +33,7 @@ func requiredPermissions(cfg config.Config) []permission {
 	if len(where) == 0 {
 		where = []string{""}
 	}
-	if cfg.Flux.Enabled || cfg.ArgoCD.Enabled {
+	if cfg.Flux.Enabled || cfg.Flux.HelmReleases || cfg.ArgoCD.Enabled {
 		for _, ns := range where {
 			out = append(out,
 				permission{"create", "apps", "statefulsets", ns, "", "convergence"},
@@ -56,6 +56,21 @@ func requiredPermissions(cfg config.Config) []permission {
 				permission{"patch", "kustomize.toolkit.fluxcd.io", "kustomizations", ns, "", "flux"},
 				permission{"get", "source.toolkit.fluxcd.io", "gitrepositories", ns, "", "flux"})
 		}
+	}
+	if cfg.Flux.HelmReleases {
+		fluxNS := cfg.Flux.Namespaces
+		if len(fluxNS) == 0 {
+			fluxNS = []string{""}
+		}
+		for _, ns := range fluxNS {
+			out = append(out,
+				permission{"watch", "helm.toolkit.fluxcd.io", "helmreleases", ns, "", "helm"},
+				permission{"patch", "helm.toolkit.fluxcd.io", "helmreleases", ns, "", "helm"},
+				permission{"get", "source.toolkit.fluxcd.io", "helmcharts", ns, "", "helm"})
+		}
+		// Release Secrets are not asked: their rule may be bound per storage
+		// namespace (config/components/helm), which no start-up question can
+		// know; a refused read names the Secret (SourceReady=False).
 	}
 	if cfg.ArgoCD.Enabled {
 		argoNS := cfg.ArgoCD.Namespaces

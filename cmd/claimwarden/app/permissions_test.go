@@ -57,6 +57,16 @@ func TestRequiredPermissions(t *testing.T) {
 		t.Errorf("two hosts with Secrets in one namespace ask %d times, want once", n)
 	}
 
+	cfg = config.Config{Namespaces: []string{"a"}, Flux: config.Flux{HelmReleases: true, Namespaces: []string{"apps"}}}
+	if got, want := components(cfg), []string{"convergence", "helm"}; !slices.Equal(got, want) {
+		t.Errorf("flux.helmReleases: needs %v, want %v", got, want)
+	}
+	perms = requiredPermissions(cfg)
+	if !slices.Contains(perms, permission{"patch", "helm.toolkit.fluxcd.io", "helmreleases", "apps", "", "helm"}) ||
+		slices.ContainsFunc(perms, func(p permission) bool { return p.component == "helm" && p.resource == "secrets" }) {
+		t.Errorf("flux.helmReleases: %v, want HelmReleases patched in flux.namespaces and no Secret asked (it may be bound per storage namespace)", perms)
+	}
+
 	cfg = config.Config{Namespaces: []string{"a"}, RestartForExpansion: true}
 	if got, want := components(cfg), []string{"restarts"}; !slices.Equal(got, want) {
 		t.Errorf("restartForExpansion: needs %v, want %v", got, want)

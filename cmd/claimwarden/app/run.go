@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/go-logr/logr"
@@ -163,6 +164,9 @@ func managerOptions(cfg config.Config) (ctrl.Options, error) {
 		return ctrl.Options{}, err
 	}
 	if err := sourcev1.AddToScheme(scheme); err != nil {
+		return ctrl.Options{}, err
+	}
+	if err := helmv2.AddToScheme(scheme); err != nil {
 		return ctrl.Options{}, err
 	}
 	opts := ctrl.Options{

@@ -99,7 +99,7 @@ subjects:
 {{- if and .Values.config.gitStatus .Values.config.gitStatus.hosts -}}true{{- end -}}
 {{- end -}}
 
-{{/* Convergence (re-creating StatefulSets) comes with either GitOps integration. */}}
+{{/* Convergence (re-creating StatefulSets) comes with every GitOps integration. */}}
 {{- define "claimwarden.convergenceOn" -}}
-{{- if or (dig "flux" "enabled" false .Values.config) (dig "argocd" "enabled" false .Values.config) -}}true{{- end -}}
+{{- if or (dig "flux" "enabled" false .Values.config) (dig "flux" "helmReleases" false .Values.config) (dig "argocd" "enabled" false .Values.config) -}}true{{- end -}}
 {{- end -}}

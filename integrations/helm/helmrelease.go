@@ -1,0 +1,176 @@
+package helm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	rcommon "helm.sh/helm/v4/pkg/release/common"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/claimwarden/claimwarden/reconciler/converge"
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
+	"github.com/claimwarden/claimwarden/reconciler/source"
+)
+
+// HelmReleaseKind is the Source kind of proposals from Flux HelmReleases.
+const HelmReleaseKind = helmv2.HelmReleaseKind
+
+// Event reasons on HelmReleases.
+const (
+	ReasonSuspended  = "ClaimwardenSuspended"
+	ReasonForce      = "ClaimwardenForceReplaces"
+	ReasonRemediated = "ClaimwardenRemediated"
+	ReasonNoCommit   = "ClaimwardenNoCommit"
+	ReasonReadFailed = "ClaimwardenReleaseReadFailed"
+)
+
+// HelmReleases is Flux's helm-controller as a source.Tool: when a
+// HelmRelease's newest release failed on immutable volumeClaimTemplates, its
+// desired StatefulSets are read from that failed release's record; the nudge
+// asks helm-controller to upgrade again with its failure counts reset.
+type HelmReleases struct {
+	// Client writes the nudge's annotations.
+	Client client.Client
+	// Reader reads release Secrets, charts and sources uncached: each is
+	// read once per failed release, and a cache would watch every Secret.
+	Reader client.Reader
+	// MaxReleaseBytes bounds one release record unpacked; default
+	// DefaultMaxReleaseBytes.
+	MaxReleaseBytes int64
+	// FieldOwner writes the nudge's annotations.
+	FieldOwner string
+}
+
+var _ source.Tool = (*HelmReleases)(nil)
+
+// Kind implements source.Tool.
+func (*HelmReleases) Kind() string { return HelmReleaseKind }
+
+// NewObject implements source.Tool.
+func (*HelmReleases) NewObject() client.Object { return &helmv2.HelmRelease{} }
+
+// Read implements source.Tool. A suspended HelmRelease is skipped, and so is
+// one whose failed release was remediated (rolled back or uninstalled):
+// converging toward a release Helm rolled back would leave the cluster ahead
+// of the release Helm records as deployed, and its next upgrade would then
+// fail on the templates the other way round. One Ready at its generation is
+// idle. One whose newest release failed on immutable volumeClaimTemplates is
+// blocked at that release; any other failure is not claimwarden's to solve.
+func (*HelmReleases) Read(_ context.Context, obj client.Object) (source.Reading, error) {
+	hr := obj.(*helmv2.HelmRelease)
+	if hr.Spec.Suspend {
+		return source.Reading{State: source.Skipped, Notes: []source.Note{{Type: corev1.EventTypeNormal, Reason: ReasonSuspended,
+			Message: "the HelmRelease is suspended: claimwarden does nothing for it until it is resumed"}}}, nil
+	}
+	var notes []source.Note
+	if hr.Spec.Upgrade != nil && hr.Spec.Upgrade.Force {
+		// Helm replaces what it cannot patch, deleting the StatefulSet with
+		// its Pods; claimwarden can grow the claims of the new one, no more.
+		notes = append(notes, source.Note{Type: corev1.EventTypeWarning, Reason: ReasonForce,
+			Message: "spec.upgrade.force is true: Helm deletes and re-creates a StatefulSet whose volumeClaimTemplates change, and its Pods with it; set force: false to let claimwarden converge it with its Pods kept"})
+	}
+	if ready := conditions.Get(hr, meta.ReadyCondition); ready != nil && ready.Status == "True" && ready.ObservedGeneration == hr.Generation {
+		return source.Reading{State: source.Idle, Notes: notes}, nil
+	}
+	latest := hr.Status.History.Latest()
+	if latest == nil {
+		return source.Reading{State: source.Waiting, Notes: notes}, nil
+	}
+	revision := latest.ChartName + "@" + latest.ChartVersion
+	if latest.Status != rcommon.StatusFailed.String() {
+		if conditions.IsTrue(hr, helmv2.RemediatedCondition) {
+			return source.Reading{State: source.Skipped, Notes: append(notes, source.Note{Type: corev1.EventTypeNormal, Reason: ReasonRemediated,
+				Message: fmt.Sprintf("helm-controller remediated the failed release (%s): claimwarden does not converge toward a release Helm rolled back or uninstalled; it acts on the next failed upgrade (reconcile.fluxcd.io/resetAt asks for one)", conditions.GetMessage(hr, helmv2.RemediatedCondition))})}, nil
+		}
+		return source.Reading{State: source.Waiting, Notes: notes}, nil
+	}
+	if !failedOnTemplates(hr) {
+		return source.Reading{State: source.Idle, Notes: notes}, nil
+	}
+	if n, ok := noCommitNote(hr, revision); ok {
+		notes = append(notes, n)
+	}
+	return source.Reading{
+		State:    source.Blocked,
+		Revision: revision,
+		// A new release (a retry, a newer chart, other values) is read again.
+		Key:   fmt.Sprintf("%s.v%d/%s/%d", latest.Name, latest.Version, latest.Digest, hr.Generation),
+		Notes: notes,
+	}, nil
+}
+
+// failedOnTemplates reports whether helm-controller's last release failed
+// with the API server's refusal to change volumeClaimTemplates, e.g.
+// `Helm upgrade failed for release NS/NAME with chart web@0.2.0: server-side
+// apply failed for object …: StatefulSet.apps "web" is invalid:
+// spec.volumeClaimTemplates: Invalid value: […]: field is immutable`.
+func failedOnTemplates(hr *helmv2.HelmRelease) bool {
+	c := conditions.Get(hr, helmv2.ReleasedCondition)
+	if c == nil || c.Status != "False" {
+		return false
+	}
+	return converge.IsImmutableTemplateError(errors.New(c.Message))
+}
+
+// Desired implements source.Tool: the StatefulSets of the failed release's
+// record, as helm-controller tried to apply them.
+func (h *HelmReleases) Desired(ctx context.Context, obj client.Object) (source.Desired, error) {
+	hr := obj.(*helmv2.HelmRelease)
+	latest := hr.Status.History.Latest()
+	if latest == nil || latest.Status != rcommon.StatusFailed.String() {
+		return source.Desired{Waiting: "waiting for helm-controller's next release"}, nil
+	}
+	limit := h.MaxReleaseBytes
+	if limit <= 0 {
+		limit = DefaultMaxReleaseBytes
+	}
+	chart := latest.ChartName + "@" + latest.ChartVersion
+	rel, err := ReadRelease(ctx, h.Reader, hr.GetStorageNamespace(), latest.Name, latest.Version, limit)
+	if err != nil {
+		return source.Desired{}, readFailed(fmt.Errorf("HelmRelease %s/%s at %s: %w", hr.Namespace, hr.Name, chart, err))
+	}
+	if rel.Info == nil || rel.Info.Status != rcommon.StatusFailed {
+		// Helm moved on (a rollback, a newer attempt) since the status was
+		// written; the HelmRelease's next status brings it back here.
+		return source.Desired{Waiting: "the release record is no longer the failed release"}, nil
+	}
+	stss, err := StatefulSets(rel)
+	if err != nil {
+		return source.Desired{}, readFailed(fmt.Errorf("HelmRelease %s/%s at %s: %w", hr.Namespace, hr.Name, chart, err))
+	}
+	prov, err := provenanceOf(ctx, h.Reader, hr, latest.ChartVersion)
+	if err != nil {
+		return source.Desired{}, readFailed(err)
+	}
+	if prov.waiting != "" {
+		return source.Desired{Waiting: prov.waiting}, nil
+	}
+	return source.Desired{
+		Repository:    prov.repository,
+		Revision:      prov.revision,
+		Chart:         chart,
+		Revisions:     []string{latest.ChartVersion},
+		Candidates:    stss,
+		IgnoredLabels: BookkeepingLabels,
+		NothingToDo:   fmt.Sprintf("release %s.v%d (chart %s) renders no StatefulSet whose volumeClaimTemplates change: its failure is not one claimwarden can resolve", latest.Name, latest.Version, chart),
+	}, nil
+}
+
+// Nudge implements source.Tool: helm-controller upgrades again now, with its
+// failure counts reset, and the upgrade succeeds.
+func (h *HelmReleases) Nudge(ctx context.Context, p proposal.Proposal) error {
+	return RequestUpgrade(ctx, h.Client, types.NamespacedName{Namespace: p.Source.Namespace, Name: p.Source.Name}, h.FieldOwner)
+}
+
+// Forget implements source.Tool: nothing is kept per HelmRelease.
+func (*HelmReleases) Forget(types.NamespacedName) {}
+
+func readFailed(err error) error {
+	return &source.ReadError{Reason: ReasonReadFailed, Action: "ReadRelease", Err: err}
+}

@@ -1,0 +1,124 @@
+package helm
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	rspb "helm.sh/helm/v4/pkg/release/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/claimwarden/claimwarden/integrations/manifests"
+)
+
+// DefaultMaxReleaseBytes bounds a decoded release record unless configured.
+// A record is a Secret (at most 1 MiB, gzip inside), but holds the chart's
+// files and templates besides the manifest: large charts' records reach a few
+// MiB unpacked, and a crafted gzip stream would reach gigabytes.
+const DefaultMaxReleaseBytes = 32 << 20
+
+// releaseKey is the field of a release Secret holding the record.
+const releaseKey = "release"
+
+// gzipMagic starts a compressed record; Helm 2-era records are not compressed.
+var gzipMagic = []byte{0x1f, 0x8b, 0x08}
+
+// SecretName is the Secret Helm's storage driver keeps release version v of
+// release name in (Helm 3 and 4 alike).
+func SecretName(name string, version int) string {
+	return fmt.Sprintf("sh.helm.release.v1.%s.v%d", name, version)
+}
+
+// ReadRelease reads release version v of name from its Secret in namespace
+// ns. The record is decoded by hand rather than with Helm's storage driver:
+// the driver's decoder is unexported and reads the gzip stream without a
+// bound (whoever can write Secrets in the storage namespace could exhaust
+// claimwarden's memory), and its package brings Helm's SQL driver along. The
+// record type is Helm's own.
+func ReadRelease(ctx context.Context, r client.Reader, ns, name string, version int, maxBytes int64) (*rspb.Release, error) {
+	key := types.NamespacedName{Namespace: ns, Name: SecretName(name, version)}
+	var s corev1.Secret
+	if err := r.Get(ctx, key, &s); err != nil {
+		return nil, fmt.Errorf("release record Secret %s: %w", key, err)
+	}
+	if s.Type != "helm.sh/release.v1" {
+		return nil, fmt.Errorf("release record Secret %s: type %q is not helm.sh/release.v1", key, s.Type)
+	}
+	rel, err := decodeRelease(s.Data[releaseKey], maxBytes)
+	if err != nil {
+		return nil, fmt.Errorf("release record Secret %s: data.%s: %w", key, releaseKey, err)
+	}
+	if rel.Name != name || rel.Version != version || rel.Namespace == "" {
+		return nil, fmt.Errorf("release record Secret %s holds release %s/%s version %d, not %s version %d", key, rel.Namespace, rel.Name, rel.Version, name, version)
+	}
+	return rel, nil
+}
+
+// decodeRelease is Helm's encoding undone: base64, then gzip, then JSON, with
+// at most maxBytes read after unpacking.
+func decodeRelease(data []byte, maxBytes int64) (*rspb.Release, error) {
+	if len(data) == 0 {
+		return nil, errors.New("empty")
+	}
+	raw := make([]byte, base64.StdEncoding.DecodedLen(len(data)))
+	n, err := base64.StdEncoding.Decode(raw, data)
+	if err != nil {
+		return nil, fmt.Errorf("not base64: %w", err)
+	}
+	raw = raw[:n]
+	var in io.Reader = bytes.NewReader(raw)
+	if bytes.HasPrefix(raw, gzipMagic) {
+		zr, err := gzip.NewReader(in)
+		if err != nil {
+			return nil, fmt.Errorf("not gzip: %w", err)
+		}
+		defer zr.Close()
+		in = zr
+	}
+	js, err := io.ReadAll(io.LimitReader(in, maxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("unpacking: %w", err)
+	}
+	if int64(len(js)) > maxBytes {
+		return nil, fmt.Errorf("the record is larger than %d bytes unpacked (maxReleaseBytes)", maxBytes)
+	}
+	var rel rspb.Release
+	if err := json.Unmarshal(js, &rel); err != nil {
+		return nil, fmt.Errorf("not a Helm release: %w", err)
+	}
+	return &rel, nil
+}
+
+// StatefulSets are the StatefulSets of a release's manifest, with the
+// release namespace where the manifest names none (as Helm applies them).
+// The manifest is decoded with the manifests package's bounds.
+func StatefulSets(rel *rspb.Release) ([]*appsv1.StatefulSet, error) {
+	what := fmt.Sprintf("release %s/%s version %d", rel.Namespace, rel.Name, rel.Version)
+	objs, err := manifests.Limits{}.Decode(strings.NewReader(rel.Manifest), what)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range objs {
+		if o.GetNamespace() == "" {
+			o.SetNamespace(rel.Namespace)
+		}
+	}
+	stss, _, err := manifests.StatefulSets(objs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*appsv1.StatefulSet, 0, len(stss))
+	for _, s := range stss {
+		out = append(out, s.StatefulSet)
+	}
+	return out, nil
+}
