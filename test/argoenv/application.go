@@ -8,6 +8,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,8 +26,8 @@ const (
 	refreshAnnotation = "argocd.argoproj.io/refresh"
 )
 
-// AppSpec describes an Application of plain manifests in one Git directory,
-// deployed to the in-cluster destination in project "default".
+// AppSpec describes an Application of plain manifests or a Helm chart in one
+// Git directory, deployed to the in-cluster destination in project "default".
 type AppSpec struct {
 	Name string
 	// Namespace is the Application's own namespace; empty means Argo CD's.
@@ -43,6 +44,12 @@ type AppSpec struct {
 	Automated bool
 	// SyncOptions are syncPolicy.syncOptions, e.g. "CreateNamespace=true".
 	SyncOptions []string
+	// HelmValues, when not nil, makes the source a Helm chart (the directory
+	// holds Chart.yaml) rendered with these values over the chart's own
+	// (spec.source.helm.valuesObject; the release is named after the
+	// Application). Values are JSON-like, as unstructured objects need:
+	// string, bool, int64, float64, []any, map[string]any.
+	HelmValues map[string]any
 }
 
 // Application returns s as an Application in s.Namespace or a's namespace,
@@ -66,12 +73,14 @@ func (a *ArgoCD) Application(s AppSpec) *unstructured.Unstructured {
 		}
 		policy["syncOptions"] = opts
 	}
+	source := map[string]any{"repoURL": s.RepoURL, "path": path, "targetRevision": rev}
+	if s.HelmValues != nil {
+		source["helm"] = map[string]any{"valuesObject": runtime.DeepCopyJSON(s.HelmValues)}
+	}
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"spec": map[string]any{
-			"project": DefaultProject,
-			"source": map[string]any{
-				"repoURL": s.RepoURL, "path": path, "targetRevision": rev,
-			},
+			"project":     DefaultProject,
+			"source":      source,
 			"destination": map[string]any{"server": InClusterServer, "namespace": s.DestNamespace},
 			"syncPolicy":  policy,
 		},

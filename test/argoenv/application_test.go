@@ -40,6 +40,20 @@ func TestApplication(t *testing.T) {
 		t.Errorf("Application spec.source.path %q, want apps", p)
 	}
 
+	if _, ok, _ := unstructured.NestedFieldNoCopy(app.Object, "spec", "source", "helm"); ok {
+		t.Error("Application without HelmValues has spec.source.helm")
+	}
+	values := map[string]any{"replicas": int64(2), "claimLabels": map[string]any{"team": "storage"}}
+	chart := a.Application(AppSpec{Name: "chart", RepoURL: "http://git/shop.git", Path: "charts/web", HelmValues: values})
+	got, _, _ := unstructured.NestedFieldNoCopy(chart.Object, "spec", "source", "helm", "valuesObject")
+	if !reflect.DeepEqual(got, values) {
+		t.Errorf("Application spec.source.helm.valuesObject = %#v, want %#v", got, values)
+	}
+	values["replicas"] = int64(3)
+	if r, _, _ := unstructured.NestedInt64(chart.Object, "spec", "source", "helm", "valuesObject", "replicas"); r != 2 {
+		t.Errorf("Application valuesObject.replicas %d after the caller changed its map, want 2: the values are not copied", r)
+	}
+
 	elsewhere := a.Application(AppSpec{Name: "team", Namespace: "apps-team", RepoURL: "http://git/shop.git"})
 	if elsewhere.GetNamespace() != "apps-team" {
 		t.Errorf("Application with Namespace apps-team is in namespace %q", elsewhere.GetNamespace())

@@ -215,7 +215,7 @@ func (a *ArgoCD) Exited() error {
 
 // binPaths are what build.sh links into testenv.BinDir() for Argo CD.
 type binPaths struct {
-	dir     string // testenv.BinDir(): argocd itself, for GIT_ASKPASS=argocd
+	dir     string // testenv.BinDir(): argocd itself, for GIT_ASKPASS=argocd, and helm (tools.sh)
 	argocd  string // the one binary of all Argo CD programs
 	crds    string // directory of the CRD YAML files
 	hack    string // directory holding git-verify-wrapper.sh
@@ -233,7 +233,9 @@ func binaries() (binPaths, error) {
 		crds:   filepath.Join(dir, "argocd-crds"),
 		hack:   filepath.Join(dir, "argocd-hack"),
 	}
-	for _, p := range []string{b.argocd, b.crds, filepath.Join(b.hack, "git-verify-wrapper.sh")} {
+	// The repo-server runs "helm" from its PATH (dir) for Helm sources; without
+	// it they fail to render only once a test syncs one, so it is checked here.
+	for _, p := range []string{b.argocd, filepath.Join(dir, "helm"), b.crds, filepath.Join(b.hack, "git-verify-wrapper.sh")} {
 		if _, err := os.Stat(p); err != nil {
 			return binPaths{}, fmt.Errorf("argoenv: missing %s: run `make testenv` (or set %s)", p, testenv.BinDirEnv)
 		}

@@ -21,6 +21,10 @@
 // AppProject itself, with those namespaces as spec.sourceNamespaces; AppSpec.Namespace
 // then puts an Application there, and API calls for it carry ?appNamespace=.
 //
+// AppSpec.HelmValues makes an Application's Git directory a Helm chart: the
+// repo-server renders it with the helm binary tools.sh links beside argocd
+// (Helm v3.22.0), which Start puts first on the repo-server's PATH.
+//
 // Argo CD caches resolved revisions for minutes: a test that pushes a commit asks
 // for a hard refresh (HardRefresh) to have it seen at once.
 package argoenv

@@ -63,8 +63,10 @@ func (a *ArgoCD) startProcesses(ctx context.Context, bin binPaths, resync time.D
 	// data, the askpass socket, the plugin sockets and the checkouts (TMPDIR) live
 	// in Dir instead of /app, /tmp and /home/argocd; HOME keeps the developer's
 	// ~/.gitconfig out. PATH holds git-verify-wrapper.sh, which the repo-server runs
-	// for every manifest generation, and argocd itself, which git runs as
-	// GIT_ASKPASS for private repositories.
+	// for every manifest generation, argocd itself, which git runs as GIT_ASKPASS
+	// for private repositories, and helm, which renders Helm sources (Argo CD
+	// v3.6.1 ships Helm v4.3.1 but only runs commands and flags v3 has too), ahead
+	// of any other helm on the developer's PATH.
 	common := []string{
 		"ARGOCD_FAKE_IN_CLUSTER=true",
 		"KUBECONFIG=" + a.env.Kubeconfig,
