@@ -36,6 +36,12 @@ var (
 	reportedLeaks  = map[string]bool{}
 )
 
+// errorer is where a check reports: the test, or a capture in the test of
+// the check itself.
+type errorer interface {
+	Errorf(format string, args ...any)
+}
+
 // useSecret makes value a secret no output of the run may contain.
 func useSecret(t *testing.T, what, value string) {
 	t.Helper()
@@ -98,32 +104,37 @@ func checkNoLeaks(t *testing.T, c client.Client) {
 	for _, l := range logs {
 		scanLog(t, l)
 	}
+	scanCluster(t, c)
+}
 
+// scanCluster checks every event and VolumeClaimRollout.
+func scanCluster(e errorer, c client.Client) {
+	ctx := context.Background()
 	var events eventsv1.EventList
 	var coreEvents corev1.EventList
 	var vcrs v1alpha1.VolumeClaimRolloutList
 	for _, list := range []client.ObjectList{&events, &coreEvents, &vcrs} {
 		if err := c.List(ctx, list); err != nil {
-			t.Errorf("listing %T to check it for secrets: %v", list, err)
+			e.Errorf("listing %T to check it for secrets: %v", list, err)
 		}
 	}
 	for i := range events.Items {
-		e := &events.Items[i]
-		reportLeaks(t, "event "+e.Namespace+"/"+e.Name, asJSON(e))
+		ev := &events.Items[i]
+		reportLeaks(e, "event "+ev.Namespace+"/"+ev.Name, asJSON(ev))
 	}
 	for i := range coreEvents.Items {
-		e := &coreEvents.Items[i]
-		reportLeaks(t, "event (core) "+e.Namespace+"/"+e.Name, asJSON(e))
+		ev := &coreEvents.Items[i]
+		reportLeaks(e, "event (core) "+ev.Namespace+"/"+ev.Name, asJSON(ev))
 	}
 	for i := range vcrs.Items {
 		v := &vcrs.Items[i]
 		// The journal (pendingRecreate) holds a StatefulSet, the rest is
 		// what claimwarden says: all of it is readable by who reads the VCR.
-		reportLeaks(t, "VolumeClaimRollout "+v.Namespace+"/"+v.Name, asJSON(v))
+		reportLeaks(e, "VolumeClaimRollout "+v.Namespace+"/"+v.Name, asJSON(v))
 	}
 }
 
-func scanLog(t *testing.T, path string) {
+func scanLog(t errorer, path string) {
 	f, err := os.Open(path)
 	if err != nil {
 		t.Errorf("checking %s for secrets: %v", path, err)
@@ -142,7 +153,7 @@ func scanLog(t *testing.T, path string) {
 
 // reportLeaks fails t for each secret in text that was not reported yet
 // from where.
-func reportLeaks(t *testing.T, where, text string) {
+func reportLeaks(t errorer, where, text string) {
 	for _, what := range runSecrets.Find(text) {
 		key := where + ": " + what
 		leaksMu.Lock()

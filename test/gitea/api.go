@@ -363,18 +363,23 @@ func (s *Server) AllStatuses(ctx context.Context) (map[string][]CommitStatus, er
 	return out, nil
 }
 
-// pageAll GETs path into out (a slice), failing when the answer holds fewer
-// items than X-Total-Count says there are.
+// pageAll GETs every page of path (which has a query) into out, a slice:
+// some lists (commits) are cut at 50 items per page whatever the limit.
 func (s *Server) pageAll(ctx context.Context, path string, out any) error {
-	var raw []json.RawMessage
-	h, err := s.do(ctx, http.MethodGet, path, nil, &raw)
-	if err != nil {
-		return err
+	var all []json.RawMessage
+	for page := 1; ; page++ {
+		var raw []json.RawMessage
+		h, err := s.do(ctx, http.MethodGet, path+"&page="+strconv.Itoa(page), nil, &raw)
+		if err != nil {
+			return err
+		}
+		all = append(all, raw...)
+		total, err := strconv.Atoi(h.Get("X-Total-Count"))
+		if len(raw) == 0 || err != nil || len(all) >= total {
+			break
+		}
 	}
-	if total, err := strconv.Atoi(h.Get("X-Total-Count")); err == nil && total > len(raw) {
-		return fmt.Errorf("gitea: GET %s: %d items, more than one page (%d)", path, total, len(raw))
-	}
-	data, err := json.Marshal(raw)
+	data, err := json.Marshal(all)
 	if err != nil {
 		return err
 	}
