@@ -3,7 +3,8 @@
 # chart tests need them) into the same versioned cache as build.sh, and links
 # them into bin/testenv/. Few tools on purpose, each a cold build CI pays for
 # (measured with an empty GOCACHE on 2 busy cores, 2026-12-02):
-#   helm        lint, template, package and install the chart (315 s)
+#   helm        lint, template, package and install the chart; Argo CD's
+#               repo-server renders Helm sources with it (test/argoenv) (315 s)
 #   kubeconform validate every rendered manifest strictly, offline (39 s)
 #   release     test/release: the image (go-containerregistry as a library,
 #               instead of crane and ko), its SPDX SBOM, a local registry for
