@@ -3,6 +3,7 @@ package rollout
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,8 +17,37 @@ import (
 // rolloutJournal keeps the StatefulSet being re-created in its
 // VolumeClaimRollout's status, so the record outlives a controller restart
 // and the orphan delete (which strips owner references instead of cascading).
+//
+// With the record it writes the proposal being converged to (status.proposal):
+// a controller killed after the delete and restarted finds no proposal in its
+// empty store, and once the GitOps tool applied the commit none comes again;
+// without the recorded source the finished rollout would be reported as the
+// StatefulSet's own and the commit would never get its final status.
 type rolloutJournal struct {
 	client client.Client
+
+	mu      sync.Mutex
+	intents map[types.NamespacedName]*v1alpha1.Proposal
+}
+
+// intend names the proposal the next Save for key records with it.
+func (j *rolloutJournal) intend(key types.NamespacedName, p *v1alpha1.Proposal) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.intents == nil {
+		j.intents = map[types.NamespacedName]*v1alpha1.Proposal{}
+	}
+	if p == nil {
+		delete(j.intents, key)
+		return
+	}
+	j.intents[key] = p
+}
+
+func (j *rolloutJournal) intent(key types.NamespacedName) *v1alpha1.Proposal {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.intents[key]
 }
 
 func (j *rolloutJournal) Save(ctx context.Context, key types.NamespacedName, rec v1alpha1.PendingRecreate) error {
@@ -32,6 +62,9 @@ func (j *rolloutJournal) Save(ctx context.Context, key types.NamespacedName, rec
 			return fmt.Errorf("recording the re-create of StatefulSet %s: %w", key, err)
 		}
 		vcr.Status.PendingRecreate = &rec
+		if p := j.intent(key); p != nil {
+			vcr.Status.Proposal = p
+		}
 		return j.client.Status().Update(ctx, vcr, client.FieldOwner(v1alpha1.ControllerName))
 	})
 }

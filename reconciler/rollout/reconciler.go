@@ -37,6 +37,8 @@ type Reconciler struct {
 	sinks     outcome.Sinks
 	opts      Options
 	converger *converge.Converger
+	// journal is the converger's, told which proposal a re-create is for.
+	journal *rolloutJournal
 	// retry paces attempts after the API server rejected a patch.
 	retry workqueue.TypedRateLimiter[types.NamespacedName]
 	// restartRetry paces evictions a PodDisruptionBudget refused.

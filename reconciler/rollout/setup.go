@@ -37,17 +37,19 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		return errors.New("rollout: Options.JournalKeySecret is required: no StatefulSet is re-created from an unsealed journal")
 	}
 	c := mgr.GetClient()
+	journal := &rolloutJournal{client: c}
 	events := outcome.Recorder{EventRecorder: mgr.GetEventRecorder(v1alpha1.ControllerName)}
 	r := &Reconciler{
-		client: c,
-		events: events,
-		sinks:  append(outcome.Sinks{outcome.NewEventSink(events, opts.EventMemory)}, opts.Sinks...),
-		index:  &indexes{indexer: mgr.GetFieldIndexer()},
-		opts:   opts,
+		client:  c,
+		events:  events,
+		sinks:   append(outcome.Sinks{outcome.NewEventSink(events, opts.EventMemory)}, opts.Sinks...),
+		index:   &indexes{indexer: mgr.GetFieldIndexer()},
+		opts:    opts,
+		journal: journal,
 		converger: converge.New(converge.Options{
 			Client:  c,
 			Reader:  mgr.GetAPIReader(),
-			Journal: &rolloutJournal{client: c},
+			Journal: journal,
 			// Uncached: the controller watches no Secrets.
 			JournalKey: (&journalKeys{reader: mgr.GetAPIReader(), writer: c, secret: opts.JournalKeySecret}).get,
 		}),

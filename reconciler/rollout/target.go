@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/reconciler/converge"
@@ -87,7 +88,10 @@ const convergeRecheck = time.Second
 // succeeds.
 func (r *Reconciler) convergeTo(ctx context.Context, live *appsv1.StatefulSet, t target) (converge.Progress, error) {
 	log := ctrl.LoggerFrom(ctx)
+	key := types.NamespacedName{Namespace: live.Namespace, Name: live.Name}
+	r.journal.intend(key, &v1alpha1.Proposal{Source: t.src, TemplatesHash: templatesHash(t.sts), IgnoredLabels: t.ignoredLabels})
 	progress, err := r.converger.Converge(ctx, live, t.sts)
+	r.journal.intend(key, nil)
 	if errors.Is(err, converge.ErrRecreatedElsewhere) {
 		// The GitOps tool re-created it meanwhile; the next reconcile reads that object.
 		log.Info("the StatefulSet was re-created by someone else while claimwarden converged it")
@@ -98,7 +102,6 @@ func (r *Reconciler) convergeTo(ctx context.Context, live *appsv1.StatefulSet, t
 		// just happened): nothing was deleted; read again.
 		return progress, err
 	}
-	key := types.NamespacedName{Namespace: live.Namespace, Name: live.Name}
 	if err != nil {
 		convergencesTotal.WithLabelValues(t.src.Kind, "failed").Inc()
 		r.sinks.Publish(ctx, outcome.Outcome{Action: outcome.ConvergeFailed, StatefulSet: key, UID: live.UID, Labels: live.Labels, Source: t.src, Message: err.Error()})
@@ -132,8 +135,34 @@ func (r *Reconciler) recreated(ctx context.Context, key types.NamespacedName) {
 		o.Source = p.Source
 	} else if err := r.client.Get(ctx, key, vcr); err == nil && vcr.Status.Proposal != nil {
 		o.Source = recordedSource(vcr.Status.Proposal.Source)
+		r.adoptRecordedProposal(ctx, key, vcr)
 	}
 	r.converged(ctx, o)
+}
+
+// adoptRecordedProposal ties the proposal recorded with the journal (a
+// restart emptied the store) to the StatefulSet as the API server created
+// it: the record hashed the proposal's templates, which the server then
+// defaulted, and targetOf finds a recorded proposal by the live templates'
+// hash. Without this the rollout would be reported as the StatefulSet's own
+// and its commit never get a final status. Best effort: on failure the
+// rollout goes on as the StatefulSet's.
+func (r *Reconciler) adoptRecordedProposal(ctx context.Context, key types.NamespacedName, vcr *v1alpha1.VolumeClaimRollout) {
+	if vcr.Status.Proposal.Source.Kind == "StatefulSet" {
+		return
+	}
+	var sts appsv1.StatefulSet
+	if err := r.pods.Get(ctx, key, &sts); err != nil {
+		return
+	}
+	hash := templatesHash(&sts)
+	if hash == vcr.Status.Proposal.TemplatesHash {
+		return
+	}
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"status":{"proposal":{"templatesHash":"`+hash+`"}}}`))
+	if err := r.client.Status().Patch(ctx, vcr, patch, client.FieldOwner(v1alpha1.ControllerName)); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "recording the re-created StatefulSet's templates with its proposal")
+	}
 }
 
 func (r *Reconciler) proposalFor(key types.NamespacedName) (proposal.Proposal, bool) {
