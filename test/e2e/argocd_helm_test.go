@@ -103,10 +103,10 @@ func (s *argoScenario) pushChart(version, appVersion, size, message string) stri
 	return sha
 }
 
-// setupHelmScenario is setupArgoScenario for a Helm Application: the chart
+// setupArgoHelmScenario is setupArgoScenario for a Helm Application: the chart
 // at 0.1.0 (app version 1.0, 1Gi) in Git, the Application's values, synced,
 // Pods and claims ready. It returns the live StatefulSet and its Pods.
-func setupHelmScenario(t *testing.T, cl *cluster, g *gitea.Server, argo *argoenv.ArgoCD, ctl *controller, name string) (*argoScenario, *appsv1.StatefulSet, map[string]types.UID) {
+func setupArgoHelmScenario(t *testing.T, cl *cluster, g *gitea.Server, argo *argoenv.ArgoCD, ctl *controller, name string) (*argoScenario, *appsv1.StatefulSet, map[string]types.UID) {
 	ctx := context.Background()
 	url, err := g.CreateRepo(ctx, "helm-"+name)
 	if err != nil {
@@ -230,7 +230,7 @@ func TestArgoCDHelm(t *testing.T) {
 
 	t.Run("size", func(t *testing.T) {
 		t.Parallel()
-		s, before, pods := setupHelmScenario(t, cl, g, argo, ctl, "chart-size")
+		s, before, pods := setupArgoHelmScenario(t, cl, g, argo, ctl, "chart-size")
 		sha := s.pushChart("0.2.0", "1.0", "2Gi", "chart web 0.2.0: default size 2Gi")
 		began := time.Now()
 		s.application(sha, "Synced after claimwarden converged", synced)
@@ -240,7 +240,7 @@ func TestArgoCDHelm(t *testing.T) {
 
 	t.Run("labels only", func(t *testing.T) {
 		t.Parallel()
-		s, before, pods := setupHelmScenario(t, cl, g, argo, ctl, "chart-labels")
+		s, before, pods := setupArgoHelmScenario(t, cl, g, argo, ctl, "chart-labels")
 		sha := s.pushChart("0.1.1", "1.1", "1Gi", "chart web 0.1.1: app version 1.1")
 		began := time.Now()
 		s.application(sha, "Synced after claimwarden converged", synced)
