@@ -37,21 +37,9 @@ func TestArgoCDShowsRolloutHealth(t *testing.T) {
 	}
 
 	g := startGitea(t)
-	token, err := argo.Token(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	useSecret(t, "argocd token", token)
-	useSecret(t, "argocd admin password", argo.AdminPassword)
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: controllerNamespace, Name: "argocd-token-health"},
-		StringData: map[string]string{"token": token},
-	}
-	if err := cl.admin.Create(ctx, secret); err != nil {
-		t.Fatal(err)
-	}
+	secret := argoTokenSecret(t, cl, argo, "argocd-token-health")
 	ctl := startController(t, cl, "argocd-health", "--argocd", "--argocd-namespaces", argo.Namespace,
-		"--argocd-server", argo.ServerURL, "--argocd-plaintext", "--argocd-token-secret-name", secret.Name,
+		"--argocd-server", argo.ServerURL, "--argocd-plaintext", "--argocd-token-secret-name", secret,
 		"--config", giteaConfig(t, cl, g.URL, g.Token, "gitea-token-health"))
 
 	s, _ := setupArgoScenario(t, cl, g, argo, ctl, argoApp{name: "health"})

@@ -9,7 +9,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
@@ -210,22 +209,11 @@ func (s *argoScenario) converged(before *appsv1.StatefulSet, pods map[string]typ
 // no Pod restart, the claims relabelled.
 func TestArgoCDHelm(t *testing.T) {
 	cl := started(t)
-	ctx := context.Background()
 	argo := startArgoCD(t)
-	g := gitea.StartT(t)
-	token, err := argo.Token(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: controllerNamespace, Name: "argocd-token-helm"},
-		StringData: map[string]string{"token": token},
-	}
-	if err := cl.admin.Create(ctx, secret); err != nil {
-		t.Fatal(err)
-	}
+	g := startGitea(t)
+	secret := argoTokenSecret(t, cl, argo, "argocd-token-helm")
 	ctl := startController(t, cl, "argocd-helm", "--argocd", "--argocd-namespaces", argo.Namespace,
-		"--argocd-server", argo.ServerURL, "--argocd-plaintext", "--argocd-token-secret-name", secret.Name,
+		"--argocd-server", argo.ServerURL, "--argocd-plaintext", "--argocd-token-secret-name", secret,
 		"--config", giteaConfig(t, cl, g.URL, g.Token, "gitea-token-helm"))
 
 	t.Run("size", func(t *testing.T) {

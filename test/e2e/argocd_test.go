@@ -218,21 +218,9 @@ func TestArgoCDLoop(t *testing.T) {
 	ctx := context.Background()
 	argo := startArgoCD(t)
 	g := startGitea(t)
-	token, err := argo.Token(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	useSecret(t, "argocd token", token)
-	useSecret(t, "argocd admin password", argo.AdminPassword)
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: controllerNamespace, Name: "argocd-token"},
-		StringData: map[string]string{"token": token},
-	}
-	if err := cl.admin.Create(ctx, secret); err != nil {
-		t.Fatal(err)
-	}
+	secret := argoTokenSecret(t, cl, argo, "argocd-token")
 	ctl := startController(t, cl, "argocd", "--argocd", "--argocd-namespaces", argo.Namespace+","+argoAppsNamespace,
-		"--argocd-server", argo.ServerURL, "--argocd-plaintext", "--argocd-token-secret-name", secret.Name,
+		"--argocd-server", argo.ServerURL, "--argocd-plaintext", "--argocd-token-secret-name", secret,
 		"--config", giteaConfig(t, cl, g.URL, g.Token, "gitea-token"))
 
 	t.Run("allowed", func(t *testing.T) {
@@ -362,6 +350,28 @@ var (
 
 // startArgoCD starts Argo CD once per test binary, with Applications
 // allowed in argoAppsNamespace as well; it runs until it exits.
+// argoTokenSecret stores an argocd-server token in the Secret name of the
+// controller's namespace, for --argocd-token-secret-name, and makes the
+// token and the admin password secrets no output of the run may contain.
+func argoTokenSecret(t *testing.T, cl *cluster, argo *argoenv.ArgoCD, name string) string {
+	t.Helper()
+	ctx := context.Background()
+	token, err := argo.Token(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	useSecret(t, "argocd token", token)
+	useSecret(t, "argocd admin password", argo.AdminPassword)
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: controllerNamespace, Name: name},
+		StringData: map[string]string{"token": token},
+	}
+	if err := cl.admin.Create(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
 func startArgoCD(t *testing.T) *argoenv.ArgoCD {
 	t.Helper()
 	argoOnce.Do(func() {

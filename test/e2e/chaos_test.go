@@ -17,7 +17,6 @@ import (
 
 	"github.com/claimwarden/claimwarden/reconciler/crashpoint"
 	"github.com/claimwarden/claimwarden/test/controllerproc"
-	"github.com/claimwarden/claimwarden/test/gitea"
 	"github.com/claimwarden/claimwarden/test/invariants"
 )
 
@@ -81,7 +80,7 @@ func TestChaos(t *testing.T) {
 	t.Logf("chaos: %d rollouts over %d StatefulSets, seed %d (-chaos.seed to repeat)", *chaosRollouts, *chaosSets, seed)
 	rnd := rand.New(rand.NewPCG(seed, seed))
 	startFlux(t)
-	g := gitea.StartT(t)
+	g := startGitea(t)
 	pool := &chaosPool{t: t, cl: cl, binary: bin,
 		args: []string{"--flux", "--flux-artifact-cache-dir", t.TempDir(), "--config", giteaConfig(t, cl, g.URL, g.Token, "gitea-token")}}
 	ctl := pool.single("")

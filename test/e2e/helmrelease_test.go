@@ -186,7 +186,7 @@ func TestHelmReleaseLoop(t *testing.T) {
 	cl := started(t)
 	ctx := context.Background()
 	startFlux(t)
-	g := gitea.StartT(t)
+	g := startGitea(t)
 	ctl := startController(t, cl, "helm", "--flux-helm-releases",
 		"--config", giteaConfig(t, cl, g.URL, g.Token, "gitea-token"))
 
