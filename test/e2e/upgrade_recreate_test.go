@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
@@ -135,25 +136,31 @@ func TestUpgradeMidRecreate(t *testing.T) {
 	t.Logf("the release's journal was refused as designed (%.120s…); recovered as documented", msg)
 }
 
-// setFinalizer adds or removes holdFinalizer on the StatefulSet.
+// setFinalizer adds or removes holdFinalizer on the StatefulSet. The
+// patch carries an optimistic lock, so that the finalizer list it writes is
+// the one it read; a conflict (the StatefulSet controller writing status
+// meanwhile) is retried on a fresh read.
 func setFinalizer(t *testing.T, cl *cluster, key types.NamespacedName, hold bool) {
 	t.Helper()
 	sts := &appsv1.StatefulSet{}
-	if err := cl.admin.Get(context.Background(), key, sts); err != nil {
-		t.Fatal(err)
-	}
-	base := sts.DeepCopy()
-	var kept []string
-	for _, f := range sts.Finalizers {
-		if f != holdFinalizer {
-			kept = append(kept, f)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := cl.admin.Get(context.Background(), key, sts); err != nil {
+			return err
 		}
-	}
-	if hold {
-		kept = append(kept, holdFinalizer)
-	}
-	sts.Finalizers = kept
-	if err := cl.admin.Patch(context.Background(), sts, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		base := sts.DeepCopy()
+		var kept []string
+		for _, f := range sts.Finalizers {
+			if f != holdFinalizer {
+				kept = append(kept, f)
+			}
+		}
+		if hold {
+			kept = append(kept, holdFinalizer)
+		}
+		sts.Finalizers = kept
+		return cl.admin.Patch(context.Background(), sts, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if !hold {
