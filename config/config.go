@@ -142,6 +142,15 @@ type Config struct {
 
 	// ArgoCD configures the Argo CD (Application) integration.
 	ArgoCD ArgoCD `mapstructure:"argocd"`
+
+	// Helm configures the integration with plain Helm (release records).
+	Helm Helm `mapstructure:"helm"`
+}
+
+// HasSources reports whether any source of proposals is enabled: only then
+// does claimwarden re-create StatefulSets (the convergence).
+func (c Config) HasSources() bool {
+	return c.Flux.Enabled || c.Flux.HelmReleases || c.ArgoCD.Enabled || c.Helm.Enabled
 }
 
 // LeaderElection configures the Lease that elects the one active replica.
@@ -214,6 +223,7 @@ func Default() Config {
 		GitStatus:  defaultGitStatus(),
 		Flux:       defaultFlux(),
 		ArgoCD:     defaultArgoCD(ns),
+		Helm:       defaultHelm(),
 	}
 }
 
@@ -288,6 +298,9 @@ var keys = []struct{ name, flag string }{
 	{"argocd.caFile", "argocd-ca-file"},
 	{"argocd.plaintext", "argocd-plaintext"},
 	{"argocd.syncManualApps", "argocd-sync-manual-apps"},
+	{"helm.enabled", "helm"},
+	{"helm.namespaces", "helm-namespaces"},
+	{"helm.maxReleaseBytes", "helm-max-release-bytes"},
 }
 
 // freeForm are the keys below which any key is accepted: their maps are handed
@@ -375,6 +388,9 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.String("argocd-ca-file", d.ArgoCD.CAFile, "PEM file of CAs trusted for argocd-server besides the system's")
 	fs.Bool("argocd-plaintext", d.ArgoCD.Plaintext, "allow a plain http --argocd-server (the token travels unencrypted)")
 	fs.Bool("argocd-sync-manual-apps", d.ArgoCD.SyncManualApps, "also sync Applications without automated sync after converging their StatefulSet; otherwise they are only refreshed")
+	fs.Bool("helm", d.Helm.Enabled, "watch the release records of plain Helm (no GitOps tool) in helm-namespaces and converge StatefulSets whose volumeClaimTemplates a helm upgrade could not change")
+	fs.StringSlice("helm-namespaces", d.Helm.Namespaces, "release namespaces to watch, comma-separated; required with --helm")
+	fs.Int64("helm-max-release-bytes", d.Helm.MaxReleaseBytes, "bytes of one Helm release record, unpacked, read at most")
 }
 
 // namespaceFile is where Kubernetes mounts the Pod's namespace; tests point it elsewhere.
@@ -766,6 +782,7 @@ func (c Config) Validate() error {
 	c.GitStatus.validate(bad)
 	c.Flux.validate(bad)
 	c.ArgoCD.validate(bad)
+	c.Helm.validate(bad)
 	return errors.Join(errs...)
 }
 

@@ -73,6 +73,7 @@ func TestDefaultIsValid(t *testing.T) {
 			Server:         "https://argocd-server.argocd.svc",
 			TokenSecretRef: SecretKeyRef{Namespace: podNamespace(), Name: "claimwarden-argocd", Key: "token"},
 		},
+		Helm: Helm{MaxReleaseBytes: 32 << 20},
 	}
 	if !reflect.DeepEqual(d, want) {
 		t.Errorf("Default() = %+v, want %+v", d, want)
@@ -530,7 +531,8 @@ func TestLoadRejects(t *testing.T) {
 			`policies.dirs, policies.pollInterval, policies.timeout, policies.valueLimitBytes, policies.allowNetworkBuiltins, policies.configMaps, policies.configMapNamespace, policies.bundles, policies.params, policies.decisionLogs, policies.decisionLogMask, ` +
 			`gitStatus.contextPrefix, gitStatus.targetURL, gitStatus.fluxEventsAddr, gitStatus.hosts, flux.enabled, flux.namespaces, flux.artifactCacheDir, flux.maxArtifactSize, flux.maxCacheSize, flux.maxBuildBytes, flux.maxBuildNodes, flux.helmReleases, flux.maxReleaseBytes, ` +
 			`argocd.enabled, argocd.namespaces, argocd.server, argocd.tokenSecretRef.namespace, argocd.tokenSecretRef.name, argocd.tokenSecretRef.key, ` +
-			`argocd.insecure, argocd.caFile, argocd.plaintext, argocd.syncManualApps)`,
+			`argocd.insecure, argocd.caFile, argocd.plaintext, argocd.syncManualApps, ` +
+			`helm.enabled, helm.namespaces, helm.maxReleaseBytes)`,
 	}, {
 		name: "unknown policies key",
 		file: "policies:\n  foo: 1\n  timeout: 2s\n",
@@ -939,6 +941,26 @@ func TestArgoCDKeys(t *testing.T) {
 		"argocd:\n  tokenSecretRef: {key: \"a/b\"}\n":                        `argocd.tokenSecretRef.key: "a/b" is not a Secret key`,
 		"argocd:\n  tokenSecretRef: {nam: x}\n":                              `unknown key "argocd.tokensecretref.nam"`,
 		"argocd:\n  syncManualApps: maybe\n":                                 `argocd.syncManualApps: "maybe" is not a valid bool`,
+	} {
+		if _, err := Load(nil, writeConfig(t, yaml), nil); err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Errorf("%q: error %v, want one containing %s", yaml, err, wantErr)
+		}
+	}
+}
+
+func TestHelm(t *testing.T) {
+	c, err := Load(parsedFlags(t, "--helm", "--helm-namespaces", "apps,db"), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Helm.Enabled || !reflect.DeepEqual(c.Helm.Namespaces, []string{"apps", "db"}) {
+		t.Errorf("helm = %+v, want enabled in apps and db", c.Helm)
+	}
+	for yaml, wantErr := range map[string]string{
+		"helm:\n  enabled: true\n":                   `helm.namespaces: "[]" is empty: name the release namespaces to watch`,
+		"helm:\n  namespaces: [Apps]\n":              `helm.namespaces: "Apps" is not a namespace name`,
+		"helm:\n  maxReleaseBytes: 0\n":              `helm.maxReleaseBytes: "0" is not a positive number of bytes`,
+		"helm:\n  enabled: true\n  namespace: [a]\n": `unknown key "helm.namespace"`,
 	} {
 		if _, err := Load(nil, writeConfig(t, yaml), nil); err == nil || !strings.Contains(err.Error(), wantErr) {
 			t.Errorf("%q: error %v, want one containing %s", yaml, err, wantErr)

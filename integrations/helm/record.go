@@ -98,8 +98,9 @@ func decodeRelease(data []byte, maxBytes int64) (*rspb.Release, error) {
 	return &rel, nil
 }
 
-// StatefulSets are the StatefulSets of a release's manifest, with the
-// release namespace where the manifest names none (as Helm applies them).
+// StatefulSets are the StatefulSets of a release's manifest as Helm applies
+// them: in the release namespace where the manifest names none, with Helm's
+// ownership metadata.
 // The manifest is decoded with the manifests package's bounds.
 func StatefulSets(rel *rspb.Release) ([]*appsv1.StatefulSet, error) {
 	what := fmt.Sprintf("release %s/%s version %d", rel.Namespace, rel.Name, rel.Version)
@@ -118,6 +119,7 @@ func StatefulSets(rel *rspb.Release) ([]*appsv1.StatefulSet, error) {
 	}
 	out := make([]*appsv1.StatefulSet, 0, len(stss))
 	for _, s := range stss {
+		withOwnership(s.StatefulSet, rel.Name, rel.Namespace)
 		out = append(out, s.StatefulSet)
 	}
 	return out, nil

@@ -4,9 +4,13 @@ import (
 	"errors"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/reconciler/source"
 )
@@ -55,4 +59,61 @@ func SetupWithManager(mgr ctrl.Manager, o WatchOptions) (*source.Nudger, error) 
 		RetryBaseDelay: o.RetryBaseDelay,
 		RetryMaxDelay:  o.RetryMaxDelay,
 	})
+}
+
+// CLIOptions configure the watcher of Helm CLI releases.
+type CLIOptions struct {
+	// Namespaces are the release namespaces watched; required: watching
+	// release records takes list and watch on Secrets, which RBAC cannot
+	// narrow to records, so it is granted namespace by namespace.
+	Namespaces []string
+	// Proposals receives the proposals; required.
+	Proposals *proposal.Store
+	// MaxReleaseBytes bounds one release record unpacked; default
+	// DefaultMaxReleaseBytes.
+	MaxReleaseBytes int64
+	// RetryBaseDelay and RetryMaxDelay bound the back-off while a release
+	// record cannot be read; defaults 5 s and 5 min (source.Options).
+	RetryBaseDelay, RetryMaxDelay time.Duration
+}
+
+// SetupCLIWithManager registers the watcher of Helm CLI releases with mgr
+// and returns the Nudger the rollout controller's outcomes go to. The
+// manager's cache must hold release records' metadata only, and only
+// theirs (CacheCLIReleases).
+func SetupCLIWithManager(mgr ctrl.Manager, o CLIOptions) (*source.Nudger, error) {
+	if o.Proposals == nil {
+		return nil, errors.New("helm: CLIOptions.Proposals is required")
+	}
+	if len(o.Namespaces) == 0 {
+		return nil, errors.New("helm: CLIOptions.Namespaces is required")
+	}
+	tool := &CLIReleases{
+		Cached:          mgr.GetClient(),
+		Reader:          mgr.GetAPIReader(),
+		Recorder:        outcome.Recorder{EventRecorder: mgr.GetEventRecorder(v1alpha1.ControllerName)},
+		MaxReleaseBytes: o.MaxReleaseBytes,
+	}
+	return source.SetupWithManager(mgr, tool, source.Options{
+		Name:           "helm-release",
+		Namespaces:     o.Namespaces,
+		Proposals:      o.Proposals,
+		RetryBaseDelay: o.RetryBaseDelay,
+		RetryMaxDelay:  o.RetryMaxDelay,
+		Related:        tool.Related,
+	})
+}
+
+// CacheCLIReleases is the cache configuration of release records: the
+// metadata of Secrets labelled owner=helm in namespaces, nothing else of
+// any Secret (claimwarden reads every other Secret it needs uncached).
+func CacheCLIReleases(namespaces []string) (client.Object, cache.ByObject) {
+	byNS := make(map[string]cache.Config, len(namespaces))
+	for _, ns := range namespaces {
+		byNS[ns] = cache.Config{}
+	}
+	return NewReleaseSecret(), cache.ByObject{
+		Namespaces: byNS,
+		Label:      labels.SelectorFromSet(labels.Set{labelOwner: ownerHelm}),
+	}
 }

@@ -1,7 +1,10 @@
 package source
 
 import (
+	"context"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -32,6 +35,10 @@ type Options struct {
 	// MaxObjects bounds the tool objects whose revision and notes are
 	// remembered; default 4096.
 	MaxObjects int
+	// Related, when set, names the other tool objects whose reading
+	// depends on obj (a Helm release's other versions): a change to obj
+	// reconciles them too. Nil means each object stands alone.
+	Related func(ctx context.Context, obj client.Object) []types.NamespacedName
 }
 
 func (o Options) withDefaults() Options {

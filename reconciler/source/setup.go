@@ -1,14 +1,17 @@
 package source
 
 import (
+	"context"
 	"errors"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -39,12 +42,27 @@ func SetupWithManager(mgr ctrl.Manager, tool Tool, o Options) (*Nudger, error) {
 	inScope := predicate.NewPredicateFuncs(func(obj client.Object) bool {
 		return len(o.Namespaces) == 0 || slices.Contains(o.Namespaces, obj.GetNamespace())
 	})
-	err = ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named(o.Name).
-		For(tool.NewObject(), builder.WithPredicates(inScope)).
 		WithOptions(controller.Options{
 			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](o.RetryBaseDelay, o.RetryMaxDelay),
-		}).
-		Complete(r)
-	return nudger, err
+		})
+	if o.Related == nil {
+		b = b.For(tool.NewObject(), builder.WithPredicates(inScope))
+	} else {
+		b = b.Watches(tool.NewObject(), handler.EnqueueRequestsFromMapFunc(withRelated(o.Related)), builder.WithPredicates(inScope))
+	}
+	return nudger, b.Complete(r)
+}
+
+// withRelated maps a tool object to its own request and those of the
+// objects related names.
+func withRelated(related func(context.Context, client.Object) []types.NamespacedName) handler.MapFunc {
+	return func(ctx context.Context, obj client.Object) []reconcile.Request {
+		reqs := []reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(obj)}}
+		for _, key := range related(ctx, obj) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: key})
+		}
+		return reqs
+	}
 }

@@ -192,14 +192,27 @@ func TestChartImageAndCRD(t *testing.T) {
 }
 
 // The release-record Secrets are readable only where the values say: a
-// ClusterRole with the component's rule, bound by a RoleBinding per namespace.
+// ClusterRole with the component's rule, bound by a RoleBinding per namespace,
+// for the HelmRelease integration (get) and the plain Helm one (list, watch).
 func TestChartHelmReleaseSecretsBoundPerNamespace(t *testing.T) {
 	objs := mustTemplate(t, "-f", fullValues(t))
-	role := find(objs, "ClusterRole", "claimwarden-helm-release-secrets")
-	if role == nil {
-		t.Fatal("no ClusterRole claimwarden-helm-release-secrets rendered")
+	assertBoundPerNamespace(t, objs, "claimwarden-helm-release-secrets", "config/components/helm/release_secrets_role.yaml", "shop,billing")
+	assertBoundPerNamespace(t, objs, "claimwarden-helm-cli", "config/components/helm-cli/role.yaml", "ci-apps")
+	if _, err := template(t, "--set", "config.helm.enabled=true"); err == nil || !strings.Contains(err.Error(), "config.helm.namespaces is empty") {
+		t.Errorf("config.helm.enabled without namespaces: %v, want an error naming config.helm.namespaces", err)
 	}
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), "config/components/helm/release_secrets_role.yaml"))
+}
+
+// assertBoundPerNamespace checks that the ClusterRole name has the rules of
+// the component file and is bound by RoleBindings in namespaces (joined by
+// ","), never cluster-wide.
+func assertBoundPerNamespace(t *testing.T, objs []*unstructured.Unstructured, name, file, namespaces string) {
+	t.Helper()
+	role := find(objs, "ClusterRole", name)
+	if role == nil {
+		t.Fatalf("no ClusterRole %s rendered", name)
+	}
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,18 +224,18 @@ func TestChartHelmReleaseSecretsBoundPerNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 	if string(toYAML(t, have.Rules)) != string(toYAML(t, want.Rules)) {
-		t.Errorf("rules differ from the component's:\n%s", toYAML(t, have.Rules))
+		t.Errorf("%s: rules differ from %s's:\n%s", name, file, toYAML(t, have.Rules))
 	}
-	if find(objs, "ClusterRoleBinding", "claimwarden-helm-release-secrets") != nil {
-		t.Error("the release Secrets are bound cluster-wide")
+	if find(objs, "ClusterRoleBinding", name) != nil {
+		t.Errorf("%s is bound cluster-wide", name)
 	}
 	var bound []string
 	for _, o := range objs {
-		if o.GetKind() == "RoleBinding" && o.GetName() == "claimwarden-helm-release-secrets" {
+		if o.GetKind() == "RoleBinding" && o.GetName() == name {
 			bound = append(bound, o.GetNamespace())
 		}
 	}
-	if strings.Join(bound, ",") != "shop,billing" {
-		t.Errorf("RoleBindings in %v, want shop and billing", bound)
+	if strings.Join(bound, ",") != namespaces {
+		t.Errorf("%s: RoleBindings in %v, want %s", name, bound, namespaces)
 	}
 }

@@ -75,7 +75,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 			_ = notifier.Flush(flushCtx)
 		}()
 	}
-	if cfg.Flux.Enabled || cfg.Flux.HelmReleases || cfg.ArgoCD.Enabled {
+	if cfg.HasSources() {
 		// One store: a StatefulSet's newest proposal wins, whichever tool made it.
 		opts.Proposals = proposal.NewStore()
 	}
@@ -103,6 +103,17 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 		nudger, err := setupArgoCD(mgr, cfg.ArgoCD, opts.Proposals)
 		if err != nil {
 			return err
+		}
+		opts.Sinks = append(opts.Sinks, nudger)
+	}
+	if cfg.Helm.Enabled {
+		nudger, err := helm.SetupCLIWithManager(mgr, helm.CLIOptions{
+			Namespaces:      cfg.Helm.Namespaces,
+			Proposals:       opts.Proposals,
+			MaxReleaseBytes: cfg.Helm.MaxReleaseBytes,
+		})
+		if err != nil {
+			return fmt.Errorf("setting up the Helm release integration: %w", err)
 		}
 		opts.Sinks = append(opts.Sinks, nudger)
 	}

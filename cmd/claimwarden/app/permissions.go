@@ -33,7 +33,7 @@ func requiredPermissions(cfg config.Config) []permission {
 	if len(where) == 0 {
 		where = []string{""}
 	}
-	if cfg.Flux.Enabled || cfg.Flux.HelmReleases || cfg.ArgoCD.Enabled {
+	if cfg.HasSources() {
 		for _, ns := range where {
 			out = append(out,
 				permission{"create", "apps", "statefulsets", ns, "", "convergence"},
@@ -81,6 +81,11 @@ func requiredPermissions(cfg config.Config) []permission {
 			out = append(out, permission{"watch", "argoproj.io", "applications", ns, "", "argocd"})
 		}
 		out = append(out, permission{"get", "", "secrets", cfg.ArgoCD.TokenSecretRef.Namespace, cfg.ArgoCD.TokenSecretRef.Name, "argocd"})
+	}
+	if cfg.Helm.Enabled {
+		for _, ns := range cfg.Helm.Namespaces {
+			out = append(out, permission{"watch", "", "secrets", ns, "", "helm-cli"})
+		}
 	}
 	if cfg.RestartForExpansion {
 		for _, ns := range where {

@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"github.com/claimwarden/claimwarden/integrations/helm"
 	"io"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -203,6 +204,13 @@ func managerOptions(cfg config.Config) (ctrl.Options, error) {
 		app := &unstructured.Unstructured{}
 		app.SetGroupVersionKind(argocd.ApplicationGVK)
 		byObject(&opts, app, cfg.ArgoCD.Namespaces)
+	}
+	if cfg.Helm.Enabled {
+		obj, by := helm.CacheCLIReleases(cfg.Helm.Namespaces)
+		if opts.Cache.ByObject == nil {
+			opts.Cache.ByObject = map[client.Object]cache.ByObject{}
+		}
+		opts.Cache.ByObject[obj] = by
 	}
 	return opts, nil
 }

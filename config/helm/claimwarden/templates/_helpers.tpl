@@ -101,5 +101,5 @@ subjects:
 
 {{/* Convergence (re-creating StatefulSets) comes with every GitOps integration. */}}
 {{- define "claimwarden.convergenceOn" -}}
-{{- if or (dig "flux" "enabled" false .Values.config) (dig "flux" "helmReleases" false .Values.config) (dig "argocd" "enabled" false .Values.config) -}}true{{- end -}}
+{{- if or (dig "flux" "enabled" false .Values.config) (dig "flux" "helmReleases" false .Values.config) (dig "argocd" "enabled" false .Values.config) (dig "helm" "enabled" false .Values.config) -}}true{{- end -}}
 {{- end -}}

@@ -1,0 +1,224 @@
+package helm
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	rcommon "helm.sh/helm/v4/pkg/release/common"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/claimwarden/claimwarden/reconciler/converge"
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
+	"github.com/claimwarden/claimwarden/reconciler/source"
+)
+
+// ReleaseSecretKind is the Source kind of proposals from releases the Helm
+// CLI (or any Helm SDK client but helm-controller) made: the tool object is
+// the failed release's record, a Secret `kubectl get` finds by its name.
+const ReleaseSecretKind = "Secret"
+
+// The labels Helm's Secrets driver puts on each release record.
+const (
+	labelOwner   = "owner"
+	labelName    = "name"
+	labelStatus  = "status"
+	labelVersion = "version"
+	ownerHelm    = "helm"
+)
+
+// ReasonUpgradeAgain is the event on a release record whose StatefulSets
+// were converged.
+const ReasonUpgradeAgain = "ClaimwardenUpgradeAgain"
+
+// secretGVK is what release records are watched as: their metadata only,
+// which holds all Read needs (the release's name, version and status).
+var secretGVK = corev1.SchemeGroupVersion.WithKind("Secret")
+
+// NewReleaseSecret is an empty release record, metadata only.
+func NewReleaseSecret() *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(secretGVK)
+	return m
+}
+
+// CLIReleases is the Helm CLI as a source.Tool: when the newest version of a
+// release failed on immutable volumeClaimTemplates (`helm upgrade` from CI,
+// say), its desired StatefulSets are read from that version's record and
+// converged. There is nothing to nudge: the user's next `helm upgrade` of
+// the same chart and values succeeds, and the release record says so in an
+// event. Releases helm-controller made are HelmReleases' (HelmReleases).
+type CLIReleases struct {
+	// Cached lists a release's other records (metadata, from the watch).
+	Cached client.Reader
+	// Reader reads release records and StatefulSets uncached.
+	Reader client.Reader
+	// Recorder records the event that asks for the next `helm upgrade`.
+	Recorder outcome.Recorder
+	// MaxReleaseBytes bounds one release record unpacked; default
+	// DefaultMaxReleaseBytes.
+	MaxReleaseBytes int64
+}
+
+var _ source.Tool = (*CLIReleases)(nil)
+
+// Kind implements source.Tool.
+func (*CLIReleases) Kind() string { return ReleaseSecretKind }
+
+// NewObject implements source.Tool.
+func (*CLIReleases) NewObject() client.Object { return NewReleaseSecret() }
+
+// recordOf is what a release record's labels say.
+type recordOf struct {
+	name, status string
+	version      int
+}
+
+func labelsOf(obj client.Object) (recordOf, bool) {
+	l := obj.GetLabels()
+	v, err := strconv.Atoi(l[labelVersion])
+	if l[labelOwner] != ownerHelm || l[labelName] == "" || err != nil || v <= 0 {
+		return recordOf{}, false
+	}
+	return recordOf{name: l[labelName], status: l[labelStatus], version: v}, true
+}
+
+// Read implements source.Tool. Only the newest version of a release is
+// acted on, and only when it failed: a newer version (the next attempt, a
+// successful upgrade, or a rollback, whose target claimwarden never
+// converges towards) makes an older failure idle, so that what it proposed
+// and never converged is dropped.
+func (c *CLIReleases) Read(ctx context.Context, obj client.Object) (source.Reading, error) {
+	rec, ok := labelsOf(obj)
+	if !ok {
+		return source.Reading{State: source.Waiting}, nil // not a release record
+	}
+	if rec.status != rcommon.StatusFailed.String() {
+		return source.Reading{State: source.Idle}, nil
+	}
+	newest, err := c.newestVersion(ctx, obj.GetNamespace(), rec.name)
+	if err != nil {
+		return source.Reading{}, err
+	}
+	if newest > rec.version {
+		return source.Reading{State: source.Idle}, nil
+	}
+	return source.Reading{
+		State:    source.Blocked,
+		Revision: fmt.Sprintf("%s.v%d", rec.name, rec.version),
+		Key:      string(obj.GetUID()),
+	}, nil
+}
+
+// newestVersion is the highest version of release name recorded in ns.
+func (c *CLIReleases) newestVersion(ctx context.Context, ns, name string) (int, error) {
+	var list metav1.PartialObjectMetadataList
+	list.SetGroupVersionKind(secretGVK.GroupVersion().WithKind("SecretList"))
+	if err := c.Cached.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{labelOwner: ownerHelm, labelName: name}); err != nil {
+		return 0, fmt.Errorf("listing the records of Helm release %s/%s: %w", ns, name, err)
+	}
+	newest := 0
+	for i := range list.Items {
+		if r, ok := labelsOf(&list.Items[i]); ok && r.version > newest {
+			newest = r.version
+		}
+	}
+	return newest, nil
+}
+
+// Related names the other records of obj's release: a new version changes
+// whether an older failure is still the newest.
+func (c *CLIReleases) Related(ctx context.Context, obj client.Object) []types.NamespacedName {
+	rec, ok := labelsOf(obj)
+	if !ok {
+		return nil
+	}
+	var list metav1.PartialObjectMetadataList
+	list.SetGroupVersionKind(secretGVK.GroupVersion().WithKind("SecretList"))
+	if err := c.Cached.List(ctx, &list, client.InNamespace(obj.GetNamespace()), client.MatchingLabels{labelOwner: ownerHelm, labelName: rec.name}); err != nil {
+		return nil // the cache is being started or stopped; obj's own reconcile goes on
+	}
+	var out []types.NamespacedName
+	for _, s := range list.Items {
+		if s.Name != obj.GetName() {
+			out = append(out, types.NamespacedName{Namespace: s.Namespace, Name: s.Name})
+		}
+	}
+	return out
+}
+
+// Desired implements source.Tool: the StatefulSets of the failed release's
+// record that Helm could not apply because of their volumeClaimTemplates
+// and that are this release's (Helm's ownership annotations on the live
+// StatefulSet name it): a record anybody able to write Secrets in the
+// namespace could forge does not reach StatefulSets of other releases.
+func (c *CLIReleases) Desired(ctx context.Context, obj client.Object) (source.Desired, error) {
+	rec, _ := labelsOf(obj)
+	limit := c.MaxReleaseBytes
+	if limit <= 0 {
+		limit = DefaultMaxReleaseBytes
+	}
+	rel, err := ReadRelease(ctx, c.Reader, obj.GetNamespace(), rec.name, rec.version, limit)
+	if err != nil {
+		return source.Desired{}, readFailed(err)
+	}
+	what := fmt.Sprintf("Helm release %s/%s version %d", rel.Namespace, rel.Name, rel.Version)
+	if rel.Info == nil || rel.Info.Status != rcommon.StatusFailed {
+		return source.Desired{Waiting: what + " is no longer failed"}, nil
+	}
+	if !converge.IsImmutableTemplateError(fmt.Errorf("%s", rel.Info.Description)) {
+		return source.Desired{NothingToDo: fmt.Sprintf("%s failed for a reason that is not immutable volumeClaimTemplates (%q): not one claimwarden can resolve", what, rel.Info.Description)}, nil
+	}
+	stss, err := StatefulSets(rel)
+	if err != nil {
+		return source.Desired{}, readFailed(err)
+	}
+	d := source.Desired{IgnoredLabels: BookkeepingLabels}
+	if rel.Chart != nil && rel.Chart.Metadata != nil {
+		d.Chart = rel.Chart.Metadata.Name + "@" + rel.Chart.Metadata.Version
+		d.Revisions = []string{rel.Chart.Metadata.Version}
+	}
+	var refused []string
+	for _, sts := range stss {
+		if sts.Labels[helmReleaseNameLabel] != "" {
+			// helm-controller's post-renderer labelled it: the HelmRelease
+			// source's, which nudges helm-controller and knows the commit.
+			refused = append(refused, fmt.Sprintf("StatefulSet %s/%s is Flux HelmRelease %s's (label %s)", sts.Namespace, sts.Name, sts.Labels[helmReleaseNameLabel], helmReleaseNameLabel))
+			continue
+		}
+		owned, err := ownedBy(ctx, c.Reader, types.NamespacedName{Namespace: sts.Namespace, Name: sts.Name}, rel.Name, rel.Namespace)
+		if err != nil {
+			return source.Desired{}, readFailed(fmt.Errorf("%s: %w", what, err))
+		}
+		if !owned {
+			refused = append(refused, fmt.Sprintf("the live StatefulSet %s/%s does not carry %s=%s and %s=%s", sts.Namespace, sts.Name, annotationReleaseName, rel.Name, annotationReleaseNamespace, rel.Namespace))
+			continue
+		}
+		d.Candidates = append(d.Candidates, sts)
+	}
+	d.NothingToDo = fmt.Sprintf("%s (chart %s) renders no StatefulSet of its own whose volumeClaimTemplates change: its failure is not one claimwarden can resolve", what, d.Chart)
+	if len(refused) > 0 {
+		d.NothingToDo += fmt.Sprintf(" (left alone: %v)", refused)
+	}
+	return d, nil
+}
+
+// Nudge implements source.Tool: nobody is there to ask, so the release
+// record says what to do next.
+func (c *CLIReleases) Nudge(ctx context.Context, p proposal.Proposal) error {
+	rec := NewReleaseSecret()
+	if err := c.Cached.Get(ctx, types.NamespacedName{Namespace: p.Source.Namespace, Name: p.Source.Name}, rec); err != nil {
+		return client.IgnoreNotFound(err) // a newer release pruned it: nothing to say
+	}
+	c.Recorder.Eventf(rec, nil, p.Source, corev1.EventTypeNormal, ReasonUpgradeAgain, "Converged",
+		"StatefulSet %s converged to the volumeClaimTemplates of the failed release %s (chart %s): run the same `helm upgrade` again and it succeeds",
+		p.StatefulSet.Namespace+"/"+p.StatefulSet.Name, p.Source.Name, p.Source.Chart)
+	return nil
+}
+
+// Forget implements source.Tool: nothing is kept per release record.
+func (*CLIReleases) Forget(types.NamespacedName) {}
