@@ -9,8 +9,16 @@ import (
 // that a chart bump shows its version next to the size.
 func TestChangedLines(t *testing.T) {
 	o := options{replicas: 3}
-	got := changedLines(fluxTool{}.files(o, sizeBefore), fluxTool{}.files(o, sizeAfter))
-	want := []string{"statefulset.yaml", "-          storage: 1Gi", "+          storage: 2Gi"}
+	got := changedLines(helmTool{}.files(o, sizeBefore), helmTool{}.files(o, sizeAfter))
+	want := []string{
+		"chart/Chart.yaml", "-version: 0.1.0", "+version: 0.2.0",
+		"chart/values.yaml", "-size: 1Gi", "+size: 2Gi",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("helm chart bump: %q, want %q", got, want)
+	}
+	got = changedLines(fluxTool{}.files(o, sizeBefore), fluxTool{}.files(o, sizeAfter))
+	want = []string{"statefulset.yaml", "-          storage: 1Gi", "+          storage: 2Gi"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Flux manifest: %q, want %q", got, want)
 	}
