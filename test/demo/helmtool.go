@@ -230,7 +230,7 @@ func upgradeRequest(hr *helmv2.HelmRelease) string {
 		return ""
 	}
 	for _, m := range hr.ManagedFields {
-		if m.Manager == v1alpha1.ControllerName && m.FieldsV1 != nil && strings.Contains(string(m.FieldsV1.Raw), helmv2.ResetRequestAnnotation) {
+		if m.Manager == v1alpha1.ControllerName && strings.Contains(m.FieldsV1.GetRawString(), helmv2.ResetRequestAnnotation) {
 			return token
 		}
 	}

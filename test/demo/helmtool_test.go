@@ -38,7 +38,7 @@ func nudged(hr *helmv2.HelmRelease, token string) *helmv2.HelmRelease {
 	hr.Annotations = map[string]string{helmv2.ResetRequestAnnotation: token}
 	hr.ManagedFields = []metav1.ManagedFieldsEntry{{
 		Manager:  v1alpha1.ControllerName,
-		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{"f:` + helmv2.ResetRequestAnnotation + `":{}}}}`)},
+		FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{"f:` + helmv2.ResetRequestAnnotation + `":{}}}}`),
 	}}
 	return hr
 }
