@@ -49,7 +49,7 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 RELEASE_TOOL := $(TESTENV)/release
 COSIGN_KEY ?=
 
-.PHONY: help build build-chaos chaos chaos-storm testenv tools image release test fuzz lint generate demo demo-flux demo-argocd bench clean
+.PHONY: help build build-chaos chaos chaos-storm testenv tools image release test fuzz lint generate demo demo-flux demo-helm demo-argocd bench clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -127,6 +127,9 @@ demo: testenv build ## run the whole story locally: control plane, storage simul
 
 demo-flux: testenv build ## the same story from commits in a local Gitea, applied by Flux, verdicts back on the commits
 	$(GO) run ./test/demo -story flux
+
+demo-helm: testenv build ## the same story as chart bumps released by a Flux HelmRelease: helm-controller fails, claimwarden converges and asks it to upgrade again
+	$(GO) run ./test/demo -story helm
 
 demo-argocd: testenv build ## the same story synced by Argo CD: claimwarden reads Git through its API and syncs once converged
 	$(GO) run ./test/demo -story argocd

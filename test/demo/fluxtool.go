@@ -151,14 +151,20 @@ func (fluxTool) stillFailing(ctx context.Context, cl *cluster, sha, applied stri
 
 // waitKustomization polls the story's Kustomization until done says so.
 func waitKustomization(ctx context.Context, cl *cluster, timeout time.Duration, done func(*kustomizev1.Kustomization) bool) error {
+	return waitFlux(ctx, cl, timeout, &kustomizev1.Kustomization{ObjectMeta: metav1.ObjectMeta{Namespace: fluxNamespace, Name: repoName}}, done)
+}
+
+// waitFlux polls the Flux object obj (its namespace and name set) until done
+// says so, failing early when a component has died, and at the deadline with
+// its Ready condition.
+func waitFlux[T fluxenv.Object](ctx context.Context, cl *cluster, timeout time.Duration, obj T, done func(T) bool) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	ks := &kustomizev1.Kustomization{ObjectMeta: metav1.ObjectMeta{Namespace: fluxNamespace, Name: repoName}}
-	return fluxenv.Until(ctx, cl.client, ks, func() (bool, error) {
+	return fluxenv.Until(ctx, cl.client, obj, func() (bool, error) {
 		if err := cl.alive(); err != nil {
 			return false, err
 		}
-		return done(ks), nil
+		return done(obj), nil
 	})
 }
 

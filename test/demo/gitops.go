@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -100,10 +102,63 @@ func push(ctx context.Context, cl *cluster, o options, tool gitOpsTool, from, si
 	}
 	out.cmd(fmt.Sprintf("git commit -am %q && git push    # %s", message, short(sha)))
 	if from != "" {
-		out.note(out.paint(red, "-          storage: "+from))
-		out.note(out.paint(green, "+          storage: "+size))
+		for _, l := range changedLines(tool.files(o, from), tool.files(o, size)) {
+			switch l[0] {
+			case '-':
+				l = out.paint(red, l)
+			case '+':
+				l = out.paint(green, l)
+			}
+			out.note(l)
+		}
 	}
 	return sha, nil
+}
+
+// changedLines is what `git diff` would show of the change from before to
+// after, without context: the name of each file that changed, then its
+// removed lines (-) and added lines (+). The stories' commits edit values in
+// place, so the lines are compared by position.
+func changedLines(before, after map[string]string) []string {
+	var lines []string
+	names := maps.Clone(before)
+	maps.Copy(names, after)
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		old, cur := splitLines(before[name]), splitLines(after[name])
+		var removed, added []string
+		for i := range max(len(old), len(cur)) {
+			o, c := lineAt(old, i), lineAt(cur, i)
+			if o == c {
+				continue
+			}
+			if i < len(old) {
+				removed = append(removed, "-"+o)
+			}
+			if i < len(cur) {
+				added = append(added, "+"+c)
+			}
+		}
+		if len(removed)+len(added) > 0 {
+			lines = append(append(append(lines, name), removed...), added...)
+		}
+	}
+	return lines
+}
+
+// splitLines splits a file into its lines; a file that is not there has none.
+func splitLines(file string) []string {
+	if file == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(file, "\n"), "\n")
+}
+
+// lineAt is lines[i], or "" past the end.
+func lineAt(lines []string, i int) string {
+	if i < len(lines) {
+		return lines[i]
+	}
+	return ""
 }
 
 // commitStatus polls Gitea until claimwarden's status on sha is state, and

@@ -137,7 +137,11 @@ func gitopsAllowed(ctx context.Context, cl *cluster, o options, tool gitOpsTool,
 		return outcome{}, nil, fmt.Errorf("VolumeClaimRollout %s: status.proposal %+v does not name commit %s", stsKey, t.vcr.Status.Proposal, sha)
 	}
 	src := t.vcr.Status.Proposal.Source
-	out.note(fmt.Sprintf("vcr/%s status.proposal.source: %s %s/%s at %s", stsName, src.Kind, src.Namespace, src.Name, shortSHAs(src.Revision)))
+	chart := ""
+	if src.Chart != "" {
+		chart = ", chart " + shortSHAs(src.Chart)
+	}
+	out.note(fmt.Sprintf("vcr/%s status.proposal.source: %s %s/%s%s at %s", stsName, src.Kind, src.Namespace, src.Name, chart, shortSHAs(src.Revision)))
 	if err := showClaims(ctx, cl.client, out); err != nil {
 		return outcome{}, nil, err
 	}

@@ -1,4 +1,4 @@
-// Command demo tells claimwarden's story on a local control plane. Three stories:
+// Command demo tells claimwarden's story on a local control plane. Four stories:
 //
 //   - kubectl (`make demo`): a StatefulSet whose volumeClaimTemplates cannot be
 //     changed, the orphan delete and re-create users do today, and claimwarden
@@ -8,6 +8,12 @@
 //     claimwarden re-creates the StatefulSet, grows the claims and posts
 //     "success" on the commit; a commit growing them +300% is denied by the
 //     max-step policy, with "failure" on that commit;
+//   - helm (`make demo-helm`): the StatefulSet in a chart kept in Gitea and
+//     released by a Flux HelmRelease; a chart bump that grows the volumes
+//     makes helm-controller's upgrade fail, claimwarden re-creates the
+//     StatefulSet from the failed release's record, asks helm-controller to
+//     upgrade again, grows the claims and posts "success"; a bump of +300%
+//     is denied, with "failure" on that commit;
 //   - argocd (`make demo-argocd`): the same commits synced by an Argo CD
 //     Application with automated sync; claimwarden reads the desired
 //     StatefulSet through argocd-server's API with a token of its own account,
@@ -15,10 +21,10 @@
 //
 // Run it from the repository root after `make testenv build`:
 //
-//	go run ./test/demo [-story kubectl|flux|argocd] [-delay 3s] [-replicas 3] [-keep]
+//	go run ./test/demo [-story kubectl|flux|helm|argocd] [-delay 3s] [-replicas 3] [-keep]
 //
 // The control plane (etcd, kube-apiserver, kube-controller-manager,
-// kube-scheduler, kwok), Gitea, Flux, Argo CD (with Redis) and the controller
+// kube-scheduler, kwok), Gitea, Flux (with Helm), Argo CD (with Redis) and the controller
 // are the real programs; only the storage is simulated (test/storagesim).
 package main
 
@@ -43,7 +49,7 @@ type options struct {
 
 func main() {
 	var o options
-	flag.StringVar(&o.story, "story", "kubectl", "the story to tell: kubectl (the orphan re-create by hand), flux (commits in Gitea applied by Flux) or argocd (commits in Gitea synced by Argo CD)")
+	flag.StringVar(&o.story, "story", "kubectl", "the story to tell: kubectl (the orphan re-create by hand), flux (commits in Gitea applied by Flux), helm (chart bumps in Gitea released by a Flux HelmRelease) or argocd (commits in Gitea synced by Argo CD)")
 	flag.DurationVar(&o.delay, "delay", 3*time.Second, "how long each simulated volume resize takes")
 	flag.IntVar(&o.replicas, "replicas", 3, "replicas (and claims) of the demo StatefulSet")
 	flag.BoolVar(&o.keep, "keep", false, "leave the cluster running after the story, until Ctrl-C")

@@ -23,6 +23,11 @@ func TestMessageShortening(t *testing.T) {
 			want: `one or more objects failed to apply, reason: StatefulSet.apps "db" is invalid: spec.volumeClaimTemplates: Invalid value: [...]: field is immutable. Retrying attempt #1 at 2026-11-30T09:07:20Z.`,
 		},
 		{
+			name: "helm-controller's failed upgrade keeps the release, chart and why",
+			in:   `Helm upgrade failed for release demo/demo-db with chart db@0.2.0+db7292d2b116: server-side apply failed for object demo/db apps/v1, Kind=StatefulSet: StatefulSet.apps "db" is invalid: spec.volumeClaimTemplates: Invalid value: []core.PersistentVolumeClaim{core.PersistentVolumeClaim{}}: field is immutable`,
+			want: `Helm upgrade failed for release demo/demo-db with chart db@0.2.0+db7292d2b116: server-side apply failed for object demo/db apps/v1, Kind=StatefulSet: StatefulSet.apps "db" is invalid: spec.volumeClaimTemplates: Invalid value: [...]: field is immutable`,
+		},
+		{
 			name: "an API server cause",
 			in:   `Invalid value: []core.PersistentVolumeClaim{}: field is immutable`,
 			want: `Invalid value: [...]: field is immutable`,

@@ -38,6 +38,16 @@ var stories = map[string]story{
 		},
 		hints: fluxHints,
 	},
+	"helm": {
+		title:    "claimwarden demo with a Flux HelmRelease: a chart bump grows a StatefulSet's volumes, Git gets the verdict",
+		starting: "Starting a local control plane, Gitea, Flux and claimwarden",
+		real:     ", Gitea, Flux's source-, kustomize- and helm-controller (Helm v4)",
+		setup:    startHelm,
+		tell: func(ctx context.Context, cl *cluster, o options, out *printer) error {
+			return tellGitOps(ctx, cl, o, helmTool{}, out)
+		},
+		hints: helmHints,
+	},
 	"argocd": {
 		title:    "claimwarden demo with Argo CD: a commit grows a StatefulSet's volumes, Git gets the verdict",
 		starting: "Starting a local control plane, Gitea, Argo CD and claimwarden",

@@ -16,7 +16,7 @@ import (
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 )
 
-// immutable is what the API server says, through Flux or Argo CD, when a
+// immutable is what the API server says, through Flux, Helm or Argo CD, when a
 // change touches volumeClaimTemplates.
 const immutable = "field is immutable"
 
@@ -38,6 +38,9 @@ type timeline struct {
 	// API server's refusal; appliedBy says who started the operation that
 	// applied sha. Only Argo CD tells these.
 	otherFailure, appliedBy string
+	// released is the chart release that applied sha, nudged the token of
+	// claimwarden's request to upgrade again. Only helm-controller tells these.
+	released, nudged string
 
 	rollout *progress
 	vcr     *v1alpha1.VolumeClaimRollout
