@@ -23,7 +23,7 @@ var configDir = filepath.Join("..", "..", "config")
 // allComponents are the optional features' RBAC components the e2e tests
 // use: they run the Flux (Kustomization and HelmRelease) and Argo CD
 // integrations and post commit statuses.
-var allComponents = []string{"convergence", "flux", "flux-substitute-configmaps", "helm", "argocd", "gitstatus"}
+var allComponents = []string{"convergence", "flux", "flux-substitute-configmaps", "helm", "helm-cli", "argocd", "gitstatus"}
 
 // installRBAC creates what a cluster gets from the deploy manifests before the
 // controller runs: the controller's namespace (config/manager/namespace.yaml)
