@@ -122,16 +122,20 @@ lint: ## go vet, gofmt, staticcheck, govulncheck (offline database from the modu
 	cd test/release && $(GO) vet ./... && $(STATICCHECK) ./...
 	$(GOVULNCHECK) -db file://$$(bash test/testenv/vulndb.sh) ./...
 
-demo: testenv build ## run the whole story locally: control plane, storage simulator, controller, a template bump
+demo: build ## run the whole story locally: control plane, storage simulator, controller, a template bump
+	bash test/testenv/build.sh core
 	$(GO) run ./test/demo
 
-demo-flux: testenv build ## the same story from commits in a local Gitea, applied by Flux, verdicts back on the commits
+demo-flux: build ## the same story from commits in a local Gitea, applied by Flux, verdicts back on the commits
+	bash test/testenv/build.sh core gitea flux
 	$(GO) run ./test/demo -story flux
 
-demo-helm: testenv build ## the same story as chart bumps released by a Flux HelmRelease: helm-controller fails, claimwarden converges and asks it to upgrade again
+demo-helm: build ## the same story as chart bumps released by a Flux HelmRelease: helm-controller fails, claimwarden converges and asks it to upgrade again
+	bash test/testenv/build.sh core gitea flux
 	$(GO) run ./test/demo -story helm
 
-demo-argocd: testenv build ## the same story synced by Argo CD: claimwarden reads Git through its API and syncs once converged
+demo-argocd: build ## the same story synced by Argo CD: claimwarden reads Git through its API and syncs once converged
+	bash test/testenv/build.sh core gitea argocd tools
 	$(GO) run ./test/demo -story argocd
 
 bench: testenv build ## diff/plan/policy/check benchmarks, then the scale tiers on the real control plane (about an hour)

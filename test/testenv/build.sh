@@ -27,6 +27,17 @@ source "$ROOT/test/testenv/lock.sh"
 
 log() { printf '[testenv] %s\n' "$*" >&2; }
 
+# The parts to build, named as arguments (default: all of them): core (etcd, the
+# kube-* binaries, kubectl, kwok), gitea, flux, argocd (with redis-server), tools.
+# The demos build only what their story runs.
+parts=("$@")
+if [[ ${#parts[@]} -eq 0 ]]; then parts=(core gitea flux argocd tools); fi
+want() {
+	local p
+	for p in "${parts[@]}"; do [[ $p == "$1" ]] && return 0; done
+	return 1
+}
+
 # build NAME VERSION DIR PKG [LDFLAGS]: go build PKG inside module DIR into the cache.
 build() {
 	local name=$1 version=$2 dir=$3 pkg=$4 ldflags=${5:-}
@@ -42,34 +53,36 @@ build() {
 	ln -sfn "$dest" "$OUT/$name"
 }
 
-k8s_ldflags="-X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/client-go/pkg/version.gitVersion=$K8S_VERSION"
-k8s_ldflags+=" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37"
+if want core; then
+	k8s_ldflags="-X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/client-go/pkg/version.gitVersion=$K8S_VERSION"
+	k8s_ldflags+=" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37"
 
-build etcd "$ETCD_VERSION" "$TOOLS/etcd" go.etcd.io/etcd/server/v3
-build kube-apiserver "$K8S_VERSION" "$TOOLS/kubernetes" k8s.io/kubernetes/cmd/kube-apiserver "$k8s_ldflags"
-build kube-controller-manager "$K8S_VERSION" "$TOOLS/kubernetes" k8s.io/kubernetes/cmd/kube-controller-manager "$k8s_ldflags"
-build kube-scheduler "$K8S_VERSION" "$TOOLS/kubernetes" k8s.io/kubernetes/cmd/kube-scheduler "$k8s_ldflags"
-build kubectl "$K8S_VERSION" "$TOOLS/kubernetes" k8s.io/kubernetes/cmd/kubectl "$k8s_ldflags"
+	build etcd "$ETCD_VERSION" "$TOOLS/etcd" go.etcd.io/etcd/server/v3
+	build kube-apiserver "$K8S_VERSION" "$TOOLS/kubernetes" k8s.io/kubernetes/cmd/kube-apiserver "$k8s_ldflags"
+	build kube-controller-manager "$K8S_VERSION" "$TOOLS/kubernetes" k8s.io/kubernetes/cmd/kube-controller-manager "$k8s_ldflags"
+	build kube-scheduler "$K8S_VERSION" "$TOOLS/kubernetes" k8s.io/kubernetes/cmd/kube-scheduler "$k8s_ldflags"
+	build kubectl "$K8S_VERSION" "$TOOLS/kubernetes" k8s.io/kubernetes/cmd/kubectl "$k8s_ldflags"
 
-# kwok's own go.mod has no replace directives, so 'go install' at a pinned version works.
-kwok_dir="$CACHE/kwok-$KWOK_VERSION"
-if [[ ! -x $kwok_dir/kwok ]]; then
-	log "building kwok $KWOK_VERSION"
-	mkdir -p "$kwok_dir"
-	GOFLAGS= GOBIN="$kwok_dir" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+	# kwok's own go.mod has no replace directives, so 'go install' at a pinned version works.
+	kwok_dir="$CACHE/kwok-$KWOK_VERSION"
+	if [[ ! -x $kwok_dir/kwok ]]; then
+		log "building kwok $KWOK_VERSION"
+		mkdir -p "$kwok_dir"
+		GOFLAGS= GOBIN="$kwok_dir" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+	fi
+	# Stages: nodes become Ready and keep a Lease; Pods become Ready, complete and go
+	# away. Rewritten on every run (it is cheap) so a change of this list takes effect.
+	src=$(GOFLAGS= go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+	stage="$src/kustomize/stage"
+	for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
+		pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
+		echo '---'
+		cat "$stage/$f"
+	done >"$kwok_dir/stages.yaml.tmp"
+	mv "$kwok_dir/stages.yaml.tmp" "$kwok_dir/stages.yaml"
+	ln -sfn "$kwok_dir/kwok" "$OUT/kwok"
+	ln -sfn "$kwok_dir/stages.yaml" "$OUT/kwok-stages.yaml"
 fi
-# Stages: nodes become Ready and keep a Lease; Pods become Ready, complete and go
-# away. Rewritten on every run (it is cheap) so a change of this list takes effect.
-src=$(GOFLAGS= go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
-stage="$src/kustomize/stage"
-for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
-	pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
-	echo '---'
-	cat "$stage/$f"
-done >"$kwok_dir/stages.yaml.tmp"
-mv "$kwok_dir/stages.yaml.tmp" "$kwok_dir/stages.yaml"
-ln -sfn "$kwok_dir/kwok" "$OUT/kwok"
-ln -sfn "$kwok_dir/stages.yaml" "$OUT/kwok-stages.yaml"
 
 # Gitea, the Git host whose commit statuses the gitstatus tests read and write. Its
 # go.mod has replace directives and a go.sum of its own, so it is built as the main
@@ -78,98 +91,106 @@ ln -sfn "$kwok_dir/stages.yaml" "$OUT/kwok-stages.yaml"
 # assets need a node toolchain) Gitea reads templates/, options/ and public/ from it
 # at run time (STATIC_ROOT_PATH), so it is linked as bin/testenv/gitea-src.
 # sqlite is the only database the tests use; it needs cgo (gcc).
-gitea_dir="$CACHE/gitea-$GITEA_VERSION"
-if [[ ! -x $gitea_dir/gitea ]]; then
-	log "building gitea $GITEA_VERSION (cgo, several minutes cold; cached afterwards in $gitea_dir)"
-	gitea_mod=$(GOFLAGS= go mod download -json "code.gitea.io/gitea@$GITEA_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
-	# A build interrupted earlier may have left a partial copy: start from a clean one.
-	rm -rf "$gitea_dir/src" "$gitea_dir/src.tmp"
-	mkdir -p "$gitea_dir"
-	cp -r "$gitea_mod" "$gitea_dir/src.tmp"
-	chmod -R u+w "$gitea_dir/src.tmp" # the module cache is read-only
-	mv "$gitea_dir/src.tmp" "$gitea_dir/src"
-	gitea_tags="sqlite sqlite_unlock_notify"
-	(cd "$gitea_dir/src" && CGO_ENABLED=1 go build -tags "$gitea_tags" -trimpath \
-		-ldflags "-s -w -X main.Version=${GITEA_VERSION#v} -X 'main.Tags=$gitea_tags'" \
-		-o "$gitea_dir/gitea.tmp" .)
-	mv "$gitea_dir/gitea.tmp" "$gitea_dir/gitea"
+if want gitea; then
+	gitea_dir="$CACHE/gitea-$GITEA_VERSION"
+	if [[ ! -x $gitea_dir/gitea ]]; then
+		log "building gitea $GITEA_VERSION (cgo, several minutes cold; cached afterwards in $gitea_dir)"
+		gitea_mod=$(GOFLAGS= go mod download -json "code.gitea.io/gitea@$GITEA_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+		# A build interrupted earlier may have left a partial copy: start from a clean one.
+		rm -rf "$gitea_dir/src" "$gitea_dir/src.tmp"
+		mkdir -p "$gitea_dir"
+		cp -r "$gitea_mod" "$gitea_dir/src.tmp"
+		chmod -R u+w "$gitea_dir/src.tmp" # the module cache is read-only
+		mv "$gitea_dir/src.tmp" "$gitea_dir/src"
+		gitea_tags="sqlite sqlite_unlock_notify"
+		(cd "$gitea_dir/src" && CGO_ENABLED=1 go build -tags "$gitea_tags" -trimpath \
+			-ldflags "-s -w -X main.Version=${GITEA_VERSION#v} -X 'main.Tags=$gitea_tags'" \
+			-o "$gitea_dir/gitea.tmp" .)
+		mv "$gitea_dir/gitea.tmp" "$gitea_dir/gitea"
+	fi
+	ln -sfn "$gitea_dir/gitea" "$OUT/gitea"
+	ln -sfn "$gitea_dir/src" "$OUT/gitea-src"
 fi
-ln -sfn "$gitea_dir/gitea" "$OUT/gitea"
-ln -sfn "$gitea_dir/src" "$OUT/gitea-src"
 
 # Flux's source-, kustomize- and helm-controller, run out of cluster by
 # test/fluxenv. They have replace directives of their own, hence a wrapper
 # module; one for all three, so what they share compiles once.
-build source-controller "$FLUX_VERSION" "$TOOLS/flux" github.com/fluxcd/source-controller
-build kustomize-controller "$FLUX_VERSION" "$TOOLS/flux" github.com/fluxcd/kustomize-controller
-build helm-controller "$HELM_CONTROLLER_VERSION" "$TOOLS/flux" github.com/fluxcd/helm-controller
+if want flux; then
+	build source-controller "$FLUX_VERSION" "$TOOLS/flux" github.com/fluxcd/source-controller
+	build kustomize-controller "$FLUX_VERSION" "$TOOLS/flux" github.com/fluxcd/kustomize-controller
+	build helm-controller "$HELM_CONTROLLER_VERSION" "$TOOLS/flux" github.com/fluxcd/helm-controller
 
-# Their CRDs ship in the module zips (config/crd/bases), at the version of the
-# binaries; the wrapper module has already downloaded them. Copied, not linked,
-# into the cache: the module cache can be cleaned independently of this one.
-crd_dir="$CACHE/flux-crds-$FLUX_VERSION-helm-$HELM_CONTROLLER_VERSION"
-if [[ ! -d $crd_dir ]]; then
-	rm -rf "$crd_dir.tmp"
-	mkdir -p "$crd_dir.tmp"
-	for m in "source-controller@$FLUX_VERSION" "kustomize-controller@$FLUX_VERSION" "helm-controller@$HELM_CONTROLLER_VERSION"; do
-		mod=$(cd "$TOOLS/flux" && go mod download -json "github.com/fluxcd/$m" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
-		cp "$mod"/config/crd/bases/*.yaml "$crd_dir.tmp/"
-	done
-	chmod -R u+w "$crd_dir.tmp" # the module cache is read-only
-	mv "$crd_dir.tmp" "$crd_dir"
+	# Their CRDs ship in the module zips (config/crd/bases), at the version of the
+	# binaries; the wrapper module has already downloaded them. Copied, not linked,
+	# into the cache: the module cache can be cleaned independently of this one.
+	crd_dir="$CACHE/flux-crds-$FLUX_VERSION-helm-$HELM_CONTROLLER_VERSION"
+	if [[ ! -d $crd_dir ]]; then
+		rm -rf "$crd_dir.tmp"
+		mkdir -p "$crd_dir.tmp"
+		for m in "source-controller@$FLUX_VERSION" "kustomize-controller@$FLUX_VERSION" "helm-controller@$HELM_CONTROLLER_VERSION"; do
+			mod=$(cd "$TOOLS/flux" && go mod download -json "github.com/fluxcd/$m" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+			cp "$mod"/config/crd/bases/*.yaml "$crd_dir.tmp/"
+		done
+		chmod -R u+w "$crd_dir.tmp" # the module cache is read-only
+		mv "$crd_dir.tmp" "$crd_dir"
+	fi
+	ln -sfn "$crd_dir" "$OUT/flux-crds"
 fi
-ln -sfn "$crd_dir" "$OUT/flux-crds"
 
 # Argo CD: one binary that runs as argocd-server, -repo-server or
 # -application-controller (chosen by argv[0] or ARGOCD_BINARY_NAME), run out of
 # cluster by test/argoenv. v3.6 needs Go 1.27, so only this module is built with a
 # newer toolchain, fetched from the proxy; the project itself stays on the
 # machine's Go.
-argocd_dir="$CACHE/argocd-$ARGOCD_VERSION"
-(
-	export GOTOOLCHAIN=go1.27.3
-	build argocd "$ARGOCD_VERSION" "$TOOLS/argocd" github.com/argoproj/argo-cd/v3/cmd \
-		"-X github.com/argoproj/argo-cd/v3/common.version=${ARGOCD_VERSION#v}"
-)
-# Its CRDs, and the GPG wrapper script the repo-server runs for every manifest
-# generation (it must be executable and on the repo-server's PATH; the module
-# cache's copy is read-only and not executable), copied next to the binary once.
-for part in crds hack; do
-	if [[ ! -d $argocd_dir/$part ]]; then
-		src=$(cd "$TOOLS/argocd" && GOTOOLCHAIN=go1.27.3 go mod download -json "github.com/argoproj/argo-cd/v3@$ARGOCD_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
-		rm -rf "$argocd_dir/$part.tmp"
-		mkdir -p "$argocd_dir/$part.tmp"
-		case $part in
-		crds) cp "$src"/manifests/crds/*-crd.yaml "$argocd_dir/$part.tmp/" ;;
-		hack) cp "$src/hack/git-verify-wrapper.sh" "$argocd_dir/$part.tmp/" ;;
-		esac
-		chmod -R u+w,a+rX "$argocd_dir/$part.tmp"
-		if [[ $part == hack ]]; then chmod +x "$argocd_dir/$part.tmp/git-verify-wrapper.sh"; fi
-		mv "$argocd_dir/$part.tmp" "$argocd_dir/$part"
-	fi
-	ln -sfn "$argocd_dir/$part" "$OUT/argocd-$part"
-done
+if want argocd; then
+	argocd_dir="$CACHE/argocd-$ARGOCD_VERSION"
+	(
+		export GOTOOLCHAIN=go1.27.3
+		build argocd "$ARGOCD_VERSION" "$TOOLS/argocd" github.com/argoproj/argo-cd/v3/cmd \
+			"-X github.com/argoproj/argo-cd/v3/common.version=${ARGOCD_VERSION#v}"
+	)
+	# Its CRDs, and the GPG wrapper script the repo-server runs for every manifest
+	# generation (it must be executable and on the repo-server's PATH; the module
+	# cache's copy is read-only and not executable), copied next to the binary once.
+	for part in crds hack; do
+		if [[ ! -d $argocd_dir/$part ]]; then
+			src=$(cd "$TOOLS/argocd" && GOTOOLCHAIN=go1.27.3 go mod download -json "github.com/argoproj/argo-cd/v3@$ARGOCD_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+			rm -rf "$argocd_dir/$part.tmp"
+			mkdir -p "$argocd_dir/$part.tmp"
+			case $part in
+			crds) cp "$src"/manifests/crds/*-crd.yaml "$argocd_dir/$part.tmp/" ;;
+			hack) cp "$src/hack/git-verify-wrapper.sh" "$argocd_dir/$part.tmp/" ;;
+			esac
+			chmod -R u+w,a+rX "$argocd_dir/$part.tmp"
+			if [[ $part == hack ]]; then chmod +x "$argocd_dir/$part.tmp/git-verify-wrapper.sh"; fi
+			mv "$argocd_dir/$part.tmp" "$argocd_dir/$part"
+		fi
+		ln -sfn "$argocd_dir/$part" "$OUT/argocd-$part"
+	done
 
-# Redis, Argo CD's cache, from Debian. The tests start their own instances on
-# loopback ports; the system service is never used, so it is stopped and disabled
-# if the package started one.
-if ! command -v redis-server >/dev/null; then
-	log "installing redis-server (Debian package)"
-	sudo=()
-	if [[ $(id -u) != 0 ]]; then sudo=(sudo); fi
-	export DEBIAN_FRONTEND=noninteractive
-	# Quiet unless it fails; a stale package index gets one update and a retry.
-	if ! "${sudo[@]}" apt-get install -y -qq redis-server >/dev/null 2>&1; then
-		"${sudo[@]}" apt-get update -qq
-		"${sudo[@]}" apt-get install -y -qq redis-server >/dev/null
+	# Redis, Argo CD's cache, from Debian. The tests start their own instances on
+	# loopback ports; the system service is never used, so it is stopped and disabled
+	# if the package started one.
+	if ! command -v redis-server >/dev/null; then
+		log "installing redis-server (Debian package)"
+		sudo=()
+		if [[ $(id -u) != 0 ]]; then sudo=(sudo); fi
+		export DEBIAN_FRONTEND=noninteractive
+		# Quiet unless it fails; a stale package index gets one update and a retry.
+		if ! "${sudo[@]}" apt-get install -y -qq redis-server >/dev/null 2>&1; then
+			"${sudo[@]}" apt-get update -qq
+			"${sudo[@]}" apt-get install -y -qq redis-server >/dev/null
+		fi
+		if command -v systemctl >/dev/null && systemctl is-enabled redis-server >/dev/null 2>&1; then
+			"${sudo[@]}" systemctl disable --now redis-server >/dev/null 2>&1 || true
+		fi
+		"${sudo[@]}" service redis-server stop >/dev/null 2>&1 || true
 	fi
-	if command -v systemctl >/dev/null && systemctl is-enabled redis-server >/dev/null 2>&1; then
-		"${sudo[@]}" systemctl disable --now redis-server >/dev/null 2>&1 || true
-	fi
-	"${sudo[@]}" service redis-server stop >/dev/null 2>&1 || true
 fi
 
 # The release and manifest tools (helm, kubeconform, test/release, schemas).
-bash "$ROOT/test/testenv/tools.sh"
+if want tools; then
+	bash "$ROOT/test/testenv/tools.sh"
+fi
 
 log "ready in $OUT"
