@@ -177,7 +177,7 @@ func (c *CLIReleases) Desired(ctx context.Context, obj client.Object) (source.De
 	if err != nil {
 		return source.Desired{}, readFailed(err)
 	}
-	d := source.Desired{IgnoredLabels: BookkeepingLabels}
+	var d source.Desired
 	if rel.Chart != nil && rel.Chart.Metadata != nil {
 		d.Chart = rel.Chart.Metadata.Name + "@" + rel.Chart.Metadata.Version
 		d.Revisions = []string{rel.Chart.Metadata.Version}

@@ -152,13 +152,12 @@ func (h *HelmReleases) Desired(ctx context.Context, obj client.Object) (source.D
 		return source.Desired{Waiting: prov.waiting}, nil
 	}
 	return source.Desired{
-		Repository:    prov.repository,
-		Revision:      prov.revision,
-		Chart:         chart,
-		Revisions:     []string{latest.ChartVersion},
-		Candidates:    stss,
-		IgnoredLabels: BookkeepingLabels,
-		NothingToDo:   fmt.Sprintf("release %s.v%d (chart %s) renders no StatefulSet whose volumeClaimTemplates change: its failure is not one claimwarden can resolve", latest.Name, latest.Version, chart),
+		Repository:  prov.repository,
+		Revision:    prov.revision,
+		Chart:       chart,
+		Revisions:   []string{latest.ChartVersion},
+		Candidates:  stss,
+		NothingToDo: fmt.Sprintf("release %s.v%d (chart %s) renders no StatefulSet whose volumeClaimTemplates change: its failure is not one claimwarden can resolve", latest.Name, latest.Version, chart),
 	}, nil
 }
 

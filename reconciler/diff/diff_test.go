@@ -623,7 +623,7 @@ func TestIsTrackingKey(t *testing.T) {
 		"kustomize.toolkit.fluxcd.io/name":          true,
 		"helm.toolkit.fluxcd.io/name":               true,
 		"meta.helm.sh/release-name":                 true,
-		"helm.sh/chart":                             false, // a Helm source's IgnoredLabels
+		"helm.sh/chart":                             true, // Helm bookkeeping, for every source
 		"app.kubernetes.io/name":                    false,
 		"argocd.argoproj.io":                        false, // the prefix needs its slash
 		"example.com/kustomize.toolkit.fluxcd.io/x": false,

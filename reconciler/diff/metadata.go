@@ -10,13 +10,15 @@ var trackingPrefixes = []string{
 	"meta.helm.sh/",
 }
 
-// IsTrackingKey reports whether a label or annotation key is a GitOps tracking
-// key. Such keys are never copied onto PVCs: Argo CD and Flux would then count
-// the PVCs as resources they manage and prune or diff them, and Helm's
+// IsTrackingKey reports whether a label or annotation key is a GitOps
+// tracking key or Helm bookkeeping. Such keys are never copied onto PVCs,
+// whatever the source: Argo CD and Flux would then count the PVCs as
+// resources they manage and prune or diff them; Helm's
 // meta.helm.sh/release-name and -namespace would make a claim look owned by a
-// release.
+// release; and helm.sh/chart, "<chart>-<version>" by the chart conventions,
+// would patch every claim on every chart release, a patch version included.
 func IsTrackingKey(k string) bool {
-	if k == "app.kubernetes.io/instance" {
+	if k == "app.kubernetes.io/instance" || k == "helm.sh/chart" {
 		return true
 	}
 	for _, p := range trackingPrefixes {
