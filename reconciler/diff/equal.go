@@ -25,6 +25,17 @@ func TemplatesEqual(a, b []corev1.PersistentVolumeClaim) bool {
 	return true
 }
 
+// NormalTemplates are ts as TemplatesEqual compares them: what a user can
+// set, server defaults applied, status and type meta dropped. Templates
+// equal by TemplatesEqual encode alike, so they hash alike.
+func NormalTemplates(ts []corev1.PersistentVolumeClaim) []corev1.PersistentVolumeClaim {
+	out := make([]corev1.PersistentVolumeClaim, len(ts))
+	for i := range ts {
+		out[i] = normalTemplate(&ts[i])
+	}
+	return out
+}
+
 // normalTemplate keeps what a user can set on a template, server defaults applied.
 func normalTemplate(t *corev1.PersistentVolumeClaim) corev1.PersistentVolumeClaim {
 	out := corev1.PersistentVolumeClaim{Spec: *t.Spec.DeepCopy()}

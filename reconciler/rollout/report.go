@@ -207,9 +207,26 @@ func blockedReason(res diff.Result) string {
 	return reason
 }
 
-// templatesHash identifies the desired templates; encoding/json sorts map keys, so it is stable.
+// templatesHash identifies the desired templates, as the API server stores
+// them: the templates are normalised (diff.NormalTemplates) before hashing,
+// so a proposal recorded before its re-create and the StatefulSet the server
+// created and defaulted from it hash alike, and a controller that takes over
+// (a restart, a new leader) ties the live StatefulSet to its commit.
+// encoding/json sorts map keys and writes quantities canonically, so the
+// hash is stable.
 func templatesHash(sts *appsv1.StatefulSet) string {
-	b, err := json.Marshal(sts.Spec.VolumeClaimTemplates)
+	return hashOf(diff.NormalTemplates(sts.Spec.VolumeClaimTemplates))
+}
+
+// legacyTemplatesHash is the hash of the templates as they are, which
+// releases before normalised hashing recorded: a rollout such a release
+// recorded still matches its StatefulSet after an upgrade.
+func legacyTemplatesHash(sts *appsv1.StatefulSet) string {
+	return hashOf(sts.Spec.VolumeClaimTemplates)
+}
+
+func hashOf(v any) string {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return ""
 	}

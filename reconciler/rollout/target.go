@@ -53,7 +53,7 @@ func (r *Reconciler) targetOf(live *appsv1.StatefulSet, vcr *v1alpha1.VolumeClai
 			return t
 		}
 	}
-	if rec := vcr.Status.Proposal; rec != nil && rec.Source.Kind != "StatefulSet" && rec.TemplatesHash == templatesHash(live) {
+	if rec := vcr.Status.Proposal; rec != nil && rec.Source.Kind != "StatefulSet" && (rec.TemplatesHash == templatesHash(live) || rec.TemplatesHash == legacyTemplatesHash(live)) {
 		return target{sts: live, src: recordedSource(rec.Source), ignoredLabels: rec.IgnoredLabels, fromGitOps: true}
 	}
 	return target{sts: live, src: sourceOf(live)}
@@ -142,11 +142,13 @@ func (r *Reconciler) recreated(ctx context.Context, key types.NamespacedName) {
 
 // adoptRecordedProposal ties the proposal recorded with the journal (a
 // restart emptied the store) to the StatefulSet as the API server created
-// it: the record hashed the proposal's templates, which the server then
-// defaulted, and targetOf finds a recorded proposal by the live templates'
-// hash. Without this the rollout would be reported as the StatefulSet's own
-// and its commit never get a final status. Best effort: on failure the
-// rollout goes on as the StatefulSet's.
+// it. A record of this release hashed the normalised templates and already
+// matches; one a release before normalised hashing wrote hashed the
+// proposal's templates as they were, which the server then defaulted, so
+// targetOf would not find it by the live templates. Without this the
+// rollout would be reported as the StatefulSet's own and its commit never
+// get a final status. Best effort: on failure the rollout goes on as the
+// StatefulSet's.
 func (r *Reconciler) adoptRecordedProposal(ctx context.Context, key types.NamespacedName, vcr *v1alpha1.VolumeClaimRollout) {
 	if vcr.Status.Proposal.Source.Kind == "StatefulSet" {
 		return

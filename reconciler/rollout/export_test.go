@@ -1,0 +1,4 @@
+package rollout
+
+// TemplatesHash is templatesHash, for the tests against the API server.
+var TemplatesHash = templatesHash
