@@ -45,6 +45,7 @@ func TestUpgradeMidRecreate(t *testing.T) {
 
 	before := startBinary(t, cl, old, "release-"+upgradeFrom, flux()...)
 	s, pods := setupFluxScenario(t, cl, g, before, "upgrade-recreate")
+	waitPoliciesRead(t, cl, s.sts, before)
 	setFinalizer(t, cl, s.sts, true)
 	sha := s.commit("2Gi", "", "web at 2Gi")
 

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"github.com/fluxcd/pkg/runtime/conditions"
 	"strings"
 	"testing"
 	"time"
@@ -63,6 +64,7 @@ func TestUpgradeMidRollout(t *testing.T) {
 	key := client.ObjectKeyFromObject(sts)
 	waitRolloutDone(t, cl.admin, key, 3, "1Gi", before)
 	waitStatus(t, g, repo, first, statusCtx, "success", "3/3 claims compatible", before)
+	waitPoliciesRead(t, cl, key, before)
 
 	bumped := commit("2Gi")
 	replace(t, cl.admin, sts, "2Gi", bumped)
@@ -184,4 +186,19 @@ func replaceCRD(t *testing.T, c client.Client, manifest []byte) {
 	if err := c.Update(context.Background(), live); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// waitPoliciesRead waits until the rollout of key says its controller has
+// read its policies. The release upgradeFrom evaluates claims before it has
+// read its policy ConfigMaps and posts the fail-closed denial as a failure
+// on the commit; a bump made before then would carry that failure.
+func waitPoliciesRead(t *testing.T, cl *cluster, key client.ObjectKey, ctl *controller) {
+	t.Helper()
+	waitFor(t, "the policies of "+ctl.Name()+" read", []*controller{ctl}, func(ctx context.Context) (bool, error) {
+		vcr := &v1alpha1.VolumeClaimRollout{}
+		if err := cl.admin.Get(ctx, key, vcr); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		return conditions.IsTrue(vcr, v1alpha1.PoliciesReadyCondition), nil
+	})
 }
