@@ -125,6 +125,8 @@ func TestChaos(t *testing.T) {
 			for _, st := range statuses {
 				rec.CommitStatus(sha, st.Context, st.State)
 			}
+			// Who said what, for a violation's story.
+			t.Logf("commit %.8s: %s", sha, states(statuses))
 		}
 	}
 	err = rec.Check(ctx)
@@ -184,6 +186,7 @@ func rollOutUnder(ctx context.Context, t *testing.T, pool *chaosPool, s *chaosSe
 		if err != nil {
 			t.Fatal(err)
 		}
+		noteAPIOutage(at, at.Add(down))
 		*count++
 		t.Logf("%s: the API was back %s after the restart began", f, down.Round(time.Millisecond))
 		s.waitDone(t, c)
