@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -12,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
 )
 
 // rolloutJournal keeps the StatefulSet being re-created in its
@@ -64,6 +67,11 @@ func (j *rolloutJournal) Save(ctx context.Context, key types.NamespacedName, rec
 		vcr.Status.PendingRecreate = &rec
 		if p := j.intent(key); p != nil {
 			vcr.Status.Proposal = p
+			// The conditions still describe the templates before the
+			// re-create: with the new proposal beside them, Ready=True
+			// would say its commit's claims are done before they are.
+			conditions.MarkUnknown(vcr, meta.ReadyCondition, v1alpha1.ReasonProgressing,
+				"re-creating the StatefulSet with the templates of %s", outcome.Describe(p.Source))
 		}
 		return j.client.Status().Update(ctx, vcr, client.FieldOwner(v1alpha1.ControllerName))
 	})
