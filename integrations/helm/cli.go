@@ -116,18 +116,27 @@ func (c *CLIReleases) Read(ctx context.Context, obj client.Object) (source.Readi
 
 // newestVersion is the highest version of release name recorded in ns.
 func (c *CLIReleases) newestVersion(ctx context.Context, ns, name string) (int, error) {
-	var list metav1.PartialObjectMetadataList
-	list.SetGroupVersionKind(secretGVK.GroupVersion().WithKind("SecretList"))
-	if err := c.Cached.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{labelOwner: ownerHelm, labelName: name}); err != nil {
-		return 0, fmt.Errorf("listing the records of Helm release %s/%s: %w", ns, name, err)
+	records, err := c.records(ctx, ns, name)
+	if err != nil {
+		return 0, err
 	}
 	newest := 0
-	for i := range list.Items {
-		if r, ok := labelsOf(&list.Items[i]); ok && r.version > newest {
+	for i := range records {
+		if r, ok := labelsOf(&records[i]); ok && r.version > newest {
 			newest = r.version
 		}
 	}
 	return newest, nil
+}
+
+// records are the records of release name in ns, from the watch's cache.
+func (c *CLIReleases) records(ctx context.Context, ns, name string) ([]metav1.PartialObjectMetadata, error) {
+	var list metav1.PartialObjectMetadataList
+	list.SetGroupVersionKind(secretGVK.GroupVersion().WithKind("SecretList"))
+	if err := c.Cached.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{labelOwner: ownerHelm, labelName: name}); err != nil {
+		return nil, fmt.Errorf("listing the records of Helm release %s/%s: %w", ns, name, err)
+	}
+	return list.Items, nil
 }
 
 // Related names the other records of obj's release: a new version changes
@@ -137,13 +146,12 @@ func (c *CLIReleases) Related(ctx context.Context, obj client.Object) []types.Na
 	if !ok {
 		return nil
 	}
-	var list metav1.PartialObjectMetadataList
-	list.SetGroupVersionKind(secretGVK.GroupVersion().WithKind("SecretList"))
-	if err := c.Cached.List(ctx, &list, client.InNamespace(obj.GetNamespace()), client.MatchingLabels{labelOwner: ownerHelm, labelName: rec.name}); err != nil {
+	records, err := c.records(ctx, obj.GetNamespace(), rec.name)
+	if err != nil {
 		return nil // the cache is being started or stopped; obj's own reconcile goes on
 	}
 	var out []types.NamespacedName
-	for _, s := range list.Items {
+	for _, s := range records {
 		if s.Name != obj.GetName() {
 			out = append(out, types.NamespacedName{Namespace: s.Namespace, Name: s.Name})
 		}
