@@ -46,7 +46,13 @@ type ReporterOptions struct {
 	// BaseDelay and MaxDelay bound the exponential backoff between attempts
 	// for one Target; default 1s and 5m.
 	BaseDelay, MaxDelay time.Duration
-	Logger              logr.Logger
+	// ShutdownGrace is how long posts in flight when Start's context ends
+	// may still take; default 10s. The host may already have stored such a
+	// status: cut off before its answer, it would not be recorded (OnPosted),
+	// and the next process would post it again. Keep it below the manager's
+	// graceful shutdown timeout.
+	ShutdownGrace time.Duration
+	Logger        logr.Logger
 	// OnPosted is called, from a worker, after the host accepted a status.
 	OnPosted func(t Target, s Status)
 }
@@ -56,6 +62,7 @@ const (
 	defaultWorkers   = 2
 	defaultBaseDelay = time.Second
 	defaultMaxDelay  = 5 * time.Minute
+	defaultGrace     = 10 * time.Second
 
 	// postTimeout bounds one attempt, so that a host which accepts
 	// connections but never answers cannot hold a worker (and with it the
@@ -85,6 +92,9 @@ func (o ReporterOptions) withDefaults() ReporterOptions {
 	}
 	if o.MaxDelay <= 0 {
 		o.MaxDelay = defaultMaxDelay
+	}
+	if o.ShutdownGrace <= 0 {
+		o.ShutdownGrace = defaultGrace
 	}
 	if o.MaxDelay < o.BaseDelay {
 		o.MaxDelay = o.BaseDelay
@@ -257,9 +267,10 @@ func (r *Reporter) Pending() int {
 // NeedLeaderElection makes the manager run the Reporter only on the leader.
 func (r *Reporter) NeedLeaderElection() bool { return true }
 
-// Start runs the workers until ctx ends, then returns nil. Statuses still
-// outstanding then are lost with the process; the controller reports them
-// again after it restarts. A Reporter can be started once.
+// Start runs the workers until ctx ends, lets the posts then in flight finish
+// (up to ShutdownGrace) and returns nil. Statuses still queued are lost with
+// the process; the controller reports them again after it restarts. A
+// Reporter can be started once.
 func (r *Reporter) Start(ctx context.Context) error {
 	r.mu.Lock()
 	if r.started {
@@ -269,6 +280,8 @@ func (r *Reporter) Start(ctx context.Context) error {
 	r.started = true
 	r.mu.Unlock()
 
+	postCtx, cancelPosts := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelPosts()
 	var wg sync.WaitGroup
 	for range r.opts.Workers {
 		wg.Go(func() {
@@ -277,15 +290,17 @@ func (r *Reporter) Start(ctx context.Context) error {
 				if shutdown {
 					return
 				}
-				r.process(ctx, k)
+				r.process(ctx, postCtx, k)
 				r.queue.Done(k)
 			}
 		})
 	}
 	<-ctx.Done()
-	// In-flight posts see ctx cancelled; the workers then drain the ready
-	// keys without posting (process checks ctx) and Get reports shutdown.
+	// The workers drain the ready keys without posting (process checks ctx)
+	// and Get reports shutdown; posts in flight get ShutdownGrace to finish.
 	r.queue.ShutDown()
+	grace := time.AfterFunc(r.opts.ShutdownGrace, cancelPosts)
+	defer grace.Stop()
 	wg.Wait()
 	return nil
 }
@@ -333,8 +348,9 @@ func (r *Reporter) post(ctx context.Context, t Target, s Status) error {
 }
 
 // process makes one attempt for key k, which the workqueue hands to one
-// worker at a time.
-func (r *Reporter) process(ctx context.Context, k slotKey) {
+// worker at a time. None starts once ctx has ended; the post itself runs
+// under postCtx, which outlives ctx by the shutdown grace.
+func (r *Reporter) process(ctx, postCtx context.Context, k slotKey) {
 	if ctx.Err() != nil {
 		return
 	}
@@ -372,7 +388,7 @@ func (r *Reporter) process(ctx context.Context, k slotKey) {
 	t := sl.target
 	r.mu.Unlock()
 
-	err := r.post(ctx, t, s)
+	err := r.post(postCtx, t, s)
 
 	log := r.opts.Logger.WithValues("repository", t.Repo.Host+"/"+t.Repo.Path, "sha", t.SHA,
 		"context", t.Context, "state", s.State)
@@ -392,7 +408,7 @@ func (r *Reporter) process(ctx context.Context, k slotKey) {
 		sl.failed = nil
 		again = r.settle(k, sl, s)
 	case ctx.Err() != nil:
-		// Shutting down; see Start.
+		// Shutting down and not posted: not retried; see Start.
 		r.mu.Unlock()
 		return
 	case errors.As(err, &noProvider):

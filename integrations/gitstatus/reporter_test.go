@@ -153,7 +153,9 @@ func newReporter(h *fakeProvider, mod func(*ReporterOptions)) (*Reporter, *poste
 		Providers: func(Repository) (Provider, error) { return h, nil },
 		BaseDelay: 2 * time.Millisecond,
 		MaxDelay:  20 * time.Millisecond,
-		OnPosted:  pl.onPosted,
+		// Short, so that a post stuck on a dead host does not hold Start.
+		ShutdownGrace: 50 * time.Millisecond,
+		OnPosted:      pl.onPosted,
 	}
 	if mod != nil {
 		mod(&o)
@@ -765,5 +767,74 @@ func TestReporterRunnable(t *testing.T) {
 	waitUntil(t, "the post in flight", func() bool { return len(h.allCalls()) == 1 })
 	if err := r.Start(context.Background()); err == nil {
 		t.Error("second Start succeeded")
+	}
+}
+
+func TestReporterFinishesPostsInFlightOnShutdown(t *testing.T) {
+	// A rolling update stops the controller right after it posted: the host
+	// has the status, its answer is on the way. Cut off, the post would not be
+	// recorded and the next process would post the same status again.
+	release := make(chan struct{})
+	h := newFakeProvider(func(ctx context.Context, _ int, _ fakeCall) error {
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	r, pl := newReporter(h, func(o *ReporterOptions) { o.ShutdownGrace = 10 * time.Second })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Start(ctx) }()
+	tg := testTarget("git.example.com", "abc")
+	reportNow(t, r, tg, successStatus)
+	waitUntil(t, "the post in flight", func() bool { return len(h.allCalls()) == 1 })
+
+	cancel()
+	select {
+	case err := <-done:
+		t.Fatalf("Start returned (%v) with a post in flight inside the grace", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Start returned %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Start did not return once the post in flight finished")
+	}
+	if n := pl.count(); n != 1 {
+		t.Errorf("OnPosted called %d times, want 1: the post finished during shutdown must be recorded", n)
+	}
+	if calls := h.callsFor(tg, true); len(calls) != 1 {
+		t.Errorf("accepted posts %v, want exactly one", postedStates(calls))
+	}
+}
+
+func TestReporterShutdownGraceBoundsAPostInFlight(t *testing.T) {
+	h := newFakeProvider(func(ctx context.Context, _ int, _ fakeCall) error {
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	r, pl := newReporter(h, func(o *ReporterOptions) { o.ShutdownGrace = 200 * time.Millisecond })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Start(ctx) }()
+	reportNow(t, r, testTarget("git.example.com", "abc"), successStatus)
+	waitUntil(t, "the post in flight", func() bool { return len(h.allCalls()) == 1 })
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Start returned %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Start did not return after the shutdown grace")
+	}
+	if n := pl.count(); n != 0 {
+		t.Errorf("OnPosted called %d times for a post the grace cut off", n)
 	}
 }
