@@ -40,9 +40,10 @@ const (
 	apiserverRestart  fault = "kube-apiserver restart"
 	etcdRestart       fault = "etcd restart"
 	leaderKill        fault = "leader SIGKILLed mid-convergence"
+	superseding       fault = "commits back to back, each as the StatefulSet is re-created"
 )
 
-var chaosFaults = []fault{crashAfterJournal, crashAfterDelete, crashAfterCreate, crashBetween, randomKill, apiserverRestart, etcdRestart, leaderKill}
+var chaosFaults = []fault{crashAfterJournal, crashAfterDelete, crashAfterCreate, crashBetween, randomKill, apiserverRestart, etcdRestart, leaderKill, superseding}
 
 var crashSteps = map[fault]crashpoint.Step{
 	crashAfterJournal: crashpoint.JournalWritten, crashAfterDelete: crashpoint.OrphanDeleted,
@@ -52,8 +53,11 @@ var crashSteps = map[fault]crashpoint.Step{
 // chaosStats is the run's summary.
 type chaosStats struct {
 	rollouts, crashpoints, missedCrashpoints, apiRestarts, etcdRestarts int
-	recovery                                                            map[fault][]time.Duration
-	handovers                                                           []time.Duration
+	// superseded counts the commits of superseding bursts that a newer one
+	// replaced mid-convergence.
+	superseded int
+	recovery   map[fault][]time.Duration
+	handovers  []time.Duration
 }
 
 // TestChaos rolls out template bumps from Git through Flux and the chaos
@@ -61,7 +65,8 @@ type chaosStats struct {
 // under a fault: the controller SIGKILLed at each convergence step (by its
 // crash points) and at a random moment, then restarted; kube-apiserver and
 // etcd restarted mid-rollout; two replicas with leader election and the
-// leader SIGKILLed mid-convergence. Every rollout must finish (Flux applied
+// leader SIGKILLed mid-convergence; a burst of commits, each pushed as the
+// StatefulSet was re-created for the one before. Every rollout must finish (Flux applied
 // the commit, every claim at the size, success on the commit), and the
 // invariant recorder, watching from the start, must find nothing: no claim
 // lowered or deleted, no Pod restarted, no revision lost, no StatefulSet
@@ -191,6 +196,13 @@ func rollOutUnder(ctx context.Context, t *testing.T, pool *chaosPool, s *chaosSe
 		t.Logf("%s: the API was back %s after the restart began", f, down.Round(time.Millisecond))
 		s.waitDone(t, c)
 		return time.Since(at)
+	case f == superseding:
+		c := pool.single("")
+		s.supersedeBurst(ctx, t, c)
+		stats.superseded += *chaosBurst - 1
+		at := time.Now()
+		s.waitDone(t, c)
+		return time.Since(at)
 	case f == leaderKill:
 		leader, standby, leaderID := pool.pair(ctx)
 		before := &appsv1.StatefulSet{}
@@ -246,6 +258,9 @@ func (st *chaosStats) report(t *testing.T, pool *chaosPool, counts invariants.Co
 		if d := st.recovery[f]; len(d) > 0 {
 			fmt.Fprintf(&b, "  done after %-34q p50 %s max %s (n=%d)\n", f, pct(d, 50), pct(d, 100), len(d))
 		}
+	}
+	if st.superseded > 0 {
+		fmt.Fprintf(&b, "  commits superseded mid-convergence, each as the StatefulSet was re-created for the one before: %d (bursts of %d)\n", st.superseded, *chaosBurst)
 	}
 	if len(st.handovers) > 0 {
 		fmt.Fprintf(&b, "  leader handover (SIGKILL to the standby holding the Lease): p50 %s max %s (n=%d)\n", pct(st.handovers, 50), pct(st.handovers, 100), len(st.handovers))
