@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -24,7 +25,11 @@ func (s *chaosSet) supersedeBurst(ctx context.Context, t *testing.T, c *controll
 	t.Helper()
 	uid := s.uid(ctx, t)
 	for i := range *chaosBurst {
-		s.bump(ctx, t)
+		// The claims lag behind while each commit supersedes the last (at
+		// most one is patched before the next re-create), and max-step
+		// (100%) judges the growth from where they are: 32Mi a commit keeps
+		// a burst of 20 at +40% of 1.5Gi.
+		s.bumpBy(ctx, t, resource.MustParse("32Mi"))
 		if i == *chaosBurst-1 {
 			return
 		}

@@ -78,7 +78,13 @@ func (s *chaosSet) push(ctx context.Context, t *testing.T) string {
 // asks source-controller to fetch it at once.
 func (s *chaosSet) bump(ctx context.Context, t *testing.T) string {
 	t.Helper()
-	s.size.Add(resource.MustParse("128Mi"))
+	return s.bumpBy(ctx, t, resource.MustParse("128Mi"))
+}
+
+// bumpBy is bump by step.
+func (s *chaosSet) bumpBy(ctx context.Context, t *testing.T, step resource.Quantity) string {
+	t.Helper()
+	s.size.Add(step)
 	sha := s.push(ctx, t)
 	repo := fluxenv.GitRepository(s.ks.Namespace, s.ks.Name, "", 0)
 	if _, err := fluxenv.RequestReconcile(ctx, s.cl.admin, repo); err != nil {
