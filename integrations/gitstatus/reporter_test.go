@@ -784,28 +784,17 @@ func TestReporterFinishesPostsInFlightOnShutdown(t *testing.T) {
 		}
 	})
 	r, pl := newReporter(h, func(o *ReporterOptions) { o.ShutdownGrace = 10 * time.Second })
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Start(ctx) }()
 	tg := testTarget("git.example.com", "abc")
-	reportNow(t, r, tg, successStatus)
-	waitUntil(t, "the post in flight", func() bool { return len(h.allCalls()) == 1 })
+	stop, done := startWithPostInFlight(t, r, h, tg, successStatus)
 
-	cancel()
+	stop()
 	select {
 	case err := <-done:
 		t.Fatalf("Start returned (%v) with a post in flight inside the grace", err)
 	case <-time.After(50 * time.Millisecond):
 	}
 	close(release)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Start returned %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Start did not return once the post in flight finished")
-	}
+	waitStopped(t, done, "once the post in flight finished")
 	if n := pl.count(); n != 1 {
 		t.Errorf("OnPosted called %d times, want 1: the post finished during shutdown must be recorded", n)
 	}
@@ -820,21 +809,38 @@ func TestReporterShutdownGraceBoundsAPostInFlight(t *testing.T) {
 		return ctx.Err()
 	})
 	r, pl := newReporter(h, func(o *ReporterOptions) { o.ShutdownGrace = 200 * time.Millisecond })
+	stop, done := startWithPostInFlight(t, r, h, testTarget("git.example.com", "abc"), successStatus)
+	stop()
+	waitStopped(t, done, "after the shutdown grace")
+	if n := pl.count(); n != 0 {
+		t.Errorf("OnPosted called %d times for a post the grace cut off", n)
+	}
+}
+
+// startWithPostInFlight runs r under a context of its own, reports s to tg
+// and waits until h has the post. It returns what stops r and Start's
+// result; unlike startReporter, the test decides when r stops.
+func startWithPostInFlight(t *testing.T, r *Reporter, h *fakeProvider, tg Target, s Status) (stop context.CancelFunc, done <-chan error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Start(ctx) }()
-	reportNow(t, r, testTarget("git.example.com", "abc"), successStatus)
+	t.Cleanup(cancel)
+	result := make(chan error, 1)
+	go func() { result <- r.Start(ctx) }()
+	reportNow(t, r, tg, s)
 	waitUntil(t, "the post in flight", func() bool { return len(h.allCalls()) == 1 })
-	cancel()
+	return cancel, result
+}
+
+// waitStopped fails the test unless Start returns nil soon; when says after
+// what it should have.
+func waitStopped(t *testing.T, done <-chan error, when string) {
+	t.Helper()
 	select {
 	case err := <-done:
 		if err != nil {
 			t.Fatalf("Start returned %v", err)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("Start did not return after the shutdown grace")
-	}
-	if n := pl.count(); n != 0 {
-		t.Errorf("OnPosted called %d times for a post the grace cut off", n)
+		t.Fatal("Start did not return " + when)
 	}
 }
