@@ -66,8 +66,8 @@ type chaosStats struct {
 // crash points) and at a random moment, then restarted; kube-apiserver and
 // etcd restarted mid-rollout; two replicas with leader election and the
 // leader SIGKILLed mid-convergence; a burst of commits, each pushed as the
-// StatefulSet was re-created for the one before. Every rollout must finish (Flux applied
-// the commit, every claim at the size, success on the commit), and the
+// StatefulSet was re-created for the one before. Every rollout must finish
+// (Flux applied the commit, every claim at the size, success on the commit), and the
 // invariant recorder, watching from the start, must find nothing: no claim
 // lowered or deleted, no Pod restarted, no revision lost, no StatefulSet
 // missing, no claim patched twice, one final status per commit.
@@ -81,6 +81,9 @@ func TestChaos(t *testing.T) {
 	seed := *chaosSeed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
+	}
+	if *chaosBurst < 2 {
+		t.Fatalf("-chaos.burst=%d: a burst needs at least 2 commits, one to supersede", *chaosBurst)
 	}
 	t.Logf("chaos: %d rollouts over %d StatefulSets, seed %d (-chaos.seed to repeat)", *chaosRollouts, *chaosSets, seed)
 	rnd := rand.New(rand.NewPCG(seed, seed))
@@ -205,16 +208,13 @@ func rollOutUnder(ctx context.Context, t *testing.T, pool *chaosPool, s *chaosSe
 		return time.Since(at)
 	case f == leaderKill:
 		leader, standby, leaderID := pool.pair(ctx)
-		before := &appsv1.StatefulSet{}
-		if err := s.cl.admin.Get(ctx, s.sts, before); err != nil {
-			t.Fatal(err)
-		}
+		before := s.uid(ctx, t)
 		s.bump(ctx, t)
 		waitFor(t, "the leader to converge "+s.sts.String(), []*controller{leader, standby}, func(ctx context.Context) (bool, error) {
 			now := &appsv1.StatefulSet{}
 			err := s.cl.admin.Get(ctx, s.sts, now)
 			// Gone (orphan-deleted) or re-created: mid-convergence.
-			return err != nil || now.UID != before.UID, nil
+			return err != nil || now.UID != before, nil
 		})
 		at := time.Now()
 		pool.kill(leader, false)
