@@ -29,8 +29,10 @@ type capturedRequest struct {
 	// EscapedPath is the path as sent on the wire: GitLab's project ID
 	// must arrive as group%2Fsub%2Fname, not decoded.
 	EscapedPath string
-	Header      http.Header
-	Body        []byte
+	// Query is the decoded query string.
+	Query  url.Values
+	Header http.Header
+	Body   []byte
 }
 
 type apiServer struct {
@@ -61,7 +63,7 @@ func newAPIServerFunc(t *testing.T, handle http.HandlerFunc) *apiServer {
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		s.mu.Lock()
-		s.reqs = append(s.reqs, capturedRequest{Method: r.Method, EscapedPath: r.URL.EscapedPath(), Header: r.Header.Clone(), Body: body})
+		s.reqs = append(s.reqs, capturedRequest{Method: r.Method, EscapedPath: r.URL.EscapedPath(), Query: r.URL.Query(), Header: r.Header.Clone(), Body: body})
 		s.mu.Unlock()
 		r.Body = io.NopCloser(strings.NewReader(string(body)))
 		handle(w, r)
@@ -241,4 +243,96 @@ func assertRequestBody(t *testing.T, r capturedRequest, v any) {
 	if err := json.Unmarshal(r.Body, v); err != nil {
 		t.Fatalf("body %q: %v", r.Body, err)
 	}
+}
+
+// newJSONServer answers each request with 200 and the JSON answer gives
+// (with its headers, if any).
+func newJSONServer(t *testing.T, answer func(r *http.Request) (http.Header, string)) *apiServer {
+	t.Helper()
+	return newAPIServerFunc(t, func(w http.ResponseWriter, r *http.Request) {
+		header, body := answer(r)
+		for k, v := range header {
+			w.Header()[k] = v
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, body)
+	})
+}
+
+// assertGet checks that a read is a GET of path with exactly query.
+func assertGet(t *testing.T, got capturedRequest, path string, query url.Values) {
+	t.Helper()
+	if got.Method != http.MethodGet {
+		t.Errorf("method = %s, want GET", got.Method)
+	}
+	if got.EscapedPath != path {
+		t.Errorf("path = %s, want %s", got.EscapedPath, path)
+	}
+	if len(got.Query) != 0 || len(query) != 0 {
+		if !reflect.DeepEqual(got.Query, query) {
+			t.Errorf("query = %v, want %v", got.Query, query)
+		}
+	}
+}
+
+// reader returns the provider of type typ for a fake API at base as the
+// StatusReader every provider is.
+func reader(t *testing.T, typ HostType, base string) StatusReader {
+	t.Helper()
+	sr, ok := newTestProvider(t, typ, base).(StatusReader)
+	if !ok {
+		t.Fatalf("the %s provider is not a StatusReader", typ)
+	}
+	return sr
+}
+
+// testShowsErrors runs a provider's Shows through the refusals of
+// testErrorClassification: its errors are classified as Post's are (the
+// Reporter logs them and posts), and never carry the token. A 404 is left
+// to each provider's tests: Bitbucket's answer it for "no such status".
+func testShowsErrors(t *testing.T, typ HostType, repo Repository) {
+	t.Helper()
+	s := Status{State: Pending, Context: "ci/x", Description: "d"}
+	for _, tc := range []struct {
+		name   string
+		code   int
+		header http.Header
+	}{
+		{"429 Retry-After", 429, http.Header{"Retry-After": {"7"}}},
+		{"401 bad token", 401, nil},
+		{"500 server error", 500, nil},
+		{"503 Retry-After", 503, http.Header{"Retry-After": {"30"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newAPIServer(t, tc.code, tc.header, errorBody)
+			shown, err := reader(t, typ, srv.URL).Shows(t.Context(), repo, testSHA, s)
+			if err == nil || shown {
+				t.Fatalf("Shows = %v, %v on an error answer, want an error", shown, err)
+			}
+			if strings.Contains(err.Error(), testToken) {
+				t.Errorf("error message holds the token: %v", err)
+			}
+			postErr := newTestProvider(t, typ, newAPIServer(t, tc.code, tc.header, errorBody).URL).Post(t.Context(), repo, testSHA, s)
+			if got, want := errorKind(err), errorKind(postErr); got != want {
+				t.Errorf("Shows error %v is %s, Post's (%v) %s", err, got, postErr, want)
+			}
+		})
+	}
+}
+
+// errorKind is how the Reporter would treat err.
+func errorKind(err error) string {
+	var rl *RateLimitError
+	var un *UnavailableError
+	var perm *PermanentError
+	switch {
+	case errors.As(err, &rl):
+		return "rate limit"
+	case errors.As(err, &un):
+		return "unavailable"
+	case errors.As(err, &perm):
+		return "permanent"
+	}
+	return "retry"
 }

@@ -58,35 +58,84 @@ func newBitbucketBuildStatus(s Status, keyLimit int, commitPage string) bitbucke
 	}
 }
 
-// postBitbucketJSON POSTs body as JSON to endpoint with
-// "Authorization: Bearer <token>" (Bitbucket Cloud repository, project and
-// workspace access tokens; Bitbucket Server HTTP access tokens) and
-// classifies the answer. message extracts the host's error text from a
-// refusal's body.
+// postBitbucketJSON POSTs body as JSON to endpoint and classifies the
+// answer. message extracts the host's error text from a refusal's body.
 func postBitbucketJSON(ctx context.Context, hc *http.Client, op, endpoint, token string, body any, message func([]byte) string) error {
 	payload, err := json.Marshal(body)
 	if err != nil {
 		return &PermanentError{Err: fmt.Errorf("%s: %w", op, err)}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(payload))
+	resp, data, err := bitbucketCall(ctx, hc, http.MethodPost, op, endpoint, token, payload)
 	if err != nil {
-		return &PermanentError{Err: fmt.Errorf("%s: %w", op, err)}
+		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := hc.Do(req)
-	if err != nil {
-		return transportError(op, err, token)
-	}
-	defer resp.Body.Close()
-	// Read (a bounded part of) the body even on success, so that the
-	// connection can be reused.
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if resp.StatusCode/100 == 2 {
 		return nil
 	}
 	return httpStatusError(op, resp.StatusCode, resp.Header, message(data), token)
+}
+
+// getBitbucketJSON GETs endpoint and decodes a 2xx answer into v. A 404
+// answers found false: both APIs say so for a key the commit has no build
+// of (and for a repository or commit they do not know, which the post that
+// follows is refused for). Other refusals are classified as a post's.
+func getBitbucketJSON(ctx context.Context, hc *http.Client, op, endpoint, token string, v any, message func([]byte) string) (found bool, err error) {
+	resp, data, err := bitbucketCall(ctx, hc, http.MethodGet, op, endpoint, token, nil)
+	switch {
+	case err != nil:
+		return false, err
+	case resp.StatusCode == http.StatusNotFound:
+		return false, nil
+	case resp.StatusCode/100 != 2:
+		return false, httpStatusError(op, resp.StatusCode, resp.Header, message(data), token)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return false, undecodedError(op, resp.StatusCode, err, token)
+	}
+	return true, nil
+}
+
+// bitbucketCall sends a request (with payload as its JSON body, if any) with
+// "Authorization: Bearer <token>" (Bitbucket Cloud repository, project and
+// workspace access tokens; Bitbucket Server HTTP access tokens) and returns
+// the answer with (a bounded part of) its body, read even on success so
+// that the connection can be reused. err is a request that got no answer.
+func bitbucketCall(ctx context.Context, hc *http.Client, method, op, endpoint, token string, payload []byte) (*http.Response, []byte, error) {
+	var body io.Reader
+	if payload != nil {
+		body = bytes.NewReader(payload)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, endpoint, body)
+	if err != nil {
+		return nil, nil, &PermanentError{Err: fmt.Errorf("%s: %w", op, err)}
+	}
+	if payload != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, nil, transportError(op, err, token)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	return resp, data, nil
+}
+
+// bitbucketShown is what both APIs answer for one build status; Shows
+// compares it with the body Post would send.
+type bitbucketShown struct {
+	Key         string `json:"key"`
+	State       string `json:"state"`
+	Description string `json:"description"`
+}
+
+// shows reports whether b is s as newBitbucketBuildStatus would post it:
+// FAILED matches failure and error alike, since both are posted as FAILED.
+func (b bitbucketShown) shows(s Status, keyLimit int) bool {
+	return b.Key == statusKey(s.Context, keyLimit) && b.State == bitbucketStates[s.State] &&
+		b.Description == outcome.ShortDescription(s.Description)
 }
 
 // bitbucketCloudMessage reads {"type":"error","error":{"message":…,"detail":…}}.

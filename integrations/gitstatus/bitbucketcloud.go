@@ -31,15 +31,42 @@ func newBitbucketCloudProvider(base *url.URL, h Host, hc *http.Client) Provider 
 	return &bitbucketCloudProvider{api: api, web: web, token: h.Token, hc: hc}
 }
 
+// commitPath is the commit's statuses/build path, each element escaped,
+// and the escaped workspace and slug (for the commit page).
+func (p *bitbucketCloudProvider) commitPath(repo Repository, sha string) (path, ws, slug string, err error) {
+	if strings.Contains(repo.Owner, "/") || repo.Owner == "" {
+		return "", "", "", &PermanentError{Err: fmt.Errorf("bitbucket-cloud: repository path %q is not workspace/repo_slug", repo.Path)}
+	}
+	ws, slug = url.PathEscape(repo.Owner), url.PathEscape(repo.Name)
+	return fmt.Sprintf("/2.0/repositories/%s/%s/commit/%s/statuses/build", ws, slug, url.PathEscape(sha)), ws, slug, nil
+}
+
 func (p *bitbucketCloudProvider) Post(ctx context.Context, repo Repository, sha string, s Status) error {
 	if err := validateStatus(sha, s); err != nil {
 		return err
 	}
-	if strings.Contains(repo.Owner, "/") || repo.Owner == "" {
-		return &PermanentError{Err: fmt.Errorf("bitbucket-cloud: repository path %q is not workspace/repo_slug", repo.Path)}
+	path, ws, slug, err := p.commitPath(repo, sha)
+	if err != nil {
+		return err
 	}
-	ws, slug := url.PathEscape(repo.Owner), url.PathEscape(repo.Name)
-	path := fmt.Sprintf("/2.0/repositories/%s/%s/commit/%s/statuses/build", ws, slug, url.PathEscape(sha))
 	body := newBitbucketBuildStatus(s, bitbucketCloudKeyLimit, fmt.Sprintf("%s/%s/%s/commits/%s", p.web, ws, slug, sha))
 	return postBitbucketJSON(ctx, p.hc, "bitbucket-cloud: POST "+path, p.api+path, p.token, body, bitbucketCloudMessage)
+}
+
+// Shows implements StatusReader:
+// GET /2.0/repositories/{workspace}/{repo_slug}/commit/{commit}/statuses/build/{key},
+// the key path-escaped. A key holds one status per commit, updated in place
+// by Post, so it is the newest; 404 means none.
+func (p *bitbucketCloudProvider) Shows(ctx context.Context, repo Repository, sha string, s Status) (bool, error) {
+	if err := validateStatus(sha, s); err != nil {
+		return false, err
+	}
+	path, _, _, err := p.commitPath(repo, sha)
+	if err != nil {
+		return false, err
+	}
+	path += "/" + url.PathEscape(statusKey(s.Context, bitbucketCloudKeyLimit))
+	var shown bitbucketShown
+	found, err := getBitbucketJSON(ctx, p.hc, "bitbucket-cloud: GET "+path, p.api+path, p.token, &shown, bitbucketCloudMessage)
+	return found && shown.shows(s, bitbucketCloudKeyLimit), err
 }

@@ -2,6 +2,7 @@ package gitstatus
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -107,4 +108,69 @@ func TestBitbucketCloudPublicHost(t *testing.T) {
 
 func TestBitbucketCloudErrorClassification(t *testing.T) {
 	testErrorClassification(t, BitbucketCloud, bitbucketCloudRepo)
+}
+
+// Shows reads the key's build status (the key path-escaped: "/" becomes
+// %2F) with the bearer token. FAILED is what failure and error are both
+// posted as, so it shows either.
+func TestBitbucketCloudShows(t *testing.T) {
+	srv := newJSONServer(t, func(*http.Request) (http.Header, string) {
+		return nil, `{"key":"claimwarden/shop/web","state":"FAILED","name":"claimwarden/shop/web","description":"denied","url":"https://x"}`
+	})
+	sr := reader(t, BitbucketCloud, srv.URL)
+	for _, tc := range []struct {
+		s    Status
+		want bool
+	}{
+		{Status{State: Failure, Context: "claimwarden/shop/web", Description: "denied"}, true},
+		{Status{State: Error, Context: "claimwarden/shop/web", Description: "denied"}, true},
+		{Status{State: Success, Context: "claimwarden/shop/web", Description: "denied"}, false},
+		{Status{State: Failure, Context: "claimwarden/shop/web", Description: "allowed"}, false},
+	} {
+		if got, err := sr.Shows(t.Context(), bitbucketCloudRepo, testSHA, tc.s); err != nil || got != tc.want {
+			t.Errorf("Shows(%s %q) = %v, %v; want %v", tc.s.State, tc.s.Description, got, err, tc.want)
+		}
+	}
+	for _, r := range srv.requests() {
+		assertGet(t, r, "/2.0/repositories/team/shop/commit/"+testSHA+"/statuses/build/claimwarden%2Fshop%2Fweb", nil)
+		if a := r.Header.Get("Authorization"); a != "Bearer "+testToken {
+			t.Errorf("Authorization = %q, want Bearer <token>", a)
+		}
+	}
+}
+
+// The other states, and a long context read under the key Post uses.
+func TestBitbucketCloudShowsStatesAndLongKey(t *testing.T) {
+	long := "claimwarden/production-eu/postgres-primary"
+	key := statusKey(long, bitbucketCloudKeyLimit)
+	for state, word := range map[State]string{Pending: "INPROGRESS", Success: "SUCCESSFUL"} {
+		srv := newJSONServer(t, func(*http.Request) (http.Header, string) {
+			return nil, `{"key":"` + key + `","state":"` + word + `","description":"d"}`
+		})
+		if got, err := reader(t, BitbucketCloud, srv.URL).Shows(t.Context(), bitbucketCloudRepo, testSHA, Status{State: state, Context: long, Description: "d"}); err != nil || !got {
+			t.Errorf("%s shown as %s: Shows = %v, %v; want true", state, word, got, err)
+		}
+		if want := "/2.0/repositories/team/shop/commit/" + testSHA + "/statuses/build/" + url.PathEscape(key); srv.only(t).EscapedPath != want {
+			t.Errorf("path = %s, want %s", srv.only(t).EscapedPath, want)
+		}
+	}
+}
+
+// 404 is Bitbucket's "no build with that key on this commit": nothing is
+// shown, no error.
+func TestBitbucketCloudShowsNothing(t *testing.T) {
+	srv := newAPIServer(t, http.StatusNotFound, nil, `{"type":"error","error":{"message":"Commit status not found"}}`)
+	if got, err := reader(t, BitbucketCloud, srv.URL).Shows(t.Context(), bitbucketCloudRepo, testSHA, Status{State: Success, Context: "c"}); err != nil || got {
+		t.Errorf("Shows = %v, %v; want false, nil", got, err)
+	}
+}
+
+func TestBitbucketCloudShowsErrors(t *testing.T) {
+	testShowsErrors(t, BitbucketCloud, bitbucketCloudRepo)
+	// A 2xx that is not a build status is retryable, not "shown".
+	srv := newAPIServer(t, http.StatusOK, nil, `<html>`)
+	got, err := reader(t, BitbucketCloud, srv.URL).Shows(t.Context(), bitbucketCloudRepo, testSHA, Status{State: Success, Context: "c"})
+	if err == nil || got || errorKind(err) != "retry" {
+		t.Errorf("undecodable answer: Shows = %v, %v; want a retryable error", got, err)
+	}
 }

@@ -33,22 +33,53 @@ func newBitbucketServerProvider(base *url.URL, h Host, hc *http.Client) Provider
 	return &bitbucketServerProvider{base: base, token: h.Token, hc: hc}
 }
 
-func (p *bitbucketServerProvider) Post(ctx context.Context, repo Repository, sha string, s Status) error {
-	if err := validateStatus(sha, s); err != nil {
-		return err
-	}
+// builds is the commit's repository-scoped builds path, escaped, and its
+// repository's commit page.
+func (p *bitbucketServerProvider) builds(repo Repository, sha string) (path, commitPage string, err error) {
 	// HTTPS clone URLs read https://host[/context]/scm/PROJ/repo.git (the
-	// context path is stripped above), SSH ones
+	// context path is stripped here), SSH ones
 	// ssh://git@host:7999/PROJ/repo.git: the path is [scm/]PROJ/repo either
 	// way (a personal project's key is "~user"). Anything else is not a
 	// Bitbucket Server repository.
 	segments := strings.Split(stripBasePath(p.base, repo.Path), "/")
 	if len(segments) < 2 || (len(segments) > 2 && !(len(segments) == 3 && segments[0] == "scm")) {
-		return &PermanentError{Err: fmt.Errorf("bitbucket-server: repository path %q is not [scm/]PROJECT/repo", repo.Path)}
+		return "", "", &PermanentError{Err: fmt.Errorf("bitbucket-server: repository path %q is not [scm/]PROJECT/repo", repo.Path)}
 	}
 	project := url.PathEscape(segments[len(segments)-2])
 	slug := url.PathEscape(segments[len(segments)-1])
-	path := fmt.Sprintf("/rest/api/latest/projects/%s/repos/%s/commits/%s/builds", project, slug, url.PathEscape(sha))
-	body := newBitbucketBuildStatus(s, bitbucketServerKeyLimit, fmt.Sprintf("%s/projects/%s/repos/%s/commits/%s", p.base, project, slug, sha))
+	path = fmt.Sprintf("/rest/api/latest/projects/%s/repos/%s/commits/%s/builds", project, slug, url.PathEscape(sha))
+	return path, fmt.Sprintf("%s/projects/%s/repos/%s/commits/%s", p.base, project, slug, sha), nil
+}
+
+func (p *bitbucketServerProvider) Post(ctx context.Context, repo Repository, sha string, s Status) error {
+	if err := validateStatus(sha, s); err != nil {
+		return err
+	}
+	path, commitPage, err := p.builds(repo, sha)
+	if err != nil {
+		return err
+	}
+	body := newBitbucketBuildStatus(s, bitbucketServerKeyLimit, commitPage)
 	return postBitbucketJSON(ctx, p.hc, "bitbucket-server: POST "+path, p.base.String()+path, p.token, body, bitbucketServerMessage)
+}
+
+// Shows implements StatusReader through the same resource's read (7.14 and
+// later): GET .../commits/{commitId}/builds?key={key} answers the one build
+// status of that key in the repository, which Post updates in place, so it
+// is the newest; 404 means none. (The deprecated
+// /rest/build-status/1.0/commits/{commitId} lists builds of every
+// repository, not the one Post writes to.) A release before 7.14 does not
+// serve the read; whatever it answers, the status is posted as before Shows.
+func (p *bitbucketServerProvider) Shows(ctx context.Context, repo Repository, sha string, s Status) (bool, error) {
+	if err := validateStatus(sha, s); err != nil {
+		return false, err
+	}
+	path, _, err := p.builds(repo, sha)
+	if err != nil {
+		return false, err
+	}
+	query := "?" + url.Values{"key": {statusKey(s.Context, bitbucketServerKeyLimit)}}.Encode()
+	var shown bitbucketShown
+	found, err := getBitbucketJSON(ctx, p.hc, "bitbucket-server: GET "+path+query, p.base.String()+path+query, p.token, &shown, bitbucketServerMessage)
+	return found && shown.shows(s, bitbucketServerKeyLimit), err
 }

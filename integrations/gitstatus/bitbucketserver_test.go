@@ -2,6 +2,7 @@ package gitstatus
 
 import (
 	"net/http"
+	"net/url"
 	"testing"
 )
 
@@ -50,4 +51,67 @@ func TestBitbucketServerSSHRemoteAndFallbackURL(t *testing.T) {
 
 func TestBitbucketServerErrorClassification(t *testing.T) {
 	testErrorClassification(t, BitbucketServer, Repository{Host: "bb.example.com", Path: "PROJ/shop", Owner: "PROJ", Name: "shop"})
+}
+
+// Shows reads the key's build status from the repository-scoped builds
+// resource Post writes to (?key=, escaped by the query), with the bearer
+// token. FAILED shows failure and error alike.
+func TestBitbucketServerShows(t *testing.T) {
+	srv := newJSONServer(t, func(*http.Request) (http.Header, string) {
+		return nil, `{"key":"claimwarden/shop/web","state":"FAILED","name":"claimwarden/shop/web","description":"denied","url":"https://x","createdDate":1587533099278,"updatedDate":1587533699278}`
+	})
+	repo, err := ParseRepositoryURL(srv.URL + "/scm/PROJ/shop.git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr := reader(t, BitbucketServer, srv.URL)
+	for _, tc := range []struct {
+		s    Status
+		want bool
+	}{
+		{Status{State: Failure, Context: "claimwarden/shop/web", Description: "denied"}, true},
+		{Status{State: Error, Context: "claimwarden/shop/web", Description: "denied"}, true},
+		{Status{State: Pending, Context: "claimwarden/shop/web", Description: "denied"}, false},
+		{Status{State: Failure, Context: "claimwarden/shop/web", Description: "allowed"}, false},
+	} {
+		if got, err := sr.Shows(t.Context(), repo, testSHA, tc.s); err != nil || got != tc.want {
+			t.Errorf("Shows(%s %q) = %v, %v; want %v", tc.s.State, tc.s.Description, got, err, tc.want)
+		}
+	}
+	for _, r := range srv.requests() {
+		assertGet(t, r, "/rest/api/latest/projects/PROJ/repos/shop/commits/"+testSHA+"/builds", url.Values{"key": {"claimwarden/shop/web"}})
+		if a := r.Header.Get("Authorization"); a != "Bearer "+testToken {
+			t.Errorf("Authorization = %q, want Bearer <token>", a)
+		}
+	}
+}
+
+// The other states, under a context path, from the key Post uses.
+func TestBitbucketServerShowsStates(t *testing.T) {
+	for state, word := range map[State]string{Pending: "INPROGRESS", Success: "SUCCESSFUL"} {
+		srv := newJSONServer(t, func(*http.Request) (http.Header, string) {
+			return nil, `{"key":"c","state":"` + word + `","description":"d"}`
+		})
+		repo, err := ParseRepositoryURL("ssh://git@bitbucket.example.com:7999/proj/shop.git")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := reader(t, BitbucketServer, srv.URL+"/bitbucket").Shows(t.Context(), repo, testSHA, Status{State: state, Context: "c", Description: "d"}); err != nil || !got {
+			t.Errorf("%s shown as %s: Shows = %v, %v; want true", state, word, got, err)
+		}
+		assertGet(t, srv.only(t), "/bitbucket/rest/api/latest/projects/proj/repos/shop/commits/"+testSHA+"/builds", url.Values{"key": {"c"}})
+	}
+}
+
+// 404: the commit has no build of that key.
+func TestBitbucketServerShowsNothing(t *testing.T) {
+	srv := newAPIServer(t, http.StatusNotFound, nil, `{"errors":[{"message":"No build status with key c"}]}`)
+	repo := Repository{Host: "bb.example.com", Path: "PROJ/shop", Owner: "PROJ", Name: "shop"}
+	if got, err := reader(t, BitbucketServer, srv.URL).Shows(t.Context(), repo, testSHA, Status{State: Success, Context: "c"}); err != nil || got {
+		t.Errorf("Shows = %v, %v; want false, nil", got, err)
+	}
+}
+
+func TestBitbucketServerShowsErrors(t *testing.T) {
+	testShowsErrors(t, BitbucketServer, Repository{Host: "bb.example.com", Path: "PROJ/shop", Owner: "PROJ", Name: "shop"})
 }

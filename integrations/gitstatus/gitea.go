@@ -29,10 +29,9 @@ func (p *giteaProvider) Post(ctx context.Context, repo Repository, sha string, s
 	if err := validateStatus(sha, s); err != nil {
 		return err
 	}
-	path := stripBasePath(p.base, repo.Path)
-	owner, name, ok := strings.Cut(path, "/")
-	if !ok || strings.Contains(name, "/") {
-		return &PermanentError{Err: fmt.Errorf("gitea: repository path %q is not owner/name", repo.Path)}
+	owner, name, err := p.ownerName(repo)
+	if err != nil {
+		return err
 	}
 	client, err := newGiteaClient(ctx, p.base, p.token, p.hc)
 	if err != nil {
@@ -49,6 +48,56 @@ func (p *giteaProvider) Post(ctx context.Context, repo Repository, sha string, s
 	}
 	op := fmt.Sprintf("gitea: POST repos/%s/%s/statuses/%s", owner, name, sha)
 	return GiteaError(op, resp, err, p.token)
+}
+
+// ownerName splits repo's path (the instance's sub-path stripped) into
+// owner and name: Gitea has no subgroups.
+func (p *giteaProvider) ownerName(repo Repository) (owner, name string, err error) {
+	owner, name, ok := strings.Cut(stripBasePath(p.base, repo.Path), "/")
+	if !ok || strings.Contains(name, "/") {
+		return "", "", &PermanentError{Err: fmt.Errorf("gitea: repository path %q is not owner/name", repo.Path)}
+	}
+	return owner, name, nil
+}
+
+// Shows implements StatusReader through the SDK's GetCombinedStatus:
+// GET /api/v1/repos/{owner}/{repo}/commits/{sha}/status, in which Gitea
+// (and Forgejo) list the newest status of each context, by index. It is
+// chosen over ListStatuses, which the SDK cannot sort: Gitea lists those by
+// creation time in seconds, so two statuses posted in one second could
+// come in either order. The combined status is paginated by the instance's
+// default page size (30 unless configured), the most recently updated
+// contexts first, and the SDK asks for the first page: a context beyond it
+// reads as not shown and is posted once more, as before Shows.
+func (p *giteaProvider) Shows(ctx context.Context, repo Repository, sha string, s Status) (bool, error) {
+	if err := validateStatus(sha, s); err != nil {
+		return false, err
+	}
+	owner, name, err := p.ownerName(repo)
+	if err != nil {
+		return false, err
+	}
+	client, err := newGiteaClient(ctx, p.base, p.token, p.hc)
+	if err != nil {
+		return false, err
+	}
+	combined, resp, err := client.GetCombinedStatus(owner, name, sha)
+	if err != nil {
+		op := fmt.Sprintf("gitea: GET repos/%s/%s/commits/%s/status", owner, name, sha)
+		return false, GiteaError(op, resp, err, p.token)
+	}
+	// One per context is expected; should a host list more, the highest ID
+	// is the newest.
+	var newest *gitea.Status
+	for _, st := range combined.Statuses {
+		if st != nil && st.Context == s.Context && (newest == nil || st.ID > newest.ID) {
+			newest = st
+		}
+	}
+	if newest == nil {
+		return false, nil
+	}
+	return newest.State == gitea.StatusState(s.State) && newest.Description == outcome.ShortDescription(s.Description), nil
 }
 
 // NewGiteaClient returns a Gitea SDK client for h (type gitea), with the

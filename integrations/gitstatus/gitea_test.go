@@ -3,6 +3,7 @@ package gitstatus
 import (
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -54,4 +55,73 @@ func TestGiteaRefusesNestedPath(t *testing.T) {
 
 func TestGiteaErrorClassification(t *testing.T) {
 	testErrorClassification(t, Gitea, giteaRepo)
+}
+
+// Shows reads the combined status with "Authorization: token <token>" and
+// compares the newest status of the context (the highest ID, whichever
+// order the host lists them in; other contexts ignored). Gitea names the
+// state "status".
+func TestGiteaShows(t *testing.T) {
+	const older = `{"id":3,"context":"claimwarden/shop/web","status":"pending","description":"rollout started"}`
+	const newer = `{"id":5,"context":"claimwarden/shop/web","status":"error","description":"superseded"}`
+	const other = `{"id":9,"context":"ci/build","status":"success","description":"superseded"}`
+	for name, list := range map[string]string{
+		"newer first": other + "," + newer + "," + older,
+		"older first": older + "," + other + "," + newer,
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := newJSONServer(t, func(*http.Request) (http.Header, string) {
+				return nil, `{"state":"error","sha":"` + testSHA + `","total_count":2,"statuses":[` + list + `]}`
+			})
+			sr := reader(t, Gitea, srv.URL)
+			for _, tc := range []struct {
+				s    Status
+				want bool
+			}{
+				{Status{State: Error, Context: "claimwarden/shop/web", Description: "superseded"}, true},
+				{Status{State: Failure, Context: "claimwarden/shop/web", Description: "superseded"}, false},
+				{Status{State: Pending, Context: "claimwarden/shop/web", Description: "rollout started"}, false},
+				{Status{State: Error, Context: "claimwarden/shop/db", Description: "superseded"}, false},
+			} {
+				if got, err := sr.Shows(t.Context(), giteaRepo, testSHA, tc.s); err != nil || got != tc.want {
+					t.Errorf("Shows(%s %s %q) = %v, %v; want %v", tc.s.Context, tc.s.State, tc.s.Description, got, err, tc.want)
+				}
+			}
+			reqs := srv.requests()
+			if len(reqs) != 4 {
+				t.Fatalf("%d requests for 4 reads, want 4 (no version probe)", len(reqs))
+			}
+			for _, r := range reqs {
+				assertGet(t, r, "/api/v1/repos/octo/shop/commits/"+testSHA+"/status", nil)
+				if a := r.Header.Get("Authorization"); a != "token "+testToken {
+					t.Errorf("Authorization = %q, want token <token>", a)
+				}
+			}
+		})
+	}
+}
+
+// A commit without statuses: Gitea answers 200 with an empty list (older
+// releases with an empty body); nothing is shown.
+func TestGiteaShowsNothing(t *testing.T) {
+	for _, body := range []string{`{"state":"","statuses":[]}`, ``} {
+		srv := newJSONServer(t, func(*http.Request) (http.Header, string) { return nil, body })
+		if got, err := reader(t, Gitea, srv.URL).Shows(t.Context(), giteaRepo, testSHA, Status{State: Success, Context: "c"}); err != nil || got {
+			t.Errorf("body %q: Shows = %v, %v; want false", body, got, err)
+		}
+	}
+}
+
+func TestGiteaShowsErrors(t *testing.T) {
+	testShowsErrors(t, Gitea, giteaRepo)
+	srv := newAPIServer(t, http.StatusNotFound, nil, errorBody)
+	_, err := reader(t, Gitea, srv.URL).Shows(t.Context(), giteaRepo, testSHA, Status{State: Success, Context: "c"})
+	var perm *PermanentError
+	if !errors.As(err, &perm) || strings.Contains(err.Error(), testToken) {
+		t.Errorf("404: %v (%T), want a PermanentError without the token", err, err)
+	}
+	// A nested path is refused before any request, as by Post.
+	if _, err := reader(t, Gitea, srv.URL).Shows(t.Context(), gitlabRepo, testSHA, Status{State: Success, Context: "c"}); !errors.As(err, &perm) || len(srv.requests()) != 1 {
+		t.Errorf("nested path: %v, %d requests; want a PermanentError and no further request", err, len(srv.requests()))
+	}
 }

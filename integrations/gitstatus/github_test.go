@@ -12,6 +12,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -267,4 +268,105 @@ func verifyRS256(t *testing.T, jwt string, pub *rsa.PublicKey) string {
 		t.Errorf("JWT signature does not verify with the App's public key: %v", err)
 	}
 	return claims.Iss
+}
+
+// Shows lists the commit's statuses, 100 a page, with the token, and
+// compares the newest of the context (the highest ID, whichever order the
+// page lists them in; other contexts ignored) with the status as posted.
+func TestGitHubShows(t *testing.T) {
+	const older = `{"id":3,"context":"claimwarden/shop/web","state":"pending","description":"rollout started"}`
+	const newer = `{"id":5,"context":"claimwarden/shop/web","state":"success","description":"3/3 claims compatible"}`
+	const other = `{"id":9,"context":"ci/build","state":"failure","description":"3/3 claims compatible"}`
+	for name, list := range map[string]string{
+		"newer first": "[" + other + "," + newer + "," + older + "]",
+		"older first": "[" + older + "," + other + "," + newer + "]",
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := newJSONServer(t, func(*http.Request) (http.Header, string) { return nil, list })
+			sr := reader(t, GitHub, srv.URL)
+			for _, tc := range []struct {
+				s    Status
+				want bool
+			}{
+				{Status{State: Success, Context: "claimwarden/shop/web", Description: "3/3 claims compatible"}, true},
+				{Status{State: Pending, Context: "claimwarden/shop/web", Description: "rollout started"}, false},
+				{Status{State: Success, Context: "claimwarden/shop/web", Description: "2/3 claims compatible"}, false},
+				{Status{State: Failure, Context: "claimwarden/shop/web", Description: "3/3 claims compatible"}, false},
+			} {
+				if got, err := sr.Shows(t.Context(), githubRepo, testSHA, tc.s); err != nil || got != tc.want {
+					t.Errorf("Shows(%s %q) = %v, %v; want %v", tc.s.State, tc.s.Description, got, err, tc.want)
+				}
+			}
+			for _, r := range srv.requests() {
+				assertGet(t, r, "/api/v3/repos/octo/shop/commits/"+testSHA+"/statuses", url.Values{"per_page": {"100"}})
+				if a := r.Header.Get("Authorization"); a != "Bearer "+testToken {
+					t.Errorf("Authorization = %q, want Bearer <token>", a)
+				}
+			}
+		})
+	}
+}
+
+// The description is compared as Post shortens it.
+func TestGitHubShowsShortenedDescription(t *testing.T) {
+	long := strings.Repeat("é", 200)
+	body, _ := json.Marshal([]map[string]any{{"id": 1, "context": "c", "state": "error", "description": strings.Repeat("é", 139) + "…"}})
+	srv := newJSONServer(t, func(*http.Request) (http.Header, string) { return nil, string(body) })
+	if got, err := reader(t, GitHub, srv.URL).Shows(t.Context(), githubRepo, testSHA, Status{State: Error, Context: "c", Description: long}); err != nil || !got {
+		t.Errorf("Shows = %v, %v; want true", got, err)
+	}
+}
+
+// No status of the context on the pages read: false. The pages follow
+// GitHub's Link header, at most three of them; a context found on the
+// second page ends the read there.
+func TestGitHubShowsReadsAtMostThreePages(t *testing.T) {
+	s := Status{State: Success, Context: "c", Description: "d"}
+	pager := func(foundOn int) func(r *http.Request) (http.Header, string) {
+		return func(r *http.Request) (http.Header, string) {
+			page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+			page = max(page, 1)
+			next := http.Header{"Link": {`<http://` + r.Host + r.URL.Path + `?page=` + strconv.Itoa(page+1) + `&per_page=100>; rel="next"`}}
+			if page == foundOn {
+				return next, `[{"id":7,"context":"c","state":"success","description":"d"}]`
+			}
+			return next, `[{"id":8,"context":"ci/other","state":"success","description":"d"}]`
+		}
+	}
+	srv := newJSONServer(t, pager(0))
+	if got, err := reader(t, GitHub, srv.URL).Shows(t.Context(), githubRepo, testSHA, s); err != nil || got {
+		t.Errorf("Shows = %v, %v; want false", got, err)
+	}
+	reqs := srv.requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3", len(reqs))
+	}
+	assertGet(t, reqs[2], "/api/v3/repos/octo/shop/commits/"+testSHA+"/statuses", url.Values{"page": {"3"}, "per_page": {"100"}})
+
+	srv = newJSONServer(t, pager(2))
+	if got, err := reader(t, GitHub, srv.URL).Shows(t.Context(), githubRepo, testSHA, s); err != nil || !got {
+		t.Errorf("Shows = %v, %v; want true", got, err)
+	}
+	if n := len(srv.requests()); n != 2 {
+		t.Errorf("%d requests, want 2", n)
+	}
+
+	// A commit without statuses: one request, false.
+	srv = newJSONServer(t, func(*http.Request) (http.Header, string) { return nil, `[]` })
+	if got, err := reader(t, GitHub, srv.URL).Shows(t.Context(), githubRepo, testSHA, s); err != nil || got {
+		t.Errorf("Shows = %v, %v; want false", got, err)
+	}
+	srv.only(t)
+}
+
+// A 404 (no such repository, or the token cannot see it) is Post's
+// permanent refusal, not "nothing shown".
+func TestGitHubShowsErrors(t *testing.T) {
+	testShowsErrors(t, GitHub, githubRepo)
+	srv := newAPIServer(t, http.StatusNotFound, nil, errorBody)
+	_, err := reader(t, GitHub, srv.URL).Shows(t.Context(), githubRepo, testSHA, Status{State: Success, Context: "c"})
+	var perm *PermanentError
+	if !errors.As(err, &perm) || strings.Contains(err.Error(), testToken) {
+		t.Errorf("404: %v (%T), want a PermanentError without the token", err, err)
+	}
 }

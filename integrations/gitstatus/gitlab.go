@@ -112,6 +112,41 @@ func (p *gitlabProvider) Post(ctx context.Context, repo Repository, sha string, 
 	return GitLabError(op, resp, err, p.token)
 }
 
+// Shows implements StatusReader through client-go's
+// Commits.GetCommitStatuses:
+// GET /api/v4/projects/{id}/repository/commits/{sha}/statuses?name={context}&order_by=id&sort=desc&per_page=100.
+// Without ref (which Post does not send either) GitLab searches every
+// pipeline of the commit; without all it lists the latest status of each
+// pipeline, and the newest is never a retried one. GitLab sorts by ID
+// descending since 17.8 and ascending before, ignoring sort: the highest ID
+// of the page is taken either way, the page holding one status per
+// pipeline of the commit.
+func (p *gitlabProvider) Shows(ctx context.Context, repo Repository, sha string, s Status) (bool, error) {
+	if err := validateStatus(sha, s); err != nil {
+		return false, err
+	}
+	project := stripBasePath(p.base, repo.Path)
+	opt := &gitlab.GetCommitStatusesOptions{
+		ListOptions: gitlab.ListOptions{PerPage: 100, OrderBy: "id", Sort: "desc"},
+		Name:        gitlab.Ptr(s.Context),
+	}
+	statuses, resp, err := p.client.Commits.GetCommitStatuses(project, sha, opt, gitlab.WithContext(ctx))
+	if err != nil {
+		op := fmt.Sprintf("gitlab: GET projects/%s/repository/commits/%s/statuses", gitlab.PathEscape(project), sha)
+		return false, GitLabError(op, resp, err, p.token)
+	}
+	var newest *gitlab.CommitStatus
+	for _, st := range statuses {
+		if st != nil && st.Name == s.Context && (newest == nil || st.ID > newest.ID) {
+			newest = st
+		}
+	}
+	if newest == nil {
+		return false, nil
+	}
+	return newest.Status == string(gitlabStates[s.State]) && newest.Description == outcome.ShortDescription(s.Description), nil
+}
+
 // GitLabError maps an error of a client-go call onto the package's
 // classification (see classify.go), naming op ("gitlab: POST
 // projects/g%2Fname/...") and with token scrubbed.

@@ -3,6 +3,7 @@ package gitstatus
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"testing"
 )
 
@@ -88,4 +89,78 @@ func TestGitLabDoesNotRetryItself(t *testing.T) {
 
 func TestGitLabErrorClassification(t *testing.T) {
 	testErrorClassification(t, GitLab, gitlabRepo)
+}
+
+// Shows asks for the context's statuses by name, newest first, with
+// PRIVATE-TOKEN, and compares the highest ID (GitLab before 17.8 ignores
+// sort and lists oldest first) in GitLab's words: failure and error are
+// both "failed".
+func TestGitLabShows(t *testing.T) {
+	const older = `{"id":3,"name":"claimwarden/shop/web","status":"pending","description":"rollout started"}`
+	const newer = `{"id":5,"name":"claimwarden/shop/web","status":"failed","description":"denied"}`
+	for name, list := range map[string]string{
+		"newer first": "[" + newer + "," + older + "]",
+		"older first": "[" + older + "," + newer + "]",
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := newJSONServer(t, func(*http.Request) (http.Header, string) { return nil, list })
+			sr := reader(t, GitLab, srv.URL)
+			for _, tc := range []struct {
+				s    Status
+				want bool
+			}{
+				{Status{State: Failure, Context: "claimwarden/shop/web", Description: "denied"}, true},
+				{Status{State: Error, Context: "claimwarden/shop/web", Description: "denied"}, true},
+				{Status{State: Success, Context: "claimwarden/shop/web", Description: "denied"}, false},
+				{Status{State: Pending, Context: "claimwarden/shop/web", Description: "rollout started"}, false},
+			} {
+				if got, err := sr.Shows(t.Context(), gitlabRepo, testSHA, tc.s); err != nil || got != tc.want {
+					t.Errorf("Shows(%s %q) = %v, %v; want %v", tc.s.State, tc.s.Description, got, err, tc.want)
+				}
+			}
+			for _, r := range srv.requests() {
+				assertGet(t, r, "/api/v4/projects/group%2Fsub%2Fname/repository/commits/"+testSHA+"/statuses", url.Values{
+					"name": {"claimwarden/shop/web"}, "order_by": {"id"}, "sort": {"desc"}, "per_page": {"100"},
+				})
+				if tok := r.Header.Get("PRIVATE-TOKEN"); tok != testToken {
+					t.Errorf("PRIVATE-TOKEN = %q, want the token", tok)
+				}
+			}
+		})
+	}
+}
+
+// GitLab's words for the other states: "pending" and "success".
+func TestGitLabShowsStateWords(t *testing.T) {
+	for state, word := range map[State]string{Pending: "pending", Success: "success"} {
+		srv := newJSONServer(t, func(*http.Request) (http.Header, string) {
+			return nil, `[{"id":1,"name":"c","status":"` + word + `","description":"d"}]`
+		})
+		if got, err := reader(t, GitLab, srv.URL).Shows(t.Context(), gitlabRepo, testSHA, Status{State: state, Context: "c", Description: "d"}); err != nil || !got {
+			t.Errorf("%s shown as %q: Shows = %v, %v; want true", state, word, got, err)
+		}
+	}
+}
+
+func TestGitLabShowsNothing(t *testing.T) {
+	srv := newJSONServer(t, func(*http.Request) (http.Header, string) { return nil, `[]` })
+	if got, err := reader(t, GitLab, srv.URL).Shows(t.Context(), gitlabRepo, testSHA, Status{State: Success, Context: "c"}); err != nil || got {
+		t.Errorf("Shows = %v, %v; want false", got, err)
+	}
+	srv.only(t)
+}
+
+// GitLab answers 404 for a commit or project it does not know: Post's
+// permanent refusal. client-go does not retry a 5xx of a read either.
+func TestGitLabShowsErrors(t *testing.T) {
+	testShowsErrors(t, GitLab, gitlabRepo)
+	srv := newAPIServer(t, http.StatusNotFound, nil, `{"message":"404 Commit Not Found"}`)
+	_, err := reader(t, GitLab, srv.URL).Shows(t.Context(), gitlabRepo, testSHA, Status{State: Success, Context: "c"})
+	var perm *PermanentError
+	if !errors.As(err, &perm) {
+		t.Errorf("404: %v (%T), want a PermanentError", err, err)
+	}
+	srv = newAPIServer(t, http.StatusServiceUnavailable, nil, `{"message":"down"}`)
+	_, _ = reader(t, GitLab, srv.URL).Shows(t.Context(), gitlabRepo, testSHA, Status{State: Success, Context: "c"})
+	srv.only(t)
 }

@@ -54,6 +54,19 @@ type Provider interface {
 	Post(ctx context.Context, repo Repository, sha string, s Status) error
 }
 
+// StatusReader is a Provider that can say what the host shows. The
+// Reporter asks it once for a status it was seeded with (Reporter.Seed)
+// before posting another to that commit: a previous process may have been
+// killed after the host stored a status and before it was recorded.
+type StatusReader interface {
+	// Shows reports whether the newest status of s.Context on sha is s as
+	// this provider would post it: its state in the host's words (where two
+	// states map onto one word, either matches) and its description as
+	// shortened (outcome.ShortDescription). The target URL is not
+	// compared. Errors are classified as Post's are.
+	Shows(ctx context.Context, repo Repository, sha string, s Status) (bool, error)
+}
+
 // RateLimitError is returned when the host refused because of rate limiting
 // (429, or 403 with rate-limit headers); RetryAfter is how long to wait (zero
 // when the host did not say).

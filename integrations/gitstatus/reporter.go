@@ -120,6 +120,11 @@ type slot struct {
 	desired *Status
 	// posted is the last status the host accepted, or that Seed said it had.
 	posted *Status
+	// seeded is set when posted came from Seed, a previous process's record,
+	// which may lag behind the host (killed between its post and the
+	// record): the next post to the slot first asks the host what it shows
+	// (StatusReader), once.
+	seeded bool
 	// failed is the last status the host refused permanently: reporting it
 	// again is dropped, so a 404 or 422 is not retried on every reconcile.
 	failed *Status
@@ -129,7 +134,9 @@ type slot struct {
 // what was last posted, keeps only the newest status per Target, retries with
 // exponential backoff (per Target) and honours rate limits and Retry-After (per host), and
 // bounds what is outstanding so a slow or dead Git host never blocks the
-// controller.
+// controller. For a Target it was seeded for (Seed), it asks a Provider that
+// is a StatusReader what the host shows before its first post there, and
+// posts nothing if that is the status already; other Targets are never read.
 //
 // It is a controller-runtime manager.Runnable that needs leader election: only
 // the leader reconciles, so only the leader reports.
@@ -238,6 +245,13 @@ func (r *Reporter) Report(t Target, s Status) bool {
 // VolumeClaimRollout before a restart), so reporting s again is not posted.
 // It is ignored when the Reporter itself knows what it posted to t, which is
 // at least as fresh; so Seed is safe to call on every reconcile.
+//
+// The record may be older than what the host shows: a process killed after
+// the host stored a status and before OnPosted recorded it. So before the
+// first post to a seeded t, the Reporter asks the host (if its Provider is a
+// StatusReader) whether it shows that status already; if so it is not
+// posted, and OnPosted is called so that the record catches up. A failed
+// read is logged (V(1)) and the status posted.
 func (r *Reporter) Seed(t Target, s Status) {
 	s.Context = t.Context
 	k := keyOf(t)
@@ -253,6 +267,7 @@ func (r *Reporter) Seed(t Target, s Status) {
 	}
 	if sl.posted == nil {
 		sl.posted = &s
+		sl.seeded = true
 	}
 }
 
@@ -337,14 +352,29 @@ type providerError struct{ err error }
 func (e *providerError) Error() string { return "resolving the Git provider: " + e.err.Error() }
 func (e *providerError) Unwrap() error { return e.err }
 
-func (r *Reporter) post(ctx context.Context, t Target, s Status) error {
-	p, err := r.opts.Providers(t.Repo)
-	if err != nil {
-		return &providerError{err}
-	}
+func (r *Reporter) post(ctx context.Context, p Provider, t Target, s Status) error {
 	ctx, cancel := context.WithTimeout(ctx, postTimeout)
 	defer cancel()
 	return p.Post(ctx, t.Repo, t.SHA, s)
+}
+
+// shows asks p, if it is a StatusReader, whether the host shows s on t
+// already. A failed read only costs what reading would have saved (the
+// status is posted, possibly once more), so it is logged at V(1) and
+// answers false.
+func (r *Reporter) shows(ctx context.Context, log logr.Logger, p Provider, t Target, s Status) bool {
+	sr, ok := p.(StatusReader)
+	if !ok {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, postTimeout)
+	defer cancel()
+	shown, err := sr.Shows(ctx, t.Repo, t.SHA, s)
+	if err != nil {
+		log.V(1).Info("Reading the commit status the host shows failed; posting it", "error", err.Error())
+		return false
+	}
+	return shown
 }
 
 // process makes one attempt for key k, which the workqueue hands to one
@@ -386,12 +416,37 @@ func (r *Reporter) process(ctx, postCtx context.Context, k slotKey) {
 		return
 	}
 	t := sl.target
+	read := sl.seeded
+	sl.seeded = false
 	r.mu.Unlock()
-
-	err := r.post(postCtx, t, s)
 
 	log := r.opts.Logger.WithValues("repository", t.Repo.Host+"/"+t.Repo.Path, "sha", t.SHA,
 		"context", t.Context, "state", s.State)
+	p, err := r.opts.Providers(t.Repo)
+	switch {
+	case err != nil:
+		err = &providerError{err}
+	case read && r.shows(postCtx, log, p, t, s):
+		// A previous process posted s and was killed before recording it.
+		r.mu.Lock()
+		sl.posted = &s
+		sl.failed = nil
+		again := r.settle(k, sl, s)
+		r.mu.Unlock()
+		if again {
+			r.queue.Add(k)
+		}
+		if r.opts.OnPosted != nil {
+			r.opts.OnPosted(t, s)
+		}
+		return
+	case read && ctx.Err() != nil:
+		// Shutting down while reading: no post starts; see Start.
+		return
+	default:
+		err = r.post(postCtx, p, t, s)
+	}
+
 	var (
 		rateLimited *RateLimitError
 		unavailable *UnavailableError
@@ -413,6 +468,8 @@ func (r *Reporter) process(ctx, postCtx context.Context, k slotKey) {
 		return
 	case errors.As(err, &noProvider):
 		log.Error(err, "Dropping commit status")
+		// Nothing was read: the next attempt, with the provider fixed, asks.
+		sl.seeded = read
 		again = r.settle(k, sl, s)
 	case errors.As(err, &permanent):
 		// Logged once: reporting the same status again is dropped by Report.

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 )
 
 // fakeCall is one Post the fake host received.
@@ -64,6 +67,33 @@ func (h *fakeProvider) Post(ctx context.Context, repo Repository, sha string, s 
 		h.shown[c.slot()] = s
 	}
 	return err
+}
+
+// show makes the fake host show s on t, as if posted by a process that
+// did not live to record it.
+func (h *fakeProvider) show(t Target, s Status) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s.Context = t.Context
+	h.shown[fakeSlot(t)] = s
+}
+
+// readingProvider is a fakeProvider that is a StatusReader: Shows answers
+// from what the fake host shows (state and description, as the providers
+// compare), or fails with err; it counts its calls.
+type readingProvider struct {
+	*fakeProvider
+	err   error
+	reads atomic.Int32
+}
+
+func (p *readingProvider) Shows(_ context.Context, repo Repository, sha string, s Status) (bool, error) {
+	p.reads.Add(1)
+	if p.err != nil {
+		return false, p.err
+	}
+	shown, ok := p.shownFor(Target{Repo: repo, SHA: sha, Context: s.Context})
+	return ok && shown.State == s.State && shown.Description == s.Description, nil
 }
 
 func (h *fakeProvider) allCalls() []fakeCall {
@@ -842,5 +872,128 @@ func waitStopped(t *testing.T, done <-chan error, when string) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Start did not return " + when)
+	}
+}
+
+// newReadingReporter builds a Reporter on a host that can say what it
+// shows, with target seeded as showing pending (the record of a previous
+// process), and runs it.
+func newReadingReporter(t *testing.T, readErr error, mod func(*ReporterOptions)) (*Reporter, *readingProvider, *postedLog, Target) {
+	t.Helper()
+	h := &readingProvider{fakeProvider: newFakeProvider(nil), err: readErr}
+	r, posted := newReporter(h.fakeProvider, func(o *ReporterOptions) {
+		o.Providers = func(Repository) (Provider, error) { return h, nil }
+		if mod != nil {
+			mod(o)
+		}
+	})
+	tg := testTarget("git.example.com", "abc")
+	r.Seed(tg, pendingStatus)
+	startReporter(t, r)
+	return r, h, posted, tg
+}
+
+// The previous process posted success and was killed before recording it:
+// its record says pending, the host shows success. Success is not posted
+// again, and OnPosted lets the record catch up.
+func TestReporterSeededReadsWhatTheHostShows(t *testing.T) {
+	r, h, posted, tg := newReadingReporter(t, nil, nil)
+	h.show(tg, successStatus)
+
+	reportNow(t, r, tg, successStatus)
+	waitUntil(t, "success settled", func() bool { return r.Pending() == 0 && posted.count() == 1 })
+	if calls := h.allCalls(); len(calls) != 0 {
+		t.Fatalf("posts = %v, want none: the host shows success already", postedStates(calls))
+	}
+	posted.mu.Lock()
+	if got := posted.posts[0]; got.State != Success || got.Description != successStatus.Description {
+		t.Errorf("OnPosted with %+v, want success", got)
+	}
+	posted.mu.Unlock()
+	if n := h.reads.Load(); n != 1 {
+		t.Errorf("Shows called %d times, want 1", n)
+	}
+	// Reporting success again is deduplicated as after a post.
+	reportNow(t, r, tg, successStatus)
+	if got := r.Pending(); got != 0 {
+		t.Errorf("Pending = %d after reporting success again, want 0", got)
+	}
+}
+
+// The host shows what the record says (pending): success is posted.
+func TestReporterSeededPostsWhenTheHostShowsTheRecord(t *testing.T) {
+	r, h, posted, tg := newReadingReporter(t, nil, nil)
+	h.show(tg, pendingStatus)
+
+	reportNow(t, r, tg, successStatus)
+	waitUntil(t, "success posted", func() bool { return len(h.callsFor(tg, true)) == 1 && r.Pending() == 0 })
+	if n := posted.count(); n != 1 {
+		t.Errorf("OnPosted called %d times, want 1", n)
+	}
+	if n := h.reads.Load(); n != 1 {
+		t.Errorf("Shows called %d times, want 1", n)
+	}
+}
+
+// A failed read never stops a status: it is logged at V(1) and posted.
+func TestReporterSeededPostsWhenTheReadFails(t *testing.T) {
+	var mu sync.Mutex
+	var logged []string
+	logger := funcr.New(func(prefix, args string) {
+		mu.Lock()
+		defer mu.Unlock()
+		logged = append(logged, args)
+	}, funcr.Options{Verbosity: 1})
+	r, h, _, tg := newReadingReporter(t, errServerError, func(o *ReporterOptions) { o.Logger = logger })
+	h.show(tg, successStatus)
+
+	reportNow(t, r, tg, successStatus)
+	waitUntil(t, "success posted", func() bool { return len(h.callsFor(tg, true)) == 1 && r.Pending() == 0 })
+	mu.Lock()
+	defer mu.Unlock()
+	if len(logged) != 1 || !strings.Contains(logged[0], "Reading the commit status the host shows failed") || !strings.Contains(logged[0], errServerError.Error()) {
+		t.Errorf("logged %q, want the failed read once", logged)
+	}
+}
+
+// A Target that was never seeded (a new commit) is posted without a read:
+// no extra request per commit.
+func TestReporterUnseededNeverReads(t *testing.T) {
+	r, h, _, _ := newReadingReporter(t, nil, nil)
+	tg := testTarget("git.example.com", "def")
+	for _, s := range []Status{pendingStatus, successStatus} {
+		reportNow(t, r, tg, s)
+		waitUntil(t, string(s.State)+" posted", func() bool { return r.Pending() == 0 })
+	}
+	if got := postedStates(h.callsFor(tg, true)); len(got) != 2 {
+		t.Errorf("posts = %v, want pending and success", got)
+	}
+	if n := h.reads.Load(); n != 0 {
+		t.Errorf("Shows called %d times for a Target never seeded, want 0", n)
+	}
+}
+
+// A seeded Target is read once, whatever the answer: later statuses are
+// posted (or deduplicated) on what this process knows.
+func TestReporterSeededReadsOnce(t *testing.T) {
+	for _, shown := range []Status{successStatus, pendingStatus} {
+		t.Run(string(shown.State), func(t *testing.T) {
+			r, h, _, tg := newReadingReporter(t, nil, nil)
+			h.show(tg, shown)
+			for _, s := range []Status{successStatus, failureStatus, successStatus} {
+				reportNow(t, r, tg, s)
+				waitUntil(t, string(s.State)+" settled", func() bool { return r.Pending() == 0 })
+			}
+			if n := h.reads.Load(); n != 1 {
+				t.Errorf("Shows called %d times, want 1", n)
+			}
+			want := 2 // failure, then success again
+			if shown == pendingStatus {
+				want = 3
+			}
+			if got := postedStates(h.callsFor(tg, true)); len(got) != want {
+				t.Errorf("posts = %v, want %d", got, want)
+			}
+		})
 	}
 }

@@ -187,6 +187,29 @@ func TestCommitStatusSinkSeedsFromRecordAfterRestart(t *testing.T) {
 	waitUntil(t, "pending posted", func() bool { return len(h2.callsFor(sinkTarget(shaA), true)) == 1 })
 }
 
+// A process killed after the host stored success and before it was
+// recorded: the restarted sink's record says pending, the host shows
+// success, so success is not posted a second time.
+func TestCommitStatusSinkAsksTheHostAfterRestart(t *testing.T) {
+	h := &readingProvider{fakeProvider: newFakeProvider(nil)}
+	h.show(sinkTarget(shaA), Status{State: Success, Description: "3/3 claims compatible"})
+	s := newSink(t, h, nil)
+	ctx := context.Background()
+
+	o := reconciled(shaA, outcome.Success, "3/3 claims compatible")
+	o.Recorded = recordOf(shaA, outcome.Pending, "1/3 claims compatible")
+	for range 2 { // level-triggered: every reconcile publishes again
+		s.Publish(ctx, o)
+	}
+	waitUntil(t, "success settled", func() bool { return h.reads.Load() == 1 && s.reporter.Pending() == 0 })
+	if got := postedStates(h.allCalls()); len(got) != 0 {
+		t.Errorf("posts = %q, want none: the host shows success already", got)
+	}
+	if n := h.reads.Load(); n != 1 {
+		t.Errorf("Shows called %d times, want 1", n)
+	}
+}
+
 // infoLog counts the Info messages logged through its Logger.
 type infoLog struct {
 	mu    sync.Mutex
