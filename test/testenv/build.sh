@@ -53,7 +53,7 @@ build() {
 	ln -sfn "$dest" "$OUT/$name"
 }
 
-if want core; then
+part_core() {
 	k8s_ldflags="-X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/client-go/pkg/version.gitVersion=$K8S_VERSION"
 	k8s_ldflags+=" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37"
 
@@ -82,7 +82,7 @@ if want core; then
 	mv "$kwok_dir/stages.yaml.tmp" "$kwok_dir/stages.yaml"
 	ln -sfn "$kwok_dir/kwok" "$OUT/kwok"
 	ln -sfn "$kwok_dir/stages.yaml" "$OUT/kwok-stages.yaml"
-fi
+}
 
 # Gitea, the Git host whose commit statuses the gitstatus tests read and write. Its
 # go.mod has replace directives and a go.sum of its own, so it is built as the main
@@ -91,7 +91,7 @@ fi
 # assets need a node toolchain) Gitea reads templates/, options/ and public/ from it
 # at run time (STATIC_ROOT_PATH), so it is linked as bin/testenv/gitea-src.
 # sqlite is the only database the tests use; it needs cgo (gcc).
-if want gitea; then
+part_gitea() {
 	gitea_dir="$CACHE/gitea-$GITEA_VERSION"
 	if [[ ! -x $gitea_dir/gitea ]]; then
 		log "building gitea $GITEA_VERSION (cgo, several minutes cold; cached afterwards in $gitea_dir)"
@@ -110,12 +110,12 @@ if want gitea; then
 	fi
 	ln -sfn "$gitea_dir/gitea" "$OUT/gitea"
 	ln -sfn "$gitea_dir/src" "$OUT/gitea-src"
-fi
+}
 
 # Flux's source-, kustomize- and helm-controller, run out of cluster by
 # test/fluxenv. They have replace directives of their own, hence a wrapper
 # module; one for all three, so what they share compiles once.
-if want flux; then
+part_flux() {
 	build source-controller "$FLUX_VERSION" "$TOOLS/flux" github.com/fluxcd/source-controller
 	build kustomize-controller "$FLUX_VERSION" "$TOOLS/flux" github.com/fluxcd/kustomize-controller
 	build helm-controller "$HELM_CONTROLLER_VERSION" "$TOOLS/flux" github.com/fluxcd/helm-controller
@@ -135,14 +135,14 @@ if want flux; then
 		mv "$crd_dir.tmp" "$crd_dir"
 	fi
 	ln -sfn "$crd_dir" "$OUT/flux-crds"
-fi
+}
 
 # Argo CD: one binary that runs as argocd-server, -repo-server or
 # -application-controller (chosen by argv[0] or ARGOCD_BINARY_NAME), run out of
 # cluster by test/argoenv. v3.6 needs Go 1.27, so only this module is built with a
 # newer toolchain, fetched from the proxy; the project itself stays on the
 # machine's Go.
-if want argocd; then
+part_argocd() {
 	argocd_dir="$CACHE/argocd-$ARGOCD_VERSION"
 	(
 		export GOTOOLCHAIN=go1.27.3
@@ -186,11 +186,33 @@ if want argocd; then
 		fi
 		"${sudo[@]}" service redis-server stop >/dev/null 2>&1 || true
 	fi
-fi
+}
 
 # The release and manifest tools (helm, kubeconform, test/release, schemas).
-if want tools; then
+part_tools() {
 	bash "$ROOT/test/testenv/tools.sh"
-fi
+}
 
+# Two lanes side by side: a cold build is long stretches of one-threaded work
+# (module downloads, linking, Gitea's cgo sqlite, apt) that leave a core idle,
+# and go build's own parallelism is per package. The lanes are balanced by
+# measured cold times (core+flux against gitea+argocd+tools) and share nothing
+# but the Go caches, which are safe for concurrent use. apt runs in one lane only.
+lane() {
+	local p
+	for p in "$@"; do
+		if want "$p"; then "part_$p"; fi
+	done
+}
+lane core flux &
+first=$!
+lane gitea argocd tools &
+second=$!
+rc=0
+wait "$first" || rc=$?
+wait "$second" || rc=$?
+if [[ $rc -ne 0 ]]; then
+	log "failed (exit $rc); see the messages above"
+	exit "$rc"
+fi
 log "ready in $OUT"
