@@ -55,7 +55,7 @@ var _ source.Tool = (*Applications)(nil)
 // its StatefulSet (otherwise it only refreshes it and a person syncs).
 func NewApplications(reader client.Reader, api *Client, recorder events.EventRecorder, syncManualApps bool) *Applications {
 	syncsWaiting, _ := lru.New[types.NamespacedName, []string](maxPending) // fails only for a size below 1
-	return &Applications{reader: reader, api: api, recorder: outcome.Recorder{EventRecorder: recorder}, syncManualApps: syncManualApps, syncsWaiting: syncsWaiting}
+	return &Applications{reader: reader, api: api, recorder: outcome.NewRecorder(recorder), syncManualApps: syncManualApps, syncsWaiting: syncsWaiting}
 }
 
 // Kind implements source.Tool.

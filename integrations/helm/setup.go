@@ -91,7 +91,7 @@ func SetupCLIWithManager(mgr ctrl.Manager, o CLIOptions) (*source.Nudger, error)
 	tool := &CLIReleases{
 		Cached:          mgr.GetClient(),
 		Reader:          mgr.GetAPIReader(),
-		Recorder:        outcome.Recorder{EventRecorder: mgr.GetEventRecorder(v1alpha1.ControllerName)},
+		Recorder:        outcome.NewRecorder(mgr.GetEventRecorder(v1alpha1.ControllerName)),
 		MaxReleaseBytes: o.MaxReleaseBytes,
 	}
 	return source.SetupWithManager(mgr, tool, source.Options{

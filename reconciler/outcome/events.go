@@ -16,15 +16,21 @@ var (
 	AnnotationSource     = v1alpha1.GroupVersion.Group + "/source"
 )
 
-// Recorder is the one way claimwarden records Kubernetes events.
+// Recorder is the one way claimwarden records Kubernetes events. Made by
+// NewRecorder it bounds the events about each object; a Recorder literal
+// (tests) records every one.
 type Recorder struct {
 	events.EventRecorder
+	limiter *objectLimiter
 }
 
 // Eventf records an event about regarding (related may be nil) with src's
 // revision, repository and object in the event's annotations; an empty src
 // adds none. The message is a format, as with events.EventRecorder.
 func (r Recorder) Eventf(regarding, related runtime.Object, src v1alpha1.Source, eventType, reason, action, format string, args ...any) {
+	if r.limiter != nil && !r.limiter.allow(regarding, related) {
+		return
+	}
 	annotated, ok := r.EventRecorder.(events.AnnotatedEventRecorder)
 	annotations := SourceAnnotations(src)
 	if !ok || len(annotations) == 0 {

@@ -38,7 +38,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	}
 	c := mgr.GetClient()
 	journal := &rolloutJournal{client: c}
-	events := outcome.Recorder{EventRecorder: mgr.GetEventRecorder(v1alpha1.ControllerName)}
+	events := outcome.NewRecorder(mgr.GetEventRecorder(v1alpha1.ControllerName))
 	r := &Reconciler{
 		client:  c,
 		events:  events,

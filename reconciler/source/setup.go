@@ -30,7 +30,7 @@ func SetupWithManager(mgr ctrl.Manager, tool Tool, o Options) (*Nudger, error) {
 	r, err := newReconciler(tool, Clients{
 		Cached:   mgr.GetClient(),
 		Uncached: mgr.GetAPIReader(),
-		Recorder: outcome.Recorder{EventRecorder: mgr.GetEventRecorder(v1alpha1.ControllerName)},
+		Recorder: outcome.NewRecorder(mgr.GetEventRecorder(v1alpha1.ControllerName)),
 	}, o)
 	if err != nil {
 		return nil, err
