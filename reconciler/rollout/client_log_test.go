@@ -22,6 +22,9 @@ type clientLog struct {
 	mu    sync.Mutex
 	lists map[string][]listed       // by namespace
 	wrote map[string]map[string]int // by namespace, then "<write> <type>/<name>"
+	// applying and mostApplying are the claim applies in flight now and at
+	// most, by namespace.
+	applying, mostApplying map[string]int
 }
 
 // listed is one List the controller's client served.
@@ -31,7 +34,10 @@ type listed struct {
 	Items    int
 }
 
-var controllerClient = &clientLog{lists: map[string][]listed{}, wrote: map[string]map[string]int{}}
+var controllerClient = &clientLog{
+	lists: map[string][]listed{}, wrote: map[string]map[string]int{},
+	applying: map[string]int{}, mostApplying: map[string]int{},
+}
 
 // newClient is the manager's NewClient: client.New, logged.
 func (l *clientLog) newClient(config *rest.Config, options client.Options) (client.Client, error) {
@@ -58,6 +64,27 @@ func (l *clientLog) writesIn(namespace string) map[string]int {
 		out[k] = n
 	}
 	return out
+}
+
+// mostApplyingIn is the most claim applies in namespace in flight at once.
+func (l *clientLog) mostApplyingIn(namespace string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mostApplying[namespace]
+}
+
+// applyStarted counts a claim apply in flight in namespace until the
+// function it returns is called.
+func (l *clientLog) applyStarted(namespace string) (done func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.applying[namespace]++
+	l.mostApplying[namespace] = max(l.mostApplying[namespace], l.applying[namespace])
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.applying[namespace]--
+	}
 }
 
 func (l *clientLog) list(namespace string, e listed) {
@@ -118,6 +145,7 @@ func (c loggedClient) Delete(ctx context.Context, obj client.Object, opts ...cli
 func (c loggedClient) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
 	if pvc, ok := obj.(*corev1ac.PersistentVolumeClaimApplyConfiguration); ok && pvc.Namespace != nil && pvc.Name != nil {
 		c.log.write("apply", *pvc.Namespace, *pvc.Name, obj)
+		defer c.log.applyStarted(*pvc.Namespace)()
 	} else {
 		c.log.write("apply", "", "", obj)
 	}

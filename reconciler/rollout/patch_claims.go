@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -28,9 +29,11 @@ type patchOutcome struct {
 	rejected *rejection
 }
 
-// patchClaims patches the planned claims in order and stops at the first
-// rejection. A rejection seen before is not repeated until its back-off ends,
-// unless the StatefulSet or the claim changed since.
+// patchClaims patches the planned claims of this step and reports what the
+// API server accepted and, in plan order, the first patch it refused (the
+// rollout then stops; claims accepted beside it are recorded as patched). A
+// rejection seen before is not repeated until its back-off ends, unless the
+// StatefulSet or the claim changed since.
 func (r *Reconciler) patchClaims(ctx context.Context, sts *appsv1.StatefulSet, src v1alpha1.Source, byName map[string]*corev1.PersistentVolumeClaim, todo []diff.ClaimChange, ignoredLabels []string) patchOutcome {
 	key := client.ObjectKeyFromObject(sts)
 	out := patchOutcome{patched: map[string]*corev1.PersistentVolumeClaim{}}
@@ -47,20 +50,21 @@ func (r *Reconciler) patchClaims(ctx context.Context, sts *appsv1.StatefulSet, s
 		}
 		r.memory.setRejection(key, nil)
 	}
-	for _, c := range todo {
-		applied, err := r.applyClaim(ctx, sts, c, ignoredLabels)
-		if err != nil {
+	for i, res := range r.applyClaims(ctx, sts, todo, ignoredLabels) {
+		c, applied := todo[i], res.pvc
+		if res.err != nil {
 			patchesTotal.WithLabelValues("rejected").Inc()
-			rej := &rejection{
-				claim:      c.Name,
-				pvcVersion: version(c.Name),
-				generation: sts.Generation,
-				message:    fmt.Sprintf("patching PVC %s/%s: %v", sts.Namespace, c.Name, err),
-				notBefore:  time.Now().Add(r.retry.When(key)),
+			if out.rejected == nil {
+				out.rejected = &rejection{
+					claim:      c.Name,
+					pvcVersion: version(c.Name),
+					generation: sts.Generation,
+					message:    fmt.Sprintf("patching PVC %s/%s: %v", sts.Namespace, c.Name, res.err),
+					notBefore:  time.Now().Add(r.retry.When(key)),
+				}
+				r.memory.setRejection(key, out.rejected)
 			}
-			r.memory.setRejection(key, rej)
-			out.rejected = rej
-			return out
+			continue
 		}
 		patchesTotal.WithLabelValues("accepted").Inc()
 		out.patched[c.Name] = applied
@@ -74,6 +78,34 @@ func (r *Reconciler) patchClaims(ctx context.Context, sts *appsv1.StatefulSet, s
 		crashpoint.Reached(crashpoint.ClaimPatched)
 	}
 	return out
+}
+
+// applyResult is one claim's apply: the claim as the API server answered,
+// or its refusal.
+type applyResult struct {
+	pvc *corev1.PersistentVolumeClaim
+	err error
+}
+
+// applyClaims applies the claims of one step side by side, results in the
+// order of todo. The plan holds at most MaxConcurrentPatches claims, each
+// already cleared by the policies, so none waits on another; sent one after
+// the other, a step of N claims held its worker for N round trips to the API
+// server, which at scale were most of the step's time.
+func (r *Reconciler) applyClaims(ctx context.Context, sts *appsv1.StatefulSet, todo []diff.ClaimChange, ignoredLabels []string) []applyResult {
+	results := make([]applyResult, len(todo))
+	if len(todo) == 1 {
+		results[0].pvc, results[0].err = r.applyClaim(ctx, sts, todo[0], ignoredLabels)
+		return results
+	}
+	var wg sync.WaitGroup
+	for i := range todo {
+		wg.Go(func() {
+			results[i].pvc, results[i].err = r.applyClaim(ctx, sts, todo[i], ignoredLabels)
+		})
+	}
+	wg.Wait()
+	return results
 }
 
 // afterPatches assesses the claims again as the API server returned them

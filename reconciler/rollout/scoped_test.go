@@ -34,15 +34,16 @@ var (
 // policy engine with params, commit statuses into statuses) runs for the
 // StatefulSets labelled scopedLabel=name: how a test runs the shipped
 // policies with other parameters without changing them for every other
-// test. Like the shared one, it runs until the test binary ends.
-func scopedController(t *testing.T, name string, params map[string]any) {
+// test. Like the shared one, it runs until the test binary ends; options,
+// when given, change its rollout.Options (the first call of a name decides).
+func scopedController(t *testing.T, name string, params map[string]any, options ...func(*rollout.Options)) {
 	t.Helper()
 	started(t)
 	scopedMu.Lock()
 	defer scopedMu.Unlock()
 	err, ok := scopedStarted[name]
 	if !ok {
-		err = startScoped(context.Background(), name, params)
+		err = startScoped(context.Background(), name, params, options)
 		scopedStarted[name] = err
 	}
 	if err != nil {
@@ -50,14 +51,16 @@ func scopedController(t *testing.T, name string, params map[string]any) {
 	}
 }
 
-func startScoped(ctx context.Context, name string, params map[string]any) error {
+func startScoped(ctx context.Context, name string, params map[string]any, options []func(*rollout.Options)) error {
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:                 k8s.Scheme(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		// Its controller has the shared one's name, in this process.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-		Cache:      cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+		// Logged like the shared one's, in the namespaces of its tests.
+		NewClient: controllerClient.newClient,
+		Cache:     cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 	})
 	if err != nil {
 		return err
@@ -70,7 +73,7 @@ func startScoped(ctx context.Context, name string, params map[string]any) error 
 	if err != nil {
 		return err
 	}
-	if err := rollout.SetupWithManager(mgr, rollout.Options{
+	opts := rollout.Options{
 		MaxConcurrentPatches: 1,
 		RetryBaseDelay:       time.Second,
 		RetryMaxDelay:        5 * time.Second,
@@ -78,7 +81,11 @@ func startScoped(ctx context.Context, name string, params map[string]any) error 
 		LabelSelector:        labels.NewSelector().Add(mustRequirement(scopedLabel, selection.Equals, name)),
 		Sinks:                []outcome.Sink{statusSink},
 		JournalKeySecret:     journalKeyOf,
-	}); err != nil {
+	}
+	for _, o := range options {
+		o(&opts)
+	}
+	if err := rollout.SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
 	go func() {
