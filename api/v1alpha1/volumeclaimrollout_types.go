@@ -33,6 +33,15 @@ const (
 // says what happened; the claim's next patch drops it.
 const RecoveredFromAnnotation = "claimwarden.dev/recovered-from"
 
+// AdoptionNudgedAnnotation is written on a StatefulSet whose Pods or
+// ControllerRevisions the StatefulSet controller had still not adopted long
+// after it observed the object (seen after an etcd restart: its sync of the
+// re-created object was dropped and nothing made it sync again). The write
+// is the nudge, a metadata-only update that makes the StatefulSet controller
+// sync the object and adopt them; the value is when (RFC 3339), so that the
+// nudge is repeated at most once per Options.AdoptionNudgeAfter.
+const AdoptionNudgedAnnotation = "claimwarden.dev/adoption-nudged-at"
+
 // UpdateStrategy says how existing claims follow a changed template (KEP-4650).
 // +kubebuilder:validation:Enum=InPlace;OnClaimDelete
 type UpdateStrategy string

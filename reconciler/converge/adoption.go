@@ -5,12 +5,17 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
 )
 
 // unadopted says why live must not be orphan-deleted yet, or "" when it may.
@@ -29,7 +34,8 @@ import (
 // and every ControllerRevision it selects is controlled by live's UID, with
 // no owner reference to another StatefulSet left. Until then the caller
 // waits (Adopting) and asks again; the adoption takes the StatefulSet
-// controller one sync, well under a second.
+// controller one sync, well under a second (see nudgeAdoption when it does
+// not come).
 func (c *Converger) unadopted(ctx context.Context, live *appsv1.StatefulSet) (string, error) {
 	if live.Status.ObservedGeneration < live.Generation {
 		return fmt.Sprintf("the StatefulSet controller has not observed generation %d yet", live.Generation), nil
@@ -89,4 +95,38 @@ func memberPod(live *appsv1.StatefulSet, name string) bool {
 	}
 	_, err := strconv.ParseUint(ord, 10, 31)
 	return err == nil
+}
+
+// nudgeAdoption touches live (v1alpha1.AdoptionNudgedAnnotation) when it has
+// gone unadopted for Options.AdoptionNudgeAfter since its creation and since
+// the last nudge. Seen in the chaos run: after an etcd restart the StatefulSet
+// controller dropped its sync of a re-created StatefulSet ("StatefulSet has
+// been deleted", its cache still holding the old object's delete) and left a
+// ControllerRevision unadopted; it syncs a StatefulSet on the object's own
+// events, not on a revision's, so nothing made it look again and the rollout
+// waited forever. The update changes metadata only: no new generation, no Pod
+// touched. A conflict or a missing object is not an error: the next
+// reconcile reads it again.
+func (c *Converger) nudgeAdoption(ctx context.Context, live *appsv1.StatefulSet, why string) error {
+	now := c.opts.Now()
+	if now.Sub(live.CreationTimestamp.Time) < c.opts.AdoptionNudgeAfter {
+		return nil
+	}
+	if last, err := time.Parse(time.RFC3339, live.Annotations[v1alpha1.AdoptionNudgedAnnotation]); err == nil && now.Sub(last) < c.opts.AdoptionNudgeAfter {
+		return nil
+	}
+	touched := live.DeepCopy()
+	if touched.Annotations == nil {
+		touched.Annotations = map[string]string{}
+	}
+	touched.Annotations[v1alpha1.AdoptionNudgedAnnotation] = now.UTC().Format(time.RFC3339)
+	err := c.opts.Client.Update(ctx, touched, client.FieldOwner(c.opts.FieldOwner))
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("statefulset %s/%s: touching it so that the StatefulSet controller adopts its dependents (%s): %w", live.Namespace, live.Name, why, err)
+	}
+	log.FromContext(ctx).Info("the StatefulSet controller has not adopted the StatefulSet's dependents; touched it so that it syncs it again", "why", why, "since", live.CreationTimestamp.Time)
+	return nil
 }

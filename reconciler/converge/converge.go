@@ -92,7 +92,7 @@ func (c *Converger) Converge(ctx context.Context, live, desired *appsv1.Stateful
 	}
 	if why != "" {
 		log.FromContext(ctx).V(1).Info("not orphan-deleting the StatefulSet yet: it has not adopted its dependents", "why", why)
-		return Adopting, nil
+		return Adopting, c.nudgeAdoption(ctx, live, why)
 	}
 
 	jkey, err := c.journalKey(ctx)

@@ -2,6 +2,7 @@ package converge
 
 import (
 	"context"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -30,6 +31,14 @@ type Options struct {
 	// It also identifies the object we created when a crash hid the outcome
 	// of our own create.
 	FieldOwner string
+	// AdoptionNudgeAfter is how long a StatefulSet may go unadopted (see
+	// unadopted), counted from its creation and from the last nudge, before
+	// the Converger touches it so that the StatefulSet controller syncs it
+	// again (v1alpha1.AdoptionNudgedAnnotation); default 10s. An adoption
+	// takes that controller one sync, well under a second.
+	AdoptionNudgeAfter time.Duration
+	// Now is the clock; default time.Now.
+	Now func() time.Time
 }
 
 func (o Options) withDefaults() Options {
@@ -38,6 +47,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.FieldOwner == "" {
 		o.FieldOwner = DefaultFieldOwner
+	}
+	if o.AdoptionNudgeAfter <= 0 {
+		o.AdoptionNudgeAfter = 10 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	return o
 }
