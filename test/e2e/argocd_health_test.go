@@ -37,10 +37,7 @@ func TestArgoCDShowsRolloutHealth(t *testing.T) {
 	}
 
 	g := startGitea(t)
-	secret := argoTokenSecret(t, cl, argo, "argocd-token-health")
-	ctl := startController(t, cl, "argocd-health", "--argocd", "--argocd-namespaces", argo.Namespace,
-		"--argocd-server", argo.ServerURL, "--argocd-plaintext", "--argocd-token-secret-name", secret,
-		"--config", giteaConfig(t, cl, g.URL, g.Token, "gitea-token-health"))
+	ctl := startArgoController(t, cl, argo, g, "health", argo.Namespace)
 
 	s, _ := setupArgoScenario(t, cl, g, argo, ctl, argoApp{name: "health"})
 	sha := s.commit("2Gi", "", "web at 2Gi")

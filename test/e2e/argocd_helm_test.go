@@ -213,10 +213,7 @@ func TestArgoCDHelm(t *testing.T) {
 	cl := started(t)
 	argo := startArgoCD(t)
 	g := startGitea(t)
-	secret := argoTokenSecret(t, cl, argo, "argocd-token-helm")
-	ctl := startController(t, cl, "argocd-helm", "--argocd", "--argocd-namespaces", argo.Namespace,
-		"--argocd-server", argo.ServerURL, "--argocd-plaintext", "--argocd-token-secret-name", secret,
-		"--config", giteaConfig(t, cl, g.URL, g.Token, "gitea-token-helm"))
+	ctl := startArgoController(t, cl, argo, g, "helm", argo.Namespace)
 
 	t.Run("size", func(t *testing.T) {
 		t.Parallel()

@@ -218,10 +218,7 @@ func TestArgoCDLoop(t *testing.T) {
 	ctx := context.Background()
 	argo := startArgoCD(t)
 	g := startGitea(t)
-	secret := argoTokenSecret(t, cl, argo, "argocd-token")
-	ctl := startController(t, cl, "argocd", "--argocd", "--argocd-namespaces", argo.Namespace+","+argoAppsNamespace,
-		"--argocd-server", argo.ServerURL, "--argocd-plaintext", "--argocd-token-secret-name", secret,
-		"--config", giteaConfig(t, cl, g.URL, g.Token, "gitea-token"))
+	ctl := startArgoController(t, cl, argo, g, "", argo.Namespace+","+argoAppsNamespace)
 
 	t.Run("allowed", func(t *testing.T) {
 		t.Parallel()
@@ -353,6 +350,19 @@ var (
 // argoTokenSecret stores an argocd-server token in the Secret name of the
 // controller's namespace, for --argocd-token-secret-name, and makes the
 // token and the admin password secrets no output of the run may contain.
+// startArgoController starts the binary reading Argo CD Applications in
+// namespaces (comma-separated) through the API with a token from a Secret,
+// posting commit statuses to g; suffix keeps its Secrets and log apart from
+// another test's ("" for none).
+func startArgoController(t *testing.T, cl *cluster, argo *argoenv.ArgoCD, g *gitea.Server, suffix, namespaces string) *controller {
+	t.Helper()
+	name := func(base string) string { return strings.TrimSuffix(base+"-"+suffix, "-") }
+	secret := argoTokenSecret(t, cl, argo, name("argocd-token"))
+	return startController(t, cl, name("argocd"), "--argocd", "--argocd-namespaces", namespaces,
+		"--argocd-server", argo.ServerURL, "--argocd-plaintext", "--argocd-token-secret-name", secret,
+		"--config", giteaConfig(t, cl, g.URL, g.Token, name("gitea-token")))
+}
+
 func argoTokenSecret(t *testing.T, cl *cluster, argo *argoenv.ArgoCD, name string) string {
 	t.Helper()
 	ctx := context.Background()

@@ -164,6 +164,10 @@ func rollOutUnder(ctx context.Context, t *testing.T, pool *chaosPool, s *chaosSe
 			stats.missedCrashpoints++
 			t.Logf("%s: the rollout finished without reaching %s", s.sts, step)
 			return -1
+		case <-time.After(3 * time.Minute):
+			// A stalled rollout fails here, named, rather than at the
+			// binary's timeout (it once waited 21 minutes on an adoption).
+			t.Fatalf("%s: the rollout neither reached %s nor finished within 3m; see %s", s.sts, step, c.Name())
 		}
 		at := time.Now()
 		if !c.logContains("crashpoint: SIGKILL at " + string(step)) {
