@@ -114,7 +114,7 @@ fuzz: ## run every Go fuzz target for FUZZTIME (60s); a crasher is written to th
 CHAOS_ROLLOUTS ?= 56
 CHAOS_STATEFULSETS ?= 4
 chaos: testenv build build-chaos ## the chaos run: CHAOS_ROLLOUTS rollouts over CHAOS_STATEFULSETS StatefulSets under controller SIGKILLs, kube-apiserver/etcd restarts, leader handovers and bursts of superseding commits, then a STORM-long Git host storm; the invariant recorder must find nothing
-	$(GO) test -tags chaos -count=1 -timeout 120m -run '^(TestChaos|TestGitHostStorm)$$' -v ./test/e2e/ -args -chaos.rollouts=$(CHAOS_ROLLOUTS) -chaos.statefulsets=$(CHAOS_STATEFULSETS) -storm $(STORM)
+	$(GO) test -tags chaos -count=1 -timeout 120m -run '^(TestChaos|TestChaosArgoCDBurst|TestGitHostStorm)$$' -v ./test/e2e/ -args -chaos.rollouts=$(CHAOS_ROLLOUTS) -chaos.statefulsets=$(CHAOS_STATEFULSETS) -storm $(STORM)
 
 lint: ## go vet, gofmt, staticcheck, govulncheck (offline database from the module proxy)
 	$(GO) vet ./...
