@@ -38,6 +38,26 @@ func BenchmarkEvaluateFullInput(b *testing.B) {
 	benchOne(b, engFullEngine(b), in)
 }
 
+// BenchmarkEvaluateEveryInput is BenchmarkEvaluate with every input field
+// filled in (ResourceQuotas too) on the shipped set as it ships: the issue's
+// target is stated for the input of today, with the parameters' defaults
+// (max_cost_increase off, no prices).
+func BenchmarkEvaluateEveryInput(b *testing.B) {
+	in := engInput(0, 100, 150)
+	in.ResourceQuotas = engQuotas(0)
+	benchOne(b, engShipped(b), in)
+}
+
+// BenchmarkEvaluate10kEveryInput is BenchmarkEvaluate10k with every input
+// field filled in, on the shipped set as it ships.
+func BenchmarkEvaluate10kEveryInput(b *testing.B) {
+	ins := engVaried(10_000)
+	for i := range ins {
+		ins[i].ResourceQuotas = engQuotas(i)
+	}
+	bench10k(b, engShipped(b), ins)
+}
+
 // benchOne evaluates in once per op and reports the median, the 99th
 // percentile, verdicts/s and CPU per verdict.
 func benchOne(b *testing.B, e *Engine, in Input) {
