@@ -369,8 +369,13 @@ current-context: c
 	if code := get("http://" + health + "/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz = %d, want 200", code)
 	}
-	if code := get("http://" + metrics + "/metrics"); code != http.StatusOK {
-		t.Errorf("/metrics = %d, want 200", code)
+	// The metrics server starts beside the probes, not before them: /readyz
+	// answering does not mean it listens yet (seen failing once under load).
+	for code := get("http://" + metrics + "/metrics"); code != http.StatusOK; code = get("http://" + metrics + "/metrics") {
+		if time.Now().After(deadline) {
+			t.Fatalf("/metrics = %d, want 200 within 20s", code)
+		}
+		time.Sleep(50 * time.Millisecond) // the poll's interval; the deadline bounds it
 	}
 
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
