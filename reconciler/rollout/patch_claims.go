@@ -94,10 +94,6 @@ type applyResult struct {
 // server, which at scale were most of the step's time.
 func (r *Reconciler) applyClaims(ctx context.Context, sts *appsv1.StatefulSet, todo []diff.ClaimChange, ignoredLabels []string) []applyResult {
 	results := make([]applyResult, len(todo))
-	if len(todo) == 1 {
-		results[0].pvc, results[0].err = r.applyClaim(ctx, sts, todo[0], ignoredLabels)
-		return results
-	}
 	var wg sync.WaitGroup
 	for i := range todo {
 		wg.Go(func() {
