@@ -109,10 +109,7 @@ func memberPod(live *appsv1.StatefulSet, name string) bool {
 // reconcile reads it again.
 func (c *Converger) nudgeAdoption(ctx context.Context, live *appsv1.StatefulSet, why string) error {
 	now := c.opts.Now()
-	if now.Sub(live.CreationTimestamp.Time) < c.opts.AdoptionNudgeAfter {
-		return nil
-	}
-	if last, err := time.Parse(time.RFC3339, live.Annotations[v1alpha1.AdoptionNudgedAnnotation]); err == nil && now.Sub(last) < c.opts.AdoptionNudgeAfter {
+	if !nudgeDue(live, now, c.opts.AdoptionNudgeAfter) {
 		return nil
 	}
 	touched := live.DeepCopy()
@@ -129,4 +126,16 @@ func (c *Converger) nudgeAdoption(ctx context.Context, live *appsv1.StatefulSet,
 	}
 	log.FromContext(ctx).Info("the StatefulSet controller has not adopted the StatefulSet's dependents; touched it so that it syncs it again", "why", why, "since", live.CreationTimestamp.Time)
 	return nil
+}
+
+// nudgeDue says whether live, unadopted, has waited after since its
+// creation and since the last nudge. Whoever edits the StatefulSet can
+// write the annotation too: a time in the future (or no time) holds nothing
+// back.
+func nudgeDue(live *appsv1.StatefulSet, now time.Time, after time.Duration) bool {
+	if now.Sub(live.CreationTimestamp.Time) < after {
+		return false
+	}
+	last, err := time.Parse(time.RFC3339, live.Annotations[v1alpha1.AdoptionNudgedAnnotation])
+	return err != nil || last.After(now) || now.Sub(last) >= after
 }
