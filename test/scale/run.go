@@ -498,6 +498,9 @@ func (r *runner) bump(ctx context.Context) error {
 // over and over: at 2,000 StatefulSets a list every half second made the API
 // server serialise megabytes of status a second, load that the run added to
 // the controller's measured time (and not to the manual procedure's).
+// Written by hand rather than with client-go's watch.UntilWithSync: between
+// events it must also notice a dead controller and print progress, and its
+// informer would keep a copy of every rollout the run never needs.
 func (r *runner) watchReady(ctx context.Context, size string) (map[client.ObjectKey]time.Time, error) {
 	ready := make(map[client.ObjectKey]time.Time, len(r.keys))
 	see := func(v *v1alpha1.VolumeClaimRollout) {
