@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -24,13 +25,58 @@ import (
 // are re-adopted, not restarted, and the new template's claims are rolled out.
 func TestInterruptedRecreateIsFinishedFromTheRolloutRecord(t *testing.T) {
 	c := started(t)
-	ctx := context.Background()
 	ns := namespace(t, c)
 	sts := fixtures.StatefulSet(ns, "pg", 2, classExpandable, "1Gi")
 	createReady(t, c, sts)
-	key := client.ObjectKeyFromObject(sts)
-	podUIDs := podUIDsOf(t, c, ns)
+	// A controller that restarts finds the record in its synced cache; the
+	// one running here gets no event for it (it ignores rollout updates), so
+	// the delete waits until its cache holds the record.
+	interruptedRecreate(t, c, client.ObjectKeyFromObject(sts), func(ctx context.Context, key client.ObjectKey) (bool, error) {
+		var cached v1alpha1.VolumeClaimRollout
+		if err := controllerCache.Get(ctx, key, &cached); err != nil {
+			return false, err
+		}
+		return cached.Status.PendingRecreate != nil, nil
+	})
+}
 
+// The StatefulSet's delete event can overtake the record's write into the
+// controller's cache: the two come by different watches, and the delete of
+// an orphaning StatefulSet is done in milliseconds. A controller whose cache
+// never shows the record still finishes the re-create, from the API
+// server's copy (before, it forgot the StatefulSet it had deleted).
+func TestRecreateIsFinishedBeforeTheCacheSeesTheRecord(t *testing.T) {
+	c := started(t)
+	scopedControllerWithCache(t, "journal-blind", func(c cache.Cache) cache.Cache { return journalBlindCache{c} }, nil)
+	ns := namespace(t, c)
+	sts := scopedStatefulSet(ns, "pg", "journal-blind", 2, recoveryCommit())
+	createReady(t, c, sts)
+	interruptedRecreate(t, c, client.ObjectKeyFromObject(sts), nil)
+}
+
+// journalBlindCache serves VolumeClaimRollouts without
+// status.pendingRecreate: the copy of a cache that has not seen the record
+// yet.
+type journalBlindCache struct{ cache.Cache }
+
+func (c journalBlindCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	err := c.Cache.Get(ctx, key, obj, opts...)
+	if vcr, ok := obj.(*v1alpha1.VolumeClaimRollout); ok && err == nil {
+		vcr.Status.PendingRecreate = nil
+	}
+	return err
+}
+
+// interruptedRecreate plays a controller that died right after its orphan
+// delete, for the ready StatefulSet of key at 1Gi: it writes the record of a
+// re-create at 2Gi and orphan-deletes the StatefulSet (once before holds,
+// when given). Then nothing but the record tells anyone to create it again;
+// it checks that the controller does, with the Pods kept and the claims
+// rolled out.
+func interruptedRecreate(t *testing.T, c client.Client, key client.ObjectKey, before func(context.Context, client.ObjectKey) (bool, error)) {
+	t.Helper()
+	ctx := context.Background()
+	podUIDs := podUIDsOf(t, c, key.Namespace)
 	var live appsv1.StatefulSet
 	if err := c.Get(ctx, key, &live); err != nil {
 		t.Fatal(err)
@@ -46,8 +92,6 @@ func TestInterruptedRecreateIsFinishedFromTheRolloutRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// What the converger writes before its delete, then the delete it did
-	// before "dying": nothing but the record tells anyone to create it again.
 	vcr := &v1alpha1.VolumeClaimRollout{}
 	if err := c.Get(ctx, key, vcr); err != nil {
 		t.Fatal(err)
@@ -56,18 +100,13 @@ func TestInterruptedRecreateIsFinishedFromTheRolloutRecord(t *testing.T) {
 	if err := c.Status().Update(ctx, vcr); err != nil {
 		t.Fatal(err)
 	}
-	// A controller that restarts finds the record in its synced cache. The
-	// one running here gets no event for it (it ignores rollout updates), so
-	// the delete must not overtake the record into its cache.
-	err = wait.PollUntilContextTimeout(ctx, fixtures.Poll, timeout, true, func(ctx context.Context) (bool, error) {
-		var cached v1alpha1.VolumeClaimRollout
-		if err := controllerCache.Get(ctx, key, &cached); err != nil {
-			return false, err
+	if before != nil {
+		err = wait.PollUntilContextTimeout(ctx, fixtures.Poll, timeout, true, func(ctx context.Context) (bool, error) {
+			return before(ctx, key)
+		})
+		if err != nil {
+			t.Fatalf("waiting to delete StatefulSet %s: %v", key, err)
 		}
-		return cached.Status.PendingRecreate != nil, nil
-	})
-	if err != nil {
-		t.Fatalf("the controller's cache never saw the record: %v", err)
 	}
 	if err := c.Delete(ctx, &live, client.PropagationPolicy(metav1.DeletePropagationOrphan),
 		client.Preconditions{UID: &live.UID}); err != nil {
@@ -82,7 +121,7 @@ func TestInterruptedRecreateIsFinishedFromTheRolloutRecord(t *testing.T) {
 		return recreated.UID != live.UID, nil
 	})
 	if err != nil {
-		t.Fatalf("StatefulSet not re-created from the record: %v", err)
+		t.Fatalf("StatefulSet %s not re-created from the record: %v", key, err)
 	}
 	got := recreated.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage]
 	if got.String() != "2Gi" {
@@ -94,7 +133,7 @@ func TestInterruptedRecreateIsFinishedFromTheRolloutRecord(t *testing.T) {
 	if len(done.OwnerReferences) != 1 || done.OwnerReferences[0].UID != recreated.UID {
 		t.Errorf("rollout owners %+v, want only the re-created StatefulSet %s", done.OwnerReferences, recreated.UID)
 	}
-	if after := podUIDsOf(t, c, ns); !equalMaps(podUIDs, after) {
+	if after := podUIDsOf(t, c, key.Namespace); !equalMaps(podUIDs, after) {
 		t.Errorf("Pods changed: before %v, after %v", podUIDs, after)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -38,12 +39,20 @@ var (
 // when given, change its rollout.Options (the first call of a name decides).
 func scopedController(t *testing.T, name string, params map[string]any, options ...func(*rollout.Options)) {
 	t.Helper()
+	scopedControllerWithCache(t, name, nil, params, options...)
+}
+
+// scopedControllerWithCache is scopedController whose manager serves reads
+// from wrap(cache) when wrap is not nil: how a test makes the controller's
+// cache lag.
+func scopedControllerWithCache(t *testing.T, name string, wrap func(cache.Cache) cache.Cache, params map[string]any, options ...func(*rollout.Options)) {
+	t.Helper()
 	started(t)
 	scopedMu.Lock()
 	defer scopedMu.Unlock()
 	err, ok := scopedStarted[name]
 	if !ok {
-		err = startScoped(context.Background(), name, params, options)
+		err = startScoped(context.Background(), name, wrap, params, options)
 		scopedStarted[name] = err
 	}
 	if err != nil {
@@ -51,8 +60,8 @@ func scopedController(t *testing.T, name string, params map[string]any, options 
 	}
 }
 
-func startScoped(ctx context.Context, name string, params map[string]any, options []func(*rollout.Options)) error {
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+func startScoped(ctx context.Context, name string, wrap func(cache.Cache) cache.Cache, params map[string]any, options []func(*rollout.Options)) error {
+	mgrOpts := ctrl.Options{
 		Scheme:                 k8s.Scheme(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
@@ -61,7 +70,17 @@ func startScoped(ctx context.Context, name string, params map[string]any, option
 		// Logged like the shared one's, in the namespaces of its tests.
 		NewClient: controllerClient.newClient,
 		Cache:     cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
-	})
+	}
+	if wrap != nil {
+		mgrOpts.NewCache = func(config *rest.Config, opts cache.Options) (cache.Cache, error) {
+			c, err := cache.New(config, opts)
+			if err != nil {
+				return nil, err
+			}
+			return wrap(c), nil
+		}
+	}
+	mgr, err := ctrl.NewManager(env.Config, mgrOpts)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		return errors.New("rollout: Options.JournalKeySecret is required: no StatefulSet is re-created from an unsealed journal")
 	}
 	c := mgr.GetClient()
-	journal := &rolloutJournal{client: c}
+	journal := &rolloutJournal{client: c, reader: mgr.GetAPIReader()}
 	events := outcome.NewRecorder(mgr.GetEventRecorder(v1alpha1.ControllerName))
 	r := &Reconciler{
 		client:  c,
