@@ -10,8 +10,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
@@ -28,9 +30,8 @@ func TestInterruptedRecreateIsFinishedFromTheRolloutRecord(t *testing.T) {
 	ns := namespace(t, c)
 	sts := fixtures.StatefulSet(ns, "pg", 2, classExpandable, "1Gi")
 	createReady(t, c, sts)
-	// A controller that restarts finds the record in its synced cache; the
-	// one running here gets no event for it (it ignores rollout updates), so
-	// the delete waits until its cache holds the record.
+	// A controller that restarts finds the record in its synced cache; here
+	// the delete finishes once the running controller's cache holds it.
 	interruptedRecreate(t, c, client.ObjectKeyFromObject(sts), func(ctx context.Context, key client.ObjectKey) (bool, error) {
 		var cached v1alpha1.VolumeClaimRollout
 		if err := controllerCache.Get(ctx, key, &cached); err != nil {
@@ -68,11 +69,15 @@ func (c journalBlindCache) Get(ctx context.Context, key client.ObjectKey, obj cl
 }
 
 // interruptedRecreate plays a controller that died right after its orphan
-// delete, for the ready StatefulSet of key at 1Gi: it writes the record of a
-// re-create at 2Gi and orphan-deletes the StatefulSet (once before holds,
-// when given). Then nothing but the record tells anyone to create it again;
-// it checks that the controller does, with the Pods kept and the claims
-// rolled out.
+// delete, for the ready StatefulSet of key at 1Gi: the StatefulSet is being
+// deleted and the record of a re-create at 2Gi is written (once before
+// holds, when given, the delete may finish). Then nothing but the record
+// tells anyone to create it again; it checks that the controller does, with
+// the Pods kept and the claims rolled out.
+//
+// A finalizer of the test's holds the delete until the record is written: a
+// record beside a StatefulSet that is not being deleted describes a delete
+// that never happened, and any reconcile in between would rightly drop it.
 func interruptedRecreate(t *testing.T, c client.Client, key client.ObjectKey, before func(context.Context, client.ObjectKey) (bool, error)) {
 	t.Helper()
 	ctx := context.Background()
@@ -92,12 +97,26 @@ func interruptedRecreate(t *testing.T, c client.Client, key client.ObjectKey, be
 	if err != nil {
 		t.Fatal(err)
 	}
-	vcr := &v1alpha1.VolumeClaimRollout{}
-	if err := c.Get(ctx, key, vcr); err != nil {
+	const hold = "claimwarden.test/hold-delete"
+	held := live.DeepCopy()
+	controllerutil.AddFinalizer(held, hold)
+	if err := c.Patch(ctx, held, client.MergeFrom(&live)); err != nil {
 		t.Fatal(err)
 	}
-	vcr.Status.PendingRecreate = &rec
-	if err := c.Status().Update(ctx, vcr); err != nil {
+	if err := c.Delete(ctx, held, client.PropagationPolicy(metav1.DeletePropagationOrphan),
+		client.Preconditions{UID: &live.UID}); err != nil {
+		t.Fatal(err)
+	}
+	// The garbage collector and the controller write the rollout meanwhile.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		vcr := &v1alpha1.VolumeClaimRollout{}
+		if err := c.Get(ctx, key, vcr); err != nil {
+			return err
+		}
+		vcr.Status.PendingRecreate = &rec
+		return c.Status().Update(ctx, vcr)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if before != nil {
@@ -105,11 +124,19 @@ func interruptedRecreate(t *testing.T, c client.Client, key client.ObjectKey, be
 			return before(ctx, key)
 		})
 		if err != nil {
-			t.Fatalf("waiting to delete StatefulSet %s: %v", key, err)
+			t.Fatalf("waiting to let the delete of StatefulSet %s finish: %v", key, err)
 		}
 	}
-	if err := c.Delete(ctx, &live, client.PropagationPolicy(metav1.DeletePropagationOrphan),
-		client.Preconditions{UID: &live.UID}); err != nil {
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var cur appsv1.StatefulSet
+		if err := c.Get(ctx, key, &cur); err != nil {
+			return err
+		}
+		base := cur.DeepCopy()
+		controllerutil.RemoveFinalizer(&cur, hold)
+		return c.Patch(ctx, &cur, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 
