@@ -27,7 +27,10 @@ import (
 // survive a restart of the process, so it cannot live in memory.
 type Journal interface {
 	Save(ctx context.Context, key types.NamespacedName, rec v1alpha1.PendingRecreate) error
-	// Load returns nil, nil when nothing is recorded for key.
+	// Load returns nil, nil when nothing is recorded for key. It must see
+	// every Save and Clear made before it, at least while the StatefulSet is
+	// missing or being deleted: Resume acts on what it returns, and a missed
+	// record leaves a deleted StatefulSet for good.
 	Load(ctx context.Context, key types.NamespacedName) (*v1alpha1.PendingRecreate, error)
 	Clear(ctx context.Context, key types.NamespacedName) error
 }
