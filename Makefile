@@ -143,7 +143,7 @@ bench: testenv build ## diff/plan/policy/check benchmarks, then the scale tiers 
 	$(GO) test -run XXX -bench . -benchmem ./reconciler/...
 	$(GO) test -run XXX -bench . -benchmem -cpu 1 ./policies/
 	$(GO) test -run XXX -bench Check5000 -benchtime 3x -benchmem ./cmd/claimwarden/app/check/
-	$(GO) run ./test/scale -controller $(BIN)/claimwarden -tiers $(SCALE_TIERS)
+	$(GO) run ./test/scale -controller $(BIN)/claimwarden -tiers $(SCALE_TIERS) -profile $(BIN)/scale.pprof
 
 clean: ## remove build output (the testenv cache outside the repo stays)
 	rm -rf $(BIN) $(DIST)

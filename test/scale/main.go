@@ -66,8 +66,9 @@ type options struct {
 	manual               bool
 	// controllerWorkers is the controller's --workers; 0 keeps its default.
 	controllerWorkers int
-	// profile, when set, is where a CPU profile of the controller during
-	// the bump is written (its first profileSeconds).
+	// profile, when set, is where CPU profiles of the controller and of
+	// kube-apiserver during the bump are written (their first
+	// profileSeconds).
 	profile        string
 	profileSeconds int
 	// tier names the run among tiers (-tiers) for its output files.
@@ -93,7 +94,7 @@ func main() {
 	fs.IntVar(&o.maxConcurrentPatches, "max-concurrent-patches", 1, "the controller's --max-concurrent-patches: claims of one StatefulSet resized at once")
 	fs.IntVar(&o.clientQPS, "control-plane-qps", 500, "client-side QPS of kube-controller-manager and kube-scheduler (setup of thousands of claims is throttled at their defaults)")
 	fs.IntVar(&o.controllerWorkers, "controller-workers", 0, "the controller's --workers: StatefulSets reconciled at once (0: its default)")
-	fs.StringVar(&o.profile, "profile", "", "write a CPU profile of the controller during the bump to this file (read it with go tool pprof BINARY FILE); with -tiers, one per tier")
+	fs.StringVar(&o.profile, "profile", "", "write a CPU profile of the controller during the bump to this file, and kube-apiserver's beside it with -apiserver added to the name (read them with go tool pprof BINARY FILE); with -tiers, one pair per tier")
 	fs.IntVar(&o.profileSeconds, "profile-seconds", 60, "how long the -profile CPU profile runs from the first bump")
 	fs.BoolVar(&o.manual, "manual", true, "after the bump, stop the controller and time the manual procedure (patch PVCs, orphan delete, re-create) on the same control plane")
 	var tierList string

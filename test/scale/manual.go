@@ -33,6 +33,8 @@ type manualReport struct {
 	Requests      map[string]int64 `json:"requests"`
 	RequestsTotal int64            `json:"requestsTotal"`
 	PodsRestarted int              `json:"podsRestarted"`
+	// CPU is where the machine's CPU went from the first request until done.
+	CPU cpuReport `json:"cpu"`
 	// TimeRatio is the controller's bump time over this one.
 	TimeRatio float64 `json:"timeRatio"`
 	// RequestRatio compares requests for the same change: the controller's
@@ -77,6 +79,10 @@ func (r *runner) manual(ctx context.Context) error {
 		return err
 	}
 	before := r.proxy.snapshot()
+	cpuBefore, err := r.sampleCPU()
+	if err != nil {
+		return err
+	}
 	began := time.Now()
 	patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"spec":{"resources":{"requests":{"storage":%q}}}}`, manualSize)))
 	if _, err := r.each(ctx, func(ctx context.Context, key client.ObjectKey) error {
@@ -119,6 +125,9 @@ func (r *runner) manual(ctx context.Context) error {
 	}
 	m := &r.rep.Manual
 	m.Seconds = time.Since(began).Seconds()
+	if cpuAfter, err := r.sampleCPU(); err == nil {
+		m.CPU = cpuBetween(cpuBefore, cpuAfter, m.Seconds)
+	}
 	after := r.proxy.snapshot()
 	m.Requests = map[string]int64{}
 	for k, v := range after.arrived {

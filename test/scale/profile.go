@@ -2,47 +2,66 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
+
+	"k8s.io/client-go/rest"
 )
 
-// profileBump starts a CPU profile of the controller for -profile-seconds
-// and writes it to -profile; the channel says how it ended (nil at once
-// without -profile). A MISSED target is explained by what the controller
-// spent its CPU on (go tool pprof -top BINARY FILE).
+// profileBump starts CPU profiles of the controller and of kube-apiserver
+// for -profile-seconds and writes them to -profile and to the same name
+// with "-apiserver"; the channel says how they ended (nil at once without
+// -profile). A MISSED target is explained by what the two spent their CPU
+// on: go tool pprof -top BINARY FILE, with the controller's binary and
+// testenv's kube-apiserver.
 func (r *runner) profileBump(ctx context.Context) <-chan error {
 	done := make(chan error, 1)
 	if r.o.profile == "" {
 		done <- nil
 		return done
 	}
+	out := tierOut(r.o.profile, r.o.tier, r.o.tiers)
+	apiOut := strings.TrimSuffix(out, filepath.Ext(out)) + "-apiserver" + filepath.Ext(out)
 	go func() {
-		done <- r.writeProfile(ctx)
+		apiDone := make(chan error, 1)
+		go func() {
+			hc, err := rest.HTTPClientFor(r.env.Config)
+			if err != nil {
+				apiDone <- err
+				return
+			}
+			apiDone <- r.writeProfile(ctx, hc, r.env.Config.Host, apiOut, "kube-apiserver")
+		}()
+		err := r.writeProfile(ctx, http.DefaultClient, "http://"+r.pprofAddr, out, "the controller")
+		done <- errors.Join(err, <-apiDone)
 	}()
 	return done
 }
 
-func (r *runner) writeProfile(ctx context.Context) error {
+// writeProfile writes the CPU profile that base/debug/pprof serves to out.
+func (r *runner) writeProfile(ctx context.Context, hc *http.Client, base, out, what string) error {
 	secs := r.o.profileSeconds
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(secs)*time.Second+time.Minute)
 	defer cancel()
-	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", r.pprofAddr, secs)
+	url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", strings.TrimSuffix(base, "/"), secs)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s", url, resp.Status)
+		return fmt.Errorf("CPU profile of %s: %s: %s", what, url, resp.Status)
 	}
-	out := tierOut(r.o.profile, r.o.tier, r.o.tiers)
 	f, err := os.Create(out)
 	if err != nil {
 		return err
@@ -51,6 +70,6 @@ func (r *runner) writeProfile(ctx context.Context) error {
 		f.Close()
 		return err
 	}
-	r.logf("CPU profile of the controller's first %ds of the bump: %s", secs, out)
+	r.logf("CPU profile of %s's first %ds of the bump: %s", what, secs, out)
 	return f.Close()
 }

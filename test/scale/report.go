@@ -94,6 +94,9 @@ type bumpReport struct {
 	CPUSecondsPerPVC float64 `json:"cpuSecondsPerPVC"`
 	// PodsRestarted counts Pods gone or re-created during the bump.
 	PodsRestarted int `json:"podsRestarted"`
+	// CPU is where the machine's CPU went from the first bump until every
+	// rollout was Ready.
+	CPU cpuReport `json:"cpu"`
 	// PeakQueueDepth is the largest workqueue depth sampled (every 2 s)
 	// until every rollout was Ready: StatefulSets waiting for the controller.
 	PeakQueueDepth float64 `json:"peakQueueDepth"`
@@ -312,6 +315,7 @@ func (rep *Report) print(w io.Writer) {
 	}
 	p("  controller CPU %.1fs in the bump window: %.1f ms per PVC changed; Pods restarted: %d", b.Requests.CPUSeconds, b.CPUSecondsPerPVC*1000, b.PodsRestarted)
 	p("  PVCs checked after: %d, requesting %s: %d, capacity %s: %d", b.PVCs, toSize, b.PVCsChanged, toSize, b.PVCsAtCapacity)
+	p("  CPU: %s", b.CPU)
 
 	p("")
 	p("CONTROLLER API REQUESTS DURING THE BUMP (first bump → controller quiet again, %.1fs), %d PVCs changed", b.Requests.Seconds, b.PVCsChanged)
@@ -342,6 +346,7 @@ func (rep *Report) print(w io.Writer) {
 		p("MANUAL PROCEDURE %s → %s, same control plane, controller stopped (patch each PVC, orphan delete, wait, re-create; %s workers)", toSize, manualSize, flagValue(rep.Flags, "workers"))
 		p("  every PVC at %s and every StatefulSet Ready %7.1fs after the first request; Pods restarted: %d", manualSize, mn.Seconds, mn.PodsRestarted)
 		p("  script requests %d: %v", mn.RequestsTotal, mn.Requests)
+		p("  CPU: %s", mn.CPU)
 		p("  claimwarden / manual: time %.2f, requests %.2f (controller's plus the same re-apply, over the script's)", mn.TimeRatio, mn.RequestRatio)
 	}
 

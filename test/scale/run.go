@@ -434,6 +434,10 @@ func (r *runner) bump(ctx context.Context) error {
 	}
 	defer line.stop()
 	profiled := r.profileBump(ctx)
+	cpuBefore, err := r.sampleCPU()
+	if err != nil {
+		return err
+	}
 	first := time.Now()
 	r.logf("bump: orphan delete + re-create of %d StatefulSets with %s (%d workers)", len(r.keys), toSize, r.o.workers)
 	recreated, err := r.each(ctx, func(ctx context.Context, key client.ObjectKey) error {
@@ -456,8 +460,13 @@ func (r *runner) bump(ctx context.Context) error {
 		return fmt.Errorf("%w (%d/%d Ready at %s)", err, len(ready), len(r.keys), toSize)
 	}
 	b.AllReadySeconds = time.Since(first).Seconds()
+	cpuAfter, err := r.sampleCPU()
+	if err != nil {
+		return err
+	}
+	b.CPU = cpuBetween(cpuBefore, cpuAfter, b.AllReadySeconds)
 	if err := <-profiled; err != nil {
-		return fmt.Errorf("CPU profile of the controller: %w", err)
+		return fmt.Errorf("CPU profiles of the bump: %w", err)
 	}
 	stopDepth()
 	b.PeakQueueDepth = <-depth

@@ -8,9 +8,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -34,7 +37,10 @@ type timeline struct {
 }
 
 // watchTimeline starts the watch at the current resourceVersion, so only
-// changes from now on are recorded.
+// changes from now on are recorded. client-go's RetryWatcher resumes it from
+// the last event seen when the API server ends it (a timeout, a watcher it
+// found too slow under the bump's load), so a closed watch loses nothing;
+// only a resume the server refuses (its history compacted) ends it early.
 func (r *runner) watchTimeline(ctx context.Context, size string) (*timeline, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	t := &timeline{
@@ -46,7 +52,10 @@ func (r *runner) watchTimeline(ctx context.Context, size string) (*timeline, err
 		cancel()
 		return nil, err
 	}
-	w, err := r.c.Watch(ctx, &corev1.PersistentVolumeClaimList{}, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}})
+	lw := &cache.ListWatch{WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		return r.c.Watch(ctx, &corev1.PersistentVolumeClaimList{}, &client.ListOptions{Raw: &o})
+	}}
+	w, err := watchtools.NewRetryWatcherWithContext(ctx, list.ResourceVersion, lw)
 	if err != nil {
 		cancel()
 		return nil, err
@@ -56,6 +65,9 @@ func (r *runner) watchTimeline(ctx context.Context, size string) (*timeline, err
 		for ev := range w.ResultChan() {
 			if pvc, ok := ev.Object.(*corev1.PersistentVolumeClaim); ok && ev.Type == watch.Modified && r.ours(pvc.Namespace) {
 				t.record(pvc, time.Now())
+			}
+			if ev.Type == watch.Error {
+				r.logf("the PVC watch of the step timeline ended: %v", apierrors.FromObject(ev.Object))
 			}
 		}
 		t.mu.Lock()
@@ -157,7 +169,7 @@ func (t *timeline) steps(claims map[client.ObjectKey][]client.ObjectKey, recreat
 	rep.Overhead, rep.Controller, rep.Storage, rep.Completion = summarize(over), summarize(ctrl), summarize(stor), summarize(done)
 	switch {
 	case t.closed:
-		rep.Incomplete = "the PVC watch closed during the bump; the steps are those seen until then"
+		rep.Incomplete = "the PVC watch could not be resumed during the bump; the steps are those seen until then"
 	case missing > 0:
 		rep.Incomplete = "claims without both a patch and a capacity seen: " + strconv.Itoa(missing)
 	}

@@ -116,6 +116,13 @@ func printTiers(w io.Writer, tiers []tier, reps []*Report) {
 		return judged(r, "time against the manual", fmt.Sprintf("%.2f", r.Manual.TimeRatio))
 	})
 	row("requests claimwarden / manual", func(r *Report) string { return fmt.Sprintf("%.2f", r.Manual.RequestRatio) })
+	row("machine busy, bump / manual", func(r *Report) string {
+		return fmt.Sprintf("%.0f%% / %.0f%%", 100*r.Bump.CPU.Busy, 100*r.Manual.CPU.Busy)
+	})
+	row("  API server + etcd cores, bump / manual", func(r *Report) string {
+		return fmt.Sprintf("%.2f / %.2f", r.Bump.CPU.cores(apiComponents...), r.Manual.CPU.cores(apiComponents...))
+	})
+	row("  claimwarden cores in the bump", func(r *Report) string { return fmt.Sprintf("%.2f", r.Bump.CPU.cores("claimwarden")) })
 	row("setup (create → all Ready)", func(r *Report) string { return fmt.Sprintf("%.0fs", r.Setup.ReadySeconds) })
 	tw.Flush()
 }

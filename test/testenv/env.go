@@ -200,7 +200,7 @@ func (e *Env) ConfigFor(user string, groups ...string) *rest.Config {
 // LogTails returns the last n lines of every component's log, for failure reports.
 func (e *Env) LogTails(n int) string {
 	var b strings.Builder
-	for _, p := range e.processes() {
+	for _, p := range e.Processes() {
 		fmt.Fprintf(&b, "==> %s <==\n%s\n", p.log, TailFile(p.log, n))
 	}
 	return b.String()

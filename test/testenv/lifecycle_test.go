@@ -35,7 +35,7 @@ func orphanChild() {
 
 func pids(e *Env) []string {
 	var out []string
-	for _, p := range e.processes() {
+	for _, p := range e.Processes() {
 		out = append(out, strconv.Itoa(p.Pid()))
 	}
 	return out

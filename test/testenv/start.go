@@ -96,7 +96,7 @@ func (e *Env) poll(ctx context.Context, p *Process, check func(context.Context) 
 
 // exited reports the first component that exited.
 func (e *Env) exited() error {
-	for _, q := range e.processes() {
+	for _, q := range e.Processes() {
 		if err := q.Exited(); err != nil {
 			return err
 		}
@@ -127,8 +127,9 @@ func Poll(ctx context.Context, p *Process, what string, exited func() error, che
 	}
 }
 
-// processes lists the running components in start order.
-func (e *Env) processes() []*Process {
+// Processes lists the running components in start order (the scale run
+// reads their CPU time from /proc).
+func (e *Env) Processes() []*Process {
 	var ps []*Process
 	e.procMu.Lock()
 	defer e.procMu.Unlock()
