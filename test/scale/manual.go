@@ -35,6 +35,8 @@ type manualReport struct {
 	PodsRestarted int              `json:"podsRestarted"`
 	// CPU is where the machine's CPU went from the first request until done.
 	CPU cpuReport `json:"cpu"`
+	// Storage is what the storage simulator did meanwhile.
+	Storage storageReport `json:"storage"`
 	// TimeRatio is the controller's bump time over this one.
 	TimeRatio float64 `json:"timeRatio"`
 	// RequestRatio compares requests for the same change: the controller's
@@ -83,6 +85,10 @@ func (r *runner) manual(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	storageBefore, err := sampleStorage()
+	if err != nil {
+		return err
+	}
 	began := time.Now()
 	patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"spec":{"resources":{"requests":{"storage":%q}}}}`, manualSize)))
 	if _, err := r.each(ctx, func(ctx context.Context, key client.ObjectKey) error {
@@ -127,6 +133,9 @@ func (r *runner) manual(ctx context.Context) error {
 	m.Seconds = time.Since(began).Seconds()
 	if cpuAfter, err := r.sampleCPU(); err == nil {
 		m.CPU = cpuBetween(cpuBefore, cpuAfter, m.Seconds)
+	}
+	if storageAfter, err := sampleStorage(); err == nil {
+		m.Storage = storageBetween(storageBefore, storageAfter, m.Seconds)
 	}
 	after := r.proxy.snapshot()
 	m.Requests = map[string]int64{}

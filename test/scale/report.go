@@ -97,8 +97,11 @@ type bumpReport struct {
 	// CPU is where the machine's CPU went from the first bump until every
 	// rollout was Ready.
 	CPU cpuReport `json:"cpu"`
-	// PeakQueueDepth is the largest workqueue depth sampled (every 2 s)
-	// until every rollout was Ready: StatefulSets waiting for the controller.
+	// Storage is what the storage simulator did in the same window.
+	Storage storageReport `json:"storage"`
+	// PeakQueueDepth is the largest workqueue depth sampled (every
+	// queueDepthInterval) until every rollout was Ready: StatefulSets
+	// waiting for the controller.
 	PeakQueueDepth float64 `json:"peakQueueDepth"`
 
 	PVCs           int `json:"pvcs"`
@@ -316,6 +319,7 @@ func (rep *Report) print(w io.Writer) {
 	p("  controller CPU %.1fs in the bump window: %.1f ms per PVC changed; Pods restarted: %d", b.Requests.CPUSeconds, b.CPUSecondsPerPVC*1000, b.PodsRestarted)
 	p("  PVCs checked after: %d, requesting %s: %d, capacity %s: %d", b.PVCs, toSize, b.PVCsChanged, toSize, b.PVCsAtCapacity)
 	p("  CPU: %s", b.CPU)
+	p("  storage simulator: %s", b.Storage)
 
 	p("")
 	p("CONTROLLER API REQUESTS DURING THE BUMP (first bump → controller quiet again, %.1fs), %d PVCs changed", b.Requests.Seconds, b.PVCsChanged)
@@ -347,6 +351,7 @@ func (rep *Report) print(w io.Writer) {
 		p("  every PVC at %s and every StatefulSet Ready %7.1fs after the first request; Pods restarted: %d", manualSize, mn.Seconds, mn.PodsRestarted)
 		p("  script requests %d: %v", mn.RequestsTotal, mn.Requests)
 		p("  CPU: %s", mn.CPU)
+		p("  storage simulator: %s", mn.Storage)
 		p("  claimwarden / manual: time %.2f, requests %.2f (controller's plus the same re-apply, over the script's)", mn.TimeRatio, mn.RequestRatio)
 	}
 

@@ -123,6 +123,12 @@ func printTiers(w io.Writer, tiers []tier, reps []*Report) {
 		return fmt.Sprintf("%.2f / %.2f", r.Bump.CPU.cores(apiComponents...), r.Manual.CPU.cores(apiComponents...))
 	})
 	row("  claimwarden cores in the bump", func(r *Report) string { return fmt.Sprintf("%.2f", r.Bump.CPU.cores("claimwarden")) })
+	row("storage queue wait / reconcile, bump", func(r *Report) string {
+		return fmt.Sprintf("%.2fs / %.3fs", r.Bump.Storage.QueueWaitMean, r.Bump.Storage.ReconcileMean)
+	})
+	row("storage queue wait / reconcile, manual", func(r *Report) string {
+		return fmt.Sprintf("%.2fs / %.3fs", r.Manual.Storage.QueueWaitMean, r.Manual.Storage.ReconcileMean)
+	})
 	row("setup (create → all Ready)", func(r *Report) string { return fmt.Sprintf("%.0fs", r.Setup.ReadySeconds) })
 	tw.Flush()
 }
