@@ -81,11 +81,7 @@ func (r *runner) manual(ctx context.Context) error {
 		return err
 	}
 	before := r.proxy.snapshot()
-	cpuBefore, err := r.sampleCPU()
-	if err != nil {
-		return err
-	}
-	storageBefore, err := sampleStorage()
+	from, err := r.sampleWindow()
 	if err != nil {
 		return err
 	}
@@ -131,11 +127,8 @@ func (r *runner) manual(ctx context.Context) error {
 	}
 	m := &r.rep.Manual
 	m.Seconds = time.Since(began).Seconds()
-	if cpuAfter, err := r.sampleCPU(); err == nil {
-		m.CPU = cpuBetween(cpuBefore, cpuAfter, m.Seconds)
-	}
-	if storageAfter, err := sampleStorage(); err == nil {
-		m.Storage = storageBetween(storageBefore, storageAfter, m.Seconds)
+	if end, err := r.sampleWindow(); err == nil {
+		m.CPU, m.Storage = from.between(end, m.Seconds)
 	}
 	after := r.proxy.snapshot()
 	m.Requests = map[string]int64{}

@@ -434,11 +434,7 @@ func (r *runner) bump(ctx context.Context) error {
 	}
 	defer line.stop()
 	profiled := r.profileBump(ctx)
-	cpuBefore, err := r.sampleCPU()
-	if err != nil {
-		return err
-	}
-	storageBefore, err := sampleStorage()
+	from, err := r.sampleWindow()
 	if err != nil {
 		return err
 	}
@@ -464,16 +460,11 @@ func (r *runner) bump(ctx context.Context) error {
 		return fmt.Errorf("%w (%d/%d Ready at %s)", err, len(ready), len(r.keys), toSize)
 	}
 	b.AllReadySeconds = time.Since(first).Seconds()
-	cpuAfter, err := r.sampleCPU()
+	end, err := r.sampleWindow()
 	if err != nil {
 		return err
 	}
-	b.CPU = cpuBetween(cpuBefore, cpuAfter, b.AllReadySeconds)
-	storageAfter, err := sampleStorage()
-	if err != nil {
-		return err
-	}
-	b.Storage = storageBetween(storageBefore, storageAfter, b.AllReadySeconds)
+	b.CPU, b.Storage = from.between(end, b.AllReadySeconds)
 	if err := <-profiled; err != nil {
 		return fmt.Errorf("CPU profiles of the bump: %w", err)
 	}

@@ -52,6 +52,29 @@ func sampleStorage() (storageCounters, error) {
 	return c, nil
 }
 
+// windowSample is the counters a measured window starts and ends with: the
+// machine's and the processes' CPU, and the storage simulator's.
+type windowSample struct {
+	cpu     cpuSample
+	storage storageCounters
+}
+
+// sampleWindow reads both kinds of counters now.
+func (r *runner) sampleWindow() (windowSample, error) {
+	c, err := r.sampleCPU()
+	if err != nil {
+		return windowSample{}, err
+	}
+	s, err := sampleStorage()
+	return windowSample{cpu: c, storage: s}, err
+}
+
+// between is where the CPU went and what the storage did from w to end,
+// seconds long.
+func (w windowSample) between(end windowSample, seconds float64) (cpuReport, storageReport) {
+	return cpuBetween(w.cpu, end.cpu, seconds), storageBetween(w.storage, end.storage, seconds)
+}
+
 // storageBetween is the simulator's report for the window from a to b.
 func storageBetween(a, b storageCounters, seconds float64) storageReport {
 	rep := storageReport{Reconciles: b.workCount - a.workCount, Workers: b.workers}
