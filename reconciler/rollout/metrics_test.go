@@ -3,7 +3,7 @@ package rollout
 import (
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -15,19 +15,19 @@ import (
 func TestForgetMetricsDropsEverySeriesOfTheStatefulSet(t *testing.T) {
 	gone := types.NamespacedName{Namespace: "metrics-test", Name: "gone"}
 	kept := types.NamespacedName{Namespace: "metrics-test", Name: "kept"}
-	claimsBefore, stalledBefore := seriesOf(claimsByPhase), seriesOf(stalledRollouts)
+	claimsBefore, stalledBefore := testutil.CollectAndCount(claimsByPhase), testutil.CollectAndCount(stalledRollouts)
 	claims := []v1alpha1.ClaimStatus{{Phase: v1alpha1.ClaimResizing}, {Phase: v1alpha1.ClaimFailed}}
 	recordMetrics(gone, claims, true)
 	recordMetrics(kept, claims, false)
 	defer forgetMetrics(kept)
-	if got, want := seriesOf(claimsByPhase), claimsBefore+2*len(phases); got != want {
+	if got, want := testutil.CollectAndCount(claimsByPhase), claimsBefore+2*len(phases); got != want {
 		t.Fatalf("%d claim series after recording two StatefulSets, want %d", got, want)
 	}
 	forgetMetrics(gone)
-	if got, want := seriesOf(claimsByPhase), claimsBefore+len(phases); got != want {
+	if got, want := testutil.CollectAndCount(claimsByPhase), claimsBefore+len(phases); got != want {
 		t.Errorf("%d claim series after forgetting one, want %d", got, want)
 	}
-	if got, want := seriesOf(stalledRollouts), stalledBefore+1; got != want {
+	if got, want := testutil.CollectAndCount(stalledRollouts), stalledBefore+1; got != want {
 		t.Errorf("%d stalled series after forgetting one, want %d", got, want)
 	}
 	var m dto.Metric
@@ -37,18 +37,4 @@ func TestForgetMetricsDropsEverySeriesOfTheStatefulSet(t *testing.T) {
 	if got := m.GetGauge().GetValue(); got != 1 {
 		t.Errorf("kept StatefulSet's Failed claims = %v, want 1", got)
 	}
-}
-
-// seriesOf counts the series c exports.
-func seriesOf(c prometheus.Collector) int {
-	ch := make(chan prometheus.Metric)
-	go func() {
-		c.Collect(ch)
-		close(ch)
-	}()
-	n := 0
-	for range ch {
-		n++
-	}
-	return n
 }
