@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"os"
@@ -89,7 +90,7 @@ func (c cpuReport) String() string {
 		return "not measured"
 	}
 	names := slices.SortedFunc(maps.Keys(c.ByComponent), func(a, b string) int {
-		return int(c.ByComponent[b]*1000) - int(c.ByComponent[a]*1000)
+		return cmp.Compare(c.ByComponent[b], c.ByComponent[a])
 	})
 	parts := make([]string, 0, len(names))
 	for _, n := range names {
