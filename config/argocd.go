@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/claimwarden/claimwarden/integrations/argocd"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -55,12 +56,18 @@ type ArgoCD struct {
 	// once their StatefulSet was converged; by default (false) they are only
 	// refreshed, and a person syncs them as before.
 	SyncManualApps bool `mapstructure:"syncManualApps"`
+
+	// ControlPlaneNamespace is Argo CD's own namespace, where its
+	// AppProjects and argocd-cm are (read to decide what an Application
+	// manages, and its sync impersonation); default argocd.
+	ControlPlaneNamespace string `mapstructure:"controlPlaneNamespace"`
 }
 
 func defaultArgoCD(podNS string) ArgoCD {
 	return ArgoCD{
-		Server:         DefaultArgoCDServer,
-		TokenSecretRef: SecretKeyRef{Namespace: podNS, Name: DefaultArgoCDTokenSecret, Key: DefaultTokenKey},
+		Server:                DefaultArgoCDServer,
+		TokenSecretRef:        SecretKeyRef{Namespace: podNS, Name: DefaultArgoCDTokenSecret, Key: DefaultTokenKey},
+		ControlPlaneNamespace: argocd.DefaultControlPlaneNamespace,
 	}
 }
 
@@ -69,6 +76,9 @@ func (a ArgoCD) validate(bad func(key string, value any, format string, args ...
 		if problems := validation.IsDNS1123Label(ns); len(problems) > 0 {
 			bad("argocd.namespaces", ns, "is not a namespace name: %s", strings.Join(problems, "; "))
 		}
+	}
+	if problems := validation.IsDNS1123Label(a.ControlPlaneNamespace); len(problems) > 0 {
+		bad("argocd.controlPlaneNamespace", a.ControlPlaneNamespace, "is not a namespace name: %s", strings.Join(problems, "; "))
 	}
 	a.TokenSecretRef.validate("argocd.tokenSecretRef", bad)
 	shown := proposal.RedactURL(a.Server)

@@ -4,8 +4,9 @@
 // environment (CLAIMWARDEN_ followed by the key upper-cased, dots as
 // underscores) and by a flag; a flag wins over the environment, the environment
 // over the file, the file over the default. Lists of objects and free-form maps
-// (policies.bundles, policies.params, policies.decisionLogs, gitStatus.hosts) have no flat
-// spelling and are set in the file only. Keys lists the names each key goes by;
+// (policies.bundles, policies.params, policies.decisionLogs, gitStatus.hosts,
+// gitStatus.workloadAnnotations) have no flat spelling and are set in the file
+// only. Keys lists the names each key goes by;
 // the comments on Config and its nested types are the reference documentation
 // of each key. Durations are written as Go durations: "500ms", "10s", "1m30s".
 //
@@ -268,6 +269,7 @@ var keys = []struct{ name, flag string }{
 	{"policies.pollInterval", "policy-poll-interval"},
 	{"policies.timeout", "policy-timeout"},
 	{"policies.valueLimitBytes", "policy-value-limit-bytes"},
+	{"policies.memoryBudgetBytes", "policy-memory-budget-bytes"},
 	{"policies.allowNetworkBuiltins", "policy-allow-network-builtins"},
 	{"policies.configMaps", "policy-configmaps"},
 	{"policies.configMapNamespace", "policy-configmap-namespace"},
@@ -279,6 +281,7 @@ var keys = []struct{ name, flag string }{
 	{"gitStatus.targetURL", "git-status-target-url"},
 	{"gitStatus.fluxEventsAddr", "git-status-flux-events-addr"},
 	{"gitStatus.hosts", ""},
+	{"gitStatus.workloadAnnotations", ""},
 	{"flux.enabled", "flux"},
 	{"flux.namespaces", "flux-namespaces"},
 	{"flux.artifactCacheDir", "flux-artifact-cache-dir"},
@@ -288,6 +291,8 @@ var keys = []struct{ name, flag string }{
 	{"flux.maxBuildNodes", "flux-max-build-nodes"},
 	{"flux.helmReleases", "flux-helm-releases"},
 	{"flux.maxReleaseBytes", "flux-max-release-bytes"},
+	{"flux.defaultServiceAccount", "flux-default-service-account"},
+	{"flux.noCrossNamespaceRefs", "flux-no-cross-namespace-refs"},
 	{"argocd.enabled", "argocd"},
 	{"argocd.namespaces", "argocd-namespaces"},
 	{"argocd.server", "argocd-server"},
@@ -298,6 +303,7 @@ var keys = []struct{ name, flag string }{
 	{"argocd.caFile", "argocd-ca-file"},
 	{"argocd.plaintext", "argocd-plaintext"},
 	{"argocd.syncManualApps", "argocd-sync-manual-apps"},
+	{"argocd.controlPlaneNamespace", "argocd-control-plane-namespace"},
 	{"helm.enabled", "helm"},
 	{"helm.namespaces", "helm-namespaces"},
 	{"helm.maxReleaseBytes", "helm-max-release-bytes"},
@@ -316,6 +322,7 @@ var listsOfObjects = []struct {
 }{
 	{"policies.bundles", "a bundle", reflect.TypeFor[Bundle]()},
 	{"gitStatus.hosts", "a host", reflect.TypeFor[GitHost]()},
+	{"gitStatus.workloadAnnotations", "a workloadAnnotations rule", reflect.TypeFor[WorkloadAnnotationRule]()},
 }
 
 // Keys returns every configuration key, in the order of Config's fields.
@@ -362,6 +369,7 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.Duration("policy-poll-interval", d.Policies.PollInterval, "how often the --policy-dir paths are re-read")
 	fs.Duration("policy-timeout", d.Policies.Timeout, "longest evaluation of the policies for one change, at most "+MaxPolicyTimeout.String()+"; a timeout denies the change")
 	fs.Int64("policy-value-limit-bytes", d.Policies.ValueLimitBytes, "largest string or collection a policy builtin such as concat or sprintf may build; 0 means 16 MiB")
+	fs.Int64("policy-memory-budget-bytes", d.Policies.MemoryBudgetBytes, "heap the policy evaluations running at once may grow by, together, before they are stopped (and deny); 0 means 128 MiB")
 	fs.StringSlice("policy-decision-log-mask", d.Policies.DecisionLogMask, "JSON pointer into decision-log events removed before they are sent, e.g. /input/source/repository; repeatable or comma-separated")
 	fs.Bool("policy-allow-network-builtins", d.Policies.AllowNetworkBuiltins, "let policies call builtins that reach the network, such as http.send")
 	fs.Bool("policy-configmaps", d.Policies.ConfigMaps, "read policies from the ConfigMaps labelled claimwarden.dev/policy=true")
@@ -378,6 +386,8 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.Int("flux-max-build-nodes", d.Flux.MaxBuildNodes, "YAML nodes one Kustomization build reads at most")
 	fs.Bool("flux-helm-releases", d.Flux.HelmReleases, "watch Flux HelmReleases and converge StatefulSets whose volumeClaimTemplates a Helm upgrade cannot change (needs the helm-controller CRD)")
 	fs.Int64("flux-max-release-bytes", d.Flux.MaxReleaseBytes, "bytes of one Helm release record, unpacked, read at most")
+	fs.String("flux-default-service-account", d.Flux.DefaultServiceAccount, "the Flux controllers' --default-service-account: writes for a Kustomization or HelmRelease without spec.serviceAccountName are authorised as this service account of its namespace")
+	fs.Bool("flux-no-cross-namespace-refs", d.Flux.NoCrossNamespaceRefs, "the Flux controllers' --no-cross-namespace-refs: sources and charts of other namespaces are not read")
 	fs.Bool("argocd", d.ArgoCD.Enabled, "watch Argo CD Applications and converge StatefulSets whose volumeClaimTemplates Argo CD cannot sync (needs the Argo CD CRDs and API)")
 	fs.StringSlice("argocd-namespaces", d.ArgoCD.Namespaces, "namespaces of the Applications to watch, comma-separated; empty watches all")
 	fs.String("argocd-server", d.ArgoCD.Server, "argocd-server base URL, whose API gives the desired StatefulSets and starts syncs")
@@ -388,6 +398,7 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.String("argocd-ca-file", d.ArgoCD.CAFile, "PEM file of CAs trusted for argocd-server besides the system's")
 	fs.Bool("argocd-plaintext", d.ArgoCD.Plaintext, "allow a plain http --argocd-server (the token travels unencrypted)")
 	fs.Bool("argocd-sync-manual-apps", d.ArgoCD.SyncManualApps, "also sync Applications without automated sync after converging their StatefulSet; otherwise they are only refreshed")
+	fs.String("argocd-control-plane-namespace", d.ArgoCD.ControlPlaneNamespace, "Argo CD's namespace, where its AppProjects and argocd-cm are")
 	fs.Bool("helm", d.Helm.Enabled, "watch the release records of plain Helm (no GitOps tool) in helm-namespaces and converge StatefulSets whose volumeClaimTemplates a helm upgrade could not change")
 	fs.StringSlice("helm-namespaces", d.Helm.Namespaces, "release namespaces to watch, comma-separated; required with --helm")
 	fs.Int64("helm-max-release-bytes", d.Helm.MaxReleaseBytes, "bytes of one Helm release record, unpacked, read at most")

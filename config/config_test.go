@@ -68,12 +68,13 @@ func TestDefaultIsValid(t *testing.T) {
 			ConfigMapNamespace: podNamespace(),
 		},
 		GitStatus: GitStatus{ContextPrefix: "claimwarden"},
-		Flux:      Flux{ArtifactCacheDir: filepath.Join(os.TempDir(), "claimwarden-artifacts"), MaxArtifactSize: 100 << 20, MaxCacheSize: 768 << 20, MaxBuildBytes: 8 << 20, MaxBuildNodes: 600000, MaxReleaseBytes: 32 << 20},
+		Flux:      Flux{ArtifactCacheDir: filepath.Join(os.TempDir(), "claimwarden-artifacts"), MaxArtifactSize: 100 << 20, MaxCacheSize: 768 << 20, MaxBuildBytes: 8 << 20, MaxBuildNodes: 600000, MaxReleaseBytes: 16 << 20},
 		ArgoCD: ArgoCD{
-			Server:         "https://argocd-server.argocd.svc",
-			TokenSecretRef: SecretKeyRef{Namespace: podNamespace(), Name: "claimwarden-argocd", Key: "token"},
+			Server:                "https://argocd-server.argocd.svc",
+			TokenSecretRef:        SecretKeyRef{Namespace: podNamespace(), Name: "claimwarden-argocd", Key: "token"},
+			ControlPlaneNamespace: "argocd",
 		},
-		Helm: Helm{MaxReleaseBytes: 32 << 20},
+		Helm: Helm{MaxReleaseBytes: 16 << 20},
 	}
 	if !reflect.DeepEqual(d, want) {
 		t.Errorf("Default() = %+v, want %+v", d, want)
@@ -156,21 +157,22 @@ func TestKeysCoverConfig(t *testing.T) {
 
 func TestKeysEnv(t *testing.T) {
 	want := map[string]string{
-		"leaderElection.enabled":     "CLAIMWARDEN_LEADERELECTION_ENABLED",
-		"maxConcurrentPatches":       "CLAIMWARDEN_MAXCONCURRENTPATCHES",
-		"restartForExpansion":        "CLAIMWARDEN_RESTARTFOREXPANSION",
-		"log.format":                 "CLAIMWARDEN_LOG_FORMAT",
-		"policies.dirs":              "CLAIMWARDEN_POLICIES_DIRS",
-		"policies.pollInterval":      "CLAIMWARDEN_POLICIES_POLLINTERVAL",
-		"policies.bundles":           "",
-		"policies.params":            "",
-		"policies.decisionLogs":      "",
-		"gitStatus.contextPrefix":    "CLAIMWARDEN_GITSTATUS_CONTEXTPREFIX",
-		"gitStatus.targetURL":        "CLAIMWARDEN_GITSTATUS_TARGETURL",
-		"gitStatus.fluxEventsAddr":   "CLAIMWARDEN_GITSTATUS_FLUXEVENTSADDR",
-		"gitStatus.hosts":            "",
-		"argocd.tokenSecretRef.name": "CLAIMWARDEN_ARGOCD_TOKENSECRETREF_NAME",
-		"argocd.syncManualApps":      "CLAIMWARDEN_ARGOCD_SYNCMANUALAPPS",
+		"leaderElection.enabled":        "CLAIMWARDEN_LEADERELECTION_ENABLED",
+		"maxConcurrentPatches":          "CLAIMWARDEN_MAXCONCURRENTPATCHES",
+		"restartForExpansion":           "CLAIMWARDEN_RESTARTFOREXPANSION",
+		"log.format":                    "CLAIMWARDEN_LOG_FORMAT",
+		"policies.dirs":                 "CLAIMWARDEN_POLICIES_DIRS",
+		"policies.pollInterval":         "CLAIMWARDEN_POLICIES_POLLINTERVAL",
+		"policies.bundles":              "",
+		"policies.params":               "",
+		"policies.decisionLogs":         "",
+		"gitStatus.contextPrefix":       "CLAIMWARDEN_GITSTATUS_CONTEXTPREFIX",
+		"gitStatus.targetURL":           "CLAIMWARDEN_GITSTATUS_TARGETURL",
+		"gitStatus.fluxEventsAddr":      "CLAIMWARDEN_GITSTATUS_FLUXEVENTSADDR",
+		"gitStatus.hosts":               "",
+		"gitStatus.workloadAnnotations": "",
+		"argocd.tokenSecretRef.name":    "CLAIMWARDEN_ARGOCD_TOKENSECRETREF_NAME",
+		"argocd.syncManualApps":         "CLAIMWARDEN_ARGOCD_SYNCMANUALAPPS",
 	}
 	for _, k := range Keys() {
 		if w, ok := want[k.Name]; ok && k.Env != w {
@@ -528,10 +530,10 @@ func TestLoadRejects(t *testing.T) {
 		name: "unknown top-level key in file",
 		file: "labelSelectr: app=db\n",
 		want: `unknown key "labelselectr" (known keys: kubeconfig, namespaces, labelSelector, updateStrategy, maxConcurrentPatches, restartForExpansion, maxClaimsPerStatefulSet, workers, kubeAPIQPS, kubeAPIBurst, metricsAddr, healthAddr, pprofAddr, leaderElection.enabled, leaderElection.namespace, leaderElection.id, journalKey.namespace, journalKey.secretName, log.level, log.format, ` +
-			`policies.dirs, policies.pollInterval, policies.timeout, policies.valueLimitBytes, policies.allowNetworkBuiltins, policies.configMaps, policies.configMapNamespace, policies.bundles, policies.params, policies.decisionLogs, policies.decisionLogMask, ` +
-			`gitStatus.contextPrefix, gitStatus.targetURL, gitStatus.fluxEventsAddr, gitStatus.hosts, flux.enabled, flux.namespaces, flux.artifactCacheDir, flux.maxArtifactSize, flux.maxCacheSize, flux.maxBuildBytes, flux.maxBuildNodes, flux.helmReleases, flux.maxReleaseBytes, ` +
+			`policies.dirs, policies.pollInterval, policies.timeout, policies.valueLimitBytes, policies.memoryBudgetBytes, policies.allowNetworkBuiltins, policies.configMaps, policies.configMapNamespace, policies.bundles, policies.params, policies.decisionLogs, policies.decisionLogMask, ` +
+			`gitStatus.contextPrefix, gitStatus.targetURL, gitStatus.fluxEventsAddr, gitStatus.hosts, gitStatus.workloadAnnotations, flux.enabled, flux.namespaces, flux.artifactCacheDir, flux.maxArtifactSize, flux.maxCacheSize, flux.maxBuildBytes, flux.maxBuildNodes, flux.helmReleases, flux.maxReleaseBytes, flux.defaultServiceAccount, flux.noCrossNamespaceRefs, ` +
 			`argocd.enabled, argocd.namespaces, argocd.server, argocd.tokenSecretRef.namespace, argocd.tokenSecretRef.name, argocd.tokenSecretRef.key, ` +
-			`argocd.insecure, argocd.caFile, argocd.plaintext, argocd.syncManualApps, ` +
+			`argocd.insecure, argocd.caFile, argocd.plaintext, argocd.syncManualApps, argocd.controlPlaneNamespace, ` +
 			`helm.enabled, helm.namespaces, helm.maxReleaseBytes)`,
 	}, {
 		name: "unknown policies key",
@@ -736,6 +738,8 @@ func TestValidate(t *testing.T) {
 			`policies.decisionLogMask: "/custom/x" is not a JSON pointer into /input, /result or /nd_builtin_cache`},
 		{"policy value limit negative", func(c *Config) { c.Policies.ValueLimitBytes = -1 },
 			`policies.valueLimitBytes: "-1" is negative`},
+		{"policy memory budget negative", func(c *Config) { c.Policies.MemoryBudgetBytes = -1 },
+			`policies.memoryBudgetBytes: "-1" is negative`},
 		{"policy timeout zero", func(c *Config) { c.Policies.Timeout = 0 },
 			`policies.timeout: "0s" is not positive`},
 		{"policy timeout above a minute", func(c *Config) { c.Policies.Timeout = time.Minute + time.Millisecond },
@@ -882,13 +886,13 @@ func TestShippedConfigFile(t *testing.T) {
 }
 
 func TestFluxKeys(t *testing.T) {
-	path := writeConfig(t, "flux:\n  enabled: true\n  namespaces: [flux-system]\n  maxArtifactSize: 1048576\n  maxCacheSize: 536870912\n  maxReleaseBytes: 1048576\n")
-	cfg, err := Load(parsedFlags(t, "--flux-artifact-cache-dir", "/var/cache/cw", "--flux-helm-releases"), path, nil)
+	path := writeConfig(t, "flux:\n  enabled: true\n  namespaces: [flux-system]\n  maxArtifactSize: 1048576\n  maxCacheSize: 536870912\n  maxReleaseBytes: 1048576\n  defaultServiceAccount: default\n")
+	cfg, err := Load(parsedFlags(t, "--flux-artifact-cache-dir", "/var/cache/cw", "--flux-helm-releases", "--flux-no-cross-namespace-refs"), path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Flux{Enabled: true, Namespaces: []string{"flux-system"}, ArtifactCacheDir: "/var/cache/cw", MaxArtifactSize: 1 << 20, MaxCacheSize: 512 << 20, MaxBuildBytes: 8 << 20, MaxBuildNodes: 600000,
-		HelmReleases: true, MaxReleaseBytes: 1 << 20}
+		HelmReleases: true, MaxReleaseBytes: 1 << 20, DefaultServiceAccount: "default", NoCrossNamespaceRefs: true}
 	if !reflect.DeepEqual(cfg.Flux, want) {
 		t.Errorf("Flux = %+v, want %+v", cfg.Flux, want)
 	}
@@ -897,9 +901,10 @@ func TestFluxKeys(t *testing.T) {
 		"flux:\n  maxReleaseBytes: -1\n":       "flux.maxReleaseBytes",
 		"flux:\n  namespaces: [Flux_System]\n": "flux.namespaces",
 		// Not room for one download: the archive and its extraction.
-		"flux:\n  maxCacheSize: 268435456\n": "flux.maxCacheSize",
-		"flux:\n  maxBuildBytes: -1\n":       "flux.maxBuildBytes",
-		"flux:\n  maxBuildNodes: -5\n":       "flux.maxBuildNodes",
+		"flux:\n  maxCacheSize: 268435456\n":           "flux.maxCacheSize",
+		"flux:\n  maxBuildBytes: -1\n":                 "flux.maxBuildBytes",
+		"flux:\n  maxBuildNodes: -5\n":                 "flux.maxBuildNodes",
+		"flux:\n  defaultServiceAccount: Not_A_Name\n": "flux.defaultServiceAccount",
 	} {
 		if _, err := Load(nil, writeConfig(t, yaml), nil); err == nil || !strings.Contains(err.Error(), wantErr) {
 			t.Errorf("%q: error %v, want one naming %s", yaml, err, wantErr)
@@ -909,7 +914,7 @@ func TestFluxKeys(t *testing.T) {
 
 func TestArgoCDKeys(t *testing.T) {
 	path := writeConfig(t, "argocd:\n  enabled: true\n  namespaces: [argocd, team-apps]\n  tokenSecretRef: {name: argo-token}\n  caFile: /etc/claimwarden/argocd-ca.pem\n")
-	cfg, err := Load(parsedFlags(t, "--argocd-server", "https://argocd.example.com:8443", "--argocd-token-secret-key", "apiToken"),
+	cfg, err := Load(parsedFlags(t, "--argocd-server", "https://argocd.example.com:8443", "--argocd-token-secret-key", "apiToken", "--argocd-control-plane-namespace", "gitops"),
 		path, []string{"CLAIMWARDEN_ARGOCD_SYNCMANUALAPPS=true", "CLAIMWARDEN_ARGOCD_TOKENSECRETREF_NAMESPACE=ops"})
 	if err != nil {
 		t.Fatal(err)
@@ -917,7 +922,7 @@ func TestArgoCDKeys(t *testing.T) {
 	want := ArgoCD{
 		Enabled: true, Namespaces: []string{"argocd", "team-apps"}, Server: "https://argocd.example.com:8443",
 		TokenSecretRef: SecretKeyRef{Namespace: "ops", Name: "argo-token", Key: "apiToken"},
-		CAFile:         "/etc/claimwarden/argocd-ca.pem", SyncManualApps: true,
+		CAFile:         "/etc/claimwarden/argocd-ca.pem", SyncManualApps: true, ControlPlaneNamespace: "gitops",
 	}
 	if diff := cmp.Diff(want, cfg.ArgoCD); diff != "" {
 		t.Errorf("ArgoCD (-want +got):\n%s", diff)

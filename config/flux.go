@@ -56,8 +56,23 @@ type Flux struct {
 	HelmReleases bool `mapstructure:"helmReleases"`
 
 	// MaxReleaseBytes bounds one Helm release record unpacked (the record
-	// holds the chart's files besides the manifest); default 32 MiB.
+	// holds the chart's files besides the manifest); default 16 MiB.
 	MaxReleaseBytes int64 `mapstructure:"maxReleaseBytes"`
+
+	// DefaultServiceAccount mirrors kustomize-controller's and
+	// helm-controller's --default-service-account (Flux's multi-tenancy
+	// lockdown): a Kustomization or HelmRelease without
+	// spec.serviceAccountName has every write claimwarden makes for it
+	// authorised as this service account of its own namespace. Empty (the
+	// default, as in Flux): such objects are applied by Flux as itself, and
+	// claimwarden checks only that the StatefulSet is theirs. Set it to
+	// the value the Flux controllers run with.
+	DefaultServiceAccount string `mapstructure:"defaultServiceAccount"`
+
+	// NoCrossNamespaceRefs mirrors the Flux controllers'
+	// --no-cross-namespace-refs: a Kustomization or HelmRelease whose
+	// source or chart is in another namespace is not read. Default false.
+	NoCrossNamespaceRefs bool `mapstructure:"noCrossNamespaceRefs"`
 }
 
 // DefaultMaxArtifactSize bounds an artifact download unless configured.
@@ -96,6 +111,11 @@ func (f Flux) validate(bad func(key string, value any, format string, args ...an
 	for _, ns := range f.Namespaces {
 		if problems := validation.IsDNS1123Label(ns); len(problems) > 0 {
 			bad("flux.namespaces", ns, "is not a namespace name: %s", strings.Join(problems, "; "))
+		}
+	}
+	if sa := f.DefaultServiceAccount; sa != "" {
+		if problems := validation.IsDNS1123Subdomain(sa); len(problems) > 0 {
+			bad("flux.defaultServiceAccount", sa, "is not a service account name: %s", strings.Join(problems, "; "))
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -48,6 +49,30 @@ type GitStatus struct {
 	// credentials to post with. A rollout whose repository is on no listed
 	// host gets no status. File only.
 	Hosts []GitHost `mapstructure:"hosts"`
+
+	// WorkloadAnnotations lists, per namespace, the repositories that the
+	// claimwarden.dev/repository and claimwarden.dev/revision annotations
+	// of a StatefulSet may name. Whoever may edit a StatefulSet sets them,
+	// and statuses are posted with the credentials of hosts; elsewhere
+	// they are ignored (a Warning event, reason AnnotationIgnored, says
+	// so) and a StatefulSet's own templates get no status. Empty (the
+	// default) allows none. File only.
+	WorkloadAnnotations []WorkloadAnnotationRule `mapstructure:"workloadAnnotations"`
+}
+
+// WorkloadAnnotationRule allows the repository annotations of the
+// StatefulSets of one namespace, or of all.
+type WorkloadAnnotationRule struct {
+	// Namespace of the StatefulSets, or "*" for every namespace. Required.
+	Namespace string `mapstructure:"namespace"`
+
+	// RepositoryPrefixes are the repositories allowed, or the owners or
+	// groups above them, e.g. https://github.com/team-a: same host and
+	// port, and whole path elements (https://github.com/team-a does not
+	// allow https://github.com/team-ab/x). https, ssh and scp-like forms
+	// of the same repository are one; user information is ignored. At
+	// least one.
+	RepositoryPrefixes []string `mapstructure:"repositoryPrefixes"`
 }
 
 // GitHost is one Git host and its credentials. The credentials are read from
@@ -172,6 +197,8 @@ func (g GitStatus) validate(bad func(key string, value any, format string, args 
 		}
 	}
 
+	g.validateWorkloadAnnotations(bad)
+
 	firstWithHost := map[string]int{}
 	for i, h := range g.Hosts {
 		key := func(field string) string { return fmt.Sprintf("gitStatus.hosts[%d].%s", i, field) }
@@ -218,6 +245,43 @@ func (g GitStatus) validate(bad func(key string, value any, format string, args 
 			app.PrivateKeySecretRef.validate(key("githubApp.privateKeySecretRef"), bad)
 		}
 	}
+}
+
+// validateWorkloadAnnotations reports the invalid rules of
+// gitStatus.workloadAnnotations through bad.
+func (g GitStatus) validateWorkloadAnnotations(bad func(key string, value any, format string, args ...any)) {
+	for i, rule := range g.WorkloadAnnotations {
+		key := func(field string) string { return fmt.Sprintf("gitStatus.workloadAnnotations[%d].%s", i, field) }
+		if rule.Namespace != "*" {
+			if problems := validation.IsDNS1123Label(rule.Namespace); len(problems) > 0 {
+				bad(key("namespace"), rule.Namespace, `is neither "*" nor a namespace name: %s`, strings.Join(problems, "; "))
+			}
+		}
+		if len(rule.RepositoryPrefixes) == 0 {
+			bad(key("repositoryPrefixes"), "", "is empty: list the repositories (or their owners) the namespace's StatefulSets may name")
+		}
+		for j, p := range rule.RepositoryPrefixes {
+			if err := checkRepositoryPrefix(p); err != nil {
+				bad(fmt.Sprintf("%s[%d]", key("repositoryPrefixes"), j), proposal.RedactURL(p), "%v", err)
+			}
+		}
+	}
+}
+
+// checkRepositoryPrefix says why p cannot start repository URLs that
+// commit statuses are posted to.
+func checkRepositoryPrefix(p string) error {
+	clean, err := proposal.CanonicalRepositoryURL(p)
+	switch {
+	case err != nil:
+		return err
+	case clean == "":
+		return errors.New("is empty")
+	}
+	if scheme, _, ok := strings.Cut(clean, "://"); ok && scheme != "https" && scheme != "http" && scheme != "ssh" {
+		return fmt.Errorf("has scheme %q: statuses go only to https, http, ssh and scp-like (host:path) repositories", scheme)
+	}
+	return nil
 }
 
 // validate checks that r names a Secret key the API server could hold;

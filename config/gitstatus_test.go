@@ -409,3 +409,62 @@ func TestShippedGitStatusExample(t *testing.T) {
 		t.Errorf("second example host: githubApp = %+v, want one whose Secret is in the Pod's namespace", app)
 	}
 }
+
+// TestLoadWorkloadAnnotations: the allow-list is read from the file only,
+// off by default, and unknown keys inside a rule are refused.
+func TestLoadWorkloadAnnotations(t *testing.T) {
+	if got := Default().GitStatus.WorkloadAnnotations; len(got) != 0 {
+		t.Errorf("default allow-list = %v, want none", got)
+	}
+	c, err := Load(nil, writeConfig(t, "gitStatus:\n  workloadAnnotations:\n"+
+		"  - namespace: team-a\n    repositoryPrefixes: [https://github.com/team-a, git@github.com:shared/charts]\n"+
+		"  - namespace: '*'\n    repositoryPrefixes: [https://git.example.com/platform/]\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []WorkloadAnnotationRule{
+		{Namespace: "team-a", RepositoryPrefixes: []string{"https://github.com/team-a", "git@github.com:shared/charts"}},
+		{Namespace: "*", RepositoryPrefixes: []string{"https://git.example.com/platform/"}},
+	}
+	if diff := cmp.Diff(want, c.GitStatus.WorkloadAnnotations); diff != "" {
+		t.Errorf("workloadAnnotations (-want +got):\n%s", diff)
+	}
+
+	path := writeConfig(t, "gitStatus:\n  workloadAnnotations:\n  - namespace: team-a\n    prefixes: [https://github.com/team-a]\n")
+	_, err = Load(nil, path, nil)
+	if want := `unknown key "gitStatus.workloadAnnotations[0].prefixes" (known keys of a workloadAnnotations rule: namespace, repositoryPrefixes)`; err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("Load with a misspelt key = %v, want %q", err, want)
+	}
+	_, err = Load(nil, "", []string{"CLAIMWARDEN_GITSTATUS_WORKLOADANNOTATIONS=team-a"})
+	if err == nil || !strings.Contains(err.Error(), "gitStatus.workloadAnnotations can be set in the configuration file only") {
+		t.Errorf("Load with the allow-list in the environment = %v", err)
+	}
+}
+
+func TestValidateWorkloadAnnotations(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		rule WorkloadAnnotationRule
+		want string // "" for valid
+	}{
+		{"https prefix", WorkloadAnnotationRule{"team-a", []string{"https://github.com/team-a"}}, ""},
+		{"scp-like and ssh prefixes, every namespace", WorkloadAnnotationRule{"*", []string{"git@github.com:org", "ssh://git@git.example.com:2222/org"}}, ""},
+		{"whole host", WorkloadAnnotationRule{"team-a", []string{"https://git.example.com"}}, ""},
+		{"bad namespace", WorkloadAnnotationRule{"Team_A", []string{"https://github.com/team-a"}}, `gitStatus.workloadAnnotations[0].namespace: "Team_A" is neither "*" nor a namespace name`},
+		{"no prefix", WorkloadAnnotationRule{Namespace: "team-a"}, `gitStatus.workloadAnnotations[0].repositoryPrefixes: "" is empty`},
+		{"unparseable, redacted", WorkloadAnnotationRule{"team-a", []string{"https://tok?en@github.com/team-a"}}, `gitStatus.workloadAnnotations[0].repositoryPrefixes[0]: "https://xxxxx@github.com/team-a" is not a valid URL`},
+		{"git scheme", WorkloadAnnotationRule{"team-a", []string{"git://github.com/team-a"}}, `repositoryPrefixes[0]: "git://github.com/team-a" has scheme "git"`},
+		{"not a URL", WorkloadAnnotationRule{"team-a", []string{"github.com/team-a"}}, `repositoryPrefixes[0]: "github.com/team-a" is neither a URL`},
+		{"empty prefix", WorkloadAnnotationRule{"team-a", []string{""}}, `repositoryPrefixes[0]: "" is empty`},
+	} {
+		c := Default()
+		c.GitStatus.WorkloadAnnotations = []WorkloadAnnotationRule{tt.rule}
+		err := c.Validate()
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s: Validate() = %v", tt.name, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s: Validate() = %v, want an error containing %q", tt.name, err, tt.want)
+		}
+	}
+}

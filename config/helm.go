@@ -25,7 +25,7 @@ type Helm struct {
 	// namespace (the chart does, from this list).
 	Namespaces []string `mapstructure:"namespaces"`
 
-	// MaxReleaseBytes bounds one release record unpacked; default 32 MiB.
+	// MaxReleaseBytes bounds one release record unpacked; default 16 MiB.
 	MaxReleaseBytes int64 `mapstructure:"maxReleaseBytes"`
 }
 

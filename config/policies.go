@@ -55,6 +55,12 @@ type Policies struct {
 	// (16 MiB). File only.
 	ValueLimitBytes int64 `mapstructure:"valueLimitBytes"`
 
+	// MemoryBudgetBytes bounds the heap the policy evaluations running at
+	// once may grow by, together: past it they are stopped, which denies
+	// their changes (fail closed). Zero means the engine's default
+	// (128 MiB), which keeps the shipped Deployment inside its 512Mi.
+	MemoryBudgetBytes int64 `mapstructure:"memoryBudgetBytes"`
+
 	// AllowNetworkBuiltins lets policies call the builtins that reach the
 	// network (http.send, net.*, opa.runtime, the JSON-schema builtins that
 	// fetch remote $refs). Off by default: a policy calling one does not
@@ -291,6 +297,9 @@ func (p Policies) validate(bad func(key string, value any, format string, args .
 	// The engine hands both maps on as JSON (data.claimwarden.params, OPA's
 	// configuration); YAML can hold values JSON cannot, such as .inf and .nan.
 	// Each top-level key is checked alone so that the message names it.
+	if p.MemoryBudgetBytes < 0 {
+		bad("policies.memoryBudgetBytes", p.MemoryBudgetBytes, "is negative")
+	}
 	if p.ValueLimitBytes < 0 {
 		bad("policies.valueLimitBytes", p.ValueLimitBytes, "is negative")
 	}

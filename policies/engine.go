@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +43,11 @@ type Options struct {
 	// would exceed it is an error, i.e. a denial. Zero means
 	// DefaultValueLimit.
 	ValueLimitBytes int64
+	// MemoryBudgetBytes bounds how much the heap may grow while
+	// evaluations run, all of them together (see memory_budget.go): when
+	// it grows more, every running evaluation stops and denies. Zero means
+	// DefaultMemoryBudget.
+	MemoryBudgetBytes int64
 	// AllowNetwork keeps http.send, net.*, opa.runtime and the JSON-schema
 	// builtins (which fetch remote $refs) available to policies; by default
 	// a policy calling one of them does not compile.
@@ -73,6 +79,7 @@ type Engine struct {
 	opts    Options
 	timeout time.Duration
 	limit   int64 // Options.ValueLimitBytes or its default
+	guard   *memoryGuard
 	log     logr.Logger
 	params  map[string]any // JSON-normalised Options.Params
 
@@ -108,6 +115,9 @@ func (o Options) withDefaults() Options {
 	if o.ValueLimitBytes <= 0 {
 		o.ValueLimitBytes = DefaultValueLimit
 	}
+	if o.MemoryBudgetBytes <= 0 {
+		o.MemoryBudgetBytes = DefaultMemoryBudget
+	}
 	if o.Logger.GetSink() == nil {
 		o.Logger = logr.Discard()
 	}
@@ -125,6 +135,7 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 		opts:       o,
 		timeout:    o.Timeout,
 		limit:      o.ValueLimitBytes,
+		guard:      newMemoryGuard(o.MemoryBudgetBytes, runtime.GOMAXPROCS(0)),
 		log:        o.Logger,
 		configMaps: map[string]contribution{},
 		changes:    make(chan struct{}, 1),

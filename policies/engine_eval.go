@@ -57,13 +57,19 @@ func (e *Engine) eval(parent context.Context, c *compiled, input ast.Value, v *V
 		v.deny("policy evaluation cancelled: " + err.Error())
 		return
 	}
-	ctx, cancel := context.WithTimeout(parent, e.timeout)
+	// Cancel OPA's evaluation when ctx ends (timeout, caller or memory
+	// budget). Handing OPA the Cancel saves the goroutine it would start
+	// per evaluation to watch ctx; the callback runs only if ctx ends first.
+	stop := topdown.NewCancel()
+	admitted, release, err := e.guard.admit(parent, stop)
+	if err != nil {
+		v.deny("policy evaluation cancelled: " + err.Error())
+		return
+	}
+	defer release()
+	ctx, cancel := context.WithTimeout(admitted, e.timeout)
 	defer cancel()
 	ctx = withValueLimit(ctx, e.limit)
-	// Cancel OPA's evaluation when ctx ends (timeout or caller). Handing
-	// OPA the Cancel saves the goroutine it would start per evaluation to
-	// watch ctx; the callback runs only if ctx ends first.
-	stop := topdown.NewCancel()
 	defer context.AfterFunc(ctx, stop.Cancel)()
 	// No metrics are read: OPA's no-op implementation spares allocating a
 	// fresh set of timers and counters per evaluation.
@@ -99,13 +105,17 @@ func evalQuery(ctx context.Context, c *compiled, input ast.Value, stop topdown.C
 	return c.query.Eval(ctx, rego.EvalParsedInput(input), rego.EvalExternalCancel(stop), rego.EvalMetrics(metrics.NoOp()))
 }
 
-// describeEvalError names why an evaluation gave no answer: the caller
+// describeEvalError names why an evaluation gave no answer: the memory
+// budget was exceeded (whatever error that made OPA return), the caller
 // gave up (parent done), the evaluation timeout expired (ctx done, which
-// OPA reports as a cancellation, or as a deadline error from http.send), or
-// the policy failed at run time (OPA's message carries file:line).
+// OPA reports as a cancellation, or as a deadline error from http.send),
+// or the policy failed at run time (OPA's message carries file:line).
 func (e *Engine) describeEvalError(parent, ctx context.Context, err error) string {
 	var te *topdown.Error
 	cancelled := errors.As(err, &te) && te.Code == topdown.CancelErr
+	if msg, ok := e.guard.exceeded(ctx); ok {
+		return msg
+	}
 	switch {
 	case parent.Err() != nil:
 		return "policy evaluation cancelled: " + parent.Err().Error()

@@ -144,10 +144,11 @@ func init() {
 		ast.BuiltinMap[name].CanSkipBctx = false
 		wrapBuiltin(name, func(bctx topdown.BuiltinContext, args []*ast.Term) error {
 			limit := valueLimitOf(bctx.Context)
-			if size := predict(args, limit); size > limit {
+			size := predict(args, limit)
+			if size > limit {
 				return fmt.Errorf("its result (about %.0f bytes) would exceed policies.valueLimitBytes (%.0f bytes)", size, limit)
 			}
-			return nil
+			return checkBudget(bctx.Context, size)
 		})
 	}
 	for name, predict := range numberLimits {

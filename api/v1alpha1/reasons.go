@@ -74,4 +74,8 @@ const (
 	// ReasonJournalRejected: status.pendingRecreate is not the controller's
 	// own sealed record; nothing is re-created from it.
 	ReasonJournalRejected = "JournalRejected"
+	// ReasonNotAuthorized: the proposal's authority (the GitOps tool's
+	// service account) may not make a write the rollout needs; nothing was
+	// written.
+	ReasonNotAuthorized = "NotAuthorized"
 )

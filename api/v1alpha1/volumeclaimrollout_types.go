@@ -108,6 +108,19 @@ type Proposal struct {
 	// every template (kustomize commonLabels); they are never copied onto claims.
 	// +optional
 	IgnoredLabels []string `json:"ignoredLabels,omitempty"`
+	// Authority is the identity the proposal's writes are authorised as
+	// (the GitOps tool's service account); absent when the tool applies as
+	// itself, and for the StatefulSet's own templates.
+	// +optional
+	Authority *Identity `json:"authority,omitempty"`
+}
+
+// Identity is a user as the API server authenticates it: every write
+// claimwarden makes for a proposal must be one this identity may make.
+type Identity struct {
+	User string `json:"user"`
+	// +optional
+	Groups []string `json:"groups,omitempty"`
 }
 
 // ClaimStatus is the state of one claim (template × ordinal).

@@ -41,6 +41,7 @@ type Applications struct {
 	api            *Client
 	recorder       outcome.Recorder
 	syncManualApps bool
+	controlPlane   string
 
 	// pending holds, per Application, the revisions of a sync to start once
 	// the operation running when claimwarden converged has ended.
@@ -49,13 +50,15 @@ type Applications struct {
 
 var _ source.Tool = (*Applications)(nil)
 
-// NewApplications returns the Argo CD tool: reader reads Applications
-// uncached, api is argocd-server's, and syncManualApps lets claimwarden
-// start a sync of an Application without automated sync after converging
-// its StatefulSet (otherwise it only refreshes it and a person syncs).
-func NewApplications(reader client.Reader, api *Client, recorder events.EventRecorder, syncManualApps bool) *Applications {
+// NewApplications returns the Argo CD tool: reader reads Applications,
+// AppProjects and argocd-cm uncached, api is argocd-server's,
+// syncManualApps lets claimwarden start a sync of an Application without
+// automated sync after converging its StatefulSet (otherwise it only
+// refreshes it and a person syncs), and controlPlane is Argo CD's own
+// namespace (its AppProjects and settings).
+func NewApplications(reader client.Reader, api *Client, recorder events.EventRecorder, syncManualApps bool, controlPlane string) *Applications {
 	syncsWaiting, _ := lru.New[types.NamespacedName, []string](maxPending) // fails only for a size below 1
-	return &Applications{reader: reader, api: api, recorder: outcome.NewRecorder(recorder), syncManualApps: syncManualApps, syncsWaiting: syncsWaiting}
+	return &Applications{reader: reader, api: api, recorder: outcome.NewRecorder(recorder), syncManualApps: syncManualApps, controlPlane: controlPlane, syncsWaiting: syncsWaiting}
 }
 
 // Kind implements source.Tool.

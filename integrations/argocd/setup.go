@@ -23,6 +23,9 @@ type WatchOptions struct {
 	// SyncManualApps starts a sync of Applications without automated sync
 	// after a convergence; by default they are only refreshed.
 	SyncManualApps bool
+	// ControlPlaneNamespace is Argo CD's own namespace, holding its
+	// AppProjects and argocd-cm; default DefaultControlPlaneNamespace.
+	ControlPlaneNamespace string
 	// RetryBaseDelay and RetryMaxDelay bound the back-off while the Argo CD
 	// API fails; defaults 5 s and 5 min (source.Options).
 	RetryBaseDelay, RetryMaxDelay time.Duration
@@ -34,7 +37,10 @@ func SetupWithManager(mgr ctrl.Manager, o WatchOptions) (*source.Nudger, error) 
 	if o.API == nil || o.Proposals == nil {
 		return nil, errors.New("argocd: WatchOptions.API and Proposals are required")
 	}
-	tool := NewApplications(mgr.GetAPIReader(), o.API, mgr.GetEventRecorder(v1alpha1.ControllerName), o.SyncManualApps)
+	if o.ControlPlaneNamespace == "" {
+		o.ControlPlaneNamespace = DefaultControlPlaneNamespace
+	}
+	tool := NewApplications(mgr.GetAPIReader(), o.API, mgr.GetEventRecorder(v1alpha1.ControllerName), o.SyncManualApps, o.ControlPlaneNamespace)
 	return source.SetupWithManager(mgr, tool, source.Options{
 		Name:           "argocd-application",
 		Namespaces:     o.Namespaces,

@@ -37,9 +37,20 @@ type application struct {
 }
 
 type appSpec struct {
-	Source     *appSource  `json:"source,omitempty"`
-	Sources    []appSource `json:"sources,omitempty"`
-	SyncPolicy *syncPolicy `json:"syncPolicy,omitempty"`
+	// Project is the AppProject's name; Argo CD reads "" as "default".
+	Project     string         `json:"project,omitempty"`
+	Destination appDestination `json:"destination"`
+	Source      *appSource     `json:"source,omitempty"`
+	Sources     []appSource    `json:"sources,omitempty"`
+	SyncPolicy  *syncPolicy    `json:"syncPolicy,omitempty"`
+}
+
+// appDestination is where an Application applies: a cluster by server
+// URL or by name, and the namespace of its namespaced resources.
+type appDestination struct {
+	Server    string `json:"server,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
 }
 
 type appSource struct {

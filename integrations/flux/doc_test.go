@@ -132,7 +132,7 @@ func captureEvent(t *testing.T, state, reason, description string) map[string]an
 	t.Helper()
 	r := newReceiver(t, http.StatusAccepted)
 	n := newTestNotifier(t, r, logr.Discard())
-	if !n.Notify(context.Background(), fluxStatefulSet("db", "pg", "apps"), testRevision, state, reason, description) {
+	if !n.Notify(context.Background(), stsKey("db", "pg"), fromKustomization("apps", testRevision), state, reason, description) {
 		t.Fatal("Notify returned false")
 	}
 	flush(t, n)

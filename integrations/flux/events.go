@@ -17,18 +17,17 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	"github.com/hashicorp/golang-lru/v2/simplelru"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
-// Labels kustomize-controller puts on every object it applies. They name the
-// Kustomization the events are about: notification-controller only turns
-// events about Flux objects into commit statuses, never events about a
-// StatefulSet.
+// Labels kustomize-controller puts on every object it applies. The build
+// of a Kustomization sets them as kustomize-controller would; events never
+// take their Kustomization from them (see Notify).
 const (
 	LabelKustomizationName      = "kustomize.toolkit.fluxcd.io/name"
 	LabelKustomizationNamespace = "kustomize.toolkit.fluxcd.io/namespace"
@@ -102,7 +101,7 @@ const (
 )
 
 // Notifier forwards rollout outcomes to Flux's notification-controller as
-// events about the Kustomization that applied the StatefulSet.
+// events about the Kustomization that proposed the rollout.
 //
 // Events go out through fluxcd/pkg/runtime's events.Recorder, the client
 // every Flux controller uses for the same endpoint. It needs no
@@ -194,14 +193,14 @@ func NewNotifier(webhook string, reportingController string, log logr.Logger) (*
 	}, nil
 }
 
-// Publish implements outcome.Sink: a Reconciled outcome naming a revision
-// is sent as Notify sends it, its message shortened (shortDescription).
-// Other outcomes are not sent.
+// Publish implements outcome.Sink: a Reconciled outcome is sent as Notify
+// sends it, its message shortened (shortDescription). Other outcomes are
+// not sent.
 func (n *Notifier) Publish(ctx context.Context, o outcome.Outcome) {
 	if o.Action != outcome.Reconciled {
 		return
 	}
-	n.notify(ctx, o.StatefulSet, o.Labels, o.Source.Revision, string(o.State), o.Reason, outcome.ShortDescription(o.Message))
+	n.Notify(ctx, o.StatefulSet, o.Source, string(o.State), o.Reason, outcome.ShortDescription(o.Message))
 }
 
 // Forget implements outcome.Sink: it drops the events remembered for the
@@ -218,16 +217,19 @@ func (n *Notifier) Forget(statefulSet types.NamespacedName) {
 	}
 }
 
-// Notify sends one event when the StatefulSet was applied by a Kustomization
-// (labels kustomize.toolkit.fluxcd.io/name and
-// kustomize.toolkit.fluxcd.io/namespace on the StatefulSet) and a revision is
-// known; it returns false (sending nothing) otherwise.
+// Notify sends one event about the Kustomization src names when src, the
+// proposal the rollout of sts works towards, is a Kustomization with
+// a revision; it returns false (sending nothing) otherwise. The StatefulSet's
+// labels are not read: whoever may edit it could name any Kustomization
+// there, and Providers post the event with that Kustomization's credentials.
+// A rollout of the StatefulSet's own templates, or one another tool
+// proposed, gets no event.
 //
-// revision is the Flux revision of the commit the rollout reports on, e.g.
-// main@sha1:<sha>. state is one of pending, success (severity info), failure
-// or error (severity error); reason is the rollout's condition reason and
-// becomes the event reason (the description of the commit status Flux
-// posts); the message is "<namespace>/<statefulset>: <description>".
+// src.Revision is the Flux revision of the commit the rollout reports on,
+// e.g. main@sha1:<sha>. state is one of pending, success (severity info),
+// failure or error (severity error); reason is the rollout's condition
+// reason and becomes the event reason (the description of the commit status
+// Flux posts); the message is "<namespace>/<statefulset>: <description>".
 //
 // The same (Kustomization, StatefulSet, revision, state, description) is
 // never sent twice: Notify returns false for a repeat. It also returns false,
@@ -235,21 +237,8 @@ func (n *Notifier) Forget(statefulSet types.NamespacedName) {
 // full. true means the event was queued; it is sent in the background and a
 // delivery error is logged, not returned: retrying is the recorder's (a few
 // attempts) and then notification-controller's business.
-func (n *Notifier) Notify(ctx context.Context, sts *appsv1.StatefulSet, revision, state, reason, description string) bool {
-	if sts == nil {
-		return false
-	}
-	return n.notify(ctx, types.NamespacedName{Namespace: sts.Namespace, Name: sts.Name}, sts.Labels, revision, state, reason, description)
-}
-
-// notify is Notify for a StatefulSet known by name and labels.
-func (n *Notifier) notify(ctx context.Context, sts types.NamespacedName, labels map[string]string, revision, state, reason, description string) bool {
-	if revision == "" {
-		return false
-	}
-	ksName := labels[LabelKustomizationName]
-	ksNamespace := labels[LabelKustomizationNamespace]
-	if ksName == "" || ksNamespace == "" {
+func (n *Notifier) Notify(ctx context.Context, sts types.NamespacedName, src v1alpha1.Source, state, reason, description string) bool {
+	if src.Kind != KustomizationKind || src.Namespace == "" || src.Name == "" || src.Revision == "" {
 		return false
 	}
 	eventType, ok := eventTypeOf(state)
@@ -264,21 +253,21 @@ func (n *Notifier) notify(ctx context.Context, sts types.NamespacedName, labels 
 
 	statefulSet := sts.String()
 	key := eventKey{
-		kustomization: ksNamespace + "/" + ksName,
+		kustomization: src.Namespace + "/" + src.Name,
 		statefulSet:   statefulSet,
-		revision:      revision,
+		revision:      src.Revision,
 		state:         state,
 		description:   description,
 	}
 	metadata := map[string]string{
-		MetaRevision:        revision,
+		MetaRevision:        src.Revision,
 		MetaToken:           state,
 		MetaState:           state,
 		MetaStatefulSet:     statefulSet,
 		MetaFluxState:       state,
 		MetaFluxStatefulSet: statefulSet,
 	}
-	if sha, ok := proposal.ParseRevision(revision); ok {
+	if sha, ok := proposal.ParseRevision(src.Revision); ok {
 		metadata[MetaCommit] = sha
 	}
 	ev := outgoing{
@@ -288,10 +277,10 @@ func (n *Notifier) notify(ctx context.Context, sts types.NamespacedName, labels 
 		// kind, namespace and name to select Alerts, the API group to keep
 		// metadata, and kind and name for the commit status context.
 		kustomization: corev1.ObjectReference{
-			Kind:       "Kustomization",
+			Kind:       KustomizationKind,
 			APIVersion: kustomizationAPIVersion,
-			Namespace:  ksNamespace,
-			Name:       ksName,
+			Namespace:  src.Namespace,
+			Name:       src.Name,
 		},
 		eventType: eventType,
 		reason:    reason,
@@ -308,7 +297,7 @@ func (n *Notifier) notify(ctx context.Context, sts types.NamespacedName, labels 
 	if len(n.queue) >= n.maxQueued {
 		n.log.Error(nil, "dropping a Flux event: too many events wait for notification-controller",
 			"queued", len(n.queue), "kustomization", key.kustomization, "statefulset", statefulSet,
-			"revision", revision, "state", state)
+			"revision", src.Revision, "state", state)
 		return false
 	}
 	n.sent.Add(key, struct{}{})

@@ -2,6 +2,7 @@ package flux
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
@@ -14,14 +15,13 @@ import (
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 )
 
-// fluxOutcome is a Reconciled outcome of a StatefulSet the Kustomization
-// apps applied.
+// fluxOutcome is a Reconciled outcome of a rollout the Kustomization apps
+// proposed.
 func fluxOutcome(namespace, name string, state outcome.State, msg string) outcome.Outcome {
 	return outcome.Outcome{
 		Action:      outcome.Reconciled,
 		StatefulSet: types.NamespacedName{Namespace: namespace, Name: name},
-		Labels:      fluxStatefulSet(namespace, name, "apps").Labels,
-		Source:      v1alpha1.Source{Kind: "Kustomization", Namespace: "flux-system", Name: "apps", Revision: testRevision},
+		Source:      fromKustomization("apps", testRevision),
 		State:       state,
 		Reason:      "Progressing",
 		Message:     msg,
@@ -30,7 +30,7 @@ func fluxOutcome(namespace, name string, state outcome.State, msg string) outcom
 
 // TestNotifierPublishSendsReconciledOutcomes: a Reconciled outcome is the
 // event Notify sends, its message cut to 140 characters; other
-// actions, and outcomes without revision or Kustomization, send nothing.
+// actions, and outcomes without revision or Kustomization source, send nothing.
 func TestNotifierPublishSendsReconciledOutcomes(t *testing.T) {
 	r := newReceiver(t, http.StatusAccepted)
 	n := newTestNotifier(t, r, logr.Discard())
@@ -40,8 +40,8 @@ func TestNotifierPublishSendsReconciledOutcomes(t *testing.T) {
 	converged.Action = outcome.Converged
 	noRevision := fluxOutcome("db", "pg", outcome.Success, "no revision")
 	noRevision.Source.Revision = ""
-	notFlux := fluxOutcome("db", "pg", outcome.Success, "not applied by Flux")
-	notFlux.Labels = map[string]string{"app": "pg"}
+	notFlux := fluxOutcome("db", "pg", outcome.Success, "not proposed by Flux")
+	notFlux.Source = v1alpha1.Source{Kind: "StatefulSet", Namespace: "db", Name: "pg", Revision: testRevision}
 	long := strings.Repeat("x", 300)
 	for _, o := range []outcome.Outcome{converged, noRevision, notFlux, fluxOutcome("db", "pg", outcome.Pending, long), fluxOutcome("db", "pg", outcome.Pending, long)} {
 		n.Publish(ctx, o)
@@ -50,6 +50,60 @@ func TestNotifierPublishSendsReconciledOutcomes(t *testing.T) {
 	want := []string{"db/pg: " + strings.Repeat("x", 139) + "…"}
 	if got := r.messages(); !slices.Equal(got, want) {
 		t.Errorf("messages = %q, want %q", got, want)
+	}
+}
+
+// tenantLabels are the labels a tenant who may edit its StatefulSet can put
+// there: those of the platform's Kustomization flux-system/platform.
+var tenantLabels = map[string]string{
+	LabelKustomizationName:      "platform",
+	LabelKustomizationNamespace: "flux-system",
+}
+
+// TestNotifierPublishIgnoresWorkloadLabels: the StatefulSet's labels name
+// no Kustomization to Flux. A rollout of the StatefulSet's own templates,
+// labelled with the platform's Kustomization and a revision of the tenant's
+// choosing, gets no event; one a Kustomization proposed gets an event about
+// exactly that Kustomization, with the proposal's revision, whatever the
+// labels say.
+func TestNotifierPublishIgnoresWorkloadLabels(t *testing.T) {
+	r := newReceiver(t, http.StatusAccepted)
+	n := newTestNotifier(t, r, logr.Discard())
+	ctx := context.Background()
+	const tenantRevision = "main@sha1:0000000000000000000000000000000000000bad"
+
+	own := outcome.Outcome{
+		Action:      outcome.Reconciled,
+		StatefulSet: types.NamespacedName{Namespace: "tenant", Name: "db"},
+		Labels:      tenantLabels,
+		Source:      v1alpha1.Source{Kind: "StatefulSet", Namespace: "tenant", Name: "db", Repository: "https://github.com/platform/infra", Revision: tenantRevision},
+		State:       outcome.Success,
+		Message:     "own templates",
+	}
+	proposed := fluxOutcome("tenant", "db", outcome.Success, "proposed")
+	proposed.Labels = tenantLabels
+	proposed.Source = v1alpha1.Source{Kind: KustomizationKind, Namespace: "tenant", Name: "apps", Revision: testRevision}
+	n.Publish(ctx, own)
+	n.Publish(ctx, proposed)
+	flush(t, n)
+
+	got := r.got()
+	if len(got) != 1 {
+		t.Fatalf("receiver got %d events, want only the proposal's", len(got))
+	}
+	var ev struct {
+		InvolvedObject struct{ Kind, Namespace, Name string }
+		Message        string
+		Metadata       map[string]string
+	}
+	if err := json.Unmarshal(got[0].body, &ev); err != nil {
+		t.Fatal(err)
+	}
+	if o := ev.InvolvedObject; o.Kind != KustomizationKind || o.Namespace != "tenant" || o.Name != "apps" {
+		t.Errorf("event is about %s %s/%s, want the proposal's Kustomization tenant/apps", o.Kind, o.Namespace, o.Name)
+	}
+	if ev.Message != "tenant/db: proposed" || ev.Metadata[MetaRevision] != testRevision || ev.Metadata[MetaCommit] != testSHA {
+		t.Errorf("event %q with revision %q, commit %q: want the proposal's (%s)", ev.Message, ev.Metadata[MetaRevision], ev.Metadata[MetaCommit], testRevision)
 	}
 }
 

@@ -18,8 +18,9 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
-	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
 )
 
 const (
@@ -171,18 +172,15 @@ func flush(t *testing.T, n *Notifier) {
 	}
 }
 
-// fluxStatefulSet is a StatefulSet as kustomize-controller leaves it: labelled
-// with the Kustomization that applied it.
-func fluxStatefulSet(namespace, name, kustomization string) *appsv1.StatefulSet {
-	return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{
-		Namespace: namespace,
-		Name:      name,
-		Labels: map[string]string{
-			LabelKustomizationName:      kustomization,
-			LabelKustomizationNamespace: "flux-system",
-			"app":                       name,
-		},
-	}}
+// stsKey names the StatefulSet a rollout is about.
+func stsKey(namespace, name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: namespace, Name: name}
+}
+
+// fromKustomization is the source of a proposal the Kustomization
+// flux-system/<name> made at revision.
+func fromKustomization(name, revision string) v1alpha1.Source {
+	return v1alpha1.Source{Kind: KustomizationKind, Namespace: "flux-system", Name: name, Revision: revision}
 }
 
 // TestNotifySendsEventAboutKustomization checks the whole request
@@ -195,8 +193,8 @@ func TestNotifySendsEventAboutKustomization(t *testing.T) {
 	// "%" in the description: the message must reach the receiver as
 	// written, not be read as a format string.
 	desc := "3 claims resized to 20Gi (100% done)"
-	if !n.Notify(context.Background(), fluxStatefulSet("db", "pg", "apps"), testRevision, "success", "ResizeSucceeded", desc) {
-		t.Fatal("Notify returned false for a StatefulSet applied by a Kustomization")
+	if !n.Notify(context.Background(), stsKey("db", "pg"), fromKustomization("apps", testRevision), "success", "ResizeSucceeded", desc) {
+		t.Fatal("Notify returned false for a rollout a Kustomization proposed")
 	}
 	flush(t, n)
 
@@ -265,7 +263,7 @@ func TestNotifySeverity(t *testing.T) {
 		t.Run(state, func(t *testing.T) {
 			r := newReceiver(t, http.StatusAccepted)
 			n := newTestNotifier(t, r, logr.Discard())
-			if !n.Notify(context.Background(), fluxStatefulSet("db", "pg", "apps"), testRevision, state, "Reason", "d") {
+			if !n.Notify(context.Background(), stsKey("db", "pg"), fromKustomization("apps", testRevision), state, "Reason", "d") {
 				t.Fatal("Notify returned false")
 			}
 			flush(t, n)
@@ -300,37 +298,29 @@ func TestNotifySkipsWhatFluxCannotReportOn(t *testing.T) {
 	n := newTestNotifier(t, r, logs.logger())
 	ctx := context.Background()
 
-	noLabels := fluxStatefulSet("db", "a", "apps")
-	noLabels.Labels = map[string]string{"app": "a"}
-	nameOnly := fluxStatefulSet("db", "b", "apps")
-	delete(nameOnly.Labels, LabelKustomizationNamespace)
-	namespaceOnly := fluxStatefulSet("db", "c", "apps")
-	delete(namespaceOnly.Labels, LabelKustomizationName)
-	emptyName := fluxStatefulSet("db", "d", "")
-	helmApplied := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "db", Name: "e", Labels: map[string]string{
-		"helm.toolkit.fluxcd.io/name": "e", "helm.toolkit.fluxcd.io/namespace": "flux-system",
-	}}}
+	noNamespace := fromKustomization("apps", testRevision)
+	noNamespace.Namespace = ""
+	live := v1alpha1.Source{Kind: "StatefulSet", Namespace: "db", Name: "e", Repository: "https://github.com/org/apps", Revision: testRevision}
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
 
 	for _, c := range []struct {
-		name     string
-		ctx      context.Context
-		sts      *appsv1.StatefulSet
-		revision string
-		state    string
+		name  string
+		ctx   context.Context
+		src   v1alpha1.Source
+		state string
 	}{
-		{"nil StatefulSet", ctx, nil, testRevision, "success"},
-		{"no Kustomization labels", ctx, noLabels, testRevision, "success"},
-		{"no Kustomization namespace label", ctx, nameOnly, testRevision, "success"},
-		{"no Kustomization name label", ctx, namespaceOnly, testRevision, "success"},
-		{"empty Kustomization name", ctx, emptyName, testRevision, "success"},
-		{"applied by a HelmRelease", ctx, helmApplied, testRevision, "success"},
-		{"no revision", ctx, fluxStatefulSet("db", "f", "apps"), "", "success"},
-		{"unknown state", ctx, fluxStatefulSet("db", "g", "apps"), testRevision, "succeeded"},
-		{"caller gave up", canceled, fluxStatefulSet("db", "h", "apps"), testRevision, "success"},
+		{"no source", ctx, v1alpha1.Source{}, "success"},
+		{"the StatefulSet's own templates", ctx, live, "success"},
+		{"proposed by a HelmRelease", ctx, v1alpha1.Source{Kind: "HelmRelease", Namespace: "flux-system", Name: "pg", Revision: testRevision}, "success"},
+		{"proposed by an Argo CD Application", ctx, v1alpha1.Source{Kind: "Application", Namespace: "argocd", Name: "apps", Revision: testSHA}, "success"},
+		{"no Kustomization namespace", ctx, noNamespace, "success"},
+		{"no Kustomization name", ctx, fromKustomization("", testRevision), "success"},
+		{"no revision", ctx, fromKustomization("apps", ""), "success"},
+		{"unknown state", ctx, fromKustomization("apps", testRevision), "succeeded"},
+		{"caller gave up", canceled, fromKustomization("apps", testRevision), "success"},
 	} {
-		if n.Notify(c.ctx, c.sts, c.revision, c.state, "Reason", "d") {
+		if n.Notify(c.ctx, stsKey("db", "h"), c.src, c.state, "Reason", "d") {
 			t.Errorf("%s: Notify returned true, want false", c.name)
 		}
 	}
@@ -339,8 +329,8 @@ func TestNotifySkipsWhatFluxCannotReportOn(t *testing.T) {
 	}
 	// Refused calls are not remembered: the canceled call's event goes out
 	// once the caller asks again with a live context.
-	if !n.Notify(ctx, fluxStatefulSet("db", "h", "apps"), testRevision, "success", "Reason", "d") {
-		t.Fatal("Notify of a Flux-applied StatefulSet returned false")
+	if !n.Notify(ctx, stsKey("db", "h"), fromKustomization("apps", testRevision), "success", "Reason", "d") {
+		t.Fatal("Notify of a rollout a Kustomization proposed returned false")
 	}
 	flush(t, n)
 	if got, want := r.messages(), []string{"db/h: d"}; !reflect.DeepEqual(got, want) {
@@ -354,28 +344,29 @@ func TestNotifyDeduplicates(t *testing.T) {
 	r := newReceiver(t, http.StatusAccepted)
 	n := newTestNotifier(t, r, logr.Discard())
 	ctx := context.Background()
-	sts := fluxStatefulSet("db", "pg", "apps")
+	sts, src := stsKey("db", "pg"), fromKustomization("apps", testRevision)
 	const otherRevision = "main@sha1:0000000000000000000000000000000000000001"
 
 	steps := []struct {
-		name                         string
-		sts                          *appsv1.StatefulSet
-		revision, state, reason, msg string
-		want                         bool
+		name               string
+		sts                types.NamespacedName
+		src                v1alpha1.Source
+		state, reason, msg string
+		want               bool
 	}{
-		{"first", sts, testRevision, "pending", "Resizing", "resizing", true},
-		{"same again", sts, testRevision, "pending", "Resizing", "resizing", false},
-		{"same outcome, other reason", sts, testRevision, "pending", "StillResizing", "resizing", false},
-		{"other description", sts, testRevision, "pending", "Resizing", "resizing 2/3", true},
-		{"other state", sts, testRevision, "success", "Resizing", "resizing", true},
-		{"other revision", sts, otherRevision, "pending", "Resizing", "resizing", true},
-		{"other StatefulSet", fluxStatefulSet("db", "redis", "apps"), testRevision, "pending", "Resizing", "resizing", true},
-		{"other Kustomization", fluxStatefulSet("db", "pg", "apps-2"), testRevision, "pending", "Resizing", "resizing", true},
-		{"first, once more", sts, testRevision, "pending", "Resizing", "resizing", false},
+		{"first", sts, src, "pending", "Resizing", "resizing", true},
+		{"same again", sts, src, "pending", "Resizing", "resizing", false},
+		{"same outcome, other reason", sts, src, "pending", "StillResizing", "resizing", false},
+		{"other description", sts, src, "pending", "Resizing", "resizing 2/3", true},
+		{"other state", sts, src, "success", "Resizing", "resizing", true},
+		{"other revision", sts, fromKustomization("apps", otherRevision), "pending", "Resizing", "resizing", true},
+		{"other StatefulSet", stsKey("db", "redis"), src, "pending", "Resizing", "resizing", true},
+		{"other Kustomization", sts, fromKustomization("apps-2", testRevision), "pending", "Resizing", "resizing", true},
+		{"first, once more", sts, src, "pending", "Resizing", "resizing", false},
 	}
 	sent := 0
 	for _, s := range steps {
-		if got := n.Notify(ctx, s.sts, s.revision, s.state, s.reason, s.msg); got != s.want {
+		if got := n.Notify(ctx, s.sts, s.src, s.state, s.reason, s.msg); got != s.want {
 			t.Errorf("%s: Notify = %v, want %v", s.name, got, s.want)
 		}
 		if s.want {
@@ -395,8 +386,8 @@ func TestNotifyForgetsOldestBeyondMemory(t *testing.T) {
 	n := newTestNotifier(t, r, logr.Discard())
 	n.sent.Resize(2)
 	ctx := context.Background()
-	sts := fluxStatefulSet("db", "pg", "apps")
-	notify := func(desc string) bool { return n.Notify(ctx, sts, testRevision, "pending", "R", desc) }
+	sts, src := stsKey("db", "pg"), fromKustomization("apps", testRevision)
+	notify := func(desc string) bool { return n.Notify(ctx, sts, src, "pending", "R", desc) }
 
 	for _, step := range []struct {
 		desc string
@@ -427,11 +418,11 @@ func TestNotifyDoesNotBlockAndKeepsOrder(t *testing.T) {
 	defer r.release()
 	n := newTestNotifier(t, r, logr.Discard())
 	ctx := context.Background()
-	sts := fluxStatefulSet("db", "pg", "apps")
+	sts, src := stsKey("db", "pg"), fromKustomization("apps", testRevision)
 
 	start := time.Now()
 	for _, state := range []string{"pending", "failure", "success"} {
-		if !n.Notify(ctx, sts, testRevision, state, "R", state) {
+		if !n.Notify(ctx, sts, src, state, "R", state) {
 			t.Fatalf("Notify(%s) returned false", state)
 		}
 	}
@@ -465,8 +456,8 @@ func TestNotifyBoundsTheQueue(t *testing.T) {
 	n := newTestNotifier(t, r, logs.logger())
 	n.maxQueued = 2
 	ctx := context.Background()
-	sts := fluxStatefulSet("db", "pg", "apps")
-	notify := func(desc string) bool { return n.Notify(ctx, sts, testRevision, "pending", "R", desc) }
+	sts, src := stsKey("db", "pg"), fromKustomization("apps", testRevision)
+	notify := func(desc string) bool { return n.Notify(ctx, sts, src, "pending", "R", desc) }
 
 	if !notify("1") {
 		t.Fatal("Notify(1) returned false")
@@ -503,7 +494,7 @@ func TestNotifyRetriesBoundedAndLogs(t *testing.T) {
 	r := newReceiver(t, http.StatusInternalServerError)
 	logs := &logSink{}
 	n := newTestNotifier(t, r, logs.logger())
-	if !n.Notify(context.Background(), fluxStatefulSet("db", "pg", "apps"), testRevision, "error", "ResizeFailed", "boom") {
+	if !n.Notify(context.Background(), stsKey("db", "pg"), fromKustomization("apps", testRevision), "error", "ResizeFailed", "boom") {
 		t.Fatal("Notify returned false")
 	}
 	flush(t, n)
@@ -523,7 +514,7 @@ func TestNotifyWithDiscardLogger(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r := newReceiver(t, http.StatusAccepted)
 			n := newTestNotifier(t, r, log)
-			if !n.Notify(context.Background(), fluxStatefulSet("db", "pg", "apps"), testRevision, "success", "R", "d") {
+			if !n.Notify(context.Background(), stsKey("db", "pg"), fromKustomization("apps", testRevision), "success", "R", "d") {
 				t.Fatal("Notify returned false")
 			}
 			flush(t, n)
@@ -562,7 +553,7 @@ func TestNotifyOmitsCommitForDigests(t *testing.T) {
 	r := newReceiver(t, http.StatusAccepted)
 	n := newTestNotifier(t, r, logr.Discard())
 	rev := "latest@sha256:c3ab8ff13720e8ad9047dd39466b3c8974e592c2fa383d4a3960714caef0c4f2"
-	if !n.Notify(context.Background(), fluxStatefulSet("db", "pg", "apps"), rev, "success", "R", "d") {
+	if !n.Notify(context.Background(), stsKey("db", "pg"), fromKustomization("apps", rev), "success", "R", "d") {
 		t.Fatal("Notify returned false")
 	}
 	flush(t, n)

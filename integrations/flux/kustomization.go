@@ -23,6 +23,7 @@ const (
 	ReasonSuspended       = "ClaimwardenSuspended"
 	ReasonForce           = "ClaimwardenForceReplaces"
 	ReasonBuildFailed     = "ClaimwardenBuildFailed"
+	ReasonRemoteCluster   = "ClaimwardenRemoteCluster"
 	ReasonProposed        = source.ReasonProposed
 	ReasonNothingProposed = source.ReasonNothingToDo
 )
@@ -44,6 +45,12 @@ type Kustomizations struct {
 	Builder ArtifactBuilder
 	// FieldOwner writes the reconcile request annotation.
 	FieldOwner string
+	// DefaultServiceAccount mirrors kustomize-controller's
+	// --default-service-account (WatchOptions).
+	DefaultServiceAccount string
+	// NoCrossNamespaceRefs mirrors kustomize-controller's
+	// --no-cross-namespace-refs (WatchOptions).
+	NoCrossNamespaceRefs bool
 }
 
 var _ source.Tool = (*Kustomizations)(nil)
@@ -54,7 +61,8 @@ func (*Kustomizations) Kind() string { return KustomizationKind }
 // NewObject implements source.Tool.
 func (*Kustomizations) NewObject() client.Object { return &kustomizev1.Kustomization{} }
 
-// Read implements source.Tool: a suspended Kustomization is skipped; one
+// Read implements source.Tool: a suspended Kustomization, or one applying to
+// another cluster, is skipped; one
 // whose newest revision Flux applied is idle; otherwise the revision it
 // attempts, at its generation, blocks.
 func (*Kustomizations) Read(_ context.Context, obj client.Object) (source.Reading, error) {
@@ -62,6 +70,10 @@ func (*Kustomizations) Read(_ context.Context, obj client.Object) (source.Readin
 	if ks.Spec.Suspend {
 		return source.Reading{State: source.Skipped, Notes: []source.Note{{Type: corev1.EventTypeNormal, Reason: ReasonSuspended,
 			Message: "the Kustomization is suspended: claimwarden does nothing for it until it is resumed"}}}, nil
+	}
+	if ks.Spec.KubeConfig != nil {
+		return source.Reading{State: source.Skipped, Notes: []source.Note{{Type: corev1.EventTypeNormal, Reason: ReasonRemoteCluster,
+			Message: "the Kustomization applies to another cluster (spec.kubeConfig): claimwarden converges only StatefulSets of its own cluster"}}}, nil
 	}
 	var notes []source.Note
 	if ks.Spec.Force {
@@ -82,6 +94,9 @@ func (*Kustomizations) Read(_ context.Context, obj client.Object) (source.Readin
 func (k *Kustomizations) Desired(ctx context.Context, obj client.Object) (source.Desired, error) {
 	ks := obj.(*kustomizev1.Kustomization)
 	attempted := ks.Status.LastAttemptedRevision
+	if err := crossNamespaceRefused(ks, ks.Spec.SourceRef.Namespace, k.NoCrossNamespaceRefs); err != nil {
+		return source.Desired{}, buildFailed(err)
+	}
 	src, err := sourceOf(ctx, k.Reader, ks)
 	if err != nil {
 		return source.Desired{}, buildFailed(err)

@@ -22,6 +22,16 @@ type WatchOptions struct {
 	// FieldOwner writes the reconcile request annotation; default
 	// v1alpha1.ControllerName.
 	FieldOwner string
+	// DefaultServiceAccount is kustomize-controller's
+	// --default-service-account: the account of a Kustomization's namespace
+	// its writes are authorised as when it names none. Empty: Flux applies
+	// such Kustomizations as itself, and claimwarden checks only that the
+	// StatefulSet is in the Kustomization's inventory.
+	DefaultServiceAccount string
+	// NoCrossNamespaceRefs is kustomize-controller's
+	// --no-cross-namespace-refs: a Kustomization whose source is in
+	// another namespace is not read.
+	NoCrossNamespaceRefs bool
 	// RetryBaseDelay and RetryMaxDelay bound the back-off while a source
 	// cannot be fetched or built; defaults 5 s and 5 min (source.Options).
 	RetryBaseDelay, RetryMaxDelay time.Duration
@@ -42,7 +52,8 @@ func SetupWithManager(mgr ctrl.Manager, o WatchOptions) (*source.Nudger, error) 
 	if o.Builder == nil || o.Proposals == nil {
 		return nil, errors.New("flux: WatchOptions.Builder and Proposals are required")
 	}
-	tool := &Kustomizations{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Builder: o.Builder, FieldOwner: o.FieldOwner}
+	tool := &Kustomizations{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Builder: o.Builder, FieldOwner: o.FieldOwner,
+		DefaultServiceAccount: o.DefaultServiceAccount, NoCrossNamespaceRefs: o.NoCrossNamespaceRefs}
 	return source.SetupWithManager(mgr, tool, source.Options{
 		Name:           "flux-kustomization",
 		Namespaces:     o.Namespaces,

@@ -175,20 +175,20 @@ func (c *CLIReleases) Desired(ctx context.Context, obj client.Object) (source.De
 		return source.Desired{}, readFailed(err)
 	}
 	what := fmt.Sprintf("Helm release %s/%s version %d", rel.Namespace, rel.Name, rel.Version)
-	if rel.Info == nil || rel.Info.Status != rcommon.StatusFailed {
+	if rel.Status != rcommon.StatusFailed {
 		return source.Desired{Waiting: what + " is no longer failed"}, nil
 	}
-	if !converge.IsImmutableTemplateError(fmt.Errorf("%s", rel.Info.Description)) {
-		return source.Desired{NothingToDo: fmt.Sprintf("%s failed for a reason that is not immutable volumeClaimTemplates (%q): not one claimwarden can resolve", what, rel.Info.Description)}, nil
+	if !converge.IsImmutableTemplateError(fmt.Errorf("%s", rel.Description)) {
+		return source.Desired{NothingToDo: fmt.Sprintf("%s failed for a reason that is not immutable volumeClaimTemplates (%q): not one claimwarden can resolve", what, rel.Description)}, nil
 	}
 	stss, err := StatefulSets(rel)
 	if err != nil {
 		return source.Desired{}, readFailed(err)
 	}
 	var d source.Desired
-	if rel.Chart != nil && rel.Chart.Metadata != nil {
-		d.Chart = rel.Chart.Metadata.Name + "@" + rel.Chart.Metadata.Version
-		d.Revisions = []string{rel.Chart.Metadata.Version}
+	if rel.ChartName != "" || rel.ChartVersion != "" {
+		d.Chart = rel.ChartName + "@" + rel.ChartVersion
+		d.Revisions = []string{rel.ChartVersion}
 	}
 	var refused []string
 	for _, sts := range stss {

@@ -28,6 +28,8 @@ const (
 	ReasonRemediated = "ClaimwardenRemediated"
 	ReasonNoCommit   = "ClaimwardenNoCommit"
 	ReasonReadFailed = "ClaimwardenReleaseReadFailed"
+	// ReasonRemoteCluster: a HelmRelease with spec.kubeConfig is skipped.
+	ReasonRemoteCluster = "ClaimwardenRemoteCluster"
 )
 
 // HelmReleases is Flux's helm-controller as a source.Tool: when a
@@ -45,6 +47,10 @@ type HelmReleases struct {
 	MaxReleaseBytes int64
 	// FieldOwner writes the nudge's annotations.
 	FieldOwner string
+	// DefaultServiceAccount and NoCrossNamespaceRefs mirror
+	// helm-controller's lockdown flags (WatchOptions).
+	DefaultServiceAccount string
+	NoCrossNamespaceRefs  bool
 }
 
 var _ source.Tool = (*HelmReleases)(nil)
@@ -67,6 +73,10 @@ func (*HelmReleases) Read(_ context.Context, obj client.Object) (source.Reading,
 	if hr.Spec.Suspend {
 		return source.Reading{State: source.Skipped, Notes: []source.Note{{Type: corev1.EventTypeNormal, Reason: ReasonSuspended,
 			Message: "the HelmRelease is suspended: claimwarden does nothing for it until it is resumed"}}}, nil
+	}
+	if hr.Spec.KubeConfig != nil {
+		return source.Reading{State: source.Skipped, Notes: []source.Note{{Type: corev1.EventTypeNormal, Reason: ReasonRemoteCluster,
+			Message: "the HelmRelease releases to another cluster (spec.kubeConfig): claimwarden converges only StatefulSets of its own cluster"}}}, nil
 	}
 	var notes []source.Note
 	if hr.Spec.Upgrade != nil && hr.Spec.Upgrade.Force {
@@ -126,6 +136,9 @@ func (h *HelmReleases) Desired(ctx context.Context, obj client.Object) (source.D
 	if latest == nil || latest.Status != rcommon.StatusFailed.String() {
 		return source.Desired{Waiting: "waiting for helm-controller's next release"}, nil
 	}
+	if err := crossNamespaceRefused(hr, h.NoCrossNamespaceRefs); err != nil {
+		return source.Desired{}, readFailed(err)
+	}
 	limit := h.MaxReleaseBytes
 	if limit <= 0 {
 		limit = DefaultMaxReleaseBytes
@@ -135,7 +148,7 @@ func (h *HelmReleases) Desired(ctx context.Context, obj client.Object) (source.D
 	if err != nil {
 		return source.Desired{}, readFailed(fmt.Errorf("HelmRelease %s/%s at %s: %w", hr.Namespace, hr.Name, chart, err))
 	}
-	if rel.Info == nil || rel.Info.Status != rcommon.StatusFailed {
+	if rel.Status != rcommon.StatusFailed {
 		// Helm moved on (a rollback, a newer attempt) since the status was
 		// written; the HelmRelease's next status brings it back here.
 		return source.Desired{Waiting: "the release record is no longer the failed release"}, nil

@@ -3,6 +3,7 @@ package helm
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/claimwarden/claimwarden/integrations/manifests"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/reconciler/source"
 )
@@ -57,6 +59,11 @@ func provenanceOf(ctx context.Context, r client.Reader, hr *helmv2.HelmRelease, 
 	if err := r.Get(ctx, types.NamespacedName{Namespace: ksNamespace, Name: ksName}, &ks); err != nil {
 		return provenance{}, fmt.Errorf("HelmRelease %s/%s: Kustomization %s/%s that applied it: %w", hr.Namespace, hr.Name, ksNamespace, ksName, err)
 	}
+	if !appliedBy(&ks, hr) {
+		// Whoever edits the HelmRelease can set the labels; only the
+		// Kustomization's own inventory says it applied the HelmRelease.
+		return provenance{}, nil
+	}
 	ref := ks.Spec.SourceRef
 	if ref.Kind != sourcev1.GitRepositoryKind {
 		return provenance{}, nil
@@ -99,4 +106,14 @@ func chartRefKind(hr *helmv2.HelmRelease) string {
 		return "(none)"
 	}
 	return hr.Spec.ChartRef.Kind + " " + hr.Spec.ChartRef.Name
+}
+
+// appliedBy reports whether the HelmRelease is in the Kustomization's
+// inventory.
+func appliedBy(ks *kustomizev1.Kustomization, hr *helmv2.HelmRelease) bool {
+	if ks.Status.Inventory == nil {
+		return false
+	}
+	id := manifests.InventoryID(hr.Namespace, hr.Name, helmv2.GroupVersion.WithKind(helmv2.HelmReleaseKind).GroupKind())
+	return slices.ContainsFunc(ks.Status.Inventory.Entries, func(e kustomizev1.ResourceRef) bool { return e.ID == id })
 }

@@ -66,50 +66,8 @@ func encode(t *testing.T, v any) []byte {
 	return []byte(base64.StdEncoding.EncodeToString(buf.Bytes()))
 }
 
-func TestDecodeRelease(t *testing.T) {
-	rel, err := decodeRelease(encode(t, release(4)), DefaultMaxReleaseBytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rel.Name != "web" || rel.Version != 4 || rel.Info.Status != rcommon.StatusFailed || rel.Manifest != manifest {
-		t.Errorf("decoded %+v", rel)
-	}
-
-	t.Run("uncompressed, as the oldest records are", func(t *testing.T) {
-		js, _ := json.Marshal(release(1))
-		rel, err := decodeRelease([]byte(base64.StdEncoding.EncodeToString(js)), DefaultMaxReleaseBytes)
-		if err != nil || rel.Version != 1 {
-			t.Fatalf("got %v, %v", rel, err)
-		}
-	})
-	t.Run("bounded after unpacking", func(t *testing.T) {
-		// 64 MiB of zeros gzip to some 64 KiB: the bound is on what is unpacked.
-		big := release(4)
-		big.Manifest = strings.Repeat("\x00", 64<<20)
-		data := encode(t, big)
-		if len(data) > 1<<20 {
-			t.Fatalf("the test's record is %d bytes, not a Secret's size", len(data))
-		}
-		_, err := decodeRelease(data, 1<<20)
-		if err == nil || !strings.Contains(err.Error(), "larger than 1048576 bytes unpacked (maxReleaseBytes)") {
-			t.Errorf("got %v", err)
-		}
-	})
-	for name, data := range map[string][]byte{
-		"empty":      nil,
-		"not base64": []byte("!!!"),
-		"not JSON":   []byte(base64.StdEncoding.EncodeToString([]byte("{"))),
-	} {
-		t.Run(name, func(t *testing.T) {
-			if _, err := decodeRelease(data, DefaultMaxReleaseBytes); err == nil {
-				t.Error("decoded")
-			}
-		})
-	}
-}
-
 func TestStatefulSetsOfRelease(t *testing.T) {
-	stss, err := StatefulSets(release(4))
+	stss, err := StatefulSets(&Release{Name: "web", Namespace: "shop", Version: 4, Manifest: manifest})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,8 +84,7 @@ func TestStatefulSetsOfRelease(t *testing.T) {
 	}
 
 	t.Run("a bad StatefulSet is an error naming the release", func(t *testing.T) {
-		bad := release(5)
-		bad.Manifest = strings.Replace(manifest, "storage: 2Gi", "storage: lots", 1)
+		bad := &Release{Name: "web", Namespace: "shop", Version: 5, Manifest: strings.Replace(manifest, "storage: 2Gi", "storage: lots", 1)}
 		_, err := StatefulSets(bad)
 		if err == nil || !strings.Contains(err.Error(), "release shop/web version 5") {
 			t.Errorf("got %v", err)

@@ -27,6 +27,15 @@ type WatchOptions struct {
 	// FieldOwner writes the nudge's annotations; default
 	// v1alpha1.ControllerName.
 	FieldOwner string
+	// DefaultServiceAccount is helm-controller's --default-service-account:
+	// the account of a HelmRelease's namespace its writes are authorised as
+	// when it names none. Empty: helm-controller releases such HelmReleases
+	// as itself, and claimwarden checks only that the StatefulSet is the
+	// release's.
+	DefaultServiceAccount string
+	// NoCrossNamespaceRefs is helm-controller's --no-cross-namespace-refs:
+	// provenance is not read from another namespace's objects.
+	NoCrossNamespaceRefs bool
 	// RetryBaseDelay and RetryMaxDelay bound the back-off while a release
 	// record cannot be read; defaults 5 s and 5 min (source.Options).
 	RetryBaseDelay, RetryMaxDelay time.Duration
@@ -51,7 +60,8 @@ func SetupWithManager(mgr ctrl.Manager, o WatchOptions) (*source.Nudger, error) 
 	if o.Proposals == nil {
 		return nil, errors.New("helm: WatchOptions.Proposals is required")
 	}
-	tool := &HelmReleases{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), MaxReleaseBytes: o.MaxReleaseBytes, FieldOwner: o.FieldOwner}
+	tool := &HelmReleases{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), MaxReleaseBytes: o.MaxReleaseBytes, FieldOwner: o.FieldOwner,
+		DefaultServiceAccount: o.DefaultServiceAccount, NoCrossNamespaceRefs: o.NoCrossNamespaceRefs}
 	return source.SetupWithManager(mgr, tool, source.Options{
 		Name:           "flux-helmrelease",
 		Namespaces:     o.Namespaces,

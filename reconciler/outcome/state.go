@@ -20,7 +20,8 @@ const (
 )
 
 // StateOf is the state a rollout shows on its commit: success when every
-// claim is compatible, failure when a policy denied, error when blocked
+// claim is compatible, failure when a policy denied or the proposer may not
+// make the change (NotAuthorized), error when blocked
 // otherwise (a rejected patch, a failed resize), pending while in progress.
 // The message is the one a pull request author needs: for a denial, the
 // denied StatefulSet-level change (StatefulSetDenied, found among the
@@ -33,8 +34,12 @@ func StateOf(vcr *v1alpha1.VolumeClaimRollout) (State, string) {
 		return Success, ready.Message
 	case conditions.IsStalled(vcr):
 		c := conditions.Get(vcr, meta.StalledCondition)
-		if c.Reason == v1alpha1.ReasonPolicyDenied {
+		switch c.Reason {
+		case v1alpha1.ReasonPolicyDenied:
 			return Failure, firstDenial(vcr, c.Message)
+		case v1alpha1.ReasonNotAuthorized:
+			// Decided, as a denial is: the proposer may not make the change.
+			return Failure, c.Message
 		}
 		return Error, c.Message
 	case ready != nil:

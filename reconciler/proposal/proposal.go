@@ -30,6 +30,12 @@ type Proposal struct {
 	// SourceError, when set, says the source's newest revision could not be
 	// read or built; the proposal is otherwise the last good one.
 	SourceError string
+	// Authority is the identity the tool applies as (a service account);
+	// every write the rollout makes for the proposal must be one it may
+	// make. Nil when the tool applies as itself (Flux without lockdown,
+	// plain Helm): then only the tool's ownership of the StatefulSet,
+	// checked when it was proposed, stands for it.
+	Authority *v1alpha1.Identity
 }
 
 // Key is the StatefulSet a proposal is for.

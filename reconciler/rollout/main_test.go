@@ -23,6 +23,7 @@ import (
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 	"github.com/claimwarden/claimwarden/policies"
+	"github.com/claimwarden/claimwarden/reconciler/authority"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/reconciler/rollout"
@@ -160,8 +161,11 @@ func setup(ctx context.Context, e *testenv.Env) error {
 		Policies:                engine,
 		PolicyChanges:           engine.Changes(),
 		Proposals:               proposals,
-		Sinks:                   []outcome.Sink{statusSink, converged},
-		JournalKeySecret:        journalKeyOf,
+		// Answers kept briefly, so that a role granted within a test counts.
+		Authority:        authority.NewReviews(mgr.GetClient(), 200*time.Millisecond),
+		AuthorityRecheck: time.Second,
+		Sinks:            []outcome.Sink{statusSink, converged},
+		JournalKeySecret: journalKeyOf,
 		// Those of a scoped controller are its own (see scopedController).
 		LabelSelector: labels.NewSelector().Add(mustRequirement(scopedLabel, selection.DoesNotExist)),
 	}); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/policies"
+	"github.com/claimwarden/claimwarden/reconciler/authority"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
@@ -47,6 +48,13 @@ type Options struct {
 	// StatefulSet is gated, the StatefulSet converged to it and the claims
 	// patched; its source names the commit that gets the status.
 	Proposals *proposal.Store
+	// Authority checks that a proposal's authority (Proposal.Authority)
+	// may make each step's writes before the first of them; a proposal
+	// with an authority and no checker writes nothing.
+	Authority authority.Checker
+	// AuthorityRecheck is how soon a step its authority may not make is
+	// asked about again; default 30 s.
+	AuthorityRecheck time.Duration
 	// Sinks receive the outcome of every reconcile and convergence (commit
 	// statuses, Flux events, the GitOps tools' re-triggers); the
 	// controller's own Kubernetes events sink comes first.
@@ -62,6 +70,9 @@ type Options struct {
 	// RetryBaseDelay and RetryMaxDelay bound the back-off after a patch the API
 	// server rejected; a change to the StatefulSet or its claims retries at once.
 	RetryBaseDelay, RetryMaxDelay time.Duration
+	// WorkloadAnnotations lists where a StatefulSet's own repository and
+	// revision annotations are used (commit statuses, policies); nil: nowhere.
+	WorkloadAnnotations *WorkloadAnnotations
 }
 
 func (o Options) withDefaults() Options {
@@ -76,6 +87,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.PolicyRecheck <= 0 {
 		o.PolicyRecheck = time.Minute
+	}
+	if o.AuthorityRecheck <= 0 {
+		o.AuthorityRecheck = 30 * time.Second
 	}
 	if o.RetryBaseDelay <= 0 {
 		o.RetryBaseDelay = 10 * time.Second

@@ -149,12 +149,12 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 func (r *Reconciler) roll(ctx context.Context, sts *appsv1.StatefulSet, before, vcr *v1alpha1.VolumeClaimRollout) (ctrl.Result, error) {
 	strategy, err := plan.StrategyOf(sts, r.opts.Strategy)
 	if err != nil {
-		r.stall(ctx, sts, before, vcr, sourceOf(sts), v1alpha1.ReasonInvalidAnnotation, err.Error())
+		r.stall(ctx, sts, before, vcr, r.sourceOf(sts), v1alpha1.ReasonInvalidAnnotation, err.Error())
 		return ctrl.Result{}, nil
 	}
 	restarts, err := plan.RestartForExpansionOf(sts, r.opts.RestartForExpansion)
 	if err != nil {
-		r.stall(ctx, sts, before, vcr, sourceOf(sts), v1alpha1.ReasonInvalidAnnotation, err.Error())
+		r.stall(ctx, sts, before, vcr, r.sourceOf(sts), v1alpha1.ReasonInvalidAnnotation, err.Error())
 		return ctrl.Result{}, nil
 	}
 	t := r.targetOf(sts, vcr)
@@ -176,6 +176,9 @@ func (r *Reconciler) roll(ctx context.Context, sts *appsv1.StatefulSet, before, 
 		// only a safety net.
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
+	if err := r.authorize(ctx, t.authority, stepWrites(sts, t, a)); err != nil {
+		return r.notAuthorized(ctx, sts, before, vcr, t.src, err)
+	}
 	converging := false
 	if t.recreateWith != nil && !a.verdict.denied() {
 		progress, err := r.convergeTo(ctx, sts, t)
@@ -191,12 +194,12 @@ func (r *Reconciler) roll(ctx context.Context, sts *appsv1.StatefulSet, before, 
 	if a, err = r.afterPatches(ctx, sts, t, strategy, a, out); err != nil {
 		return ctrl.Result{}, err
 	}
-	rs, err := r.restartPods(ctx, restartStep{r: r, sts: sts, vcr: vcr, src: t.src, a: &a, enabled: restarts,
+	rs, err := r.restartPods(ctx, restartStep{r: r, sts: sts, vcr: vcr, src: t.src, authority: t.authority, a: &a, enabled: restarts,
 		mayStart: !a.verdict.denied() && out.rejected == nil && t.recreateWith == nil})
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	r.report(t.sts, vcr, t.src, t.ignoredLabels, strategy, a.diff, a.plan, a.verdict, out, rs)
+	r.report(vcr, t, strategy, a, out, rs)
 	r.publish(ctx, sts, t.src, before, vcr)
 	return r.next(sts, converging, a.verdict, out, rs), nil
 }

@@ -91,7 +91,7 @@ func failedAt10Gi(t *testing.T, c client.Client, ns, name, controller string) cl
 // the rollout, its completion event and the commit status say so.
 func TestFailedExpansionRecoversToASmallerTemplate(t *testing.T) {
 	c := started(t)
-	scopedController(t, "recovery", noStepLimit)
+	scopedController(t, "recovery", noStepLimit, allowWorkloadAnnotations)
 	ns := namespace(t, c)
 	key := failedAt10Gi(t, c, ns, "vault", "recovery")
 	ctx := context.Background()
@@ -156,7 +156,7 @@ func TestFailedExpansionRecoversToASmallerTemplate(t *testing.T) {
 // increase-only denies it and nothing is patched, recovery or not.
 func TestTemplateBelowCapacityIsAShrinkEvenAfterAFailure(t *testing.T) {
 	c := started(t)
-	scopedController(t, "recovery", noStepLimit)
+	scopedController(t, "recovery", noStepLimit, allowWorkloadAnnotations)
 	ns := namespace(t, c)
 	key := failedAt10Gi(t, c, ns, "below", "recovery")
 
@@ -193,7 +193,7 @@ func TestRecoveryRefusedByParameter(t *testing.T) {
 // grew to 10Gi, so going back to 2Gi is a shrink.
 func TestPlainDecreaseIsNeverLowered(t *testing.T) {
 	c := started(t)
-	scopedController(t, "recovery", noStepLimit)
+	scopedController(t, "recovery", noStepLimit, allowWorkloadAnnotations)
 	ns := namespace(t, c)
 	sts := scopedStatefulSet(ns, "grown", "recovery", 1, recoveryCommit())
 	createReady(t, c, sts)

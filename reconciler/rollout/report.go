@@ -20,16 +20,17 @@ import (
 	"github.com/claimwarden/claimwarden/reconciler/plan"
 )
 
-// report writes the rollout's status: claims, counts, problems, conditions.
-func (r *Reconciler) report(sts *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRollout, src v1alpha1.Source, ignoredLabels []string, strategy v1alpha1.UpdateStrategy, res diff.Result, p plan.Plan, g gateResult, out patchOutcome, rs restartOutcome) {
+// report writes the rollout's status: the proposal worked towards, claims,
+// counts, problems, conditions.
+func (r *Reconciler) report(vcr *v1alpha1.VolumeClaimRollout, t target, strategy v1alpha1.UpdateStrategy, a assessment, out patchOutcome, rs restartOutcome) {
 	st := &vcr.Status
-	st.ObservedGeneration = sts.Generation
+	st.ObservedGeneration = t.sts.Generation
 	st.Strategy = strategy
-	st.Proposal = &v1alpha1.Proposal{Source: src, TemplatesHash: templatesHash(sts), IgnoredLabels: ignoredLabels}
-	st.Claims, st.Counts = claimStatuses(p, out)
+	st.Proposal = &v1alpha1.Proposal{Source: t.src, TemplatesHash: templatesHash(t.sts), IgnoredLabels: t.ignoredLabels, Authority: t.authority}
+	st.Claims, st.Counts = claimStatuses(a.plan, out)
 	st.Progress = fmt.Sprintf("%d/%d", st.Counts.Compatible, st.Counts.Total)
-	st.Problems = problems(res, p, g)
-	setConditions(vcr, strategy, res, p, g, out, rs)
+	st.Problems = problems(a.diff, a.plan, a.verdict)
+	setConditions(vcr, strategy, a.diff, a.plan, a.verdict, out, rs)
 	r.setPoliciesCondition(vcr)
 }
 

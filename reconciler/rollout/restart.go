@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/policies"
+	"github.com/claimwarden/claimwarden/reconciler/authority"
 	"github.com/claimwarden/claimwarden/reconciler/diff"
 	"github.com/claimwarden/claimwarden/reconciler/gate"
 	"github.com/claimwarden/claimwarden/reconciler/plan"
@@ -42,12 +44,14 @@ type restartOutcome struct {
 
 // restartStep is one reconcile of the restarts of one StatefulSet.
 type restartStep struct {
-	r       *Reconciler
-	sts     *appsv1.StatefulSet
-	vcr     *v1alpha1.VolumeClaimRollout
-	src     v1alpha1.Source
-	a       *assessment
-	enabled bool
+	r   *Reconciler
+	sts *appsv1.StatefulSet
+	vcr *v1alpha1.VolumeClaimRollout
+	src v1alpha1.Source
+	// authority must be allowed to evict the Pod (nil: the tool's own).
+	authority *v1alpha1.Identity
+	a         *assessment
+	enabled   bool
 	// mayStart is false while something else holds the StatefulSet's
 	// changes (a denial, a rejected patch, a re-create): no new eviction.
 	mayStart bool
@@ -217,6 +221,13 @@ func (s restartStep) refused(ctx context.Context, pod *corev1.Pod, ordinal int32
 	qs := make([]plan.Question, 0, len(claims))
 	for _, c := range claims {
 		qs = append(qs, plan.RestartQuestion(s.sts, c, s.a.claims[c.Name], pod.Name))
+	}
+	err := s.r.authorize(ctx, s.authority, []authority.Write{authority.EvictPod(pod.Namespace, pod.Name)})
+	if refusal, ok := errors.AsType[*authority.Refusal](err); ok {
+		return "not authorised: " + refusal.Error(), nil
+	}
+	if err != nil {
+		return "", err
 	}
 	ans, err := gate.Ask(ctx, s.r.opts.Policies, qs, s.r.facts(s.sts, policies.Source(s.src)))
 	if err != nil {

@@ -36,6 +36,9 @@ type target struct {
 	sourceError string
 	// fromGitOps: the target comes from a GitOps source, not the StatefulSet itself.
 	fromGitOps bool
+	// authority is the identity every write for the target must be
+	// allowed to (Proposal.Authority); nil: the tool applies as itself.
+	authority *v1alpha1.Identity
 }
 
 // targetOf picks the target of live: the newest GitOps proposal for it, or
@@ -45,7 +48,7 @@ type target struct {
 func (r *Reconciler) targetOf(live *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRollout) target {
 	if r.opts.Proposals != nil {
 		if p, ok := r.opts.Proposals.Get(types.NamespacedName{Namespace: live.Namespace, Name: live.Name}); ok {
-			t := target{sts: live, src: p.Source, ignoredLabels: p.IgnoredLabels, sourceError: p.SourceError, fromGitOps: true}
+			t := target{sts: live, src: p.Source, ignoredLabels: p.IgnoredLabels, sourceError: p.SourceError, fromGitOps: true, authority: p.Authority}
 			if p.StatefulSet != nil && !diff.TemplatesEqual(live.Spec.VolumeClaimTemplates, p.StatefulSet.Spec.VolumeClaimTemplates) {
 				t.sts = plan.WithTemplates(live, p.StatefulSet)
 				t.recreateWith = &p
@@ -54,9 +57,9 @@ func (r *Reconciler) targetOf(live *appsv1.StatefulSet, vcr *v1alpha1.VolumeClai
 		}
 	}
 	if rec := vcr.Status.Proposal; rec != nil && rec.Source.Kind != "StatefulSet" && (rec.TemplatesHash == templatesHash(live) || rec.TemplatesHash == legacyTemplatesHash(live)) {
-		return target{sts: live, src: recordedSource(rec.Source), ignoredLabels: rec.IgnoredLabels, fromGitOps: true}
+		return target{sts: live, src: recordedSource(rec.Source), ignoredLabels: rec.IgnoredLabels, fromGitOps: true, authority: rec.Authority}
 	}
-	return target{sts: live, src: sourceOf(live)}
+	return target{sts: live, src: r.sourceOf(live)}
 }
 
 // recordedSource is a source this controller recorded, perhaps in a version
@@ -67,13 +70,14 @@ func recordedSource(src v1alpha1.Source) v1alpha1.Source {
 }
 
 // sourceOf is where the StatefulSet's templates came from: the StatefulSet
-// itself, with the repository and commit its annotations name.
-func sourceOf(sts *appsv1.StatefulSet) v1alpha1.Source {
-	return v1alpha1.Source{
-		Kind: "StatefulSet", Namespace: sts.Namespace, Name: sts.Name,
-		Repository: proposal.RepositoryURL(sts.Annotations[v1alpha1.RepositoryAnnotation]),
-		Revision:   sts.Annotations[v1alpha1.RevisionAnnotation],
+// itself, with the repository and commit its annotations name where the
+// operator allows them (see WorkloadAnnotations).
+func (r *Reconciler) sourceOf(sts *appsv1.StatefulSet) v1alpha1.Source {
+	src := v1alpha1.Source{Kind: "StatefulSet", Namespace: sts.Namespace, Name: sts.Name}
+	if repository, revision, ok := r.workloadAnnotations(sts); ok {
+		src.Repository, src.Revision = proposal.RepositoryURL(repository), revision
 	}
+	return src
 }
 
 // convergeRecheck is how soon a reconcile looks again while an orphan
@@ -89,7 +93,7 @@ const convergeRecheck = time.Second
 func (r *Reconciler) convergeTo(ctx context.Context, live *appsv1.StatefulSet, t target) (converge.Progress, error) {
 	log := ctrl.LoggerFrom(ctx)
 	key := types.NamespacedName{Namespace: live.Namespace, Name: live.Name}
-	r.journal.intend(key, &v1alpha1.Proposal{Source: t.src, TemplatesHash: templatesHash(t.sts), IgnoredLabels: t.ignoredLabels})
+	r.journal.intend(key, &v1alpha1.Proposal{Source: t.src, TemplatesHash: templatesHash(t.sts), IgnoredLabels: t.ignoredLabels, Authority: t.authority})
 	progress, err := r.converger.Converge(ctx, live, t.sts)
 	r.journal.intend(key, nil)
 	if errors.Is(err, converge.ErrRecreatedElsewhere) {

@@ -6,6 +6,9 @@ const (
 	ReasonNothingToDo = "ClaimwardenNothingToDo"
 	// ReasonReadFailed reports a Tool.Desired error that is no ReadError.
 	ReasonReadFailed = "ClaimwardenReadFailed"
+	// ReasonNotManaged reports desired StatefulSets the tool does not
+	// manage (Tool.Manages), left alone.
+	ReasonNotManaged = "ClaimwardenNotManaged"
 )
 
 // Event actions.

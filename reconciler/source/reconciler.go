@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -96,41 +97,52 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		ctrl.LoggerFrom(ctx).V(1).Info(desired.Waiting, "revision", reading.Revision)
 		return ctrl.Result{}, nil
 	}
+	authority, err := r.tool.Authority(ctx, obj)
+	if err != nil {
+		return ctrl.Result{}, r.readFailed(ctx, obj, src, owner, err)
+	}
 	r.store.SetSourceError(ctx, owner, "")
-	proposed, err := r.propose(ctx, owner, desired)
+	proposed, refused, err := r.propose(ctx, obj, owner, desired, authority)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	r.memory.markProposed(req.NamespacedName, reading.Key)
+	r.reportRefusals(ctx, obj, src, refused)
 	r.reportProposals(ctx, obj, src, desired, proposed)
 	return ctrl.Result{}, nil
 }
 
-// propose puts a proposal into the store for every candidate whose
-// templates differ from its live StatefulSet's, drops those of StatefulSets
-// gone from the source and those never converged that are no longer asked
-// for, and returns the StatefulSets proposed.
-func (r *Reconciler) propose(ctx context.Context, owner proposal.Owner, d Desired) ([]string, error) {
+// propose puts a proposal into the store for every candidate the tool
+// manages whose templates differ from its live StatefulSet's, drops those of
+// StatefulSets gone from the source and those never converged that are no
+// longer asked for, and returns the StatefulSets proposed and, for each
+// candidate the tool does not manage, why it was left alone.
+func (r *Reconciler) propose(ctx context.Context, obj client.Object, owner proposal.Owner, d Desired, authority *v1alpha1.Identity) (proposed, refused []string, err error) {
 	src := v1alpha1.Source{Kind: owner.Kind, Namespace: owner.Namespace, Name: owner.Name, Repository: d.Repository, Revision: d.Revision, Chart: d.Chart}
 	inSource, proposedNow := map[types.NamespacedName]bool{}, map[types.NamespacedName]bool{}
 	for _, key := range d.Others {
 		inSource[key] = true
 	}
-	var proposed []string
 	for _, sts := range d.Candidates {
 		key := types.NamespacedName{Namespace: sts.Namespace, Name: sts.Name}
-		inSource[key] = true
 		var live appsv1.StatefulSet
 		if err := r.clients.Uncached.Get(ctx, key, &live); err != nil {
 			if apierrors.IsNotFound(err) {
 				continue // the tool creates it; a new StatefulSet needs no convergence
 			}
-			return nil, fmt.Errorf("reading StatefulSet %s of %s %s/%s: %w", key, owner.Kind, owner.Namespace, owner.Name, err)
+			return nil, nil, fmt.Errorf("reading StatefulSet %s of %s %s/%s: %w", key, owner.Kind, owner.Namespace, owner.Name, err)
 		}
+		if why := r.tool.Manages(ctx, obj, &live); why != nil {
+			// Not the tool's: a proposal this object made earlier for it
+			// is dropped below with those gone from the source.
+			refused = append(refused, fmt.Sprintf("StatefulSet %s: %v", key, why))
+			continue
+		}
+		inSource[key] = true
 		if diff.TemplatesEqual(live.Spec.VolumeClaimTemplates, sts.Spec.VolumeClaimTemplates) {
 			continue // not what blocks the tool
 		}
-		r.store.Set(ctx, proposal.Proposal{StatefulSet: sts, Source: src, IgnoredLabels: d.IgnoredLabels, Revisions: d.Revisions})
+		r.store.Set(ctx, proposal.Proposal{StatefulSet: sts, Source: src, IgnoredLabels: d.IgnoredLabels, Revisions: d.Revisions, Authority: authority})
 		proposedNow[key] = true
 		proposed = append(proposed, key.String())
 	}
@@ -143,9 +155,22 @@ func (r *Reconciler) propose(ctx context.Context, owner proposal.Owner, d Desire
 	// A converged earlier proposal still names its commit; one never
 	// converged (say, denied, then reverted in Git) is no longer asked for.
 	if err := r.store.DropUnconverged(ctx, r.clients.Uncached, owner, proposedNow); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return proposed, nil
+	return proposed, refused, nil
+}
+
+// reportRefusals says, once per read, which StatefulSets of the desired
+// state the tool does not manage: a tenant's build or record naming another
+// namespace's StatefulSet is visible on its own object, and nothing else.
+func (r *Reconciler) reportRefusals(ctx context.Context, obj client.Object, src v1alpha1.Source, refused []string) {
+	if len(refused) == 0 {
+		return
+	}
+	msg := fmt.Sprintf("revision %s names StatefulSets %s %s/%s does not manage; claimwarden leaves them alone: %s",
+		src.Revision, src.Kind, src.Namespace, src.Name, strings.Join(refused, "; "))
+	r.clients.Recorder.Eventf(obj, nil, src, corev1.EventTypeWarning, ReasonNotManaged, ActionPropose, "%s", msg)
+	ctrl.LoggerFrom(ctx).Info(msg)
 }
 
 // reportProposals says what a read of the desired StatefulSets proposed.

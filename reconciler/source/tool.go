@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
@@ -31,6 +32,17 @@ type Tool interface {
 	// the rollouts say so and the read is retried with back-off (see
 	// ReadError for the event it is reported with).
 	Desired(ctx context.Context, obj client.Object) (Desired, error)
+	// Authority is the identity the tool applies obj's desired state as
+	// (Proposal.Authority): a service account the object names, or the
+	// one the tool's lockdown defaults to; nil when the tool applies as
+	// itself. An error is retried with back-off and nothing is proposed.
+	Authority(ctx context.Context, obj client.Object) (*v1alpha1.Identity, error)
+	// Manages says whether the live StatefulSet is one the tool applies
+	// for obj (its inventory, its release, its project's destinations):
+	// nil when it is; otherwise why not, and the StatefulSet is left
+	// alone whatever obj's desired state says. Only the tool's own
+	// records count, never what the desired state claims about itself.
+	Manages(ctx context.Context, obj client.Object, live *appsv1.StatefulSet) error
 	// Nudge asks the tool to apply again after a StatefulSet was converged
 	// to p, which this tool proposed. It may call remote APIs; the Nudger
 	// bounds it with a timeout.

@@ -3,6 +3,7 @@ package source_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -14,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/reconciler/authority"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/reconciler/source"
 	"github.com/claimwarden/claimwarden/test/fixtures"
@@ -26,6 +29,10 @@ const (
 	keyApplied   = "applied"   // the revision it applied
 	keyFail      = "fail"      // set: its desired state cannot be read
 	prefixSTS    = "sts."      // sts.<name>: a desired StatefulSet, its template size
+	// foreign.<namespace>.<name>: a desired StatefulSet of another
+	// namespace, which the tool does not manage.
+	prefixForeign = "foreign."
+	keyAccount    = "serviceAccount" // the service account the tool applies as
 )
 
 const (
@@ -79,8 +86,29 @@ func (t *configMapTool) Desired(_ context.Context, obj client.Object) (source.De
 		if name, ok := strings.CutPrefix(k, prefixSTS); ok {
 			d.Candidates = append(d.Candidates, desiredStatefulSet(cm.Namespace, name, cm.Data[k]))
 		}
+		if ref, ok := strings.CutPrefix(k, prefixForeign); ok {
+			ns, name, _ := strings.Cut(ref, ".")
+			d.Candidates = append(d.Candidates, desiredStatefulSet(ns, name, cm.Data[k]))
+		}
 	}
 	return d, nil
+}
+
+// Authority: the service account the ConfigMap names, if any.
+func (*configMapTool) Authority(_ context.Context, obj client.Object) (*v1alpha1.Identity, error) {
+	cm := obj.(*corev1.ConfigMap)
+	if sa := cm.Data[keyAccount]; sa != "" {
+		return authority.ServiceAccount(cm.Namespace, sa), nil
+	}
+	return nil, nil
+}
+
+// Manages: the tool applies only into its ConfigMap's namespace.
+func (*configMapTool) Manages(_ context.Context, obj client.Object, live *appsv1.StatefulSet) error {
+	if live.Namespace != obj.GetNamespace() {
+		return fmt.Errorf("the tool applies only into namespace %s", obj.GetNamespace())
+	}
+	return nil
 }
 
 func (t *configMapTool) Nudge(_ context.Context, p proposal.Proposal) error {

@@ -96,8 +96,10 @@ func TestCommitStatusesOnGitea(t *testing.T) {
 }
 
 // giteaConfig stores token in a Secret of the controller's namespace and
-// writes a configuration file naming the Gitea at url with that Secret.
-func giteaConfig(t *testing.T, cl *cluster, url, token, secretName string) string {
+// writes a configuration file naming the Gitea at url with that Secret. The
+// tests' StatefulSets name their commits in annotations: those naming url
+// (or repositoryPrefixes) are allowed in every namespace.
+func giteaConfig(t *testing.T, cl *cluster, url, token, secretName string, repositoryPrefixes ...string) string {
 	t.Helper()
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: controllerNamespace, Name: secretName + "-" + strings.ToLower(t.Name())},
@@ -108,6 +110,10 @@ func giteaConfig(t *testing.T, cl *cluster, url, token, secretName string) strin
 	}
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	body := fmt.Sprintf("gitStatus:\n  hosts:\n  - url: %s\n    type: gitea\n    tokenSecretRef:\n      name: %s\n", url, secret.Name)
+	body += "  workloadAnnotations:\n  - namespace: \"*\"\n    repositoryPrefixes:\n"
+	for _, prefix := range append([]string{url}, repositoryPrefixes...) {
+		body += "    - " + prefix + "\n"
+	}
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func TestGitHostStorm(t *testing.T) {
 	}
 	t.Cleanup(proxy.Close)
 	ns := namespace(t, cl.admin)
-	ctl := startController(t, cl, "controller", "--config", giteaConfig(t, cl, proxy.URL, g.Token, "storm-token"))
+	ctl := startController(t, cl, "controller", "--config", giteaConfig(t, cl, proxy.URL, g.Token, "storm-token", g.URL))
 	r := &stormRun{t: t, cl: cl, g: g, repo: repo, ctl: ctl, final: map[string]string{}}
 
 	// Calm first: each StatefulSet at 4Gi on a commit of its own, success.

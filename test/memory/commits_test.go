@@ -127,6 +127,8 @@ func TestMemoryFlatOverTenThousandCommits(t *testing.T) {
 		Sinks:            []outcome.Sink{sink},
 		EventMemory:      statefulSets,
 		JournalKeySecret: types.NamespacedName{Namespace: namespace, Name: "claimwarden-journal-key"},
+		// The StatefulSets name their repository in annotations.
+		WorkloadAnnotations: rollout.NewWorkloadAnnotations([]rollout.AnnotationRule{{Namespace: "*", RepositoryPrefixes: []string{"https://git.example.com/shop"}}}),
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 	"github.com/claimwarden/claimwarden/integrations/helm"
 	"github.com/claimwarden/claimwarden/policies"
+	"github.com/claimwarden/claimwarden/reconciler/authority"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/reconciler/rollout"
 	"github.com/claimwarden/claimwarden/reconciler/source"
@@ -53,6 +54,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 		Policies:                engine,
 		PolicyChanges:           engine.Changes(),
 		JournalKeySecret:        types.NamespacedName{Namespace: cfg.JournalKey.Namespace, Name: cfg.JournalKey.SecretName},
+		WorkloadAnnotations:     workloadAnnotations(cfg.GitStatus.WorkloadAnnotations),
 	}
 	var pending func() int
 	if statuses != nil {
@@ -78,6 +80,9 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 	if cfg.HasSources() {
 		// One store: a StatefulSet's newest proposal wins, whichever tool made it.
 		opts.Proposals = proposal.NewStore()
+		// A proposal's writes are checked as its tool's service account
+		// (reconciler/authority says why by review, not impersonation).
+		opts.Authority = authority.NewReviews(mgr.GetClient(), 0)
 	}
 	// The tools' Nudgers ask them to apply again after a convergence.
 	if cfg.Flux.Enabled {
@@ -89,10 +94,12 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 	}
 	if cfg.Flux.HelmReleases {
 		nudger, err := helm.SetupWithManager(mgr, helm.WatchOptions{
-			Namespaces:      cfg.Flux.Namespaces,
-			Proposals:       opts.Proposals,
-			MaxReleaseBytes: cfg.Flux.MaxReleaseBytes,
-			FieldOwner:      v1alpha1.ControllerName,
+			Namespaces:            cfg.Flux.Namespaces,
+			Proposals:             opts.Proposals,
+			MaxReleaseBytes:       cfg.Flux.MaxReleaseBytes,
+			FieldOwner:            v1alpha1.ControllerName,
+			DefaultServiceAccount: cfg.Flux.DefaultServiceAccount,
+			NoCrossNamespaceRefs:  cfg.Flux.NoCrossNamespaceRefs,
 		})
 		if err != nil {
 			return fmt.Errorf("setting up the Flux HelmRelease integration: %w", err)
@@ -134,10 +141,12 @@ func setupFlux(mgr ctrl.Manager, f config.Flux, store *proposal.Store, log logr.
 		Limits: flux.Limits{TotalBytes: f.MaxBuildBytes, Nodes: f.MaxBuildNodes},
 	}
 	nudger, err := flux.SetupWithManager(mgr, flux.WatchOptions{
-		Namespaces: f.Namespaces,
-		Builder:    builder,
-		Proposals:  store,
-		FieldOwner: v1alpha1.ControllerName,
+		Namespaces:            f.Namespaces,
+		Builder:               builder,
+		Proposals:             store,
+		FieldOwner:            v1alpha1.ControllerName,
+		DefaultServiceAccount: f.DefaultServiceAccount,
+		NoCrossNamespaceRefs:  f.NoCrossNamespaceRefs,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the Flux integration: %w", err)
@@ -167,6 +176,8 @@ func setupArgoCD(mgr ctrl.Manager, a config.ArgoCD, store *proposal.Store) (*sou
 		API:            api,
 		Proposals:      store,
 		SyncManualApps: a.SyncManualApps,
+		// AppProjects and argocd-cm decide what an Application manages.
+		ControlPlaneNamespace: a.ControlPlaneNamespace,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the Argo CD integration: %w", err)
@@ -213,16 +224,17 @@ func policyOptions(p config.Policies, log logr.Logger) (policies.Options, error)
 		bundles = append(bundles, src)
 	}
 	return policies.Options{
-		Dirs:            p.Dirs,
-		PollInterval:    p.PollInterval,
-		Bundles:         bundles,
-		Params:          p.Params,
-		Timeout:         p.Timeout,
-		ValueLimitBytes: p.ValueLimitBytes,
-		AllowNetwork:    p.AllowNetworkBuiltins,
-		DecisionLogs:    p.DecisionLogs,
-		DecisionLogMask: p.DecisionLogMask,
-		Logger:          log,
+		Dirs:              p.Dirs,
+		PollInterval:      p.PollInterval,
+		Bundles:           bundles,
+		Params:            p.Params,
+		Timeout:           p.Timeout,
+		ValueLimitBytes:   p.ValueLimitBytes,
+		MemoryBudgetBytes: p.MemoryBudgetBytes,
+		AllowNetwork:      p.AllowNetworkBuiltins,
+		DecisionLogs:      p.DecisionLogs,
+		DecisionLogMask:   p.DecisionLogMask,
+		Logger:            log,
 	}, nil
 }
 

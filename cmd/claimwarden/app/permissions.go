@@ -80,7 +80,9 @@ func requiredPermissions(cfg config.Config) []permission {
 		for _, ns := range argoNS {
 			out = append(out, permission{"watch", "argoproj.io", "applications", ns, "", "argocd"})
 		}
-		out = append(out, permission{"get", "", "secrets", cfg.ArgoCD.TokenSecretRef.Namespace, cfg.ArgoCD.TokenSecretRef.Name, "argocd"})
+		out = append(out, permission{"get", "", "secrets", cfg.ArgoCD.TokenSecretRef.Namespace, cfg.ArgoCD.TokenSecretRef.Name, "argocd"},
+			permission{"get", "argoproj.io", "appprojects", cfg.ArgoCD.ControlPlaneNamespace, "", "argocd"},
+			permission{"get", "", "configmaps", cfg.ArgoCD.ControlPlaneNamespace, "argocd-cm", "argocd"})
 	}
 	if cfg.Helm.Enabled {
 		for _, ns := range cfg.Helm.Namespaces {

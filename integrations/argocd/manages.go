@@ -1,0 +1,74 @@
+package argocd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Manages implements source.Tool: the live StatefulSet is the
+// Application's when the Application applies to this cluster, its
+// AppProject permits it (as argocd-application-controller checks a live
+// resource: IsAppNamespacePermitted, IsLiveResourcePermitted) and Argo
+// CD's tracking-id on the live object names the Application. Whatever
+// cannot be read or is not understood refuses.
+func (r *Applications) Manages(ctx context.Context, obj client.Object, live *appsv1.StatefulSet) error {
+	u := obj.(*unstructured.Unstructured)
+	app, err := applicationOf(u)
+	if err != nil {
+		return fmt.Errorf("the Application cannot be read: %w", err)
+	}
+	if err := inCluster(app.Spec.Destination); err != nil {
+		return err
+	}
+	s, err := r.settings(ctx)
+	if err != nil {
+		return err
+	}
+	if err := understood(s); err != nil {
+		return err
+	}
+	proj, err := r.project(ctx, app.projectName())
+	if err != nil {
+		return err
+	}
+	if err := projectPermits(proj.Spec, app.projectName(), u.GetNamespace(), r.controlPlane, live.Namespace); err != nil {
+		return err
+	}
+	return trackedBy(live, instanceName(u.GetNamespace(), u.GetName(), r.controlPlane), s.installationID)
+}
+
+// understood says why Argo CD's settings keep claimwarden from telling what
+// an Application manages, or nil: label tracking leaves no tracking-id (a
+// label any writer of the object can copy is no record), and global
+// projects widen and narrow every project in ways not read here.
+func understood(s settings) error {
+	if s.trackingMethod == trackingLabel {
+		return errors.New("label tracking (" + keyTrackingMethod + " in " + settingsConfigMap + ") records no tracking-id; claimwarden needs Argo CD's annotation tracking")
+	}
+	if s.globalProjects {
+		return errors.New("global projects (" + keyGlobalProjects + " in " + settingsConfigMap + ") change every project in ways claimwarden does not evaluate")
+	}
+	return nil
+}
+
+// projectPermits says why the AppProject project does not let an
+// Application in appNamespace apply a StatefulSet in namespace of this
+// cluster, or nil.
+func projectPermits(p projectSpec, project, appNamespace, controlPlane, namespace string) error {
+	switch {
+	case !appNamespacePermitted(p, appNamespace, controlPlane):
+		return fmt.Errorf("AppProject %s does not allow Applications in namespace %s (sourceNamespaces)", project, appNamespace)
+	case p.PermitOnlyProjectScopedClusters:
+		return fmt.Errorf("AppProject %s permits only project-scoped clusters, whose Secrets claimwarden does not read", project)
+	case !namespacedKindPermitted(p, statefulSetKind):
+		return fmt.Errorf("AppProject %s does not permit apps/StatefulSet (namespaceResourceWhitelist, namespaceResourceBlacklist)", project)
+	case !destinationPermitted(p.Destinations, namespace):
+		return fmt.Errorf("AppProject %s has no destination for namespace %s of %s", project, namespace, inClusterServer)
+	}
+	return nil
+}

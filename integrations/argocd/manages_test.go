@@ -1,0 +1,122 @@
+package argocd
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/yaml"
+)
+
+// objectFrom parses a Kubernetes object written as YAML.
+func objectFrom(t *testing.T, doc string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// argoCD is an Argo CD control plane in namespace argocd as the API server
+// serves it: argocd-cm with data, and the AppProjects.
+func argoCD(t *testing.T, data map[string]string, projects ...string) *Applications {
+	t.Helper()
+	objs := []client.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: "argocd-cm"}, Data: data}}
+	for _, p := range projects {
+		objs = append(objs, objectFrom(t, p))
+	}
+	reader := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(objs...).Build()
+	return NewApplications(reader, nil, nil, false, "argocd")
+}
+
+// shopProject lets Applications in argocd and team-* apply to shop and
+// team-shop of this cluster, impersonating deployer.
+const shopProject = `
+apiVersion: argoproj.io/v1alpha1
+kind: AppProject
+metadata: {namespace: argocd, name: shop}
+spec:
+  sourceNamespaces: [team-*]
+  destinations:
+  - {server: https://kubernetes.default.svc, namespace: shop}
+  - {name: in-cluster, namespace: team-shop}
+  destinationServiceAccounts:
+  - {server: https://kubernetes.default.svc, namespace: shop, defaultServiceAccount: deployer}
+`
+
+func shopApp(t *testing.T, namespace, project, destination string) *unstructured.Unstructured {
+	t.Helper()
+	return objectFrom(t, `
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {namespace: `+namespace+`, name: shop}
+spec:
+  project: `+project+`
+  destination: `+destination+`
+  source: {repoURL: "https://git.example/shop.git", path: ., targetRevision: main}
+`)
+}
+
+func TestManages(t *testing.T) {
+	const (
+		local   = "{server: https://kubernetes.default.svc, namespace: shop}"
+		trackID = "argocd.argoproj.io/tracking-id"
+	)
+	ctx := context.Background()
+	tracking := func(id string) map[string]string { return map[string]string{trackID: id} }
+	for _, tc := range []struct {
+		name        string
+		data        map[string]string
+		app         *unstructured.Unstructured
+		annotations map[string]string
+		namespace   string // of the live StatefulSet web
+		want        string // part of the refusal; "" when managed
+	}{
+		{name: "managed", app: shopApp(t, "argocd", "shop", local), annotations: tracking("shop:apps/StatefulSet:shop/web"), namespace: "shop"},
+		{name: "managed by an Application in a source namespace", app: shopApp(t, "team-a", "shop", "{name: in-cluster, namespace: team-shop}"),
+			annotations: tracking("team-a_shop:apps/StatefulSet:team-shop/web"), namespace: "team-shop"},
+		{name: "not tracked: the desired state's annotation does not count", app: shopApp(t, "argocd", "shop", local), namespace: "shop",
+			want: "carries no Argo CD tracking-id"},
+		{name: "another Application's", app: shopApp(t, "argocd", "shop", local), annotations: tracking("bank:apps/StatefulSet:shop/web"), namespace: "shop",
+			want: `names Application "bank"`},
+		{name: "outside the project's destinations", app: shopApp(t, "argocd", "shop", local), annotations: tracking("shop:apps/StatefulSet:bank/web"), namespace: "bank",
+			want: "AppProject shop has no destination for namespace bank"},
+		{name: "a remote Application", app: shopApp(t, "argocd", "shop", "{server: https://prod.example, namespace: shop}"),
+			annotations: tracking("shop:apps/StatefulSet:shop/web"), namespace: "shop", want: "applies to cluster https://prod.example, not this one"},
+		{name: "a namespace the project does not take Applications from", app: shopApp(t, "bank", "shop", local),
+			annotations: tracking("bank_shop:apps/StatefulSet:shop/web"), namespace: "shop", want: "does not allow Applications in namespace bank"},
+		{name: "no such project", app: shopApp(t, "argocd", "bank", local), annotations: tracking("shop:apps/StatefulSet:shop/web"), namespace: "shop",
+			want: "reading AppProject argocd/bank"},
+		{name: "label tracking", data: map[string]string{"application.resourceTrackingMethod": "label"}, app: shopApp(t, "argocd", "shop", local),
+			annotations: tracking("shop:apps/StatefulSet:shop/web"), namespace: "shop", want: "label tracking"},
+		{name: "global projects", data: map[string]string{"globalProjects": "- projectName: base\n"}, app: shopApp(t, "argocd", "shop", local),
+			annotations: tracking("shop:apps/StatefulSet:shop/web"), namespace: "shop", want: "global projects"},
+		{name: "another installation's", data: map[string]string{"installationID": "eu-1"}, app: shopApp(t, "argocd", "shop", local),
+			annotations: tracking("shop:apps/StatefulSet:shop/web"), namespace: "shop", want: `installation ID "eu-1"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			live := tracked(tc.annotations)
+			live.Namespace = tc.namespace
+			err := argoCD(t, tc.data, shopProject).Manages(ctx, tc.app, live)
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("Manages = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestManagesWithoutSettings(t *testing.T) {
+	reader := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(objectFrom(t, shopProject)).Build()
+	live := tracked(map[string]string{"argocd.argoproj.io/tracking-id": "shop:apps/StatefulSet:shop/web"})
+	err := NewApplications(reader, nil, nil, false, "argocd").Manages(context.Background(), shopApp(t, "argocd", "shop", "{server: https://kubernetes.default.svc, namespace: shop}"), live)
+	if err == nil || !strings.Contains(err.Error(), "argocd/argocd-cm") {
+		t.Errorf("Manages without argocd-cm = %v, want a refusal naming it", err)
+	}
+}

@@ -1,0 +1,52 @@
+package flux
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/integrations/manifests"
+	"github.com/claimwarden/claimwarden/reconciler/authority"
+)
+
+// Authority implements source.Tool: kustomize-controller applies a
+// Kustomization as its spec.serviceAccountName, or, locked down with
+// --default-service-account, as that account of the Kustomization's
+// namespace; otherwise as itself (nil).
+func (k *Kustomizations) Authority(_ context.Context, obj client.Object) (*v1alpha1.Identity, error) {
+	ks := obj.(*kustomizev1.Kustomization)
+	return authority.ServiceAccountOr(ks.Namespace, ks.Spec.ServiceAccountName, k.DefaultServiceAccount), nil
+}
+
+// Manages implements source.Tool: a Kustomization manages the StatefulSets
+// its inventory records (kustomize-controller writes status.inventory on
+// every apply; a failed apply keeps the previous one, which holds the
+// StatefulSet whose templates now fail), and with a targetNamespace only
+// those of that namespace. The kustomize.toolkit.fluxcd.io labels are not
+// asked: whoever edits a StatefulSet can set them.
+func (*Kustomizations) Manages(_ context.Context, obj client.Object, live *appsv1.StatefulSet) error {
+	ks := obj.(*kustomizev1.Kustomization)
+	if t := ks.Spec.TargetNamespace; t != "" && live.Namespace != t {
+		return fmt.Errorf("Kustomization %s/%s applies into namespace %s (spec.targetNamespace)", ks.Namespace, ks.Name, t)
+	}
+	id := manifests.InventoryID(live.Namespace, live.Name, schema.GroupKind{Group: appsv1.GroupName, Kind: "StatefulSet"})
+	if ks.Status.Inventory == nil || !slices.ContainsFunc(ks.Status.Inventory.Entries, func(e kustomizev1.ResourceRef) bool { return e.ID == id }) {
+		return fmt.Errorf("it is not in the inventory of Kustomization %s/%s (status.inventory)", ks.Namespace, ks.Name)
+	}
+	return nil
+}
+
+// crossNamespaceRefused is kustomize-controller's --no-cross-namespace-refs
+// mirrored: a Kustomization may not build from another namespace's source.
+func crossNamespaceRefused(ks *kustomizev1.Kustomization, refNamespace string, refused bool) error {
+	if !refused || refNamespace == "" || refNamespace == ks.Namespace {
+		return nil
+	}
+	return fmt.Errorf("kustomization %s/%s: spec.sourceRef names namespace %s: cross-namespace references are not allowed (flux.noCrossNamespaceRefs)", ks.Namespace, ks.Name, refNamespace)
+}

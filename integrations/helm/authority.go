@@ -1,0 +1,97 @@
+package helm
+
+import (
+	"context"
+	"fmt"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/reconciler/authority"
+)
+
+// helmReleaseNamespaceLabel is the label helm-controller's post-renderer
+// puts beside helmReleaseNameLabel (the HelmRelease's namespace).
+const helmReleaseNamespaceLabel = "helm.toolkit.fluxcd.io/namespace"
+
+// Authority implements source.Tool: helm-controller releases a HelmRelease
+// as its spec.serviceAccountName, or, locked down with
+// --default-service-account, as that account of the HelmRelease's
+// namespace; otherwise as itself (nil).
+func (h *HelmReleases) Authority(_ context.Context, obj client.Object) (*v1alpha1.Identity, error) {
+	hr := obj.(*helmv2.HelmRelease)
+	return authority.ServiceAccountOr(hr.Namespace, hr.Spec.ServiceAccountName, h.DefaultServiceAccount), nil
+}
+
+// Manages implements source.Tool: the live StatefulSet is the HelmRelease's
+// when Helm's ownership annotations name its release and helm-controller's
+// labels name the HelmRelease; only someone who may already edit that
+// StatefulSet can set them, whatever a release record or chart says.
+func (*HelmReleases) Manages(_ context.Context, obj client.Object, live *appsv1.StatefulSet) error {
+	hr := obj.(*helmv2.HelmRelease)
+	if err := releaseOwns(live, hr.GetReleaseName(), hr.GetReleaseNamespace()); err != nil {
+		return err
+	}
+	if live.Labels[helmReleaseNameLabel] != hr.Name || live.Labels[helmReleaseNamespaceLabel] != hr.Namespace {
+		return fmt.Errorf("the live StatefulSet's labels %s=%q and %s=%q do not name HelmRelease %s/%s",
+			helmReleaseNameLabel, live.Labels[helmReleaseNameLabel], helmReleaseNamespaceLabel, live.Labels[helmReleaseNamespaceLabel], hr.Namespace, hr.Name)
+	}
+	return nil
+}
+
+// Authority implements source.Tool: whoever ran `helm upgrade` is not
+// known; a release's authority is its namespace and the objects it owns
+// (Manages).
+func (*CLIReleases) Authority(context.Context, client.Object) (*v1alpha1.Identity, error) {
+	return nil, nil
+}
+
+// Manages implements source.Tool: a release recorded in a namespace
+// manages the StatefulSets of that namespace whose Helm ownership
+// annotations name it there, unless helm-controller's label says a
+// HelmRelease made it (that source's, which knows its commit). Everything
+// is read from the Secret's own namespace and labels and the live object,
+// never from the record a writer of Secrets can forge.
+func (*CLIReleases) Manages(_ context.Context, obj client.Object, live *appsv1.StatefulSet) error {
+	rec, ok := labelsOf(obj)
+	if !ok {
+		return fmt.Errorf("Secret %s/%s is not a Helm release record", obj.GetNamespace(), obj.GetName())
+	}
+	if live.Namespace != obj.GetNamespace() {
+		return fmt.Errorf("Helm release %s is recorded in namespace %s, not %s", rec.name, obj.GetNamespace(), live.Namespace)
+	}
+	if hr := live.Labels[helmReleaseNameLabel]; hr != "" {
+		return fmt.Errorf("the live StatefulSet is Flux HelmRelease %s's (label %s)", hr, helmReleaseNameLabel)
+	}
+	return releaseOwns(live, rec.name, obj.GetNamespace())
+}
+
+// releaseOwns says whether Helm's ownership annotations on the live
+// StatefulSet name release of namespace.
+func releaseOwns(live *appsv1.StatefulSet, release, namespace string) error {
+	if live.Annotations[annotationReleaseName] != release || live.Annotations[annotationReleaseNamespace] != namespace {
+		return fmt.Errorf("the live StatefulSet does not carry %s=%s and %s=%s", annotationReleaseName, release, annotationReleaseNamespace, namespace)
+	}
+	return nil
+}
+
+// crossNamespaceRefused is helm-controller's --no-cross-namespace-refs
+// mirrored: a HelmRelease may not take its chart from another namespace.
+func crossNamespaceRefused(hr *helmv2.HelmRelease, refused bool) error {
+	if !refused {
+		return nil
+	}
+	ns := ""
+	switch {
+	case hr.Spec.Chart != nil:
+		ns = hr.Spec.Chart.Spec.SourceRef.Namespace
+	case hr.Spec.ChartRef != nil:
+		ns = hr.Spec.ChartRef.Namespace
+	}
+	if ns == "" || ns == hr.Namespace {
+		return nil
+	}
+	return fmt.Errorf("HelmRelease %s/%s takes its chart from namespace %s: cross-namespace references are not allowed (flux.noCrossNamespaceRefs)", hr.Namespace, hr.Name, ns)
+}
