@@ -50,6 +50,21 @@ func TestCLIReleaseManagesItsNamespaceOnly(t *testing.T) {
 	}
 }
 
+// TestARecordNamedForAnotherIsNone: a Secret whose name is not the one
+// Helm's driver gives its labels would make claimwarden read another
+// Secret; it is no release record, and manages nothing.
+func TestARecordNamedForAnotherIsNone(t *testing.T) {
+	rec := releaseRecord("tenant-a", "shop", "2")
+	rec.Name = "sh.helm.release.v1.shop.v3"
+	if _, ok := labelsOf(rec); ok {
+		t.Error("a Secret named for version 3 with labels of version 2 read as a record")
+	}
+	err := (&CLIReleases{}).Manages(context.Background(), rec, ownedStatefulSet("tenant-a", "shop", "tenant-a", nil))
+	if err == nil || !strings.Contains(err.Error(), "not a Helm release record") {
+		t.Errorf("Manages = %v, want refused", err)
+	}
+}
+
 func tenantHelmRelease() *helmv2.HelmRelease {
 	return &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: "shop"}}
 }

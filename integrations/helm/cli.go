@@ -78,10 +78,13 @@ type recordOf struct {
 	version      int
 }
 
+// labelsOf reads a release record's labels; a Secret whose name is not
+// the one Helm's driver gives those labels is no record (its labels would
+// make claimwarden read another Secret).
 func labelsOf(obj client.Object) (recordOf, bool) {
 	l := obj.GetLabels()
 	v, err := strconv.Atoi(l[labelVersion])
-	if l[labelOwner] != ownerHelm || l[labelName] == "" || err != nil || v <= 0 {
+	if l[labelOwner] != ownerHelm || l[labelName] == "" || err != nil || v <= 0 || obj.GetName() != SecretName(l[labelName], v) {
 		return recordOf{}, false
 	}
 	return recordOf{name: l[labelName], status: l[labelStatus], version: v}, true
@@ -160,10 +163,10 @@ func (c *CLIReleases) Related(ctx context.Context, obj client.Object) []types.Na
 }
 
 // Desired implements source.Tool: the StatefulSets of the failed release's
-// record that Helm could not apply because of their volumeClaimTemplates
-// and that are this release's (Helm's ownership annotations on the live
-// StatefulSet name it): a record anybody able to write Secrets in the
-// namespace could forge does not reach StatefulSets of other releases.
+// record that Helm could not apply because of their volumeClaimTemplates.
+// A record anybody able to write Secrets in the namespace could forge: it
+// must name the Secret's own namespace, and only the StatefulSets the live
+// objects say are this release's are proposed (Manages).
 func (c *CLIReleases) Desired(ctx context.Context, obj client.Object) (source.Desired, error) {
 	rec, _ := labelsOf(obj)
 	limit := c.MaxReleaseBytes
@@ -175,6 +178,12 @@ func (c *CLIReleases) Desired(ctx context.Context, obj client.Object) (source.De
 		return source.Desired{}, readFailed(err)
 	}
 	what := fmt.Sprintf("Helm release %s/%s version %d", rel.Namespace, rel.Name, rel.Version)
+	if rel.Namespace != obj.GetNamespace() {
+		// Helm keeps a release's records in its own namespace; a record
+		// naming another one is forged, and its StatefulSets are not
+		// looked for there.
+		return source.Desired{}, readFailed(fmt.Errorf("release record Secret %s/%s: the record's namespace %q is not the Secret's", obj.GetNamespace(), obj.GetName(), rel.Namespace))
+	}
 	if rel.Status != rcommon.StatusFailed {
 		return source.Desired{Waiting: what + " is no longer failed"}, nil
 	}
@@ -190,28 +199,9 @@ func (c *CLIReleases) Desired(ctx context.Context, obj client.Object) (source.De
 		d.Chart = rel.ChartName + "@" + rel.ChartVersion
 		d.Revisions = []string{rel.ChartVersion}
 	}
-	var refused []string
-	for _, sts := range stss {
-		if sts.Labels[helmReleaseNameLabel] != "" {
-			// helm-controller's post-renderer labelled it: the HelmRelease
-			// source's, which nudges helm-controller and knows the commit.
-			refused = append(refused, fmt.Sprintf("StatefulSet %s/%s is Flux HelmRelease %s's (label %s)", sts.Namespace, sts.Name, sts.Labels[helmReleaseNameLabel], helmReleaseNameLabel))
-			continue
-		}
-		owned, err := ownedBy(ctx, c.Reader, types.NamespacedName{Namespace: sts.Namespace, Name: sts.Name}, rel.Name, rel.Namespace)
-		if err != nil {
-			return source.Desired{}, readFailed(fmt.Errorf("%s: %w", what, err))
-		}
-		if !owned {
-			refused = append(refused, fmt.Sprintf("the live StatefulSet %s/%s does not carry %s=%s and %s=%s", sts.Namespace, sts.Name, annotationReleaseName, rel.Name, annotationReleaseNamespace, rel.Namespace))
-			continue
-		}
-		d.Candidates = append(d.Candidates, sts)
-	}
+	// Which of them are this release's is the live objects' to say (Manages).
+	d.Candidates = stss
 	d.NothingToDo = fmt.Sprintf("%s (chart %s) renders no StatefulSet of its own whose volumeClaimTemplates change: its failure is not one claimwarden can resolve", what, d.Chart)
-	if len(refused) > 0 {
-		d.NothingToDo += fmt.Sprintf(" (left alone: %v)", refused)
-	}
 	return d, nil
 }
 

@@ -95,8 +95,10 @@ func TestCLIReleases(t *testing.T) {
 	ctx := context.Background()
 	ns := "ci"
 	owned := map[string]string{annotationReleaseName: "web", annotationReleaseNamespace: ns}
+	fluxed := liveStatefulSet(ns, "fluxed", owned)
+	fluxed.Labels = map[string]string{helmReleaseNameLabel: "web"}
 	create(t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-		liveStatefulSet(ns, "web", owned), liveStatefulSet(ns, "stranger", nil), liveStatefulSet(ns, "fluxed", owned),
+		liveStatefulSet(ns, "web", owned), liveStatefulSet(ns, "stranger", nil), fluxed,
 		cliRecord(t, ns, 1, rcommon.StatusDeployed, "Install complete"),
 		cliRecord(t, ns, 2, rcommon.StatusFailed, upgradeFailed))
 	recorder := &eventsSeen{}
@@ -118,17 +120,30 @@ func TestCLIReleases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Candidates) != 1 || d.Candidates[0].Name != "web" || d.Chart != "web@0.2.0" || d.Repository != "" || d.Revision != "" {
-		t.Fatalf("desired %+v: want web alone, chart web@0.2.0, no commit", d)
+	if len(d.Candidates) != 3 || d.Chart != "web@0.2.0" || d.Repository != "" || d.Revision != "" {
+		t.Fatalf("desired %+v: want the record's three StatefulSets, chart web@0.2.0, no commit", d)
 	}
-	web := d.Candidates[0]
+	// Which of them the release manages is the live objects' to say.
+	var web *appsv1.StatefulSet
+	for _, cand := range d.Candidates {
+		var live appsv1.StatefulSet
+		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: cand.Name}, &live); err != nil {
+			t.Fatal(err)
+		}
+		err := tool.Manages(ctx, v2, &live)
+		want := map[string]string{"web": "", "stranger": "does not carry meta.helm.sh/release-name=web", "fluxed": "is Flux HelmRelease web's"}[cand.Name]
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%s: Manages = %v, want managed", cand.Name, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("%s: Manages = %v, want a refusal saying %q", cand.Name, err, want)
+		}
+		if cand.Name == "web" {
+			web = cand
+		}
+	}
 	if web.Annotations[annotationReleaseName] != "web" || web.Annotations[annotationReleaseNamespace] != ns || web.Labels[labelManagedBy] != "Helm" {
 		t.Errorf("the candidate lacks Helm's ownership metadata: %v %v", web.Annotations, web.Labels)
-	}
-	for _, want := range []string{"ci/stranger does not carry meta.helm.sh/release-name=web", "ci/fluxed is Flux HelmRelease web's"} {
-		if !strings.Contains(d.NothingToDo, want) {
-			t.Errorf("NothingToDo %q does not say %q", d.NothingToDo, want)
-		}
 	}
 
 	if err := tool.Nudge(ctx, proposal.Proposal{StatefulSet: web,

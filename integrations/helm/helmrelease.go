@@ -148,6 +148,11 @@ func (h *HelmReleases) Desired(ctx context.Context, obj client.Object) (source.D
 	if err != nil {
 		return source.Desired{}, readFailed(fmt.Errorf("HelmRelease %s/%s at %s: %w", hr.Namespace, hr.Name, chart, err))
 	}
+	if ns := hr.GetReleaseNamespace(); rel.Namespace != ns {
+		// Manifest objects without a namespace go to the record's: it
+		// must be the one helm-controller releases into.
+		return source.Desired{}, readFailed(fmt.Errorf("HelmRelease %s/%s at %s: the release record's namespace %q is not the release namespace %q", hr.Namespace, hr.Name, chart, rel.Namespace, ns))
+	}
 	if rel.Status != rcommon.StatusFailed {
 		// Helm moved on (a rollback, a newer attempt) since the status was
 		// written; the HelmRelease's next status brings it back here.

@@ -148,7 +148,17 @@ func TestDesiredAndNudge(t *testing.T) {
 		fromRepo := hr.DeepCopy()
 		fromRepo.Spec.Chart.Spec.SourceRef = helmv2.CrossNamespaceObjectReference{Kind: sourcev1.HelmRepositoryKind, Name: "charts"}
 		fromRepo.Labels = map[string]string{kustomizationNameLabel: "apps", kustomizationNamespaceLabel: "shop"}
+		// Labels whoever edits the HelmRelease can set: the Kustomization's
+		// inventory does not hold it, so its commit is not the release's.
 		d, err := tool.Desired(ctx, fromRepo)
+		if err != nil || d.Revision != "" || d.Repository != "" {
+			t.Errorf("labels naming a Kustomization that did not apply it: got %q %q, %v; want no commit", d.Repository, d.Revision, err)
+		}
+		ks.Status.Inventory = &kustomizev1.ResourceInventory{Entries: []kustomizev1.ResourceRef{{ID: "shop_" + hr.Name + "_helm.toolkit.fluxcd.io_HelmRelease", Version: "v2"}}}
+		if err := c.Status().Update(ctx, ks); err != nil {
+			t.Fatal(err)
+		}
+		d, err = tool.Desired(ctx, fromRepo)
 		if err != nil || d.Revision != ks.Status.LastAppliedRevision || d.Repository != "https://git.example.com/o/fleet.git" {
 			t.Errorf("got %q %q, %v", d.Repository, d.Revision, err)
 		}
