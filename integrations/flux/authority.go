@@ -33,7 +33,7 @@ func (k *Kustomizations) Authority(_ context.Context, obj client.Object) (*v1alp
 func (*Kustomizations) Manages(_ context.Context, obj client.Object, live *appsv1.StatefulSet) error {
 	ks := obj.(*kustomizev1.Kustomization)
 	if t := ks.Spec.TargetNamespace; t != "" && live.Namespace != t {
-		return fmt.Errorf("Kustomization %s/%s applies into namespace %s (spec.targetNamespace)", ks.Namespace, ks.Name, t)
+		return fmt.Errorf("the Kustomization %s/%s applies into namespace %s (spec.targetNamespace)", ks.Namespace, ks.Name, t)
 	}
 	id := manifests.InventoryID(live.Namespace, live.Name, schema.GroupKind{Group: appsv1.GroupName, Kind: "StatefulSet"})
 	if ks.Status.Inventory == nil || !slices.ContainsFunc(ks.Status.Inventory.Entries, func(e kustomizev1.ResourceRef) bool { return e.ID == id }) {

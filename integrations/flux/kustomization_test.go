@@ -171,6 +171,10 @@ func (f *watcherFixture) flux(artifact, attempted, applied string) {
 		f.t.Fatal(err)
 	}
 	ks.Status.LastAttemptedRevision, ks.Status.LastAppliedRevision = attempted, applied
+	// What kustomize-controller's earlier applies recorded: the shop's two
+	// StatefulSets are this Kustomization's.
+	ks.Status.Inventory = &kustomizev1.ResourceInventory{Entries: []kustomizev1.ResourceRef{
+		{ID: "shop_web_apps_StatefulSet", Version: "v1"}, {ID: "shop_cache_apps_StatefulSet", Version: "v1"}}}
 	if err := f.c.Status().Update(ctx, ks); err != nil {
 		f.t.Fatal(err)
 	}

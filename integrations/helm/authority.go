@@ -57,10 +57,10 @@ func (*CLIReleases) Authority(context.Context, client.Object) (*v1alpha1.Identit
 func (*CLIReleases) Manages(_ context.Context, obj client.Object, live *appsv1.StatefulSet) error {
 	rec, ok := labelsOf(obj)
 	if !ok {
-		return fmt.Errorf("Secret %s/%s is not a Helm release record", obj.GetNamespace(), obj.GetName())
+		return fmt.Errorf("the Secret %s/%s is not a Helm release record", obj.GetNamespace(), obj.GetName())
 	}
 	if live.Namespace != obj.GetNamespace() {
-		return fmt.Errorf("Helm release %s is recorded in namespace %s, not %s", rec.name, obj.GetNamespace(), live.Namespace)
+		return fmt.Errorf("the Helm release %s is recorded in namespace %s, not %s", rec.name, obj.GetNamespace(), live.Namespace)
 	}
 	if hr := live.Labels[helmReleaseNameLabel]; hr != "" {
 		return fmt.Errorf("the live StatefulSet is Flux HelmRelease %s's (label %s)", hr, helmReleaseNameLabel)

@@ -112,7 +112,8 @@ func TestWorkloadAnnotationsSaysOnce(t *testing.T) {
 		}
 	}
 	var none *WorkloadAnnotations
-	if !none.firstTold(a, "r1") || !none.firstTold(a, "r1") || none.rulesOrNone() != nil {
+	first := none.firstTold(a, "r1")
+	if second := none.firstTold(a, "r1"); !first || !second || none.rulesOrNone() != nil {
 		t.Error("a nil allow-list remembers, or allows, something")
 	}
 }
