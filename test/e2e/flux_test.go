@@ -361,19 +361,29 @@ func assertUntouched(t *testing.T, cl *cluster, key types.NamespacedName, before
 	}
 }
 
-var (
-	fluxOnce sync.Once
-	fluxErr  error
-)
-
 // startFlux starts source-controller and kustomize-controller once per test
-// binary; they run until it exits.
+// binary; they run until it exits. They leave the objects of other shards
+// (startTenantFlux's) alone.
 func startFlux(t *testing.T) {
 	t.Helper()
-	fluxOnce.Do(func() {
-		_, fluxErr = fluxenv.Start(context.Background(), env, fluxenv.Options{Dir: filepath.Join(env.Dir, "flux")})
-	})
-	if fluxErr != nil {
-		t.Fatal(fluxErr)
+	sharedFlux.start(t)
+}
+
+var sharedFlux = &onceFlux{options: func() fluxenv.Options {
+	return fluxenv.Options{Dir: filepath.Join(env.Dir, "flux"), WatchLabelSelector: "!" + fluxenv.ShardLabel}
+}}
+
+// onceFlux is a Flux instance started on first use, once per test binary.
+type onceFlux struct {
+	options func() fluxenv.Options // called once env is up
+	once    sync.Once
+	err     error
+}
+
+func (f *onceFlux) start(t *testing.T) {
+	t.Helper()
+	f.once.Do(func() { _, f.err = fluxenv.Start(context.Background(), env, f.options()) })
+	if f.err != nil {
+		t.Fatal(f.err)
 	}
 }

@@ -41,9 +41,14 @@ func checkBinaries(bin string) error {
 // commonFlags are the flags every controller takes: loopback-only endpoints, no
 // leader election (one replica; it would also delay the start by a lease), no
 // interval jitter (so a test's short intervals are what it gets), and short
-// retry back-off and dependency requeue so failures are retried within seconds.
+// retry back-off and dependency requeue so failures are retried within seconds;
+// and the shard's label selector, if any.
 func commonFlags(o Options, metricsPort, healthPort int) []string {
-	return []string{
+	var selector []string
+	if o.WatchLabelSelector != "" {
+		selector = []string{"--watch-label-selector", o.WatchLabelSelector}
+	}
+	return append(selector,
 		"--metrics-addr", loopback(metricsPort),
 		"--health-addr", loopback(healthPort),
 		"--enable-leader-election=false",
@@ -52,7 +57,7 @@ func commonFlags(o Options, metricsPort, healthPort int) []string {
 		"--requeue-dependency", "2s",
 		"--log-encoding", "console",
 		"--log-level", o.LogLevel,
-	}
+	)
 }
 
 func loopback(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
@@ -94,7 +99,7 @@ func (f *Flux) start(ctx context.Context, env *testenv.Env, o Options) error {
 		Binary: filepath.Join(env.BinDir, kustomizeBin),
 		// Few HTTP retries: the artifact server is on loopback, and the default 9
 		// would hide a broken one behind minutes of back-off.
-		Args: append(commonFlags(o, ports[3], ports[4]), "--http-retry", "2"),
+		Args: append(append(commonFlags(o, ports[3], ports[4]), "--http-retry", "2"), o.KustomizeArgs...),
 		Env:  procEnv,
 		Dir:  o.Dir,
 		Log:  filepath.Join(o.Dir, kustomizeBin+".log"),
@@ -105,7 +110,7 @@ func (f *Flux) start(ctx context.Context, env *testenv.Env, o Options) error {
 		Name:   helmBin,
 		Binary: filepath.Join(env.BinDir, helmBin),
 		// It downloads chart artifacts from the same loopback server.
-		Args: append(commonFlags(o, ports[5], ports[6]), "--http-retry", "2"),
+		Args: append(append(commonFlags(o, ports[5], ports[6]), "--http-retry", "2"), o.HelmArgs...),
 		Env:  procEnv,
 		Dir:  o.Dir,
 		Log:  filepath.Join(o.Dir, helmBin+".log"),

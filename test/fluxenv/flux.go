@@ -26,7 +26,20 @@ type Options struct {
 	Dir string
 	// LogLevel is the controllers' --log-level: "info" (default), "debug" or "trace".
 	LogLevel string
+	// WatchLabelSelector is the controllers' --watch-label-selector: with
+	// ShardLabel, it runs several Flux instances on one control plane, each
+	// reconciling its own objects (Flux's sharding). Empty: every object.
+	WatchLabelSelector string
+	// KustomizeArgs and HelmArgs are extra flags of the kustomize- and
+	// helm-controller, such as the multi-tenancy lockdown's
+	// --no-cross-namespace-refs=true and --default-service-account.
+	KustomizeArgs, HelmArgs []string
 }
+
+// ShardLabel is the label Flux's sharding selects objects by: an instance
+// started with WatchLabelSelector ShardLabel+"=name" reconciles the objects
+// labelled so, and one with "!"+ShardLabel the others.
+const ShardLabel = "sharding.fluxcd.io/key"
 
 // Flux is a running source-, kustomize- and helm-controller. Stop it when done.
 type Flux struct {
