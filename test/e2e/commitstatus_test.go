@@ -101,6 +101,13 @@ func TestCommitStatusesOnGitea(t *testing.T) {
 // (or repositoryPrefixes) are allowed in every namespace.
 func giteaConfig(t *testing.T, cl *cluster, url, token, secretName string, repositoryPrefixes ...string) string {
 	t.Helper()
+	return writeGiteaConfig(t, url, giteaSecret(t, cl, token, secretName), append([]string{url}, repositoryPrefixes...))
+}
+
+// giteaSecret stores token in a Secret of the controller's namespace and
+// returns its name.
+func giteaSecret(t *testing.T, cl *cluster, token, secretName string) string {
+	t.Helper()
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: controllerNamespace, Name: secretName + "-" + strings.ToLower(t.Name())},
 		StringData: map[string]string{"token": token},
@@ -108,11 +115,23 @@ func giteaConfig(t *testing.T, cl *cluster, url, token, secretName string, repos
 	if err := cl.admin.Create(context.Background(), secret); err != nil {
 		t.Fatal(err)
 	}
+	return secret.Name
+}
+
+// writeGiteaConfig writes a configuration file naming the Gitea at url with
+// the token in secret, allowing StatefulSets' repository annotations under
+// prefixes in every namespace; none, for a release that predates
+// gitStatus.workloadAnnotations (it refuses unknown keys) or for sources
+// that name their own commits.
+func writeGiteaConfig(t *testing.T, url, secret string, prefixes []string) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "config.yaml")
-	body := fmt.Sprintf("gitStatus:\n  hosts:\n  - url: %s\n    type: gitea\n    tokenSecretRef:\n      name: %s\n", url, secret.Name)
-	body += "  workloadAnnotations:\n  - namespace: \"*\"\n    repositoryPrefixes:\n"
-	for _, prefix := range append([]string{url}, repositoryPrefixes...) {
-		body += "    - " + prefix + "\n"
+	body := fmt.Sprintf("gitStatus:\n  hosts:\n  - url: %s\n    type: gitea\n    tokenSecretRef:\n      name: %s\n", url, secret)
+	if len(prefixes) > 0 {
+		body += "  workloadAnnotations:\n  - namespace: \"*\"\n    repositoryPrefixes:\n"
+		for _, prefix := range prefixes {
+			body += "    - " + prefix + "\n"
+		}
 	}
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
@@ -178,7 +197,7 @@ func TestCommitStatusSurvivesAnOutage(t *testing.T) {
 	t.Cleanup(host.Close)
 
 	ns := namespace(t, cl.admin)
-	ctl := startController(t, cl, "controller", "--config", giteaConfig(t, cl, host.URL, g.Token, "flaky-token"))
+	ctl := startController(t, cl, "controller", "--config", giteaConfig(t, cl, host.URL, g.Token, "flaky-token", g.URL))
 
 	sts := fixtures.StatefulSet(ns, "web", 2, class, "1Gi")
 	sts.Annotations = map[string]string{v1alpha1.RepositoryAnnotation: repoURL, v1alpha1.RevisionAnnotation: sha}

@@ -38,7 +38,9 @@ func TestUpgradeMidRecreate(t *testing.T) {
 	old, newCRD := releaseInstalled(t, cl)
 	startFlux(t)
 	g := startGitea(t)
-	config := giteaConfig(t, cl, g.URL, g.Token, "upgrade-recreate-token")
+	// The proposals are Flux's, which name their commits: no annotation
+	// allow-list, which the release would refuse as an unknown key.
+	config := writeGiteaConfig(t, g.URL, giteaSecret(t, cl, g.Token, "upgrade-recreate-token"), nil)
 	flux := func() []string {
 		return []string{"--flux", "--flux-artifact-cache-dir", t.TempDir(), "--config", config}
 	}

@@ -52,11 +52,14 @@ func TestUpgradeMidRollout(t *testing.T) {
 		}
 		return sha
 	}
-	config := giteaConfig(t, cl, g.URL, g.Token, "upgrade-token")
+	secret := giteaSecret(t, cl, g.Token, "upgrade-token")
+	// The release predates gitStatus.workloadAnnotations (and honoured the
+	// annotations without it); this build needs it.
+	releaseConfig, config := writeGiteaConfig(t, g.URL, secret, nil), writeGiteaConfig(t, g.URL, secret, []string{g.URL})
 	ns := namespace(t, cl.admin)
 	statusCtx := "claimwarden/" + ns + "/web"
 
-	before := startBinary(t, cl, old, "release-"+upgradeFrom, "--config", config)
+	before := startBinary(t, cl, old, "release-"+upgradeFrom, "--config", releaseConfig)
 	first := commit("1Gi")
 	sts := fixtures.StatefulSet(ns, "web", 3, class, "1Gi")
 	sts.Annotations = map[string]string{v1alpha1.RepositoryAnnotation: repoURL, v1alpha1.RevisionAnnotation: "main@sha1:" + first}
