@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/claimwarden/claimwarden/reconciler/source"
@@ -51,5 +53,26 @@ func TestAToolReachesOnlyWhatItManages(t *testing.T) {
 	}
 	if owned := f.owned(); len(owned) != 1 || owned[0] != web {
 		t.Errorf("proposals %v, want only shop/web", owned)
+	}
+}
+
+// TestAProposalOutlivesItsStatefulSetsRecreate: while the live StatefulSet
+// is gone (a re-create under way), a read of the source keeps what was
+// proposed for it: there is no live object to ask Manages about, and the
+// proposal was checked when it was made.
+func TestAProposalOutlivesItsStatefulSetsRecreate(t *testing.T) {
+	f := newFixture(t)
+	f.set(map[string]string{keyAttempted: "r2", keyApplied: "r1", prefixSTS + "web": "2Gi"})
+	f.mustReconcile()
+	if _, ok := f.store.Get(web); !ok {
+		t.Fatal("shop/web was not proposed")
+	}
+	if err := f.c.Delete(context.Background(), &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: web.Namespace, Name: web.Name}}); err != nil {
+		t.Fatal(err)
+	}
+	f.set(map[string]string{keyAttempted: "r3", keyApplied: "r1", prefixSTS + "web": "2Gi"})
+	f.mustReconcile()
+	if _, ok := f.store.Get(web); !ok {
+		t.Error("the proposal for shop/web was dropped while its StatefulSet was being re-created")
 	}
 }

@@ -128,7 +128,11 @@ func (r *Reconciler) propose(ctx context.Context, obj client.Object, owner propo
 		var live appsv1.StatefulSet
 		if err := r.clients.Uncached.Get(ctx, key, &live); err != nil {
 			if apierrors.IsNotFound(err) {
-				continue // the tool creates it; a new StatefulSet needs no convergence
+				// The tool creates it (a new StatefulSet needs no
+				// convergence), or a re-create of ours is under way: what
+				// was proposed for it stays.
+				inSource[key] = true
+				continue
 			}
 			return nil, nil, fmt.Errorf("reading StatefulSet %s of %s %s/%s: %w", key, owner.Kind, owner.Namespace, owner.Name, err)
 		}
