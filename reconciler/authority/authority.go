@@ -38,15 +38,6 @@ func ServiceAccount(namespace, name string) *v1alpha1.Identity {
 	}
 }
 
-// Describe names an identity for people: the user alone, as kubectl
-// auth can-i --as would take it.
-func Describe(id *v1alpha1.Identity) string {
-	if id == nil {
-		return "the GitOps tool's own identity"
-	}
-	return id.User
-}
-
 // Write is one request the controller would make for a proposal.
 type Write struct {
 	Verb, Group, Resource, Subresource, Namespace, Name string
