@@ -2,9 +2,6 @@ package gitstatus
 
 import (
 	"fmt"
-	"net"
-	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
@@ -43,69 +40,20 @@ func ParseRepositoryURL(raw string) (Repository, error) {
 
 	// Credentials, query and fragment go first, by the same rules that
 	// keep them out of every Source; what remains has no user information.
-	clean, err := proposal.CanonicalRepositoryURL(s)
+	loc, err := proposal.LocateRepository(s)
 	if err != nil {
 		return bad("%v", err)
 	}
-	var host, path string
-	if strings.Contains(clean, "://") {
-		u, err := url.Parse(clean)
-		if err != nil {
-			// url.Error quotes the whole URL: keep only its cause.
-			if ue, ok := err.(*url.Error); ok {
-				err = ue.Err
-			}
-			return bad("is not a valid URL: %v", err)
-		}
-		scheme := strings.ToLower(u.Scheme)
-		defaultPort := map[string]string{"https": "443", "http": "80", "ssh": "22"}[scheme]
-		if defaultPort == "" {
-			return bad("scheme %q is not one of https, http, ssh", u.Scheme)
-		}
-		if port := u.Port(); port != "" {
-			if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-				return bad("port %s is not a port (1-65535)", port)
-			}
-		}
-		host = u.Hostname()
-		if strings.Contains(host, ":") {
-			host = "[" + host + "]" // IPv6 literal
-		}
-		if port := u.Port(); port != "" && port != defaultPort {
-			host = net.JoinHostPort(strings.Trim(host, "[]"), port)
-		}
-		path = u.Path
-	} else {
-		// scp-like host:path, user information already dropped.
-		if strings.HasPrefix(clean, "[") {
-			end := strings.Index(clean, "]:")
-			host, path = clean[:end+1], clean[end+2:]
-		} else {
-			host, path, _ = strings.Cut(clean, ":")
-		}
-	}
-
-	p := strings.Trim(path, "/")
-	p = strings.TrimSuffix(p, ".git")
-	p = strings.TrimRight(p, "/")
-	if p == "" {
+	if len(loc.Path) == 0 {
 		return bad("names no repository path (want owner/name)")
 	}
-	segments := strings.Split(p, "/")
-	for _, seg := range segments {
-		switch seg {
-		case "":
-			return bad("path %q has an empty element", p)
-		case ".", "..":
-			return bad("path %q has a %q element", p, seg)
-		}
-	}
+	segments, p := loc.Path, strings.Join(loc.Path, "/")
 	if len(segments) < 2 {
 		return bad("path %q names no owner (want owner/name)", p)
 	}
 	last := len(segments) - 1
 	return Repository{
-		Host:  host,
+		Host:  loc.Host,
 		Path:  p,
 		Owner: strings.Join(segments[:last], "/"),
 		Name:  segments[last],

@@ -2,11 +2,7 @@ package rollout
 
 import (
 	"fmt"
-	"net"
-	"net/url"
 	"slices"
-	"strconv"
-	"strings"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	appsv1 "k8s.io/api/apps/v1"
@@ -112,14 +108,15 @@ func (r *Reconciler) workloadAnnotations(sts *appsv1.StatefulSet) (repository, r
 // under a prefix of a rule for namespace or "*": same host (and port),
 // and the prefix's path a whole number of path elements of the
 // repository's, both compared in the form commit statuses are posted to
-// (no user information, scheme, ".git" or default port).
+// (proposal.LocateRepository: no user information, scheme, ".git" or
+// default port).
 func annotationsAllowed(rules []AnnotationRule, namespace, repository string) (ok bool, why string) {
 	if repository == "" {
 		return false, fmt.Sprintf("%s is set without %s", v1alpha1.RevisionAnnotation, v1alpha1.RepositoryAnnotation)
 	}
 	shown := proposal.RepositoryURL(repository)
-	repo, parsed := locate(repository)
-	if !parsed {
+	repo, err := proposal.LocateRepository(repository)
+	if err != nil {
 		return false, fmt.Sprintf("the repository %s of namespace %s is not a Git repository URL", shown, namespace)
 	}
 	for _, rule := range rules {
@@ -127,7 +124,7 @@ func annotationsAllowed(rules []AnnotationRule, namespace, repository string) (o
 			continue
 		}
 		for _, p := range rule.RepositoryPrefixes {
-			if prefix, ok := locate(p); ok && repo.under(prefix) {
+			if prefix, err := proposal.LocateRepository(p); err == nil && under(repo, prefix) {
 				return true, ""
 			}
 		}
@@ -135,70 +132,8 @@ func annotationsAllowed(rules []AnnotationRule, namespace, repository string) (o
 	return false, fmt.Sprintf("the operator's allow-list (gitStatus.workloadAnnotations) does not include the repository %s for namespace %s", shown, namespace)
 }
 
-// location is where a repository is as commit statuses see it: a host
-// (with a port other than the scheme's default) and path elements.
-type location struct {
-	host string
-	path []string
-}
-
 // under reports whether l is prefix or below it, path element by path
 // element, so that .../org does not take in .../org-evil.
-func (l location) under(prefix location) bool {
-	return l.host == prefix.host && len(prefix.path) <= len(l.path) && slices.Equal(l.path[:len(prefix.path)], prefix.path)
-}
-
-// defaultPorts are the ports a URL of each scheme may leave out; as
-// integrations/gitstatus reads repository URLs, other schemes have no
-// location.
-var defaultPorts = map[string]string{"https": "443", "http": "80", "ssh": "22"}
-
-// locate reads raw (a repository URL, or a prefix of one, in any form Git
-// takes) as integrations/gitstatus does before posting: canonical (user
-// information, query and fragment dropped), host lower-cased, path without
-// ".git" and surrounding slashes. ok is false for what statuses cannot go
-// to, and for a path with empty, "." or ".." elements.
-func locate(raw string) (l location, ok bool) {
-	clean, err := proposal.CanonicalRepositoryURL(raw)
-	if err != nil || clean == "" {
-		return location{}, false
-	}
-	var path string
-	if strings.Contains(clean, "://") {
-		u, err := url.Parse(clean)
-		if err != nil {
-			return location{}, false
-		}
-		def, known := defaultPorts[u.Scheme]
-		if !known {
-			return location{}, false
-		}
-		l.host = u.Hostname()
-		if strings.Contains(l.host, ":") {
-			l.host = "[" + l.host + "]"
-		}
-		if port := u.Port(); port != "" && port != def {
-			if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-				return location{}, false
-			}
-			l.host = net.JoinHostPort(strings.Trim(l.host, "[]"), port)
-		}
-		path = u.Path
-	} else if strings.HasPrefix(clean, "[") {
-		end := strings.Index(clean, "]:")
-		l.host, path = clean[:end+1], clean[end+2:]
-	} else {
-		l.host, path, _ = strings.Cut(clean, ":")
-	}
-	p := strings.TrimRight(strings.TrimSuffix(strings.Trim(path, "/"), ".git"), "/")
-	if p == "" {
-		return l, true
-	}
-	l.path = strings.Split(p, "/")
-	for _, e := range l.path {
-		if e == "" || e == "." || e == ".." {
-			return location{}, false
-		}
-	}
-	return l, true
+func under(l, prefix proposal.Location) bool {
+	return l.Host == prefix.Host && len(prefix.Path) <= len(l.Path) && slices.Equal(l.Path[:len(prefix.Path)], prefix.Path)
 }

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
 func TestAnnotationsAllowed(t *testing.T) {
@@ -59,7 +60,8 @@ func TestAnnotationsAllowed(t *testing.T) {
 }
 
 // TestLocateAgreesWithCommitStatuses: what the allow-list matches is where
-// integrations/gitstatus posts, for every URL it posts to.
+// integrations/gitstatus posts, for every URL it posts to (both read it with
+// proposal.LocateRepository; this holds them to it).
 func TestLocateAgreesWithCommitStatuses(t *testing.T) {
 	for _, raw := range []string{
 		"https://github.com/org/apps",
@@ -77,9 +79,9 @@ func TestLocateAgreesWithCommitStatuses(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", raw, err)
 		}
-		l, ok := locate(raw)
-		if !ok || l.host != repo.Host || strings.Join(l.path, "/") != repo.Path {
-			t.Errorf("locate(%q) = %+v, %v; commit statuses go to %s/%s", raw, l, ok, repo.Host, repo.Path)
+		l, err := proposal.LocateRepository(raw)
+		if err != nil || l.Host != repo.Host || strings.Join(l.Path, "/") != repo.Path {
+			t.Errorf("LocateRepository(%q) = %+v, %v; commit statuses go to %s/%s", raw, l, err, repo.Host, repo.Path)
 		}
 	}
 }
