@@ -222,11 +222,12 @@ func fieldValue(d *jsonDecoder, b []byte) any {
 // eagerInputFields are the fields decoded up front: the change, which
 // every policy reads, the live PVC and its StorageClass, which the shipped
 // policies read for every claim change, the namespace's quotas (reduced,
-// small, read by quota-fits for every growth), and the parameters, small, which
+// small, read by quota-fits for every growth) with the proposal's totals,
+// and the parameters, small, which
 // OPA's rule index looks up (input.params is the fallback of
 // data.claimwarden.params). The StatefulSet and the template, the bulk of
 // the input, are converted only if a policy reads them.
-var eagerInputFields = map[string]bool{"change": true, "pvc": true, "storageClass": true, "resourceQuotas": true, "params": true}
+var eagerInputFields = map[string]bool{"change": true, "pvc": true, "storageClass": true, "resourceQuotas": true, "proposal": true, "params": true}
 
 // inputField is a top-level field of Input as encoding/json names it.
 type inputField struct {

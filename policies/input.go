@@ -35,8 +35,32 @@ type Input struct {
 	// limit what claims count against, by name; null when there are none
 	// or they are unknown.
 	ResourceQuotas []ResourceQuota `json:"resourceQuotas"`
-	Source         Source          `json:"source"`
-	Params         map[string]any  `json:"params"`
+	// Proposal sums the whole proposal (every claim of the StatefulSet)
+	// and the others in flight in the namespace, so that a policy decides
+	// over the whole rather than claim by claim; null outside a proposal.
+	Proposal *Proposal      `json:"proposal"`
+	Source   Source         `json:"source"`
+	Params   map[string]any `json:"params"`
+}
+
+// Proposal is what a whole proposal adds to what its namespace's
+// ResourceQuotas count, by quota resource: requests.storage and
+// <class>.storageclass.storage.k8s.io/requests.storage in bytes,
+// persistentvolumeclaims and <class>.storageclass.storage.k8s.io/persistentvolumeclaims
+// in claims. A claim's class is its PVC's; a claim the StatefulSet
+// controller creates counts with its template's request and class (none
+// when the template names none).
+type Proposal struct {
+	// Growth is what the proposal's claims still have to grow: the claims
+	// it patches (only growth; a recovery lowers a request and counts
+	// nothing) and the claims it adds. Claims already patched count in
+	// the quotas' use instead.
+	Growth map[string]int64 `json:"growth"`
+	// InFlight is Growth of the other StatefulSets' proposals in the
+	// namespace that are allowed and not finished.
+	InFlight map[string]int64 `json:"inFlight"`
+	// Claims counts the claims that grow.
+	Claims int `json:"claims"`
 }
 
 // ResourceQuota is a ResourceQuota reduced to the resources a claim counts

@@ -31,7 +31,12 @@ const (
 	// ReasonModifyFailed: the storage reported a failed (infeasible)
 	// VolumeAttributesClass change.
 	ReasonModifyFailed = "VolumeModifyFailed"
-	// ReasonImmutableField: a template differs from a claim in a field no patch can change.
+	// ReasonImmutableField: a template differs from a claim in a field no
+	// patch can change.
+	//
+	// Deprecated: such a claim is now denied by policy id immutable-field
+	// (ReasonPolicyDenied), so that the rest of the proposal is not done
+	// without it; no longer set.
 	ReasonImmutableField = "ImmutableFieldChanged"
 	// ReasonTemplatesChanged: templates were added or removed (reported, not acted on).
 	ReasonTemplatesChanged = "TemplatesAddedOrRemoved"

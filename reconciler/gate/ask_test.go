@@ -210,7 +210,7 @@ func TestAskGivesEveryQuestionTheNamespacesQuotas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "quota-fits: claim data-web-0 (StatefulSet shop/web): 10Gi → 15Gi needs 5Gi more requests.storage, and ResourceQuota storage has 20Gi used of 24Gi"
+	want := "quota-fits: claim data-web-0 (StatefulSet shop/web): 10Gi → 15Gi needs 5Gi more requests.storage, and ResourceQuota storage has 20Gi used of 24Gi: 1Gi over"
 	if got := res.ClaimDenials()["data-web-0"]; got != want {
 		t.Errorf("denial %q, want %q", got, want)
 	}

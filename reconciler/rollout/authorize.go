@@ -9,6 +9,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/reconciler/assess"
 	"github.com/claimwarden/claimwarden/reconciler/authority"
 )
 
@@ -17,13 +18,13 @@ import (
 // re-create and a patch of every claim the proposal will change, since
 // the re-create cannot be undone and must not leave claims it cannot
 // patch behind.
-func stepWrites(sts *appsv1.StatefulSet, t target, a assessment) []authority.Write {
+func stepWrites(sts *appsv1.StatefulSet, t target, a assess.Assessment) []authority.Write {
 	var writes []authority.Write
-	claims := a.plan.Patch
-	if t.recreateWith != nil && !a.verdict.denied() {
+	claims := a.Plan.Patch
+	if t.recreateWith != nil && !a.Verdict.Denied() {
 		writes = append(writes, authority.DeleteStatefulSet(sts.Namespace, sts.Name), authority.CreateStatefulSet(sts.Namespace, sts.Name))
 		claims = nil
-		for _, s := range a.plan.Steps {
+		for _, s := range a.Plan.Steps {
 			if !s.Claim.Missing && (s.Phase == v1alpha1.ClaimPending || s.Phase == v1alpha1.ClaimPatching) {
 				claims = append(claims, s.Claim)
 			}

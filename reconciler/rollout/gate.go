@@ -11,31 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/policies"
-	"github.com/claimwarden/claimwarden/reconciler/diff"
 	"github.com/claimwarden/claimwarden/reconciler/gate"
-	"github.com/claimwarden/claimwarden/reconciler/plan"
 )
-
-// gateResult is what the policies said about one StatefulSet's proposal.
-type gateResult struct {
-	// claims maps denied claim names to the denial text.
-	claims map[string]string
-	// statefulSet is the denial of a StatefulSet-level change, or "".
-	statefulSet string
-}
-
-func (g gateResult) denied() bool { return len(g.claims) > 0 || g.statefulSet != "" }
-
-// gate asks the policies the questions of the diff through gate.Ask, which
-// `claimwarden check` goes through too, with the facts read from the
-// manager's cache and the verdicts remembered by r.verdicts.
-func (r *Reconciler) gate(ctx context.Context, sts *appsv1.StatefulSet, res diff.Result, pvcs map[string]*corev1.PersistentVolumeClaim, source policies.Source, recreate bool) (gateResult, error) {
-	ans, err := gate.Ask(ctx, r.verdicts, plan.Questions(sts, res, pvcs, recreate), r.facts(sts, source))
-	if err != nil {
-		return gateResult{}, err
-	}
-	return gateResult{claims: ans.ClaimDenials(), statefulSet: ans.StatefulSetDenial()}, nil
-}
 
 // facts are the policies' facts about sts, read from the manager's cache.
 func (r *Reconciler) facts(sts *appsv1.StatefulSet, source policies.Source) gate.Facts {

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/reconciler/assess"
 	"github.com/claimwarden/claimwarden/reconciler/crashpoint"
 	"github.com/claimwarden/claimwarden/reconciler/diff"
 )
@@ -110,12 +111,12 @@ func (r *Reconciler) applyClaims(ctx context.Context, sts *appsv1.StatefulSet, t
 // Patching that the next one overwrites: one status write per step. A claim
 // the new plan would patch (a slot freed by a patch that is complete at
 // once) waits for that next reconcile.
-func (r *Reconciler) afterPatches(ctx context.Context, sts *appsv1.StatefulSet, t target, strategy v1alpha1.UpdateStrategy, a assessment, out patchOutcome) (assessment, error) {
+func (r *Reconciler) afterPatches(ctx context.Context, sts *appsv1.StatefulSet, t target, strategy v1alpha1.UpdateStrategy, a assess.Assessment, out patchOutcome) (assess.Assessment, error) {
 	if len(out.patched) == 0 {
 		return a, nil
 	}
-	pvcs := make([]corev1.PersistentVolumeClaim, 0, len(a.claims))
-	for name, pvc := range a.claims {
+	pvcs := make([]corev1.PersistentVolumeClaim, 0, len(a.Claims))
+	for name, pvc := range a.Claims {
 		if applied := out.patched[name]; applied != nil {
 			pvc = applied
 		}
@@ -125,7 +126,7 @@ func (r *Reconciler) afterPatches(ctx context.Context, sts *appsv1.StatefulSet, 
 	if err != nil {
 		return a, err
 	}
-	holdPatches(&after.plan, "waiting: patched after the claims patched just now")
+	after.Hold("waiting: patched after the claims patched just now")
 	return after, nil
 }
 

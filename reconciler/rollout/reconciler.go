@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
@@ -23,8 +22,8 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/policies"
+	"github.com/claimwarden/claimwarden/reconciler/assess"
 	"github.com/claimwarden/claimwarden/reconciler/converge"
-	"github.com/claimwarden/claimwarden/reconciler/diff"
 	"github.com/claimwarden/claimwarden/reconciler/gate"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/plan"
@@ -52,6 +51,8 @@ type Reconciler struct {
 	index *indexes
 	// verdicts caches policy decisions (see gate.Cache).
 	verdicts *gate.Cache
+	// reserved is what the proposals in flight still have to grow.
+	reserved reservations
 }
 
 // Reconcile runs the phases of one rollout: finish an interrupted re-create,
@@ -140,6 +141,7 @@ func (r *Reconciler) managed(ctx context.Context, key types.NamespacedName) (*ap
 func (r *Reconciler) forget(key types.NamespacedName) {
 	forgetMetrics(key)
 	r.memory.forget(key)
+	r.reserved.drop(key)
 	r.sinks.Forget(key)
 }
 
@@ -160,7 +162,7 @@ func (r *Reconciler) roll(ctx context.Context, sts *appsv1.StatefulSet, before, 
 	t := r.targetOf(sts, vcr)
 	setSourceCondition(vcr, t)
 	a, err := r.assess(ctx, sts, t, strategy)
-	var invalid *invalidTemplates
+	var invalid *assess.InvalidTemplates
 	if errors.As(err, &invalid) {
 		// Bad templates wait for the StatefulSet to change; retrying cannot help.
 		r.stall(ctx, sts, before, vcr, t.src, v1alpha1.ReasonInvalidTemplate, invalid.Error())
@@ -169,7 +171,7 @@ func (r *Reconciler) roll(ctx context.Context, sts *appsv1.StatefulSet, before, 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if r.memory.cacheBehind(client.ObjectKeyFromObject(sts), a.claims) {
+	if r.memory.cacheBehind(client.ObjectKeyFromObject(sts), a.Claims) {
 		// The cache has not seen a claim patch of ours yet, and its watch
 		// event brings the StatefulSet back. Going on with the old claim
 		// would patch it again and report a step backwards; the requeue is
@@ -180,7 +182,7 @@ func (r *Reconciler) roll(ctx context.Context, sts *appsv1.StatefulSet, before, 
 		return r.notAuthorized(ctx, sts, before, vcr, t.src, err)
 	}
 	converging := false
-	if t.recreateWith != nil && !a.verdict.denied() {
+	if t.recreateWith != nil && !a.Verdict.Denied() {
 		progress, err := r.convergeTo(ctx, sts, t)
 		if apierrors.IsConflict(err) {
 			return ctrl.Result{RequeueAfter: time.Second}, nil
@@ -190,88 +192,67 @@ func (r *Reconciler) roll(ctx context.Context, sts *appsv1.StatefulSet, before, 
 		}
 		converging = progress == converge.Waiting || progress == converge.Adopting
 	}
-	out := r.patchClaims(ctx, sts, t.src, a.claims, a.plan.Patch, t.ignoredLabels)
+	out := r.patchClaims(ctx, sts, t.src, a.Claims, a.Plan.Patch, t.ignoredLabels)
 	if a, err = r.afterPatches(ctx, sts, t, strategy, a, out); err != nil {
 		return ctrl.Result{}, err
 	}
 	rs, err := r.restartPods(ctx, restartStep{r: r, sts: sts, vcr: vcr, src: t.src, authority: t.authority, a: &a, enabled: restarts,
-		mayStart: !a.verdict.denied() && out.rejected == nil && t.recreateWith == nil})
+		mayStart: !a.Verdict.Denied() && out.rejected == nil && t.recreateWith == nil})
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	r.report(vcr, t, strategy, a, out, rs)
 	r.publish(ctx, sts, t.src, before, vcr)
-	return r.next(sts, converging, a.verdict, out, rs), nil
+	return r.next(sts, converging, a.Verdict, out, rs), nil
 }
 
-// assessment is what a rollout's target asks of the claims.
-type assessment struct {
-	diff    diff.Result
-	verdict gateResult
-	plan    plan.Plan
-	// claims are the PVCs named after the StatefulSet, by name.
-	claims map[string]*corev1.PersistentVolumeClaim
-}
-
-// invalidTemplates is a target whose templates cannot be compared.
-type invalidTemplates struct{ err error }
-
-func (e *invalidTemplates) Error() string { return e.err.Error() }
-
-// assess compares the target with the claims, asks the policies and plans.
-// A plan never patches a claim before the StatefulSet carries the target's
-// templates, nor while the StatefulSet-level change is denied.
-func (r *Reconciler) assess(ctx context.Context, sts *appsv1.StatefulSet, t target, strategy v1alpha1.UpdateStrategy) (assessment, error) {
+// assess compares the target with the claims, asks the policies and plans
+// (assess.Assess, which `claimwarden check` calls too). A plan never
+// patches a claim before the StatefulSet carries the target's templates,
+// nor while anything of the proposal is denied.
+func (r *Reconciler) assess(ctx context.Context, sts *appsv1.StatefulSet, t target, strategy v1alpha1.UpdateStrategy) (assess.Assessment, error) {
 	// Every claim named after the StatefulSet, of its templates and of
 	// removed ones (which diff reports), from the cache's index: the
 	// namespace's other claims are never read.
 	var pvcs corev1.PersistentVolumeClaimList
 	if err := r.index.ensure(ctx); err != nil {
-		return assessment{}, err
+		return assess.Assessment{}, err
 	}
 	if err := r.client.List(ctx, &pvcs, client.InNamespace(sts.Namespace), client.MatchingFields{claimStatefulSetsIndex: sts.Name}); err != nil {
-		return assessment{}, fmt.Errorf("listing claims of StatefulSet %s/%s: %w", sts.Namespace, sts.Name, err)
+		return assess.Assessment{}, fmt.Errorf("listing claims of StatefulSet %s/%s: %w", sts.Namespace, sts.Name, err)
 	}
 	return r.assessClaims(ctx, sts, t, strategy, pvcs.Items)
 }
 
-// assessClaims is assess on the claims pvcs.
-func (r *Reconciler) assessClaims(ctx context.Context, sts *appsv1.StatefulSet, t target, strategy v1alpha1.UpdateStrategy, pvcs []corev1.PersistentVolumeClaim) (assessment, error) {
-	in := diff.Input{Desired: t.sts, PVCs: pvcs, IgnoreLabels: t.ignoredLabels, MaxClaims: r.opts.MaxClaimsPerStatefulSet}
-	if t.recreateWith != nil {
-		in.LiveTemplates = diff.LiveTemplatesOf(sts)
-	}
-	res, err := diff.Compute(in)
-	if err != nil {
-		return assessment{}, &invalidTemplates{err}
-	}
-	a := assessment{diff: res, claims: make(map[string]*corev1.PersistentVolumeClaim, len(pvcs))}
-	for i := range pvcs {
-		a.claims[pvcs[i].Name] = &pvcs[i]
-	}
-	if a.verdict, err = r.gate(ctx, t.sts, res, a.claims, policies.Source(t.src), t.recreateWith != nil); err != nil {
-		return assessment{}, err
-	}
+// assessClaims is assess on the claims pvcs. What the proposal still has
+// to grow is reserved against the namespace's quotas until it is done or
+// denied, so that the next StatefulSet's proposal is decided with it.
+func (r *Reconciler) assessClaims(ctx context.Context, sts *appsv1.StatefulSet, t target, strategy v1alpha1.UpdateStrategy, pvcs []corev1.PersistentVolumeClaim) (assess.Assessment, error) {
 	onDelete, err := r.onDeleteOf(ctx, sts)
 	if err != nil {
-		return assessment{}, err
+		return assess.Assessment{}, err
 	}
-	a.plan = plan.Build(res, plan.Options{Strategy: strategy, MaxConcurrent: r.opts.MaxConcurrentPatches, PolicyDenied: a.verdict.claims, Partition: plan.PartitionOf(sts), OnDelete: onDelete})
-	if a.verdict.statefulSet != "" {
-		holdPatches(&a.plan, "waiting: the StatefulSet change is denied by policy")
-		a.plan.Blocked = strings.TrimPrefix(a.plan.Blocked+"; denied by policy: "+a.verdict.statefulSet, "; ")
+	key := client.ObjectKeyFromObject(sts)
+	in := assess.Input{
+		Live: sts, Desired: t.sts, Recreate: t.recreateWith != nil,
+		Claims: pvcs, IgnoredLabels: t.ignoredLabels, MaxClaims: r.opts.MaxClaimsPerStatefulSet,
+		Strategy: strategy, MaxConcurrent: r.opts.MaxConcurrentPatches, OnDelete: onDelete,
+		Facts: r.facts(t.sts, policies.Source(t.src)),
 	}
-	if t.recreateWith != nil {
-		// A denied proposal must leave every claim as it is.
-		holdPatches(&a.plan, "waiting: the StatefulSet is re-created with the proposed templates first")
-	}
-	return a, nil
+	var a assess.Assessment
+	r.reserved.decide(key.Namespace, func() {
+		in.InFlight = r.reserved.others(key)
+		if a, err = assess.Assess(ctx, r.verdicts, in); err == nil {
+			r.reserved.set(key, a)
+		}
+	})
+	return a, err
 }
 
 // next is when to reconcile again: soon while a re-create waits for its
 // orphan delete, when a rejected patch's back-off ends, when denials
 // expire; otherwise on the next event.
-func (r *Reconciler) next(sts *appsv1.StatefulSet, converging bool, verdict gateResult, out patchOutcome, rs restartOutcome) ctrl.Result {
+func (r *Reconciler) next(sts *appsv1.StatefulSet, converging bool, verdict assess.Verdict, out patchOutcome, rs restartOutcome) ctrl.Result {
 	res := r.nextEvent(sts, converging, verdict, out)
 	if rs.requeue > 0 && (res.RequeueAfter <= 0 || rs.requeue < res.RequeueAfter) {
 		res.RequeueAfter = rs.requeue
@@ -280,7 +261,7 @@ func (r *Reconciler) next(sts *appsv1.StatefulSet, converging bool, verdict gate
 }
 
 // nextEvent is next without restarts.
-func (r *Reconciler) nextEvent(sts *appsv1.StatefulSet, converging bool, verdict gateResult, out patchOutcome) ctrl.Result {
+func (r *Reconciler) nextEvent(sts *appsv1.StatefulSet, converging bool, verdict assess.Verdict, out patchOutcome) ctrl.Result {
 	switch {
 	case converging:
 		// Resume, at the top of a later reconcile, creates the object.
@@ -289,20 +270,9 @@ func (r *Reconciler) nextEvent(sts *appsv1.StatefulSet, converging bool, verdict
 		return ctrl.Result{RequeueAfter: time.Until(out.rejected.notBefore)}
 	}
 	r.retry.Forget(types.NamespacedName{Namespace: sts.Namespace, Name: sts.Name})
-	if verdict.denied() {
+	if verdict.Denied() {
 		// Ask again once the denials expire (see gate.Cache).
 		return ctrl.Result{RequeueAfter: r.opts.PolicyRecheck}
 	}
 	return ctrl.Result{}
-}
-
-// holdPatches keeps the plan's patches back: each claim it would patch now
-// waits, saying why, so that the rollout does not look in progress.
-func holdPatches(p *plan.Plan, why string) {
-	p.Patch = nil
-	for i := range p.Steps {
-		if p.Steps[i].Phase == v1alpha1.ClaimPatching {
-			p.Steps[i].Phase, p.Steps[i].Message = v1alpha1.ClaimPending, why
-		}
-	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/policies"
+	"github.com/claimwarden/claimwarden/reconciler/assess"
 	"github.com/claimwarden/claimwarden/reconciler/diff"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/plan"
@@ -22,15 +23,15 @@ import (
 
 // report writes the rollout's status: the proposal worked towards, claims,
 // counts, problems, conditions.
-func (r *Reconciler) report(vcr *v1alpha1.VolumeClaimRollout, t target, strategy v1alpha1.UpdateStrategy, a assessment, out patchOutcome, rs restartOutcome) {
+func (r *Reconciler) report(vcr *v1alpha1.VolumeClaimRollout, t target, strategy v1alpha1.UpdateStrategy, a assess.Assessment, out patchOutcome, rs restartOutcome) {
 	st := &vcr.Status
 	st.ObservedGeneration = t.sts.Generation
 	st.Strategy = strategy
 	st.Proposal = &v1alpha1.Proposal{Source: t.src, TemplatesHash: templatesHash(t.sts), IgnoredLabels: t.ignoredLabels, Authority: t.authority}
-	st.Claims, st.Counts = claimStatuses(a.plan, out)
+	st.Claims, st.Counts = claimStatuses(a.Plan, out)
 	st.Progress = fmt.Sprintf("%d/%d", st.Counts.Compatible, st.Counts.Total)
-	st.Problems = problems(a.diff, a.plan, a.verdict)
-	setConditions(vcr, strategy, a.diff, a.plan, a.verdict, out, rs)
+	st.Problems = problems(a.Diff, a.Plan, a.Verdict)
+	setConditions(vcr, strategy, a.Diff, a.Plan, a.Verdict, out, rs)
 	r.setPoliciesCondition(vcr)
 }
 
@@ -83,15 +84,15 @@ func claimStatuses(p plan.Plan, out patchOutcome) ([]v1alpha1.ClaimStatus, v1alp
 }
 
 // problems lists what the controller reports but does not act on.
-func problems(res diff.Result, p plan.Plan, g gateResult) []string {
+func problems(res diff.Result, p plan.Plan, g assess.Verdict) []string {
 	var out []string
 	for _, s := range p.Steps {
 		if s.Phase == v1alpha1.ClaimDenied {
 			out = append(out, s.Message)
 		}
 	}
-	if g.statefulSet != "" {
-		out = append(out, outcome.StatefulSetDenied(g.statefulSet))
+	if g.StatefulSet != "" {
+		out = append(out, outcome.StatefulSetDenied(g.StatefulSet))
 	}
 	if len(res.TemplatesAdded) > 0 {
 		out = append(out, "templates added (not acted on): "+strings.Join(res.TemplatesAdded, ", "))
@@ -107,15 +108,15 @@ func problems(res diff.Result, p plan.Plan, g gateResult) []string {
 // progress without a person (a rejected patch, a failed resize or
 // VolumeAttributesClass change, a field no patch can change, templates added
 // or removed).
-func setConditions(vcr *v1alpha1.VolumeClaimRollout, strategy v1alpha1.UpdateStrategy, res diff.Result, p plan.Plan, g gateResult, out patchOutcome, rs restartOutcome) {
+func setConditions(vcr *v1alpha1.VolumeClaimRollout, strategy v1alpha1.UpdateStrategy, res diff.Result, p plan.Plan, g assess.Verdict, out patchOutcome, rs restartOutcome) {
 	n := vcr.Status.Counts
 	progressing := n.Updating > 0 || len(out.patched) > 0
 	switch {
 	case out.rejected != nil:
 		markStalled(vcr, v1alpha1.ReasonPatchRejected, out.rejected.message)
-	case g.denied() && !progressing:
+	case g.Denied() && !progressing:
 		markStalled(vcr, v1alpha1.ReasonPolicyDenied, blockedMessage(p))
-	case p.Done && !g.denied():
+	case p.Done && !g.Denied():
 		msg := fmt.Sprintf("%d/%d claims compatible", n.Compatible, n.Total)
 		if n.OverSized > 0 {
 			msg += fmt.Sprintf(" (%d over-sized, left as they are)", n.OverSized)
@@ -192,7 +193,7 @@ func blockedMessage(p plan.Plan) string {
 
 // blockedReason names the cause of a blocked plan, most urgent first.
 func blockedReason(res diff.Result) string {
-	reason := v1alpha1.ReasonTemplatesChanged
+	// A claim whose immutable fields differ is denied (assess.ImmutablePolicy).
 	for _, c := range res.Claims {
 		// A recovery's failure is the abandoned expansion's: it blocks nothing.
 		if c.ResizeError != "" && !c.Recovery && !c.Recovering {
@@ -201,11 +202,8 @@ func blockedReason(res diff.Result) string {
 		if c.ModifyError != "" {
 			return v1alpha1.ReasonModifyFailed
 		}
-		if len(c.Immutable) > 0 {
-			reason = v1alpha1.ReasonImmutableField
-		}
 	}
-	return reason
+	return v1alpha1.ReasonTemplatesChanged
 }
 
 // templatesHash identifies the desired templates, as the API server stores

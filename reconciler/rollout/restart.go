@@ -20,6 +20,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/policies"
+	"github.com/claimwarden/claimwarden/reconciler/assess"
 	"github.com/claimwarden/claimwarden/reconciler/authority"
 	"github.com/claimwarden/claimwarden/reconciler/diff"
 	"github.com/claimwarden/claimwarden/reconciler/gate"
@@ -50,7 +51,7 @@ type restartStep struct {
 	src v1alpha1.Source
 	// authority must be allowed to evict the Pod (nil: the tool's own).
 	authority *v1alpha1.Identity
-	a         *assessment
+	a         *assess.Assessment
 	enabled   bool
 	// mayStart is false while something else holds the StatefulSet's
 	// changes (a denial, a rejected patch, a re-create): no new eviction.
@@ -75,7 +76,7 @@ func (r *Reconciler) restartPods(ctx context.Context, s restartStep) (restartOut
 	if rec := s.vcr.Status.Restart; rec != nil {
 		return s.follow(ctx, rec)
 	}
-	if len(s.a.plan.Restart) == 0 {
+	if len(s.a.Plan.Restart) == 0 {
 		return restartOutcome{}, nil
 	}
 	if !s.enabled {
@@ -85,7 +86,7 @@ func (r *Reconciler) restartPods(ctx context.Context, s restartStep) (restartOut
 	if !s.mayStart {
 		return s.waitAll("no Pod is restarted while the StatefulSet's other changes are held"), nil
 	}
-	ordinal := s.a.plan.Restart[0].Ordinal
+	ordinal := s.a.Plan.Restart[0].Ordinal
 	pod, err := s.pod(ctx, ordinal)
 	if err != nil {
 		return restartOutcome{}, err
@@ -220,7 +221,7 @@ func (s restartStep) refused(ctx context.Context, pod *corev1.Pod, ordinal int32
 	claims := s.claimsOf(ordinal)
 	qs := make([]plan.Question, 0, len(claims))
 	for _, c := range claims {
-		qs = append(qs, plan.RestartQuestion(s.sts, c, s.a.claims[c.Name], pod.Name))
+		qs = append(qs, plan.RestartQuestion(s.sts, c, s.a.Claims[c.Name], pod.Name))
 	}
 	err := s.r.authorize(ctx, s.authority, []authority.Write{authority.EvictPod(pod.Namespace, pod.Name)})
 	if refusal, ok := errors.AsType[*authority.Refusal](err); ok {
@@ -256,8 +257,8 @@ func (s restartStep) refuse(ctx context.Context, pod *corev1.Pod, ordinal int32,
 // wait adds why to the messages of the claims of ordinal waiting for a
 // restart, and says it for the conditions.
 func (s restartStep) wait(ordinal int32, why string, active bool, requeue time.Duration) restartOutcome {
-	for i := range s.a.plan.Steps {
-		st := &s.a.plan.Steps[i]
+	for i := range s.a.Plan.Steps {
+		st := &s.a.Plan.Steps[i]
 		if st.Phase == v1alpha1.ClaimWaitingForRestart && st.Claim.Ordinal == ordinal {
 			st.Message += "; " + why
 		}
@@ -271,18 +272,18 @@ func (s restartStep) wait(ordinal int32, why string, active bool, requeue time.D
 
 // waitAll is wait for every claim waiting for a restart, which none will get.
 func (s restartStep) waitAll(why string) restartOutcome {
-	for i := range s.a.plan.Steps {
-		if st := &s.a.plan.Steps[i]; st.Phase == v1alpha1.ClaimWaitingForRestart {
+	for i := range s.a.Plan.Steps {
+		if st := &s.a.Plan.Steps[i]; st.Phase == v1alpha1.ClaimWaitingForRestart {
 			st.Message += "; " + why
 		}
 	}
-	return restartOutcome{summary: names(s.a.plan.Restart) + " wait for their Pods to restart (file system resize pending): " + why}
+	return restartOutcome{summary: names(s.a.Plan.Restart) + " wait for their Pods to restart (file system resize pending): " + why}
 }
 
 // claimsOf are the claims of ordinal that wait for a restart.
 func (s restartStep) claimsOf(ordinal int32) []diff.ClaimChange {
 	var out []diff.ClaimChange
-	for _, c := range s.a.plan.Restart {
+	for _, c := range s.a.Plan.Restart {
 		if c.Ordinal == ordinal {
 			out = append(out, c)
 		}

@@ -13,28 +13,24 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 	"github.com/claimwarden/claimwarden/integrations/manifests"
 	"github.com/claimwarden/claimwarden/policies"
+	"github.com/claimwarden/claimwarden/reconciler/assess"
 	"github.com/claimwarden/claimwarden/reconciler/diff"
 	"github.com/claimwarden/claimwarden/reconciler/gate"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/plan"
 )
 
-// ImmutablePolicy is the policy id of the denial check adds when a claim
-// differs from its template in a field no patch can change and no policy
-// denied it: the controller leaves such a claim alone and stalls
-// (ImmutableFieldChanged), so the change cannot be rolled out as proposed.
-const ImmutablePolicy = "immutable-field"
-
 // evaluator holds what the evaluation of every StatefulSet shares.
 type evaluator struct {
-	policies      policies.Evaluator
-	cur           *current
+	policies policies.Evaluator
+	// cur is the current state; after is it with the proposal's own
+	// cluster objects applied (cur itself when it has none).
+	cur, after    *current
 	strategy      v1alpha1.UpdateStrategy
 	repository    string
 	revision      string
@@ -84,28 +80,48 @@ func (e *evaluator) all(ctx context.Context, sets []proposal) ([]StatefulSet, er
 	return out, nil
 }
 
-// one compares one proposed StatefulSet with the current state and asks
-// the policies what the controller would ask them.
+// one compares one proposed StatefulSet with the current state and
+// assesses it as the controller will (assess.Assess).
 func (e *evaluator) one(ctx context.Context, p manifests.StatefulSet) (StatefulSet, error) {
-	sts := p.StatefulSet
-	r := StatefulSet{Namespace: sts.Namespace, Name: sts.Name, File: p.File, Line: p.Line}
-	live, err := e.cur.statefulSet(sts.Namespace + "/" + sts.Name)
+	r := StatefulSet{Namespace: p.Namespace, Name: p.Name, File: p.File, Line: p.Line}
+	live, done, err := e.prepare(p, &r)
+	if err != nil || done {
+		return r, err
+	}
+	a, claims, err := e.assess(ctx, p, live)
 	if err != nil {
 		return r, fmt.Errorf("%s: %w", p.Location, err)
 	}
+	r.NewClaims = newReplicas(live, p.StatefulSet, claims)
+	for _, c := range a.Diff.Claims {
+		if c.Missing {
+			r.NewClaims++
+		}
+	}
+	r.TemplatesAdded, r.TemplatesRemoved = a.Diff.TemplatesAdded, a.Diff.TemplatesRemoved
+	r.Cost = e.cost(p.StatefulSet, firstOrdinal(live), claims, a.Diff.Claims)
+	e.render(&r, a, live)
+	return r, nil
+}
+
+// prepare reads what the controller reads before it assesses: the live
+// StatefulSet, its annotations, whether it manages it at all. done says r
+// is complete: ignored, new, or with templates as they are.
+func (e *evaluator) prepare(p manifests.StatefulSet, r *StatefulSet) (live *appsv1.StatefulSet, done bool, err error) {
+	sts := p.StatefulSet
+	if live, err = e.cur.statefulSet(sts.Namespace + "/" + sts.Name); err != nil {
+		return nil, true, fmt.Errorf("%s: %w", p.Location, err)
+	}
 	// The controller reads its annotations from the live StatefulSet; a new
 	// one is created as proposed.
-	current := sts
-	if live != nil {
-		current = live
-	}
+	current := cmp.Or(live, sts)
 	strategy, err := plan.StrategyOf(current, e.strategy)
 	if err == nil && live != nil {
 		// Once applied, a bad annotation stalls the rollout.
 		_, err = plan.StrategyOf(sts, e.strategy)
 	}
 	if err != nil {
-		return r, fmt.Errorf("%s: %w", p.Location, err)
+		return nil, true, fmt.Errorf("%s: %w", p.Location, err)
 	}
 	r.Strategy = string(strategy)
 	if live != nil {
@@ -116,116 +132,117 @@ func (e *evaluator) one(ctx context.Context, p manifests.StatefulSet) (StatefulS
 			why += ": claimwarden leaves it alone"
 		}
 		r.Status, r.Notes = StatusIgnored, append(r.Notes, why)
-		return r, nil
+		return nil, true, nil
 	}
 	// The controller's bound on claims per StatefulSet, on the proposal: one
 	// that asks for more would stall its rollout once applied.
 	if _, _, err := diff.Ordinals(sts, diff.DefaultMaxClaims); err != nil {
-		return r, fmt.Errorf("%s: %w", p.Location, err)
+		return nil, true, fmt.Errorf("%s: %w", p.Location, err)
 	}
-	if live == nil {
+	switch {
+	case live == nil:
 		r.Status = StatusNew
 		r.NewClaims = len(sts.Spec.VolumeClaimTemplates) * int(*sts.Spec.Replicas)
 		r.Notes = append(r.Notes, "not in the "+e.noun+": the StatefulSet controller creates its claims from the templates")
 		r.Cost = e.cost(sts, firstOrdinal(sts), nil, nil)
-		return r, nil
-	}
-
-	// As the controller does with a GitOps proposal: the current StatefulSet
-	// with the proposed templates, compared with the current templates.
-	desired := plan.WithTemplates(live, sts)
-	claims, err := e.claimsOf(desired, min(firstOrdinal(live), firstOrdinal(sts)), live)
-	if err != nil {
-		return r, fmt.Errorf("%s: %w", p.Location, err)
-	}
-	if diff.TemplatesEqual(live.Spec.VolumeClaimTemplates, sts.Spec.VolumeClaimTemplates) {
+		return nil, true, nil
+	case diff.TemplatesEqual(live.Spec.VolumeClaimTemplates, sts.Spec.VolumeClaimTemplates):
 		// Nothing for the controller to gate: what it does with the claims
 		// as they are is not this change's doing.
+		claims, err := e.claimsOf(live, min(firstOrdinal(live), firstOrdinal(sts)), live)
+		if err != nil {
+			return nil, true, fmt.Errorf("%s: %w", p.Location, err)
+		}
 		r.Status = StatusUnchanged
 		r.NewClaims = newReplicas(live, sts, claims)
 		r.addNewClaimsNote()
 		r.Cost = e.cost(sts, firstOrdinal(live), claims, nil)
-		return r, nil
+		return nil, true, nil
 	}
-	in := diff.Input{Desired: desired, LiveTemplates: diff.LiveTemplatesOf(live), PVCs: claims, IgnoreLabels: e.ignoredLabels[p.File], MaxClaims: diff.DefaultMaxClaims}
-	res, err := compareAll(in)
-	if err != nil {
-		return r, fmt.Errorf("%s: %w", p.Location, err)
-	}
-	byName := make(map[string]*corev1.PersistentVolumeClaim, len(claims))
-	for i := range claims {
-		byName[claims[i].Name] = &claims[i]
-	}
-	r.NewClaims = newReplicas(live, sts, claims)
-	for _, c := range res.Claims {
-		if c.Missing {
-			r.NewClaims++
-		}
-	}
-	r.TemplatesAdded, r.TemplatesRemoved = res.TemplatesAdded, res.TemplatesRemoved
-	r.Cost = e.cost(sts, firstOrdinal(live), claims, res.Claims)
+	return live, false, nil
+}
 
-	// The templates differ, so the controller re-creates the StatefulSet
-	// to carry them: ask that question too, as it will.
-	questions := plan.Questions(desired, res, byName, true)
-	changes := make(map[string]diff.ClaimChange, len(res.Claims))
-	for _, c := range res.Claims {
+// assess is the controller's assessment of the proposal: the live
+// StatefulSet with the proposed templates, re-created to carry them, with
+// the policies asked under the current state and, when the proposal brings
+// cluster objects, under those too.
+func (e *evaluator) assess(ctx context.Context, p manifests.StatefulSet, live *appsv1.StatefulSet) (assess.Assessment, []corev1.PersistentVolumeClaim, error) {
+	desired := plan.WithTemplates(live, p.StatefulSet)
+	claims, err := e.claimsOf(desired, min(firstOrdinal(live), firstOrdinal(p.StatefulSet)), live)
+	if err != nil {
+		return assess.Assessment{}, nil, err
+	}
+	strategy, _ := plan.StrategyOf(live, e.strategy) // checked by prepare
+	source := e.sourceOf(p.StatefulSet)
+	in := assess.Input{
+		Live: live, Desired: desired, Recreate: true, LookAhead: true,
+		Claims: claims, IgnoredLabels: e.ignoredLabels[p.File], MaxClaims: diff.DefaultMaxClaims,
+		Strategy: strategy, MaxConcurrent: 1, Facts: e.cur.facts(live.Namespace, source),
+	}
+	if e.after != e.cur {
+		in.Also = []gate.Facts{e.after.facts(live.Namespace, source)}
+	}
+	a, err := assess.Assess(ctx, e.policies, in)
+	return a, claims, err
+}
+
+// sourceOf names the proposal in the policy input: the flags, else the
+// StatefulSet's claimwarden.dev annotations.
+func (e *evaluator) sourceOf(sts *appsv1.StatefulSet) policies.Source {
+	return policies.Source{
+		Kind: "StatefulSet", Namespace: sts.Namespace, Name: sts.Name,
+		Repository: cmp.Or(e.repository, sts.Annotations[v1alpha1.RepositoryAnnotation]),
+		Revision:   cmp.Or(e.revision, sts.Annotations[v1alpha1.RevisionAnnotation]),
+	}
+}
+
+// render reports the assessment: the verdicts, the commit status and the
+// notes on what waits on purpose.
+func (e *evaluator) render(r *StatefulSet, a assess.Assessment, live *appsv1.StatefulSet) {
+	changes := make(map[string]diff.ClaimChange, len(a.Diff.Claims))
+	for _, c := range a.Diff.Claims {
 		changes[c.Name] = c
 	}
-	source := policies.Source{Kind: "StatefulSet", Namespace: sts.Namespace, Name: sts.Name, Repository: e.repository, Revision: e.revision}
-	if source.Repository == "" {
-		source.Repository = sts.Annotations[v1alpha1.RepositoryAnnotation]
+	for _, ans := range a.Answers.Claims {
+		r.Claims = append(r.Claims, claimResult(changes[ans.Claim], ans.Verdict))
 	}
-	if source.Revision == "" {
-		source.Revision = sts.Annotations[v1alpha1.RevisionAnnotation]
-	}
-	ans, err := gate.Ask(ctx, e.policies, questions, e.facts(sts.Namespace, source))
-	if err != nil {
-		return r, fmt.Errorf("%s: %w", p.Location, err)
-	}
-	for _, a := range ans.Claims {
-		r.Claims = append(r.Claims, claimResult(changes[a.Claim], a.Verdict))
-	}
-	if a := ans.StatefulSet; a != nil {
+	if ans := a.Answers.StatefulSet; ans != nil {
 		// The re-create alone, allowed and without warnings, is what every
 		// template change takes: not worth a line.
-		templatesChange := len(res.TemplatesAdded)+len(res.TemplatesRemoved) > 0
-		if v := a.Verdict; templatesChange || !v.Allowed || len(v.Warnings) > 0 {
+		templatesChange := len(a.Diff.TemplatesAdded)+len(a.Diff.TemplatesRemoved) > 0
+		if v := ans.Verdict; templatesChange || !v.Allowed || len(v.Warnings) > 0 {
 			r.Templates = &TemplateVerdict{Verdict: verdictOf(v.Allowed), Denials: v.Denials, Warnings: v.Warnings}
 		}
 	}
-
 	r.Status = StatusUnchanged
 	if len(r.Claims) > 0 || r.Templates != nil {
-		r.Status, r.Verdict = StatusChanged, Allowed
-		if r.denied() {
-			r.Verdict = Denied
-		}
-		r.CommitStatus = e.commitStatus(r)
+		r.Status, r.Verdict = StatusChanged, verdictOf(!a.Verdict.Denied())
+		r.CommitStatus = e.commitStatus(r, a)
 	}
 	r.addNewClaimsNote()
-	// Read from the current StatefulSet, as the controller reads it from the
-	// live one (see plan.PartitionOf).
-	if note := plan.PartitionOf(current).HeldNote(res); note != "" && r.Verdict == Allowed {
+	if r.Verdict != Allowed {
+		return
+	}
+	// Read from the live StatefulSet, as the controller reads them.
+	if note := plan.PartitionOf(live).HeldNote(a.Diff); note != "" {
 		r.Notes = append(r.Notes, note)
 	}
-	if note := plan.OnDeleteNote(current, res); note != "" && r.Verdict == Allowed {
+	if note := plan.OnDeleteNote(live, a.Diff); note != "" {
 		r.Notes = append(r.Notes, note)
 	}
-	if r.Templates != nil && r.Templates.Verdict == Allowed && len(res.TemplatesAdded)+len(res.TemplatesRemoved) > 0 {
+	if r.Templates != nil && len(a.Diff.TemplatesAdded)+len(a.Diff.TemplatesRemoved) > 0 {
 		r.Notes = append(r.Notes, "templates added or removed: the controller reports this and does not act on it")
 	}
-	return r, nil
 }
 
-// facts are what the policies read of the current state, from its snapshot.
-func (e *evaluator) facts(namespace string, source policies.Source) gate.Facts {
+// facts are what the policies read of the state c, from its snapshot.
+func (c *current) facts(namespace string, source policies.Source) gate.Facts {
 	return gate.Facts{
-		Namespace: func(context.Context) (*corev1.Namespace, error) { return e.cur.namespaces[namespace], nil },
+		Namespace: func(context.Context) (*corev1.Namespace, error) { return c.namespaces[namespace], nil },
 		ResourceQuotas: func(context.Context) ([]corev1.ResourceQuota, error) {
 			var out []corev1.ResourceQuota
-			for _, q := range e.cur.quotas[namespace] {
-				out = append(out, *q)
+			for _, name := range slices.Sorted(maps.Keys(c.quotas[namespace])) {
+				out = append(out, *c.quotas[namespace][name])
 			}
 			return out, nil
 		},
@@ -233,7 +250,7 @@ func (e *evaluator) facts(namespace string, source policies.Source) gate.Facts {
 			if pvc == nil || pvc.Spec.StorageClassName == nil {
 				return nil, nil
 			}
-			return e.cur.storageClasses[*pvc.Spec.StorageClassName], nil
+			return c.storageClasses[*pvc.Spec.StorageClassName], nil
 		},
 		Source: source,
 	}
@@ -302,52 +319,6 @@ func (e *evaluator) claimsOf(sts *appsv1.StatefulSet, first int32, live *appsv1.
 	return out, nil
 }
 
-// compareAll is diff.Compute, also over the claims of in.PVCs outside the
-// desired StatefulSet's ordinals: each such ordinal is compared as the only
-// one of a StatefulSet of one replica, which is how the controller will
-// compare it once the replicas reach it. Claims come in template order,
-// then ordinal order.
-func compareAll(in diff.Input) (diff.Result, error) {
-	res, err := diff.Compute(in)
-	if err != nil {
-		return res, err
-	}
-	compared := make(map[string]bool, len(res.Claims))
-	for _, c := range res.Claims {
-		compared[c.Name] = true
-	}
-	outside := map[int32]bool{}
-	for _, c := range in.PVCs {
-		if _, o, ok := splitOrdinal(c.Name); ok && !compared[c.Name] {
-			outside[o] = true
-		}
-	}
-	for _, o := range slices.Sorted(maps.Keys(outside)) {
-		one := *in.Desired
-		one.Spec.Ordinals = &appsv1.StatefulSetOrdinals{Start: o}
-		one.Spec.Replicas = ptr.To(int32(1))
-		at := in
-		at.Desired = &one
-		r, err := diff.Compute(at)
-		if err != nil {
-			return res, err
-		}
-		for _, c := range r.Claims {
-			if !c.Missing {
-				res.Claims = append(res.Claims, c)
-			}
-		}
-	}
-	order := make(map[string]int, len(in.Desired.Spec.VolumeClaimTemplates))
-	for i, t := range in.Desired.Spec.VolumeClaimTemplates {
-		order[t.Name] = i
-	}
-	slices.SortStableFunc(res.Claims, func(a, b diff.ClaimChange) int {
-		return cmp.Or(cmp.Compare(order[a.Template], order[b.Template]), cmp.Compare(a.Ordinal, b.Ordinal))
-	})
-	return res, nil
-}
-
 // annotationChanges notes a proposal that changes the annotations the
 // controller reads from the live StatefulSet: they apply from the next
 // change on, so this one is checked with the current ones.
@@ -381,14 +352,7 @@ func claimResult(c diff.ClaimChange, v policies.Verdict) Claim {
 		Changes: describeChanges(c), Verdict: verdictOf(v.Allowed),
 		Denials: v.Denials, Warnings: v.Warnings,
 	}
-	if v.Allowed && len(c.Immutable) > 0 {
-		parts := make([]string, 0, len(c.Immutable))
-		for _, m := range c.Immutable {
-			parts = append(parts, fmt.Sprintf("%s: PVC %s, template %s", m.Field, m.Live, m.Desired))
-		}
-		out.Verdict = Denied
-		out.Denials = append(out.Denials, policies.Reason{Policy: ImmutablePolicy,
-			Message: "immutable fields differ, so the controller leaves the claim as it is: " + strings.Join(parts, "; ")})
+	if slices.ContainsFunc(v.Denials, func(r policies.Reason) bool { return r.Policy == assess.ImmutablePolicy }) {
 		out.Changes = out.Changes[:len(out.Changes)-len(c.Immutable)] // the denial names them
 	}
 	return out
@@ -417,37 +381,14 @@ func describeChanges(c diff.ClaimChange) []string {
 	return out
 }
 
-func (r StatefulSet) denied() bool {
-	if r.Templates != nil && r.Templates.Verdict == Denied {
-		return true
-	}
-	for _, c := range r.Claims {
-		if c.Verdict == Denied {
-			return true
-		}
-	}
-	return false
-}
-
-// commitStatus is the status --post-status posts: failure naming the first
-// denial in the controller's words (outcome.StatefulSetDenied for the
-// StatefulSet-level change, else outcome.ClaimDenied for the first denied
-// claim, the order outcome.StateOf follows), or success summing up what
-// changes.
-func (e *evaluator) commitStatus(r StatefulSet) *CommitStatus {
+// commitStatus is the status --post-status posts: failure with the
+// assessment's denial, in the words of the controller's commit status, or
+// success summing up what changes.
+func (e *evaluator) commitStatus(r *StatefulSet, a assess.Assessment) *CommitStatus {
 	s := &CommitStatus{Context: gitstatus.StatusContext(e.contextPrefix, r.Namespace, r.Name), State: string(gitstatus.Success)}
-	switch {
-	case r.Templates != nil && r.Templates.Verdict == Denied:
-		s.State, s.Description = string(gitstatus.Failure), outcome.StatefulSetDenied(plan.DenialText(r.Templates.Denials))
-	case r.Verdict == Denied:
-		s.State = string(gitstatus.Failure)
-		for _, c := range r.Claims {
-			if c.Verdict == Denied {
-				s.Description = outcome.ClaimDenied(c.Name, plan.DenialText(c.Denials))
-				break
-			}
-		}
-	default:
+	if denial := a.Denial(); denial != "" {
+		s.State, s.Description = string(gitstatus.Failure), denial
+	} else {
 		s.Description = "allowed: " + sizeSummary(r.Claims)
 	}
 	s.Description = outcome.ShortDescription(s.Description)

@@ -126,21 +126,22 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, bound
 		}
 	}
-	// The proposal's own StorageClasses, Namespaces and ResourceQuotas are
-	// applied with it.
-	if err := cur.addClusterObjects(proposed.clusterObjects); err != nil {
+	if err := cur.countQuotaUse(); err != nil {
 		return nil, err
 	}
-	if err := cur.countQuotaUse(); err != nil {
+	// The proposal's own StorageClasses, Namespaces and ResourceQuotas are
+	// applied with it: they can add denials, never lift one.
+	after, err := cur.withProposed(proposed.clusterObjects)
+	if err != nil {
 		return nil, err
 	}
 
 	e := &evaluator{
-		policies: o.Policies, cur: cur, strategy: o.Strategy,
+		policies: o.Policies, cur: cur, after: after, strategy: o.Strategy,
 		repository: o.Repository, revision: o.Revision, contextPrefix: o.ContextPrefix,
 		ignoredLabels: ignoredLabels,
 		noun:          map[string]string{ModeBase: "base", ModeCluster: "cluster"}[report.Mode],
-		prices:        o.Prices, defaultClass: cur.defaultClass(),
+		prices:        o.Prices, defaultClass: after.defaultClass(),
 	}
 	results, err := e.all(ctx, sets)
 	if err != nil {
@@ -159,7 +160,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if len(sets) == 0 {
 		report.Warnings = append(report.Warnings, Warning{Message: "the proposed manifests hold no StatefulSet (apps/v1): nothing to check"})
 	}
-	if report.Mode == ModeBase && len(cur.storageClasses) == 0 && report.grows() {
+	if report.Mode == ModeBase && len(after.storageClasses) == 0 && report.grows() {
 		report.Warnings = append(report.Warnings, Warning{Message: "no StorageClass in the base or proposed manifests, so policies cannot know whether a class allows expansion (expansion-allowed denies); add the cluster's StorageClasses to --base (kubectl get storageclass -o yaml)"})
 	}
 	return report, nil

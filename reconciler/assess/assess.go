@@ -1,0 +1,134 @@
+package assess
+
+import (
+	"context"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/policies"
+	"github.com/claimwarden/claimwarden/reconciler/diff"
+	"github.com/claimwarden/claimwarden/reconciler/gate"
+	"github.com/claimwarden/claimwarden/reconciler/plan"
+)
+
+// Input is one proposal and the state it is assessed against.
+type Input struct {
+	// Live is the live StatefulSet: its partition and ordinals hold claims back.
+	Live *appsv1.StatefulSet
+	// Desired is Live with the proposal's templates (plan.WithTemplates),
+	// or Live itself when it carries them already.
+	Desired *appsv1.StatefulSet
+	// Recreate says that Live must be re-created to carry Desired's
+	// templates: the StatefulSet-level question is asked, and no claim is
+	// patched before the re-create.
+	Recreate bool
+	// Claims are the claims named after the StatefulSet.
+	Claims []corev1.PersistentVolumeClaim
+	// IgnoredLabels are template label keys never copied onto claims.
+	IgnoredLabels []string
+	// MaxClaims bounds templates × replicas (diff.Input.MaxClaims).
+	MaxClaims int
+	// LookAhead also compares the claims outside Desired's ordinals, each
+	// as the controller will once the replicas reach it: check warns of
+	// them before the scale-up does.
+	LookAhead bool
+
+	// Strategy, MaxConcurrent and OnDelete tune the plan (plan.Options).
+	Strategy      v1alpha1.UpdateStrategy
+	MaxConcurrent int
+	OnDelete      plan.OnDelete
+
+	// Facts are the cluster's facts the policies read. Also are further
+	// sets of facts — the objects a pull request proposes besides its
+	// StatefulSets — whose denials add to those of Facts and never lift one.
+	Facts gate.Facts
+	Also  []gate.Facts
+	// InFlight is what other proposals of the namespace still have to
+	// grow, by quota resource (see Growth): the quota is theirs too.
+	InFlight Growth
+}
+
+// Assessment is what a proposal gets: the comparison, the policies'
+// answers, the decisions over the whole proposal and the plan.
+type Assessment struct {
+	Diff diff.Result
+	// Answers are the policies' answers, with the denials Assess adds.
+	Answers gate.Result
+	Verdict Verdict
+	Plan    plan.Plan
+	// Claims are Input.Claims by name.
+	Claims map[string]*corev1.PersistentVolumeClaim
+	// Growth is what the proposal still has to grow, by quota resource.
+	Growth Growth
+}
+
+// Verdict is what the answers decide.
+type Verdict struct {
+	// Claims maps denied claims to their denial text (plan.DenialText).
+	Claims map[string]string
+	// StatefulSet is the denial text of the StatefulSet-level change, or "".
+	StatefulSet string
+}
+
+// Denied reports whether anything of the proposal is denied: then nothing
+// of it is done, neither the re-create nor any patch.
+func (v Verdict) Denied() bool { return len(v.Claims) > 0 || v.StatefulSet != "" }
+
+// InvalidTemplates is a proposal whose templates cannot be compared:
+// retrying cannot help, it waits for the templates to change.
+type InvalidTemplates struct{ Err error }
+
+func (e *InvalidTemplates) Error() string { return e.Err.Error() }
+
+func (e *InvalidTemplates) Unwrap() error { return e.Err }
+
+// Assess compares, asks, decides and plans. Its errors are the facts'
+// (reading the cluster) and *InvalidTemplates.
+func Assess(ctx context.Context, ev policies.Evaluator, in Input) (Assessment, error) {
+	res, err := compare(in)
+	if err != nil {
+		return Assessment{}, &InvalidTemplates{err}
+	}
+	a := Assessment{Diff: res, Claims: make(map[string]*corev1.PersistentVolumeClaim, len(in.Claims))}
+	for i := range in.Claims {
+		a.Claims[in.Claims[i].Name] = &in.Claims[i]
+	}
+	a.Growth = growthOf(res, a.Claims, in.Desired)
+	questions := plan.Questions(in.Desired, res, a.Claims, in.Recreate)
+	totals := a.Growth.totals(res, in.InFlight)
+	for i := range questions {
+		questions[i].Input.Proposal = totals
+	}
+	if a.Answers, err = ask(ctx, ev, questions, in.Facts, in.Also); err != nil {
+		return Assessment{}, err
+	}
+	denyImmutable(&a.Answers, res)
+	a.Verdict = Verdict{Claims: a.Answers.ClaimDenials(), StatefulSet: a.Answers.StatefulSetDenial()}
+	a.Plan = plan.Build(res, plan.Options{
+		Strategy: in.Strategy, MaxConcurrent: in.MaxConcurrent, PolicyDenied: a.Verdict.Claims,
+		Partition: plan.PartitionOf(in.Live), OnDelete: in.OnDelete,
+	})
+	if a.Verdict.StatefulSet != "" {
+		a.Hold("waiting: the StatefulSet change is denied by policy")
+		a.Plan.Blocked = strings.TrimPrefix(a.Plan.Blocked+"; denied by policy: "+a.Verdict.StatefulSet, "; ")
+	}
+	if in.Recreate {
+		// A denied proposal must leave every claim as it is.
+		a.Hold("waiting: the StatefulSet is re-created with the proposed templates first")
+	}
+	return a, nil
+}
+
+// Hold keeps the plan's patches back: each claim it would patch now
+// waits, saying why, so that the rollout does not look in progress.
+func (a *Assessment) Hold(why string) {
+	a.Plan.Patch = nil
+	for i := range a.Plan.Steps {
+		if a.Plan.Steps[i].Phase == v1alpha1.ClaimPatching {
+			a.Plan.Steps[i].Phase, a.Plan.Steps[i].Message = v1alpha1.ClaimPending, why
+		}
+	}
+}
