@@ -3,48 +3,69 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/yaml"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/cmd/claimwarden/app/check"
 	"github.com/claimwarden/claimwarden/integrations/gitstatus"
-	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/plan"
-	"github.com/claimwarden/claimwarden/reconciler/proposal"
-	"github.com/claimwarden/claimwarden/reconciler/rollout"
 	"github.com/claimwarden/claimwarden/test/fixtures"
-	"github.com/claimwarden/claimwarden/test/storagesim"
-	"github.com/claimwarden/claimwarden/test/testenv"
 )
 
-// parityCase is one StatefulSet of the parity test and what its proposal changes.
+// parityCase is one (base cluster state, proposal) pair of the parity
+// test: a StatefulSet in a namespace of its own, brought to its base state,
+// then proposed to `check` and to the controller.
 type parityCase struct {
-	name    string
+	name string
+	// replicas and size make the base StatefulSet (2 and 10Gi when unset);
+	// shape changes it before it is created (its update strategy).
+	replicas int32
+	size     string
+	shape    func(*appsv1.StatefulSet)
+	// prepare brings the namespace to the case's base state once the
+	// StatefulSet and its rollout are Ready (a quota, a failed expansion,
+	// storage that expands offline). It runs concurrently with the other
+	// cases' and must not touch *testing.T.
+	prepare func(ctx context.Context, p *parity, key types.NamespacedName) error
+	// propose turns the base StatefulSet into the proposed one.
 	propose func(*appsv1.StatefulSet)
-	// denied says whether the shipped policies deny the proposal.
-	denied bool
+	want    parityWant
 }
+
+// parityWant is the decision both must come to.
+type parityWant struct {
+	// claimPolicy, when set, denies every claim, by this policy alone.
+	claimPolicy string
+	// statefulSetPolicy, when set, denies the StatefulSet-level change (the
+	// re-create, templates added or removed), by this policy alone.
+	statefulSetPolicy string
+	// waiting is, for an allowed proposal, the Ready reason of a rollout
+	// that waits on purpose; "" for one that gets Ready.
+	waiting string
+	// compatible counts the claims compatible while the rollout waits:
+	// those it was not held from (the canary above a partition).
+	compatible int32
+	// noHeldNote says check has no note for what the rollout waits for.
+	noHeldNote bool
+	// size is every claim's request once the allowed rollout is Ready.
+	size string
+	// then asserts what else the case is about, once the rollout settled.
+	then func(t *testing.T, p *parity, got check.StatefulSet, vcr *v1alpha1.VolumeClaimRollout)
+}
+
+func (w parityWant) denied() bool { return w.claimPolicy != "" || w.statefulSetPolicy != "" }
 
 func growTo(size string) func(*appsv1.StatefulSet) { return fixtures.SetTemplateSize(size) }
 
@@ -54,112 +75,207 @@ func addTemplate(sts *appsv1.StatefulSet) {
 	sts.Spec.VolumeClaimTemplates = append(sts.Spec.VolumeClaimTemplates, logs)
 }
 
-// Issue 11, item 4: "the pull request sees what the rollout will get".
-// The same proposals go to `claimwarden check --kubeconfig` (as the
-// proposed manifests) and to the rollout controller (as GitOps proposals
-// in its Store), on one real cluster: per claim the same verdict and
-// denial text, for the StatefulSet-level change the same denial, and on
-// the commit the same state and description.
-func TestCheckSaysWhatTheControllerDoes(t *testing.T) {
-	const ns, class, revision = "shop", "sim", "main@sha1:5f3a0c6d2e9b8a7f6e5d4c3b2a1908f7e6d5c4b3"
-	cases := []parityCase{
+func accessModes(modes ...corev1.PersistentVolumeAccessMode) func(*appsv1.StatefulSet) {
+	return func(s *appsv1.StatefulSet) { s.Spec.VolumeClaimTemplates[0].Spec.AccessModes = modes }
+}
+
+func storageClassName(class string) func(*appsv1.StatefulSet) {
+	return func(s *appsv1.StatefulSet) { s.Spec.VolumeClaimTemplates[0].Spec.StorageClassName = ptr.To(class) }
+}
+
+// parityCases are the cases of issue 28, item 5, and those of issue 11's
+// first parity test (grow, added, both, ok).
+func parityCases() []parityCase {
+	return []parityCase{
 		// max-step: +300% is denied for every claim.
-		{name: "grow", propose: growTo("40Gi"), denied: true},
+		{name: "grow", propose: growTo("40Gi"), want: parityWant{claimPolicy: "max-step"}},
 		// template-count: a template added is denied for the StatefulSet.
-		{name: "added", propose: addTemplate, denied: true},
+		{name: "added", propose: addTemplate, want: parityWant{statefulSetPolicy: "template-count"}},
 		// Both: the StatefulSet-level denial is the one named.
-		{name: "both", propose: func(s *appsv1.StatefulSet) { growTo("40Gi")(s); addTemplate(s) }, denied: true},
+		{name: "both", propose: func(s *appsv1.StatefulSet) { growTo("40Gi")(s); addTemplate(s) },
+			want: parityWant{claimPolicy: "max-step", statefulSetPolicy: "template-count"}},
 		// Within every policy.
-		{name: "ok", propose: growTo("15Gi")},
+		{name: "ok", propose: growTo("15Gi"), want: parityWant{size: "15Gi"}},
+
+		// An immutable field no policy looks at: check denies it as
+		// immutable-field, and the controller must too, before it re-creates
+		// anything (issue 28: today it re-creates and stalls with
+		// ImmutableFieldChanged, an error).
+		{name: "modes", propose: accessModes(corev1.ReadWriteMany), want: parityWant{claimPolicy: check.ImmutablePolicy}},
+		// An immutable field the shipped class-must-match denies.
+		{name: "class", propose: storageClassName(parityOtherClass), want: parityWant{claimPolicy: "class-must-match"}},
+
+		// Quota over the whole proposal: three claims of 2Gi under 7Gi, +1Gi
+		// each. Each claim alone fits (6Gi + 1Gi); the proposal (9Gi) does
+		// not, so every claim and the re-create are denied and nothing is
+		// touched (issue 28: today check allows it, and the controller
+		// re-creates the StatefulSet and patches one claim).
+		{name: "quota-over", replicas: 3, size: "2Gi", prepare: storageQuota("7Gi"), propose: growTo("3Gi"),
+			want: parityWant{claimPolicy: "quota-fits", statefulSetPolicy: "quota-fits"}},
+		// The same proposal under 10Gi fits.
+		{name: "quota-fits", replicas: 3, size: "2Gi", prepare: storageQuota("10Gi"), propose: growTo("3Gi"),
+			want: parityWant{size: "3Gi"}},
+
+		// KEP-1790: claim 1's expansion to 20Gi failed; a template of 15Gi
+		// lowers its request (a recovery) and grows claim 0.
+		{name: "recovery", prepare: failedExpansion("20Gi"), propose: growTo("15Gi"),
+			want: parityWant{size: "15Gi", then: recoveredAlike}},
+
+		// Waiting on purpose: every claim for its Pod's deletion...
+		{name: "ondelete", shape: onDelete, propose: growTo("15Gi"), want: parityWant{waiting: v1alpha1.ReasonWaitingForPods}},
+		// ...the claims below the partition until it moves...
+		{name: "partition", shape: partition(1), propose: growTo("15Gi"), want: parityWant{waiting: v1alpha1.ReasonPartitioned, compatible: 1}},
+		// ...and a claim whose file system grows only on a remount, for its
+		// Pod's restart. That an expansion is offline shows only once the
+		// storage did its part (FileSystemResizePending): no API object
+		// says it beforehand, so check allows the change, as the controller
+		// does, with no note of the wait that follows.
+		{name: "offline", prepare: offlineStorage, propose: growTo("15Gi"),
+			want: parityWant{waiting: v1alpha1.ReasonWaitingForRestart, noHeldNote: true}},
 	}
-	env := testenv.StartT(t, testenv.Options{Kwok: true, CRDDirs: []string{filepath.Join("..", "..", "..", "config", "crd", "bases")}})
-	ctx := context.Background()
-	c, proposals := startController(t, env)
-	for _, name := range []string{ns, "claimwarden-system"} {
-		if err := fixtures.Namespace(ctx, c, name); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := c.Create(ctx, storagesim.StorageClass(class, true)); err != nil {
-		t.Fatal(err)
-	}
-	var manifest []string
-	desired := map[string]*appsv1.StatefulSet{}
-	for _, tc := range cases {
-		sts := fixtures.StatefulSet(ns, tc.name, 2, class, "10Gi")
-		if err := c.Create(ctx, sts.DeepCopy()); err != nil {
-			t.Fatal(err)
-		}
-		d := fixtures.StatefulSet(ns, tc.name, 2, class, "10Gi")
-		tc.propose(d)
-		d.TypeMeta = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"}
-		desired[tc.name] = d
-		b, err := yaml.Marshal(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		manifest = append(manifest, string(b))
-	}
-	for _, tc := range cases {
-		key := types.NamespacedName{Namespace: ns, Name: tc.name}
-		if err := fixtures.WaitReady(ctx, c, key, 2*time.Minute); err != nil {
-			t.Fatal(err)
-		}
-		waitFor(t, c, key, "Ready before any proposal", func(v *v1alpha1.VolumeClaimRollout) bool { return conditions.IsReady(v) })
-	}
+}
+
+// Issue 11, item 4, and issue 28, item 5: "the pull request sees what the
+// rollout will get". Each case's proposal goes to `claimwarden check
+// --kubeconfig` (as the proposed manifests) and to the rollout controller
+// (as a GitOps proposal in its Store), on one real cluster: per claim the
+// same verdict and denial text, for the StatefulSet-level change the same
+// denial, on the commit the same state and description; a denial leaves the
+// StatefulSet and its claims as they were, an allowed change gets Ready or
+// waits where check said it would.
+func TestCheckSaysWhatTheControllerDoes(t *testing.T) {
+	const revision = "main@sha1:5f3a0c6d2e9b8a7f6e5d4c3b2a1908f7e6d5c4b3"
+	cases := parityCases()
+	p := startParity(t)
+	bases := p.baseStates(t, cases)
 
 	// check first: the controller changes the cluster once it has the proposals.
-	pr := filepath.Join(t.TempDir(), "proposal.yaml")
-	if err := os.WriteFile(pr, []byte(strings.Join(manifest, "---\n")), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var stdout, stderr strings.Builder
-	code := execute(ctx, []string{"check", "-f", pr, "--kubeconfig", env.Kubeconfig, "-o", "json", "--revision", revision}, nil, &stdout, &stderr)
-	var report check.Report
-	if err := json.Unmarshal([]byte(stdout.String()), &report); err != nil || code != exitDenied || len(report.StatefulSets) != len(cases) {
-		t.Fatalf("check: exit %d, report %v:\n%s%s", code, err, stdout.String(), stderr.String())
-	}
-	checked := map[string]check.StatefulSet{}
-	for _, s := range report.StatefulSets {
-		checked[s.Name] = s
-	}
-
+	checked := p.check(t, cases, revision)
 	for _, tc := range cases {
-		proposals.Set(ctx, proposal.Proposal{StatefulSet: desired[tc.name], Source: v1alpha1.Source{
-			Kind: "Kustomization", Namespace: "flux-system", Name: "shop",
-			Repository: "https://git.example.com/org/shop.git", Revision: revision,
-		}})
+		p.propose(tc, revision)
 	}
-	for _, tc := range cases {
+	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			key := types.NamespacedName{Namespace: ns, Name: tc.name}
-			settled := func(v *v1alpha1.VolumeClaimRollout) bool {
-				if v.Status.Proposal == nil || v.Status.Proposal.Source.Revision != revision {
-					return false
-				}
-				if tc.denied {
-					return conditions.IsStalled(v)
-				}
-				return conditions.IsReady(v)
+			key := p.key(tc)
+			got, ok := checked[key]
+			if !ok {
+				t.Fatalf("check reports nothing of StatefulSet %s", key)
 			}
-			vcr := waitFor(t, c, key, "settled on the proposal", settled)
-			compareVerdicts(t, checked[tc.name], vcr)
-			if !tc.denied {
-				// The controller acted on what check allowed.
-				for _, cs := range vcr.Status.Claims {
-					if cs.Phase != v1alpha1.ClaimCompatible || cs.To != "15Gi" {
-						t.Errorf("claim %s %s at %s, want compatible at 15Gi", cs.Name, cs.Phase, cs.To)
-					}
-				}
+			vcr := waitFor(t, p.c, key, "settled on the proposal", func(v *v1alpha1.VolumeClaimRollout) bool {
+				return settledOn(v, revision, tc.want)
+			})
+			compareDecision(t, tc.want, got, vcr)
+			p.assertActed(t, tc, bases[i], vcr)
+			if tc.want.then != nil {
+				tc.want.then(t, p, got, vcr)
 			}
 		})
 	}
 }
 
-// compareVerdicts asserts that check and the controller said the same of a StatefulSet.
-func compareVerdicts(t *testing.T, got check.StatefulSet, vcr *v1alpha1.VolumeClaimRollout) {
+// check runs `claimwarden check` on every case's proposal at once, against
+// the cluster, and returns its report by StatefulSet.
+func (p *parity) check(t *testing.T, cases []parityCase, revision string) map[types.NamespacedName]check.StatefulSet {
 	t.Helper()
-	var sawDenial bool
+	manifest := make([]string, 0, len(cases))
+	wantCode := exitOK
+	for _, tc := range cases {
+		manifest = append(manifest, string(p.desiredYAML(t, tc)))
+		if tc.want.denied() {
+			wantCode = exitDenied
+		}
+	}
+	pr := filepath.Join(t.TempDir(), "proposal.yaml")
+	if err := os.WriteFile(pr, []byte(strings.Join(manifest, "---\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr strings.Builder
+	code := execute(context.Background(), []string{"check", "-f", pr, "--kubeconfig", p.env.Kubeconfig, "-o", "json", "--revision", revision}, nil, &stdout, &stderr)
+	var report check.Report
+	if err := json.Unmarshal([]byte(stdout.String()), &report); err != nil || len(report.StatefulSets) != len(cases) {
+		t.Fatalf("check: exit %d, report %v:\n%s%s", code, err, stdout.String(), stderr.String())
+	}
+	if code != wantCode {
+		t.Errorf("check: exit %d, want %d:\n%s", code, wantCode, stderr.String())
+	}
+	out := map[types.NamespacedName]check.StatefulSet{}
+	for _, s := range report.StatefulSets {
+		out[types.NamespacedName{Namespace: s.Namespace, Name: s.Name}] = s
+	}
+	return out
+}
+
+// settledOn says the rollout worked on revision and came to a decision:
+// Ready, Stalled, or waiting on purpose with the claims want.compatible
+// (a partition holds its claims while the StatefulSet is re-created too,
+// before the canary is patched).
+func settledOn(v *v1alpha1.VolumeClaimRollout, revision string, want parityWant) bool {
+	if v.Status.Proposal == nil || v.Status.Proposal.Source.Revision != revision {
+		return false
+	}
+	if conditions.IsReady(v) || conditions.IsStalled(v) {
+		return true
+	}
+	ready := conditions.Get(v, meta.ReadyCondition)
+	return ready != nil && !conditions.IsReconciling(v) && v.Status.Counts.Compatible == want.compatible && slices.Contains(
+		[]string{v1alpha1.ReasonWaitingForPods, v1alpha1.ReasonPartitioned, v1alpha1.ReasonWaitingForRestart}, ready.Reason)
+}
+
+// compareDecision asserts that check and the controller said the same of
+// a StatefulSet, and that it is the decision the case wants.
+func compareDecision(t *testing.T, want parityWant, got check.StatefulSet, vcr *v1alpha1.VolumeClaimRollout) {
+	t.Helper()
+	compareClaims(t, got, vcr)
+	compareStatefulSetDenial(t, got, vcr)
+	wantClaimPolicy(t, want.claimPolicy, got, vcr)
+	wantStatefulSetPolicy(t, want.statefulSetPolicy, got)
+
+	if got.CommitStatus == nil {
+		t.Fatalf("check gives %s/%s no commit status: %v", got.Namespace, got.Name, got.Notes)
+	}
+	if want := gitstatus.StatusContext("claimwarden", got.Namespace, got.Name); got.CommitStatus.Context != want {
+		t.Errorf("check's context %q, the controller's %q", got.CommitStatus.Context, want)
+	}
+	state, desc := outcome.StateOf(vcr)
+	ready := conditions.Get(vcr, meta.ReadyCondition)
+	switch {
+	case want.denied():
+		if got.CommitStatus.State != string(gitstatus.Failure) || state != outcome.Failure {
+			t.Errorf("commit status state: check %s (%q), controller %s (%q); want failure from both",
+				got.CommitStatus.State, got.CommitStatus.Description, state, desc)
+		}
+		if stalled := conditions.Get(vcr, meta.StalledCondition); stalled == nil || stalled.Reason != v1alpha1.ReasonPolicyDenied {
+			t.Errorf("the rollout is not Stalled/%s: %s", v1alpha1.ReasonPolicyDenied, describeRollout(vcr))
+		}
+		// A denial is worded once.
+		if got.CommitStatus.Description != outcome.ShortDescription(desc) {
+			t.Errorf("commit status description:\ncheck      %q\ncontroller %q", got.CommitStatus.Description, outcome.ShortDescription(desc))
+		}
+	case want.waiting != "":
+		// check tells what the change comes to; the rollout waits on the way.
+		if got.CommitStatus.State != string(gitstatus.Success) || state != outcome.Pending || ready == nil || ready.Reason != want.waiting {
+			t.Errorf("check %s (%q); the controller %s (%q), want success and pending/%s: %s",
+				got.CommitStatus.State, got.CommitStatus.Description, state, desc, want.waiting, describeRollout(vcr))
+			return
+		}
+		// "1/2 claims compatible; <what holds the others>": check's note.
+		_, held, _ := strings.Cut(ready.Message, "; ")
+		if !want.noHeldNote && !slices.Contains(got.Notes, held) {
+			t.Errorf("the rollout waits: %q; check's notes %q do not say so", held, got.Notes)
+		}
+	default:
+		// An allowed change is described by what check expects ("allowed:
+		// …") and by where the rollout stands: only the state compares.
+		if got.CommitStatus.State != string(gitstatus.Success) || state != outcome.Success {
+			t.Errorf("commit status state: check %s (%q), controller %s (%q); want success from both",
+				got.CommitStatus.State, got.CommitStatus.Description, state, desc)
+		}
+	}
+}
+
+// compareClaims: per claim the same verdict, and for a denial the same text.
+func compareClaims(t *testing.T, got check.StatefulSet, vcr *v1alpha1.VolumeClaimRollout) {
+	t.Helper()
 	controllerClaims := map[string]v1alpha1.ClaimStatus{}
 	for _, c := range vcr.Status.Claims {
 		controllerClaims[c.Name] = c
@@ -170,7 +286,6 @@ func compareVerdicts(t *testing.T, got check.StatefulSet, vcr *v1alpha1.VolumeCl
 		case !ok:
 			t.Errorf("check asked about claim %s, which the controller does not list", c.Name)
 		case c.Verdict == check.Denied:
-			sawDenial = true
 			if want := "denied by policy: " + plan.DenialText(c.Denials); cs.Phase != v1alpha1.ClaimDenied || cs.Message != want {
 				t.Errorf("claim %s: the controller says %s %q, check denied it: %q", c.Name, cs.Phase, cs.Message, want)
 			}
@@ -183,38 +298,72 @@ func compareVerdicts(t *testing.T, got check.StatefulSet, vcr *v1alpha1.VolumeCl
 			t.Errorf("claim %s: the controller denied it (%q), check did not", cs.Name, cs.Message)
 		}
 	}
-	controllerStatefulSet := ""
+}
+
+// compareStatefulSetDenial: the same denial of the StatefulSet-level change.
+func compareStatefulSetDenial(t *testing.T, got check.StatefulSet, vcr *v1alpha1.VolumeClaimRollout) {
+	t.Helper()
+	controller := ""
 	for _, p := range vcr.Status.Problems {
 		if strings.HasPrefix(p, outcome.StatefulSetDenied("")) {
-			controllerStatefulSet = p
+			controller = p
 		}
 	}
-	checkStatefulSet := ""
+	checked := ""
 	if got.Templates != nil && got.Templates.Verdict == check.Denied {
-		sawDenial = true
-		checkStatefulSet = outcome.StatefulSetDenied(plan.DenialText(got.Templates.Denials))
+		checked = outcome.StatefulSetDenied(plan.DenialText(got.Templates.Denials))
 	}
-	if checkStatefulSet != controllerStatefulSet {
-		t.Errorf("StatefulSet-level denial: check %q, controller %q", checkStatefulSet, controllerStatefulSet)
+	if checked != controller {
+		t.Errorf("StatefulSet-level denial: check %q, controller %q", checked, controller)
 	}
+}
 
-	if got.CommitStatus == nil {
-		t.Fatalf("check gives %s no commit status", got.Name)
+// wantClaimPolicy asserts that policy, and it alone, denies every claim
+// (as check says; compareClaims holds the controller to the same words),
+// or, for "", that no claim is denied.
+func wantClaimPolicy(t *testing.T, policy string, got check.StatefulSet, vcr *v1alpha1.VolumeClaimRollout) {
+	t.Helper()
+	if policy == "" {
+		for _, c := range got.Claims {
+			if c.Verdict == check.Denied {
+				t.Errorf("claim %s: check denies it (%s), want it allowed", c.Name, plan.DenialText(c.Denials))
+			}
+		}
+		return
 	}
-	state, desc := outcome.StateOf(vcr)
-	if want := gitstatus.StatusContext("claimwarden", got.Namespace, got.Name); got.CommitStatus.Context != want {
-		t.Errorf("check's context %q, the controller's %q", got.CommitStatus.Context, want)
+	for _, c := range got.Claims {
+		if c.Verdict != check.Denied || len(c.Denials) != 1 || c.Denials[0].Policy != policy {
+			t.Errorf("claim %s: check says %s %q, want it denied by %s alone", c.Name, c.Verdict, plan.DenialText(c.Denials), policy)
+		}
 	}
-	if got.CommitStatus.State != string(state) {
-		t.Errorf("commit status state: check %s, controller %s (%q)", got.CommitStatus.State, state, desc)
+	existing := 0
+	for _, cs := range vcr.Status.Claims {
+		if cs.From == "" {
+			continue // not created yet (a template added): nothing to deny
+		}
+		existing++
+		if cs.Phase != v1alpha1.ClaimDenied || !strings.HasPrefix(cs.Message, "denied by policy: "+policy+": ") {
+			t.Errorf("claim %s: the controller says %s %q, want it denied by %s", cs.Name, cs.Phase, cs.Message, policy)
+		}
 	}
-	// An allowed change is described by what check expects ("allowed: …")
-	// and by where the rollout stands; a denial is worded once.
-	if sawDenial && got.CommitStatus.Description != outcome.ShortDescription(desc) {
-		t.Errorf("commit status description:\ncheck      %q\ncontroller %q", got.CommitStatus.Description, outcome.ShortDescription(desc))
+	if len(got.Claims) != existing {
+		t.Errorf("check asks about %d claims, the controller has %d: %s", len(got.Claims), existing, describeRollout(vcr))
 	}
-	if sawDenial != (state == outcome.Failure) {
-		t.Errorf("check denied: %v; the controller's state %s: %s", sawDenial, state, describeRollout(vcr))
+}
+
+// wantStatefulSetPolicy asserts that policy alone denies the
+// StatefulSet-level change in check's words (compareStatefulSetDenial
+// holds the controller to them), or, for "", that nothing denies it.
+func wantStatefulSetPolicy(t *testing.T, policy string, got check.StatefulSet) {
+	t.Helper()
+	var denials []string
+	if got.Templates != nil && got.Templates.Verdict == check.Denied {
+		for _, d := range got.Templates.Denials {
+			denials = append(denials, d.Policy)
+		}
+	}
+	if want := []string{policy}; policy == "" && len(denials) > 0 || policy != "" && !slices.Equal(denials, want) {
+		t.Errorf("the StatefulSet-level change: check's denials %q, want %q", denials, policy)
 	}
 }
 
@@ -227,92 +376,35 @@ func checkDenied(s check.StatefulSet, claim string) bool {
 	return false
 }
 
-// startController runs the rollout controller as claimwarden runs it, with
-// the shipped policies, the storage simulator and a Store the test proposes
-// into; it stops with the test.
-func startController(t *testing.T, env *testenv.Env) (client.Client, *proposal.Store) {
+// recoveredAlike: check says which claim recovers from which failed
+// expansion, the controller says it recovered that claim from it.
+func recoveredAlike(t *testing.T, _ *parity, got check.StatefulSet, vcr *v1alpha1.VolumeClaimRollout) {
 	t.Helper()
-	logs, err := os.Create(filepath.Join(env.Dir, "controller.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(logs), zap.UseDevMode(true)))
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(env.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		// Controller names are process-wide: -count=2 registers them again.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	engine, err := policies.New(ctx, policies.Options{PollInterval: -1, Logger: ctrl.Log.WithName("policies")})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	if err := (&storagesim.Simulator{Delay: 200 * time.Millisecond}).SetupWithManager(mgr); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	proposals := proposal.NewStore()
-	if err := rollout.SetupWithManager(mgr, rollout.Options{
-		Policies:         engine,
-		Proposals:        proposals,
-		JournalKeySecret: types.NamespacedName{Namespace: "claimwarden-system", Name: "claimwarden-journal-key"},
-	}); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
+	recoveries := 0
+	for _, c := range got.Claims {
+		for _, change := range c.Changes {
+			rest, ok := strings.CutPrefix(change, "recovers from the failed expansion to ")
+			if !ok {
+				continue
+			}
+			recoveries++
+			failed, _, _ := strings.Cut(rest, ":")
+			said := "recovered from failed expansion to " + c.To + " (the expansion to " + failed + " had failed)"
+			if cs := claimStatusOf(vcr, c.Name); !strings.Contains(cs.Message, said) {
+				t.Errorf("claim %s: check says it %s; the controller says %q, want %q", c.Name, change, cs.Message, said)
+			}
 		}
-		_ = logs.Close()
-	})
-	return c, proposals
+	}
+	if recoveries != 1 {
+		t.Errorf("check says %d claims recover, want 1: %+v", recoveries, got.Claims)
+	}
 }
 
-// waitFor polls the VolumeClaimRollout until ok holds, and returns it.
-func waitFor(t *testing.T, c client.Client, key types.NamespacedName, what string, ok func(*v1alpha1.VolumeClaimRollout) bool) *v1alpha1.VolumeClaimRollout {
-	t.Helper()
-	vcr := &v1alpha1.VolumeClaimRollout{}
-	err := wait.PollUntilContextTimeout(context.Background(), fixtures.Poll, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		if err := c.Get(ctx, key, vcr); err != nil {
-			return false, client.IgnoreNotFound(err)
-		}
-		return ok(vcr), nil
-	})
-	if err != nil {
-		t.Fatalf("VolumeClaimRollout %s never %s: %s", key, what, describeRollout(vcr))
-	}
-	return vcr
-}
-
-func describeRollout(v *v1alpha1.VolumeClaimRollout) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "problems=%q", v.Status.Problems)
-	for _, c := range v.Status.Conditions {
-		fmt.Fprintf(&b, "\n  %s=%s %s: %s", c.Type, c.Status, c.Reason, c.Message)
-	}
+func claimStatusOf(v *v1alpha1.VolumeClaimRollout, name string) v1alpha1.ClaimStatus {
 	for _, c := range v.Status.Claims {
-		fmt.Fprintf(&b, "\n  claim %s %s→%s %s %s", c.Name, c.From, c.To, c.Phase, c.Message)
+		if c.Name == name {
+			return c
+		}
 	}
-	return b.String()
+	return v1alpha1.ClaimStatus{}
 }
