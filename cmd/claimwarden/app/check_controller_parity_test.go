@@ -19,6 +19,7 @@ import (
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/cmd/claimwarden/app/check"
 	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/reconciler/assess"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/plan"
 	"github.com/claimwarden/claimwarden/test/fixtures"
@@ -101,17 +102,17 @@ func parityCases() []parityCase {
 		// immutable-field, and the controller must too, before it re-creates
 		// anything (issue 28: today it re-creates and stalls with
 		// ImmutableFieldChanged, an error).
-		{name: "modes", propose: accessModes(corev1.ReadWriteMany), want: parityWant{claimPolicy: check.ImmutablePolicy}},
+		{name: "modes", propose: accessModes(corev1.ReadWriteMany), want: parityWant{claimPolicy: assess.ImmutablePolicy}},
 		// An immutable field the shipped class-must-match denies.
 		{name: "class", propose: storageClassName(parityOtherClass), want: parityWant{claimPolicy: "class-must-match"}},
 
 		// Quota over the whole proposal: three claims of 2Gi under 7Gi, +1Gi
 		// each. Each claim alone fits (6Gi + 1Gi); the proposal (9Gi) does
-		// not, so every claim and the re-create are denied and nothing is
+		// not, so every claim is denied and nothing is
 		// touched (issue 28: today check allows it, and the controller
 		// re-creates the StatefulSet and patches one claim).
 		{name: "quota-over", replicas: 3, size: "2Gi", prepare: storageQuota("7Gi"), propose: growTo("3Gi"),
-			want: parityWant{claimPolicy: "quota-fits", statefulSetPolicy: "quota-fits"}},
+			want: parityWant{claimPolicy: "quota-fits"}},
 		// The same proposal under 10Gi fits.
 		{name: "quota-fits", replicas: 3, size: "2Gi", prepare: storageQuota("10Gi"), propose: growTo("3Gi"),
 			want: parityWant{size: "3Gi"}},
