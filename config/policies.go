@@ -194,6 +194,26 @@ func defaultPolicies(podNS string) Policies {
 
 // validate reports every invalid policies value through bad, as Validate does.
 func (p Policies) validate(bad func(key string, value any, format string, args ...any)) {
+	p.validateEngine(bad)
+	firstWithName := map[string]int{}
+	for i, b := range p.Bundles {
+		key := func(field string) string { return fmt.Sprintf("policies.bundles[%d].%s", i, field) }
+		if problems := validation.IsDNS1123Label(b.Name); len(problems) > 0 {
+			bad(key("name"), b.Name, "is not a bundle name: %s", strings.Join(problems, "; "))
+		} else if first, ok := firstWithName[b.Name]; ok {
+			bad(key("name"), b.Name, "is also the name of policies.bundles[%d]", first)
+		} else {
+			firstWithName[b.Name] = i
+		}
+		b.validateDownload(key, bad)
+		b.validateFiles(key, bad)
+	}
+	p.validateOPA(bad)
+}
+
+// validateEngine checks where the engine reads policies from, how often,
+// and how long an evaluation may take.
+func (p Policies) validateEngine(bad func(key string, value any, format string, args ...any)) {
 	for _, dir := range p.Dirs {
 		// An empty entry is a stray comma (CLAIMWARDEN_POLICIES_DIRS=a,,b):
 		// refusing it beats guessing what OPA's loader would make of "".
@@ -216,87 +236,83 @@ func (p Policies) validate(bad func(key string, value any, format string, args .
 			bad("policies.configMapNamespace", p.ConfigMapNamespace, "is not a namespace name: %s", strings.Join(problems, "; "))
 		}
 	}
+}
 
-	firstWithName := map[string]int{}
-	for i, b := range p.Bundles {
-		key := func(field string) string { return fmt.Sprintf("policies.bundles[%d].%s", i, field) }
-
-		if problems := validation.IsDNS1123Label(b.Name); len(problems) > 0 {
-			bad(key("name"), b.Name, "is not a bundle name: %s", strings.Join(problems, "; "))
-		} else if first, ok := firstWithName[b.Name]; ok {
-			bad(key("name"), b.Name, "is also the name of policies.bundles[%d]", first)
-		} else {
-			firstWithName[b.Name] = i
-		}
-
-		if u, err := url.Parse(b.URL); err != nil {
-			bad(key("url"), b.URL, "is not a URL: %v", err)
-		} else if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad(key("url"), b.URL, "is not an http or https URL")
-		}
-
-		if b.PollMin < 0 {
-			bad(key("pollMin"), b.PollMin, "is negative")
-		}
-		if b.PollMax < 0 {
-			bad(key("pollMax"), b.PollMax, "is negative")
-		} else if b.PollMin > 0 && b.PollMax > 0 && b.PollMax < b.PollMin {
-			bad(key("pollMax"), b.PollMax, "is shorter than pollMin (%s)", b.PollMin)
-		}
-		if b.SizeLimitBytes < 0 {
-			bad(key("sizeLimitBytes"), b.SizeLimitBytes, "is negative")
-		}
-		if b.TotalSizeLimitBytes < 0 {
-			bad(key("totalSizeLimitBytes"), b.TotalSizeLimitBytes, "is negative")
-		}
-		if b.DownloadTimeout < 0 {
-			bad(key("downloadTimeout"), b.DownloadTimeout, "is negative")
-		}
-		if !slices.Contains(bundleTriggers, b.Trigger) {
-			bad(key("trigger"), b.Trigger, "is not periodic or manual")
-		}
-		if !slices.Contains(bundleAlgorithms, b.Algorithm) && b.Algorithm != "" {
-			bad(key("algorithm"), b.Algorithm, "is not one of %s", strings.Join(bundleAlgorithms, ", "))
-		}
-
-		// The files are read now so that a missing Secret or ConfigMap mount
-		// stops the controller at start instead of failing every download.
-		if b.TokenFile != "" {
-			if _, err := os.ReadFile(b.TokenFile); err != nil {
-				bad(key("tokenFile"), b.TokenFile, "cannot be read: %v", err)
-			}
-		}
-		if b.CACertFile != "" {
-			if err := checkPEMFile(b.CACertFile); err != nil {
-				bad(key("caCertFile"), b.CACertFile, "%v", err)
-			}
-		}
-		if b.PublicKeyFile != "" {
-			var err error
-			if strings.HasPrefix(b.Algorithm, "HS") {
-				// An HS key is a shared secret, any bytes.
-				err = checkNonEmptyFile(b.PublicKeyFile)
-			} else {
-				// OPA takes RS, PS and ES keys from a PEM block only.
-				err = checkPEMFile(b.PublicKeyFile)
-			}
-			if err != nil {
-				bad(key("publicKeyFile"), b.PublicKeyFile, "%v", err)
-			}
-		} else {
-			// These only tune signature verification: set without a key
-			// they suggest a verification that does not happen.
-			for _, f := range []struct{ name, value string }{{"keyID", b.KeyID}, {"algorithm", b.Algorithm}, {"scope", b.Scope}} {
-				if f.value != "" {
-					bad(key(f.name), f.value, "is set but publicKeyFile is not: the bundle's signature would not be verified")
-				}
-			}
-		}
+// validateDownload checks where and how often the bundle is downloaded, and
+// the bounds on what is.
+func (b Bundle) validateDownload(key func(field string) string, bad func(key string, value any, format string, args ...any)) {
+	if u, err := url.Parse(b.URL); err != nil {
+		bad(key("url"), b.URL, "is not a URL: %v", err)
+	} else if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		bad(key("url"), b.URL, "is not an http or https URL")
 	}
 
-	// The engine hands both maps on as JSON (data.claimwarden.params, OPA's
-	// configuration); YAML can hold values JSON cannot, such as .inf and .nan.
-	// Each top-level key is checked alone so that the message names it.
+	if b.PollMin < 0 {
+		bad(key("pollMin"), b.PollMin, "is negative")
+	}
+	if b.PollMax < 0 {
+		bad(key("pollMax"), b.PollMax, "is negative")
+	} else if b.PollMin > 0 && b.PollMax > 0 && b.PollMax < b.PollMin {
+		bad(key("pollMax"), b.PollMax, "is shorter than pollMin (%s)", b.PollMin)
+	}
+	if b.SizeLimitBytes < 0 {
+		bad(key("sizeLimitBytes"), b.SizeLimitBytes, "is negative")
+	}
+	if b.TotalSizeLimitBytes < 0 {
+		bad(key("totalSizeLimitBytes"), b.TotalSizeLimitBytes, "is negative")
+	}
+	if b.DownloadTimeout < 0 {
+		bad(key("downloadTimeout"), b.DownloadTimeout, "is negative")
+	}
+	if !slices.Contains(bundleTriggers, b.Trigger) {
+		bad(key("trigger"), b.Trigger, "is not periodic or manual")
+	}
+	if !slices.Contains(bundleAlgorithms, b.Algorithm) && b.Algorithm != "" {
+		bad(key("algorithm"), b.Algorithm, "is not one of %s", strings.Join(bundleAlgorithms, ", "))
+	}
+}
+
+// validateFiles reads the bundle's token, CA and key files now so that a
+// missing Secret or ConfigMap mount stops the controller at start instead
+// of failing every download.
+func (b Bundle) validateFiles(key func(field string) string, bad func(key string, value any, format string, args ...any)) {
+	if b.TokenFile != "" {
+		if _, err := os.ReadFile(b.TokenFile); err != nil {
+			bad(key("tokenFile"), b.TokenFile, "cannot be read: %v", err)
+		}
+	}
+	if b.CACertFile != "" {
+		if err := checkPEMFile(b.CACertFile); err != nil {
+			bad(key("caCertFile"), b.CACertFile, "%v", err)
+		}
+	}
+	if b.PublicKeyFile == "" {
+		// These only tune signature verification: set without a key
+		// they suggest a verification that does not happen.
+		for _, f := range []struct{ name, value string }{{"keyID", b.KeyID}, {"algorithm", b.Algorithm}, {"scope", b.Scope}} {
+			if f.value != "" {
+				bad(key(f.name), f.value, "is set but publicKeyFile is not: the bundle's signature would not be verified")
+			}
+		}
+		return
+	}
+	var err error
+	if strings.HasPrefix(b.Algorithm, "HS") {
+		// An HS key is a shared secret, any bytes.
+		err = checkNonEmptyFile(b.PublicKeyFile)
+	} else {
+		// OPA takes RS, PS and ES keys from a PEM block only.
+		err = checkPEMFile(b.PublicKeyFile)
+	}
+	if err != nil {
+		bad(key("publicKeyFile"), b.PublicKeyFile, "%v", err)
+	}
+}
+
+// validateOPA checks what the engine hands on to OPA: the evaluations'
+// memory and value bounds, the parameters, the decision-log configuration
+// and masks.
+func (p Policies) validateOPA(bad func(key string, value any, format string, args ...any)) {
 	if p.MemoryBudgetBytes < 0 {
 		bad("policies.memoryBudgetBytes", p.MemoryBudgetBytes, "is negative")
 	}
@@ -304,6 +320,9 @@ func (p Policies) validate(bad func(key string, value any, format string, args .
 		bad("policies.valueLimitBytes", p.ValueLimitBytes, "is negative")
 	}
 
+	// The engine hands both maps on as JSON (data.claimwarden.params, OPA's
+	// configuration); YAML can hold values JSON cannot, such as .inf and .nan.
+	// Each top-level key is checked alone so that the message names it.
 	checkJSON := func(prefix string, m map[string]any) {
 		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if _, err := json.Marshal(m[k]); err != nil {

@@ -8,22 +8,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/claimwarden/claimwarden/reconciler/converge"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
-
-// Texts of the API server's refusal to change volumeClaimTemplates: current
-// servers say the field is immutable, older ones list the mutable fields.
-const (
-	immutableText = "field is immutable"
-	forbiddenText = "Forbidden: updates to statefulset spec for fields other than"
-)
-
-// isImmutableRefusal reports whether a sync result message is the API
-// server refusing a StatefulSet change that only a re-create can make. It is
-// a hint, not proof that the templates changed: those are compared.
-func isImmutableRefusal(msg string) bool {
-	return strings.Contains(msg, immutableText) || strings.Contains(msg, forbiddenText)
-}
 
 // automated reports whether Argo CD syncs the application on its own
 // (syncPolicy.automated present and not disabled by enabled: false).
@@ -136,7 +123,7 @@ func (a *application) blocked() (keys []types.NamespacedName, failed bool) {
 	}
 	if op := a.Status.OperationState; op != nil && op.SyncResult != nil && a.sameRevision(op.SyncResult) {
 		for _, r := range op.SyncResult.Resources {
-			if isStatefulSet(r.Group, r.Kind) && r.Status == resultSyncFailed && isImmutableRefusal(r.Message) {
+			if isStatefulSet(r.Group, r.Kind) && r.Status == resultSyncFailed && converge.IsTemplatesImmutableMessage(r.Message) {
 				set[types.NamespacedName{Namespace: r.Namespace, Name: r.Name}] = true
 				failed = true
 			}

@@ -107,6 +107,9 @@ status:
 		want:       []types.NamespacedName{web},
 		wantFailed: true,
 	}, {
+		name: "manual: another immutable field, which no change of templates explains",
+		doc:  failedSync("", "OutOfSync", shaB, `error when patching "/dev/shm/123": StatefulSet.apps "web" is invalid: spec.selector: Invalid value: v1.LabelSelector{...}: field is immutable`),
+	}, {
 		name: "manual: a failure for another reason",
 		doc:  failedSync("", "OutOfSync", shaB, `admission webhook "policy.example" denied the request`),
 	}, {

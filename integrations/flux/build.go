@@ -13,6 +13,7 @@ import (
 	securefs "github.com/fluxcd/pkg/kustomize/filesys"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
@@ -79,89 +80,36 @@ func Build(ctx context.Context, root string, o BuildOptions) (*Result, error) {
 	return build(ctx, root, o, vars)
 }
 
+// build is Build with the postBuild variables resolved (nil: none). Its
+// phases are those of kustomize-controller: find the directory, generate
+// and build its kustomization, substitute, then add Flux's metadata.
 func build(ctx context.Context, root string, o BuildOptions, vars map[string]string) (*Result, error) {
 	ks := o.Kustomization
 	what := "kustomize build of " + root
 	if ks != nil {
 		what = subject(ks)
 	}
-	root, err := filepath.Abs(root)
+	root, dir, err := buildRoot(root, ks, o.Limits)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	if info, err := os.Stat(root); err != nil || !info.IsDir() {
-		return nil, fmt.Errorf("%s: %s is not a directory", what, root)
-	}
-	dir, err := buildDir(root, ks)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-
-	// The generator parses the files it reads itself, before kustomize.
-	if err := prescan(root, dir, o.Limits); err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-
 	u := unstructured.Unstructured{Object: map[string]any{}}
 	if ks != nil {
 		if u, err = toUnstructured(ks); err != nil {
 			return nil, err
 		}
 	}
-	manifest, kfile, _, err := kustomize.NewGenerator(root, u).GenerateManifest(dir)
-	if err != nil {
-		return nil, fmt.Errorf("%s: generating kustomization.yaml: %w", what, err)
-	}
-	fsys, err := buildFS(root, o.AllowRemoteBases, o.Limits)
+	m, err := kustomizeBuild(root, dir, u, o)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	if err := fsys.WriteFile(kfile, manifest); err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	m, err := kustomize.Build(fsys, dir)
-	if refused := fsys.refused(); refused != nil {
-		return nil, fmt.Errorf("%s: %w", what, refused)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: kustomize build failed: %w", what, err)
-	}
-
 	var substitute func(context.Context, *resource.Resource) error
 	if vars != nil {
 		substitute = substituter(ks, vars, o.StrictSubstitutions)
 	}
-	limits := o.Limits.withDefaults()
-	if m.Size() > limits.Objects {
-		return nil, fmt.Errorf("%s: the build makes %d objects, over the limit of %d", what, m.Size(), limits.Objects)
-	}
-	var outputBytes int64
-	objects := make([]*unstructured.Unstructured, 0, m.Size())
-	for _, res := range m.Resources() {
-		if res.GetName() == "" || res.GetKind() == "" || res.GetApiVersion() == "" {
-			return nil, fmt.Errorf("%s: a resource without apiVersion, kind or name: %s", what, res.String())
-		}
-		id := res.GetKind() + " " + res.GetName()
-		if ns := res.GetNamespace(); ns != "" {
-			id = res.GetKind() + " " + ns + "/" + res.GetName()
-		}
-		if substitute != nil {
-			if err := substitute(ctx, res); err != nil {
-				return nil, fmt.Errorf("%s: spec.postBuild: %s: %w", what, id, err)
-			}
-		}
-		data, err := res.MarshalJSON()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", what, id, err)
-		}
-		if outputBytes += int64(len(data)); outputBytes > limits.OutputBytes {
-			return nil, fmt.Errorf("%s: the build makes more than %d bytes of objects (at %s), its limit", what, limits.OutputBytes, id)
-		}
-		obj := &unstructured.Unstructured{}
-		if err := obj.UnmarshalJSON(data); err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", what, id, err)
-		}
-		objects = append(objects, obj)
+	objects, err := objectsOf(ctx, m, substitute, o.Limits.withDefaults())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if ks != nil {
 		setFluxMetadata(objects, ks)
@@ -172,6 +120,89 @@ func build(ctx context.Context, root string, o BuildOptions, vars map[string]str
 		return nil, fmt.Errorf("%s: reading kustomization files: %w", what, err)
 	}
 	return &Result{Objects: objects, TemplateLabelKeys: keys}, nil
+}
+
+// buildRoot makes root absolute and resolves the directory to build in it
+// (buildDir), whose files it prescans: the generator parses those it reads
+// itself, before kustomize and its limits.
+func buildRoot(root string, ks *kustomizev1.Kustomization, l Limits) (absRoot, dir string, err error) {
+	root, err = filepath.Abs(root)
+	if err != nil {
+		return "", "", err
+	}
+	if info, err := os.Stat(root); err != nil || !info.IsDir() {
+		return "", "", fmt.Errorf("%s is not a directory", root)
+	}
+	if dir, err = buildDir(root, ks); err != nil {
+		return "", "", err
+	}
+	if err := prescan(root, dir, l); err != nil {
+		return "", "", err
+	}
+	return root, dir, nil
+}
+
+// kustomizeBuild writes the kustomization.yaml the generator makes of ks
+// (u) over dir, in memory, and builds dir with kustomize, confined to root.
+func kustomizeBuild(root, dir string, u unstructured.Unstructured, o BuildOptions) (resmap.ResMap, error) {
+	manifest, kfile, _, err := kustomize.NewGenerator(root, u).GenerateManifest(dir)
+	if err != nil {
+		return nil, fmt.Errorf("generating kustomization.yaml: %w", err)
+	}
+	fsys, err := buildFS(root, o.AllowRemoteBases, o.Limits)
+	if err != nil {
+		return nil, err
+	}
+	if err := fsys.WriteFile(kfile, manifest); err != nil {
+		return nil, err
+	}
+	m, err := kustomize.Build(fsys, dir)
+	if refused := fsys.refused(); refused != nil {
+		// A read the guard refused, whatever kustomize made of it.
+		return nil, refused
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kustomize build failed: %w", err)
+	}
+	return m, nil
+}
+
+// objectsOf turns the built resources into objects, substituting postBuild
+// variables in each unless substitute is nil, within the limits on their
+// number and size.
+func objectsOf(ctx context.Context, m resmap.ResMap, substitute func(context.Context, *resource.Resource) error, limits Limits) ([]*unstructured.Unstructured, error) {
+	if m.Size() > limits.Objects {
+		return nil, fmt.Errorf("the build makes %d objects, over the limit of %d", m.Size(), limits.Objects)
+	}
+	var outputBytes int64
+	objects := make([]*unstructured.Unstructured, 0, m.Size())
+	for _, res := range m.Resources() {
+		if res.GetName() == "" || res.GetKind() == "" || res.GetApiVersion() == "" {
+			return nil, fmt.Errorf("a resource without apiVersion, kind or name: %s", res.String())
+		}
+		id := res.GetKind() + " " + res.GetName()
+		if ns := res.GetNamespace(); ns != "" {
+			id = res.GetKind() + " " + ns + "/" + res.GetName()
+		}
+		if substitute != nil {
+			if err := substitute(ctx, res); err != nil {
+				return nil, fmt.Errorf("spec.postBuild: %s: %w", id, err)
+			}
+		}
+		data, err := res.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", id, err)
+		}
+		if outputBytes += int64(len(data)); outputBytes > limits.OutputBytes {
+			return nil, fmt.Errorf("the build makes more than %d bytes of objects (at %s), its limit", limits.OutputBytes, id)
+		}
+		obj := &unstructured.Unstructured{}
+		if err := obj.UnmarshalJSON(data); err != nil {
+			return nil, fmt.Errorf("%s: %w", id, err)
+		}
+		objects = append(objects, obj)
+	}
+	return objects, nil
 }
 
 // buildDir resolves spec.path inside root. securejoin keeps symlinks from

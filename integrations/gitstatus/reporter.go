@@ -384,6 +384,30 @@ func (r *Reporter) process(ctx, postCtx context.Context, k slotKey) {
 	if ctx.Err() != nil {
 		return
 	}
+	a, ok := r.begin(k)
+	if !ok {
+		return
+	}
+	log := r.opts.Logger.WithValues("repository", a.target.Repo.Host+"/"+a.target.Repo.Path, "sha", a.target.SHA,
+		"context", a.target.Context, "state", a.status.State)
+	err := r.deliver(ctx, postCtx, log, a)
+	r.conclude(ctx, k, log, a, err)
+}
+
+// attempt is one post of a slot's newest status, taken from the slot under
+// r.mu and made without it.
+type attempt struct {
+	slot   *slot
+	status Status
+	target Target
+	// read asks the host first whether it shows status already (slot.seeded).
+	read bool
+}
+
+// begin takes k's newest status for an attempt. ok is false when none is
+// to be made now: the slot is gone, its host is held back (k comes up again
+// then), or the host shows that status already.
+func (r *Reporter) begin(k slotKey) (a attempt, ok bool) {
 	r.mu.Lock()
 	sl := r.outstanding[k]
 	if sl == nil {
@@ -391,7 +415,7 @@ func (r *Reporter) process(ctx, postCtx context.Context, k slotKey) {
 		// only queued while outstanding), but harmless.
 		r.mu.Unlock()
 		r.queue.Forget(k)
-		return
+		return attempt{}, false
 	}
 	now := time.Now()
 	if nb, ok := r.notBefore[k.host]; ok {
@@ -400,7 +424,7 @@ func (r *Reporter) process(ctx, postCtx context.Context, k slotKey) {
 			// Deferred by another Target's rate limit: not a failure of this
 			// Target, so its backoff does not grow.
 			r.queue.AddAfter(k, wait)
-			return
+			return attempt{}, false
 		}
 		delete(r.notBefore, k.host)
 	}
@@ -413,40 +437,34 @@ func (r *Reporter) process(ctx, postCtx context.Context, k slotKey) {
 		if again {
 			r.queue.Add(k)
 		}
-		return
+		return attempt{}, false
 	}
-	t := sl.target
-	read := sl.seeded
+	a = attempt{slot: sl, status: s, target: sl.target, read: sl.seeded}
 	sl.seeded = false
 	r.mu.Unlock()
+	return a, true
+}
 
-	log := r.opts.Logger.WithValues("repository", t.Repo.Host+"/"+t.Repo.Path, "sha", t.SHA,
-		"context", t.Context, "state", s.State)
-	p, err := r.opts.Providers(t.Repo)
+// deliver posts a's status, or finds that the host shows it already: nil
+// either way.
+func (r *Reporter) deliver(ctx, postCtx context.Context, log logr.Logger, a attempt) error {
+	p, err := r.opts.Providers(a.target.Repo)
 	switch {
 	case err != nil:
-		err = &providerError{err}
-	case read && r.shows(postCtx, log, p, t, s):
-		// A previous process posted s and was killed before recording it.
-		r.mu.Lock()
-		sl.posted = &s
-		sl.failed = nil
-		again := r.settle(k, sl, s)
-		r.mu.Unlock()
-		if again {
-			r.queue.Add(k)
-		}
-		if r.opts.OnPosted != nil {
-			r.opts.OnPosted(t, s)
-		}
-		return
-	case read && ctx.Err() != nil:
+		return &providerError{err}
+	case a.read && r.shows(postCtx, log, p, a.target, a.status):
+		// A previous process posted it and was killed before recording it.
+		return nil
+	case a.read && ctx.Err() != nil:
 		// Shutting down while reading: no post starts; see Start.
-		return
-	default:
-		err = r.post(postCtx, p, t, s)
+		return ctx.Err()
 	}
+	return r.post(postCtx, p, a.target, a.status)
+}
 
+// conclude records how a's post went and queues k for what comes next: the
+// newer status now, or a retry after a backoff or the host's delay.
+func (r *Reporter) conclude(ctx context.Context, k slotKey, log logr.Logger, a attempt, err error) {
 	var (
 		rateLimited *RateLimitError
 		unavailable *UnavailableError
@@ -456,6 +474,7 @@ func (r *Reporter) process(ctx, postCtx context.Context, k slotKey) {
 		retry       bool // post this (or a newer) status after retryIn
 		retryIn     time.Duration
 	)
+	sl, s := a.slot, a.status
 	r.mu.Lock()
 	switch {
 	case err == nil:
@@ -469,7 +488,7 @@ func (r *Reporter) process(ctx, postCtx context.Context, k slotKey) {
 	case errors.As(err, &noProvider):
 		log.Error(err, "Dropping commit status")
 		// Nothing was read: the next attempt, with the provider fixed, asks.
-		sl.seeded = read
+		sl.seeded = a.read
 		again = r.settle(k, sl, s)
 	case errors.As(err, &permanent):
 		// Logged once: reporting the same status again is dropped by Report.
@@ -504,6 +523,6 @@ func (r *Reporter) process(ctx, postCtx context.Context, k slotKey) {
 		r.queue.Add(k)
 	}
 	if err == nil && r.opts.OnPosted != nil {
-		r.opts.OnPosted(t, s)
+		r.opts.OnPosted(a.target, s)
 	}
 }

@@ -24,7 +24,9 @@ var ErrJournalRejected = errors.New("journal record rejected")
 // Texts the API server uses. v1.27+ validates volumeClaimTemplates as an
 // immutable field; older servers forbade every spec change outside an allow-list
 // with one Forbidden cause on "spec" (the list of fields grew over releases, so
-// only the stable prefix is matched).
+// only the stable prefix is matched). This file is the one place that reads
+// them: the core as errors, the integrations as the messages GitOps tools
+// relay.
 const (
 	immutableText     = "field is immutable"
 	oldForbiddenText  = "updates to statefulset spec for fields other than"
@@ -52,9 +54,9 @@ func IsImmutableTemplateError(err error) bool {
 			}
 			return false
 		}
-		return isTemplateText(st.Message)
+		return IsTemplatesImmutableMessage(st.Message)
 	}
-	return isTemplateText(err.Error())
+	return IsTemplatesImmutableMessage(err.Error())
 }
 
 // isTemplateCause matches one structured cause of a 422 answer.
@@ -68,9 +70,14 @@ func isTemplateCause(c metav1.StatusCause) bool {
 	return false
 }
 
-// isTemplateText matches the rendered message, e.g.
+// IsTemplatesImmutableMessage reports whether msg holds the API server's
+// refusal to change spec.volumeClaimTemplates as text, in the wording of
+// either current or older servers, e.g.
 // `StatefulSet.apps "web" is invalid: spec.volumeClaimTemplates: Invalid value: [...]: field is immutable`.
-func isTemplateText(msg string) bool {
+// It is for answers that reach claimwarden only as text: a GitOps tool's
+// condition or sync result. An immutable field other than the templates is
+// not a refusal claimwarden can resolve, so it does not match.
+func IsTemplatesImmutableMessage(msg string) bool {
 	if strings.Contains(msg, oldForbiddenText) {
 		return true
 	}
@@ -91,7 +98,7 @@ func onlyImmutableCauses(err error) bool {
 	}
 	st := status.Status()
 	if st.Details == nil || len(st.Details.Causes) == 0 {
-		return isTemplateText(st.Message)
+		return IsTemplatesImmutableMessage(st.Message)
 	}
 	for _, c := range st.Details.Causes {
 		immutableSpec := strings.HasPrefix(c.Field, "spec.") && strings.Contains(c.Message, immutableText)

@@ -62,6 +62,40 @@ func TestIsImmutableTemplateError(t *testing.T) {
 	}
 }
 
+// The texts GitOps tools relay: Flux conditions, Helm release descriptions,
+// Argo CD sync results.
+func TestIsTemplatesImmutableMessage(t *testing.T) {
+	tests := []struct {
+		name string
+		msg  string
+		want bool
+	}{
+		{"current server (Flux condition)", `StatefulSet/default/web dry-run failed (Invalid): StatefulSet.apps "web" is invalid: ` +
+			`spec.volumeClaimTemplates: Invalid value: []core.PersistentVolumeClaim{...}: field is immutable`, true},
+		// What argocd-application-controller v3.6.1 recorded for a template
+		// bump on kube-apiserver v1.37 (shared/testenv.md).
+		{"current server (Argo CD sync result)", `error when patching "/dev/shm/123": StatefulSet.apps "web" is invalid: ` +
+			`spec.volumeClaimTemplates: Invalid value: []core.PersistentVolumeClaim{...}: field is immutable (retried 5 times)`, true},
+		{"current server, among other causes", `StatefulSet.apps "web" is invalid: [spec.serviceName: Invalid value: "db": field is immutable, ` +
+			`spec.volumeClaimTemplates: Invalid value: []core.PersistentVolumeClaim{...}: field is immutable]`, true},
+		{"older server (Argo CD sync result)", `StatefulSet.apps "web" is invalid: spec: Forbidden: ` + oldForbidden, true},
+		{"older server, the allow-list alone", oldForbidden, true},
+		{"older server, shorter list", `spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'template', and 'updateStrategy' are forbidden`, true},
+		{"other immutable field", `StatefulSet.apps "web" is invalid: spec.selector: Invalid value: v1.LabelSelector{...}: field is immutable`, false},
+		{"template value invalid, not immutable", `StatefulSet.apps "web" is invalid: spec.volumeClaimTemplates[0].spec.resources.requests: Invalid value: "x": must be a valid size`, false},
+		{"other forbidden", `StatefulSet.apps "web" is invalid: spec: Forbidden: nope`, false},
+		{"other failure", `admission webhook "policy.example" denied the request`, false},
+		{"empty", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := IsTemplatesImmutableMessage(tt.msg); got != tt.want {
+				t.Fatalf("IsTemplatesImmutableMessage(%q) = %v, want %v", tt.msg, got, tt.want)
+			}
+		})
+	}
+}
+
 // onlyImmutableCauses decides between "delete and re-create" and "give up":
 // any cause that a re-create would not cure must make it false.
 func TestOnlyImmutableCauses(t *testing.T) {

@@ -3,7 +3,6 @@ package diff
 import (
 	"fmt"
 	"math"
-	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -74,11 +73,6 @@ func Compute(in Input) (Result, error) {
 		}
 	}
 	return res, nil
-}
-
-// ClaimName is the name the StatefulSet controller gives a template's claim.
-func ClaimName(template, statefulSet string, ordinal int32) string {
-	return template + "-" + statefulSet + "-" + strconv.FormatInt(int64(ordinal), 10)
 }
 
 // Ordinals returns the first ordinal and the replica count; nil replicas

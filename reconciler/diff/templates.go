@@ -3,8 +3,6 @@ package diff
 import (
 	"fmt"
 	"sort"
-	"strconv"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -87,7 +85,7 @@ func orphanTemplates(sts *appsv1.StatefulSet, pvcs []corev1.PersistentVolumeClai
 		if p.Namespace != sts.Namespace || !selector.Matches(labels.Set(p.Labels)) {
 			continue
 		}
-		if t, ok := templateOf(p.Name, sts.Name); ok && !current[t] {
+		if t, ok := TemplateOf(p.Name, sts.Name); ok && !current[t] {
 			found[t] = true
 		}
 	}
@@ -100,19 +98,4 @@ func orphanTemplates(sts *appsv1.StatefulSet, pvcs []corev1.PersistentVolumeClai
 	}
 	sort.Strings(out)
 	return out, nil
-}
-
-// templateOf parses "<template>-<statefulset>-<ordinal>"; ok is false for any
-// other name, including ordinals the controller would not print (leading zeros).
-func templateOf(claim, sts string) (string, bool) {
-	i := strings.LastIndexByte(claim, '-')
-	if i < 0 {
-		return "", false
-	}
-	ord := claim[i+1:]
-	if n, err := strconv.ParseInt(ord, 10, 32); err != nil || n < 0 || strconv.FormatInt(n, 10) != ord {
-		return "", false
-	}
-	t, ok := strings.CutSuffix(claim[:i], "-"+sts)
-	return t, ok && t != ""
 }

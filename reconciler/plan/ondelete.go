@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -61,7 +60,7 @@ func OnDeleteOf(sts *appsv1.StatefulSet, pods []metav1.ObjectMeta, seen map[stri
 	}
 	for i := range pods {
 		p := &pods[i]
-		ordinal, ok := podOrdinal(sts.Name, p.Name)
+		ordinal, ok := diff.PodOrdinal(sts.Name, p.Name)
 		if !ok {
 			continue
 		}
@@ -84,19 +83,6 @@ func oldPod(sts *appsv1.StatefulSet, p *metav1.ObjectMeta, seen map[string]SeenP
 	}
 	rev := sts.Status.UpdateRevision
 	return rev != "" && p.Labels[appsv1.ControllerRevisionHashLabelKey] != rev
-}
-
-// podOrdinal is the ordinal of the StatefulSet Pod named name: <sts>-<ordinal>.
-func podOrdinal(sts, name string) (int32, bool) {
-	rest, ok := strings.CutPrefix(name, sts+"-")
-	if !ok {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(rest, 10, 32)
-	if err != nil || n < 0 || strconv.FormatInt(n, 10) != rest {
-		return 0, false
-	}
-	return int32(n), true
 }
 
 // holding is the name of the old Pod that holds the claims of ordinal, ""

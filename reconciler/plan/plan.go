@@ -73,108 +73,128 @@ type Plan struct {
 	Recovered string
 }
 
-// Build plans the next step of a rollout from a diff.
+// Build plans the next step of a rollout from a diff: it classifies every
+// claim, schedules the patches of those that need one, then sums up.
 func Build(r diff.Result, o Options) Plan {
-	maxInFlight := max(o.MaxConcurrent, 1)
-	p := Plan{Steps: make([]Step, len(r.Claims))}
 	added := make(map[string]bool, len(r.TemplatesAdded))
 	for _, t := range r.TemplatesAdded {
 		added[t] = true
 	}
-
-	var candidates []int // steps that need a patch, in diff order
-	var failed, denied, policyDenied []string
-	inFlight, compatible, held := 0, 0, 0
-	var oldPods []string // the Pods whose deletion claims wait for
+	p := Plan{Steps: make([]Step, len(r.Claims))}
+	var t tally
 	for i, c := range r.Claims {
-		s := Step{Claim: c}
-		f := blockingFailure(c)
-		denial, isDenied := o.PolicyDenied[c.Name]
-		switch {
-		case isDenied && !c.Missing:
-			// Even a compatible claim: an over-sized one may be denied by a
-			// policy on template decreases, and that is worth a report.
-			s.Phase, s.Message = v1alpha1.ClaimDenied, "denied by policy: "+denial
-			policyDenied = append(policyDenied, c.Name)
-		case c.Compatible:
-			s.Phase, s.Message = v1alpha1.ClaimCompatible, compatibleMessage(c)
-			compatible++
-		case c.Missing:
-			s.Phase, s.Message = v1alpha1.ClaimPending, missingMessage(added[c.Template])
-		case len(c.Immutable) > 0:
-			// Never patched, so a failure on it is not ours: report, don't block.
-			s.Phase, s.Message = v1alpha1.ClaimDenied, deniedMessage(c)
-			denied = append(denied, c.Name)
-		case f != "":
-			// Counted in flight and blocking: retrying would loop on the same error.
-			s.Phase, s.Message = v1alpha1.ClaimFailed, f
-			failed = append(failed, c.Name)
-			inFlight++
-		case c.Recovering && !c.NeedsPatch():
-			s.Phase, s.Message = v1alpha1.ClaimResizing, recoveringMessage(c)
-			inFlight++
-		case c.NodeResizePending && !c.NeedsPatch():
-			// In flight, so that the next claim waits for this one's Pod, as
-			// the StatefulSet controller rolls one Pod at a time.
-			s.Phase, s.Message = v1alpha1.ClaimWaitingForRestart, restartMessage(c)
-			p.Restart = append(p.Restart, c)
-			inFlight++
-		case !c.NeedsPatch():
-			// Spec already asks for the template: the storage is catching up.
-			s.Phase, s.Message = v1alpha1.ClaimResizing, "spec matches the template; waiting for storage: "+strings.Join(c.Reasons, "; ")
-			inFlight++
-		case o.Strategy != v1alpha1.InPlace:
-			s.Phase = v1alpha1.ClaimPending
-			s.Message = "strategy " + string(o.Strategy) + ": keeps its old spec until the PVC is deleted (template wants " + patchSummary(c) + ")"
-		case o.Partition.holds(c.Ordinal):
-			s.Phase, s.Message = v1alpha1.ClaimPending, o.Partition.waitingMessage(patchSummary(c))
-			held++
-		case o.OnDelete.holding(c.Ordinal) != "":
-			pod := o.OnDelete.holding(c.Ordinal)
-			s.Phase, s.Message = v1alpha1.ClaimPending, onDeleteWaiting(pod, patchSummary(c))
-			oldPods = append(oldPods, pod)
-		default:
-			candidates = append(candidates, i)
-		}
-		p.Steps[i] = s
+		p.Steps[i] = t.classify(i, c, o, added[c.Template])
 	}
+	t.schedule(&p, r.Claims, max(o.MaxConcurrent, 1))
+	p.Restart = t.restart
+	slices.SortStableFunc(p.Restart, func(a, b diff.ClaimChange) int { return cmp.Compare(b.Ordinal, a.Ordinal) })
 
+	p.Done = t.compatible == len(r.Claims)
+	if t.held > 0 {
+		p.Held = o.Partition.heldSummary(t.held)
+	}
+	if len(t.oldPods) > 0 {
+		p.WaitingForPods = onDeleteSummary(t.oldPods)
+	}
+	p.Recovered = recoveredSummary(p.Steps)
+	p.Blocked = blocked(o.Strategy, t.failed, t.denied, t.policyDenied, r.TemplatesAdded, r.TemplatesRemoved)
+	return p
+}
+
+// tally is what classifying the claims found: the claims left to schedule
+// and what scheduling and the plan's summaries count.
+type tally struct {
+	candidates                   []int // steps that need a patch, in diff order
+	failed, denied, policyDenied []string
+	inFlight, compatible, held   int
+	oldPods                      []string // the Pods whose deletion claims wait for
+	restart                      []diff.ClaimChange
+}
+
+// classify gives claim c, step i of the plan, its phase, unless it needs a
+// patch: then it is a candidate, which schedule places. added says whether
+// c's template was added to the StatefulSet.
+func (t *tally) classify(i int, c diff.ClaimChange, o Options, added bool) Step {
+	s := Step{Claim: c}
+	f := blockingFailure(c)
+	denial, isDenied := o.PolicyDenied[c.Name]
+	switch {
+	case isDenied && !c.Missing:
+		// Even a compatible claim: an over-sized one may be denied by a
+		// policy on template decreases, and that is worth a report.
+		s.Phase, s.Message = v1alpha1.ClaimDenied, "denied by policy: "+denial
+		t.policyDenied = append(t.policyDenied, c.Name)
+	case c.Compatible:
+		s.Phase, s.Message = v1alpha1.ClaimCompatible, compatibleMessage(c)
+		t.compatible++
+	case c.Missing:
+		s.Phase, s.Message = v1alpha1.ClaimPending, missingMessage(added)
+	case len(c.Immutable) > 0:
+		// Never patched, so a failure on it is not ours: report, don't block.
+		s.Phase, s.Message = v1alpha1.ClaimDenied, deniedMessage(c)
+		t.denied = append(t.denied, c.Name)
+	case f != "":
+		// Counted in flight and blocking: retrying would loop on the same error.
+		s.Phase, s.Message = v1alpha1.ClaimFailed, f
+		t.failed = append(t.failed, c.Name)
+		t.inFlight++
+	case c.Recovering && !c.NeedsPatch():
+		s.Phase, s.Message = v1alpha1.ClaimResizing, recoveringMessage(c)
+		t.inFlight++
+	case c.NodeResizePending && !c.NeedsPatch():
+		// In flight, so that the next claim waits for this one's Pod, as
+		// the StatefulSet controller rolls one Pod at a time.
+		s.Phase, s.Message = v1alpha1.ClaimWaitingForRestart, restartMessage(c)
+		t.restart = append(t.restart, c)
+		t.inFlight++
+	case !c.NeedsPatch():
+		// Spec already asks for the template: the storage is catching up.
+		s.Phase, s.Message = v1alpha1.ClaimResizing, "spec matches the template; waiting for storage: "+strings.Join(c.Reasons, "; ")
+		t.inFlight++
+	case o.Strategy != v1alpha1.InPlace:
+		s.Phase = v1alpha1.ClaimPending
+		s.Message = "strategy " + string(o.Strategy) + ": keeps its old spec until the PVC is deleted (template wants " + patchSummary(c) + ")"
+	case o.Partition.holds(c.Ordinal):
+		s.Phase, s.Message = v1alpha1.ClaimPending, o.Partition.waitingMessage(patchSummary(c))
+		t.held++
+	case o.OnDelete.holding(c.Ordinal) != "":
+		pod := o.OnDelete.holding(c.Ordinal)
+		s.Phase, s.Message = v1alpha1.ClaimPending, onDeleteWaiting(pod, patchSummary(c))
+		t.oldPods = append(t.oldPods, pod)
+	default:
+		t.candidates = append(t.candidates, i)
+	}
+	return s
+}
+
+// schedule gives the candidates of p's steps their phase: patching while
+// fewer than maxInFlight claims are in flight, none while a claim failed or
+// a policy denied one, waiting otherwise.
+func (t *tally) schedule(p *Plan, claims []diff.ClaimChange, maxInFlight int) {
 	// Highest ordinal first, as the StatefulSet controller rolls Pods; within an
 	// ordinal, diff order, which is template order.
-	slices.SortFunc(candidates, func(a, b int) int {
-		if c := cmp.Compare(r.Claims[b].Ordinal, r.Claims[a].Ordinal); c != 0 {
+	slices.SortFunc(t.candidates, func(a, b int) int {
+		if c := cmp.Compare(claims[b].Ordinal, claims[a].Ordinal); c != 0 {
 			return c
 		}
 		return cmp.Compare(a, b)
 	})
-	slices.SortStableFunc(p.Restart, func(a, b diff.ClaimChange) int { return cmp.Compare(b.Ordinal, a.Ordinal) })
-	slots := maxInFlight - inFlight
-	if len(failed) > 0 || len(policyDenied) > 0 {
+	slots := maxInFlight - t.inFlight
+	if len(t.failed) > 0 || len(t.policyDenied) > 0 {
 		slots = 0
 	}
-	for k, i := range candidates {
+	for k, i := range t.candidates {
 		s := &p.Steps[i]
 		switch {
 		case k < slots:
 			s.Phase, s.Message = v1alpha1.ClaimPatching, "patching: "+patchSummary(s.Claim)
 			p.Patch = append(p.Patch, s.Claim)
-		case len(failed) > 0:
-			s.Phase, s.Message = v1alpha1.ClaimPending, "waiting: patches stopped by failed claims "+nameList(failed)+"; will patch "+patchSummary(s.Claim)
-		case len(policyDenied) > 0:
-			s.Phase, s.Message = v1alpha1.ClaimPending, "waiting: patches stopped by policy denials of "+nameList(policyDenied)+"; would patch "+patchSummary(s.Claim)
+		case len(t.failed) > 0:
+			s.Phase, s.Message = v1alpha1.ClaimPending, "waiting: patches stopped by failed claims "+nameList(t.failed)+"; will patch "+patchSummary(s.Claim)
+		case len(t.policyDenied) > 0:
+			s.Phase, s.Message = v1alpha1.ClaimPending, "waiting: patches stopped by policy denials of "+nameList(t.policyDenied)+"; would patch "+patchSummary(s.Claim)
 		default:
-			s.Phase, s.Message = v1alpha1.ClaimPending, waitingMessage(inFlight+len(p.Patch), maxInFlight, s.Claim)
+			s.Phase, s.Message = v1alpha1.ClaimPending, waitingMessage(t.inFlight+len(p.Patch), maxInFlight, s.Claim)
 		}
 	}
-
-	p.Done = compatible == len(r.Claims)
-	if held > 0 {
-		p.Held = o.Partition.heldSummary(held)
-	}
-	if len(oldPods) > 0 {
-		p.WaitingForPods = onDeleteSummary(oldPods)
-	}
-	p.Recovered = recoveredSummary(p.Steps)
-	p.Blocked = blocked(o.Strategy, failed, denied, policyDenied, r.TemplatesAdded, r.TemplatesRemoved)
-	return p
 }

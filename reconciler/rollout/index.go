@@ -3,13 +3,13 @@ package rollout
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/claimwarden/claimwarden/reconciler/diff"
 )
 
 // The cache indexes that keep a reconcile's reads proportional to its
@@ -21,7 +21,7 @@ const (
 	// own name could belong to (see statefulSetsNamedBy).
 	claimStatefulSetsIndex = "claimwarden.dev/claim-statefulsets"
 	// templateStemsIndex indexes StatefulSets by the stems of their claims
-	// (see claimStem).
+	// (see diff.SplitOrdinal).
 	templateStemsIndex = "claimwarden.dev/template-stems"
 )
 
@@ -61,27 +61,12 @@ func registerIndexes(ctx context.Context, indexer client.FieldIndexer) error {
 	})
 }
 
-// claimStem is a claim's name without its ordinal: <template>-<statefulset>.
-// ok is false for names the StatefulSet controller would not give (no
-// ordinal, a negative one or leading zeros), as diff reads them.
-func claimStem(claim string) (stem string, ok bool) {
-	i := strings.LastIndexByte(claim, '-')
-	if i <= 0 {
-		return "", false
-	}
-	ord := claim[i+1:]
-	if n, err := strconv.ParseInt(ord, 10, 32); err != nil || n < 0 || strconv.FormatInt(n, 10) != ord {
-		return "", false
-	}
-	return claim[:i], true
-}
-
 // statefulSetsNamedBy lists the StatefulSet names a claim's name allows:
 // "a-b-web-0" may be template "a-b" of "web" or template "a" of "b-web".
 // Every template is indexed, also one the StatefulSet no longer has, so that
 // diff still sees the claims of removed templates.
 func statefulSetsNamedBy(claim string) []string {
-	stem, ok := claimStem(claim)
+	stem, _, ok := diff.SplitOrdinal(claim)
 	if !ok {
 		return nil
 	}

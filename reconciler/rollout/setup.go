@@ -23,6 +23,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/reconciler/converge"
+	"github.com/claimwarden/claimwarden/reconciler/diff"
 	"github.com/claimwarden/claimwarden/reconciler/gate"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 )
@@ -167,7 +168,7 @@ func (p *policyRelay) Start(ctx context.Context) error {
 // (<template>-<statefulset>-<ordinal>), found through the cache's index of
 // template stems rather than by reading every StatefulSet of the namespace.
 func (r *Reconciler) statefulSetsOfClaim(ctx context.Context, o client.Object) []reconcile.Request {
-	stem, ok := claimStem(o.GetName())
+	stem, _, ok := diff.SplitOrdinal(o.GetName())
 	if !ok {
 		return nil
 	}

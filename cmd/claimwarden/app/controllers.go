@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/claimwarden/claimwarden/integrations/helm"
 	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/authority"
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/reconciler/rollout"
 	"github.com/claimwarden/claimwarden/reconciler/source"
@@ -43,7 +45,44 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 	if err != nil {
 		return err
 	}
-	opts := rollout.Options{
+	opts := rolloutOptions(cfg, selector, engine)
+	var pending func() int
+	if statuses != nil {
+		// A nil *CommitStatusSink in the interface would not be nil.
+		opts.Sinks = append(opts.Sinks, statuses)
+		pending = statuses.Pending
+	}
+	exportHealth(engine, pending)
+	if addr := cfg.GitStatus.FluxEventsAddr; addr != "" {
+		notifier, err := newFluxNotifier(ctx, addr, log.WithName("flux-events"))
+		if err != nil {
+			return err
+		}
+		opts.Sinks = append(opts.Sinks, notifier)
+	}
+	if cfg.HasSources() {
+		// One store: a StatefulSet's newest proposal wins, whichever tool made it.
+		opts.Proposals = proposal.NewStore()
+		// A proposal's writes are checked as its tool's service account
+		// (reconciler/authority says why by review, not impersonation).
+		opts.Authority = authority.NewReviews(mgr.GetClient(), 0)
+	}
+	// The tools' Nudgers ask them to apply again after a convergence.
+	nudgers, err := setupSources(mgr, cfg, opts.Proposals, log)
+	if err != nil {
+		return err
+	}
+	opts.Sinks = append(opts.Sinks, nudgers...)
+	if err := rollout.SetupWithManager(mgr, opts); err != nil {
+		return fmt.Errorf("setting up the rollout controller: %w", err)
+	}
+	return nil
+}
+
+// rolloutOptions maps the configuration onto the rollout controller's
+// options; sinks, proposals and authority are added as they are set up.
+func rolloutOptions(cfg config.Config, selector labels.Selector, engine *policies.Engine) rollout.Options {
+	return rollout.Options{
 		Namespaces:              cfg.Namespaces,
 		LabelSelector:           selector,
 		Strategy:                cfg.UpdateStrategy,
@@ -56,78 +95,69 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 		JournalKeySecret:        types.NamespacedName{Namespace: cfg.JournalKey.Namespace, Name: cfg.JournalKey.SecretName},
 		WorkloadAnnotations:     workloadAnnotations(cfg.GitStatus.WorkloadAnnotations),
 	}
-	var pending func() int
-	if statuses != nil {
-		// A nil *CommitStatusSink in the interface would not be nil.
-		opts.Sinks = append(opts.Sinks, statuses)
-		pending = statuses.Pending
+}
+
+// newFluxNotifier builds the sink that sends outcomes to Flux's
+// notification-controller at addr, flushed when ctx ends.
+func newFluxNotifier(ctx context.Context, addr string, log logr.Logger) (*flux.Notifier, error) {
+	notifier, err := flux.NewNotifier(addr, v1alpha1.ControllerName, log)
+	if err != nil {
+		return nil, fmt.Errorf("gitStatus.fluxEventsAddr: %w", err)
 	}
-	exportHealth(engine, pending)
-	if addr := cfg.GitStatus.FluxEventsAddr; addr != "" {
-		notifier, err := flux.NewNotifier(addr, v1alpha1.ControllerName, log.WithName("flux-events"))
-		if err != nil {
-			return fmt.Errorf("gitStatus.fluxEventsAddr: %w", err)
-		}
-		opts.Sinks = append(opts.Sinks, notifier)
-		go func() {
-			<-ctx.Done()
-			// Deliver what is queued before the process exits.
-			flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = notifier.Flush(flushCtx)
-		}()
-	}
-	if cfg.HasSources() {
-		// One store: a StatefulSet's newest proposal wins, whichever tool made it.
-		opts.Proposals = proposal.NewStore()
-		// A proposal's writes are checked as its tool's service account
-		// (reconciler/authority says why by review, not impersonation).
-		opts.Authority = authority.NewReviews(mgr.GetClient(), 0)
-	}
-	// The tools' Nudgers ask them to apply again after a convergence.
+	go func() {
+		<-ctx.Done()
+		// Deliver what is queued before the process exits.
+		flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = notifier.Flush(flushCtx)
+	}()
+	return notifier, nil
+}
+
+// setupSources starts the watcher of every GitOps tool configured, which
+// publish their proposals to store, and returns their Nudgers.
+func setupSources(mgr ctrl.Manager, cfg config.Config, store *proposal.Store, log logr.Logger) ([]outcome.Sink, error) {
+	var nudgers []outcome.Sink
 	if cfg.Flux.Enabled {
-		nudger, err := setupFlux(mgr, cfg.Flux, opts.Proposals, log.WithName("flux"))
+		nudger, err := setupFlux(mgr, cfg.Flux, store, log.WithName("flux"))
 		if err != nil {
-			return err
+			return nil, err
 		}
-		opts.Sinks = append(opts.Sinks, nudger)
+		nudgers = append(nudgers, nudger)
 	}
 	if cfg.Flux.HelmReleases {
 		nudger, err := helm.SetupWithManager(mgr, helm.WatchOptions{
 			Namespaces:            cfg.Flux.Namespaces,
-			Proposals:             opts.Proposals,
+			Proposals:             store,
 			MaxReleaseBytes:       cfg.Flux.MaxReleaseBytes,
 			FieldOwner:            v1alpha1.ControllerName,
 			DefaultServiceAccount: cfg.Flux.DefaultServiceAccount,
 			NoCrossNamespaceRefs:  cfg.Flux.NoCrossNamespaceRefs,
 		})
 		if err != nil {
-			return fmt.Errorf("setting up the Flux HelmRelease integration: %w", err)
+			return nil, fmt.Errorf("setting up the Flux HelmRelease integration: %w", err)
 		}
-		opts.Sinks = append(opts.Sinks, nudger)
+		nudgers = append(nudgers, nudger)
 	}
 	if cfg.ArgoCD.Enabled {
-		nudger, err := setupArgoCD(mgr, cfg.ArgoCD, opts.Proposals)
+		nudger, err := setupArgoCD(mgr, cfg.ArgoCD, store)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		opts.Sinks = append(opts.Sinks, nudger)
+		nudgers = append(nudgers, nudger)
 	}
 	if cfg.Helm.Enabled {
 		nudger, err := helm.SetupCLIWithManager(mgr, helm.CLIOptions{
 			Namespaces:      cfg.Helm.Namespaces,
-			Proposals:       opts.Proposals,
+			Proposals:       store,
 			MaxReleaseBytes: cfg.Helm.MaxReleaseBytes,
 		})
 		if err != nil {
-			return fmt.Errorf("setting up the Helm release integration: %w", err)
+			return nil, fmt.Errorf("setting up the Helm release integration: %w", err)
 		}
-		opts.Sinks = append(opts.Sinks, nudger)
+		nudgers = append(nudgers, nudger)
 	}
-	if err := rollout.SetupWithManager(mgr, opts); err != nil {
-		return fmt.Errorf("setting up the rollout controller: %w", err)
-	}
-	return nil
+	return nudgers, nil
 }
 
 // setupFlux starts the Kustomization watcher, whose proposals the rollout

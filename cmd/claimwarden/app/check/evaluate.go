@@ -264,7 +264,7 @@ func newReplicas(live, proposal *appsv1.StatefulSet, claims []corev1.PersistentV
 	to := int64(firstOrdinal(live)) + int64(*proposal.Spec.Replicas)
 	n := int64(len(proposal.Spec.VolumeClaimTemplates)) * max(0, to-from)
 	for _, c := range claims {
-		if _, o, ok := splitOrdinal(c.Name); ok && int64(o) >= from && int64(o) < to {
+		if _, o, ok := diff.SplitOrdinal(c.Name); ok && int64(o) >= from && int64(o) < to {
 			n--
 		}
 	}

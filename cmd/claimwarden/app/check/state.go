@@ -5,8 +5,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strconv"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -107,7 +105,7 @@ func (c *current) addClaim(namespace, name string, cl claim) {
 		c.claims[namespace] = m
 	}
 	m[name] = cl
-	stem, ordinal, ok := splitOrdinal(name)
+	stem, ordinal, ok := diff.SplitOrdinal(name)
 	if !ok {
 		return
 	}
@@ -117,20 +115,6 @@ func (c *current) addClaim(namespace, name string, cl claim) {
 		c.ordinals[namespace] = o
 	}
 	o[stem] = append(o[stem], ordinal)
-}
-
-// splitOrdinal cuts "<stem>-<ordinal>", the ordinal as the StatefulSet
-// controller prints it (no sign, no leading zero).
-func splitOrdinal(name string) (string, int32, bool) {
-	i := strings.LastIndexByte(name, '-')
-	if i < 0 {
-		return "", 0, false
-	}
-	n, err := strconv.ParseInt(name[i+1:], 10, 32)
-	if err != nil || n < 0 || strconv.FormatInt(n, 10) != name[i+1:] {
-		return "", 0, false
-	}
-	return name[:i], int32(n), true
 }
 
 // maxBaseClaims bounds the claims one base StatefulSet stands for: its
