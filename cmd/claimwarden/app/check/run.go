@@ -68,14 +68,8 @@ func (o Options) withDefaults() Options {
 // invalid manifests, an unreachable cluster): a denial is a verdict in the
 // report, not an error.
 func Run(ctx context.Context, o Options) (*Report, error) {
-	if o.Policies == nil {
-		return nil, errors.New("check: Options.Policies is nil")
-	}
-	if (o.Cluster == nil) == (len(o.Base) == 0) {
-		return nil, errors.New("check: compare with base manifests or a cluster, exactly one of them")
-	}
-	if count(slices.Concat(o.Files, o.Base), manifests.Stdin) > 1 {
-		return nil, errors.New(`check: "-" (stdin) can be read once only`)
+	if err := o.validate(); err != nil {
+		return nil, err
 	}
 	o = o.withDefaults()
 
@@ -90,48 +84,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	report := &Report{SchemaVersion: SchemaVersion, PolicyRevision: o.Policies.Revision(), StatefulSets: []StatefulSet{}, Warnings: []Warning{}}
 	report.addWarnings(mwarns)
 
-	var cur *current
-	if o.Cluster != nil {
-		report.Mode = ModeCluster
-		var warns []Warning
-		if cur, warns, err = clusterState(ctx, o.Cluster, namespacesOf(sets)); err != nil {
-			return nil, err
-		}
-		report.Warnings = append(report.Warnings, warns...)
-	} else {
-		report.Mode = ModeBase
-		cur = newCurrent()
-		var bound error
-		base := &input{namespace: o.Namespace, keep: func(s manifests.StatefulSet, c manifests.Candidate) {
-			if err := cur.addBase(s, c.JSON()); err != nil && bound == nil {
-				bound = err
-			}
-		}}
-		if err := base.read(o.Limits, o.Base, o.Stdin, "--base -"); err != nil {
-			return nil, err
-		}
-		bwarns, err := base.result()
-		if err != nil {
-			return nil, err
-		}
-		if base.statefulSets == 0 && len(sets) > 0 && !o.AllowNew {
-			return nil, errors.New("the base holds no StatefulSet, so every proposed one would be new and pass unchecked: " +
-				"check the base (a failed `git show` writes nothing), or give --allow-new if the StatefulSets are new")
-		}
-		report.addWarnings(bwarns)
-		if err := cur.setBaseClusterObjects(base.clusterObjects); err != nil {
-			return nil, err
-		}
-		if bound != nil {
-			return nil, bound
-		}
-	}
-	// The proposal's own StorageClasses, Namespaces and ResourceQuotas are
-	// applied with it.
-	if err := cur.addClusterObjects(proposed.clusterObjects); err != nil {
+	cur, err := currentState(ctx, o, sets, report)
+	if err != nil {
 		return nil, err
 	}
-	if err := cur.countQuotaUse(); err != nil {
+	if err := applyProposed(cur, proposed); err != nil {
 		return nil, err
 	}
 
@@ -146,23 +103,95 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	report.conclude(results, len(sets) > 0, len(cur.storageClasses) > 0)
+	return report, nil
+}
+
+// validate refuses Options that cannot run.
+func (o Options) validate() error {
+	switch {
+	case o.Policies == nil:
+		return errors.New("check: Options.Policies is nil")
+	case (o.Cluster == nil) == (len(o.Base) == 0):
+		return errors.New("check: compare with base manifests or a cluster, exactly one of them")
+	case count(slices.Concat(o.Files, o.Base), manifests.Stdin) > 1:
+		return errors.New(`check: "-" (stdin) can be read once only`)
+	}
+	return nil
+}
+
+// currentState reads what the proposal is compared with, the cluster or
+// the base manifests, and sets the report's mode and adds its warnings.
+func currentState(ctx context.Context, o Options, sets []proposal, report *Report) (*current, error) {
+	if o.Cluster != nil {
+		report.Mode = ModeCluster
+		cur, warns, err := clusterState(ctx, o.Cluster, namespacesOf(sets))
+		if err != nil {
+			return nil, err
+		}
+		report.Warnings = append(report.Warnings, warns...)
+		return cur, nil
+	}
+	report.Mode = ModeBase
+	return baseState(o, len(sets) > 0, report)
+}
+
+// baseState reads the base manifests as the current state.
+func baseState(o Options, proposesStatefulSets bool, report *Report) (*current, error) {
+	cur := newCurrent()
+	var bound error
+	base := &input{namespace: o.Namespace, keep: func(s manifests.StatefulSet, c manifests.Candidate) {
+		if err := cur.addBase(s, c.JSON()); err != nil && bound == nil {
+			bound = err
+		}
+	}}
+	if err := base.read(o.Limits, o.Base, o.Stdin, "--base -"); err != nil {
+		return nil, err
+	}
+	bwarns, err := base.result()
+	if err != nil {
+		return nil, err
+	}
+	if base.statefulSets == 0 && proposesStatefulSets && !o.AllowNew {
+		return nil, errors.New("the base holds no StatefulSet, so every proposed one would be new and pass unchecked: " +
+			"check the base (a failed `git show` writes nothing), or give --allow-new if the StatefulSets are new")
+	}
+	report.addWarnings(bwarns)
+	if err := cur.setBaseClusterObjects(base.clusterObjects); err != nil {
+		return nil, err
+	}
+	return cur, bound
+}
+
+// applyProposed adds the proposal's own StorageClasses, Namespaces and
+// ResourceQuotas to the current state, since they are applied with it,
+// then counts what is used of the quotas.
+func applyProposed(cur *current, proposed *input) error {
+	if err := cur.addClusterObjects(proposed.clusterObjects); err != nil {
+		return err
+	}
+	return cur.countQuotaUse()
+}
+
+// conclude puts the results into the report, sorted, with the summary, the
+// total cost and the warnings about what the check could not see.
+func (r *Report) conclude(results []StatefulSet, proposesStatefulSets, knowsClasses bool) {
 	slices.SortFunc(results, func(a, b StatefulSet) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
-	report.StatefulSets = results
-	report.summarise()
-	if report.Cost = totalCost(results); report.Cost != nil {
-		for _, class := range report.Cost.Unpriced {
-			report.Warnings = append(report.Warnings, Warning{Message: fmt.Sprintf("StorageClass %q has no price in policies.params.%s: its claims count in the capacity, not in the monthly cost", class, storageClassPricesParam)})
+	r.StatefulSets = results
+	r.summarise()
+	if r.Cost = totalCost(results); r.Cost != nil {
+		for _, class := range r.Cost.Unpriced {
+			r.Warnings = append(r.Warnings, Warning{Message: fmt.Sprintf("StorageClass %q has no price in policies.params.%s: its claims count in the capacity, not in the monthly cost", class, storageClassPricesParam)})
 		}
 	}
-	if len(sets) == 0 {
-		report.Warnings = append(report.Warnings, Warning{Message: "the proposed manifests hold no StatefulSet (apps/v1): nothing to check"})
+	if !proposesStatefulSets {
+		r.Warnings = append(r.Warnings, Warning{Message: "the proposed manifests hold no StatefulSet (apps/v1): nothing to check"})
 	}
-	if report.Mode == ModeBase && len(cur.storageClasses) == 0 && report.grows() {
-		report.Warnings = append(report.Warnings, Warning{Message: "no StorageClass in the base or proposed manifests, so policies cannot know whether a class allows expansion (expansion-allowed denies); add the cluster's StorageClasses to --base (kubectl get storageclass -o yaml)"})
+	if r.Mode == ModeBase && !knowsClasses && r.grows() {
+		r.Warnings = append(r.Warnings, Warning{Message: "no StorageClass in the base or proposed manifests, so policies cannot know whether a class allows expansion (expansion-allowed denies); add the cluster's StorageClasses to --base (kubectl get storageclass -o yaml)"})
 	}
-	return report, nil
 }
 
 func count(s []string, v string) int {
