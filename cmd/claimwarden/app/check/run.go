@@ -28,8 +28,18 @@ type Options struct {
 	// built as the Flux integration builds them.
 	Kustomizations []string
 	Stdin          io.Reader
-	// Namespace is given to StatefulSets that name none; default "default".
+	// Namespace is the namespace of namespaced objects that name none, as
+	// kubectl -n and an Argo CD Application's destination give it; default
+	// "default".
 	Namespace string
+	// TargetNamespace, when set, is the namespace of every namespaced
+	// object, proposed and base, whatever it names, as a Flux
+	// Kustomization's spec.targetNamespace sets it.
+	TargetNamespace string
+	// AllowNamespaceMove checks a StatefulSet that leaves the current
+	// state's namespace for another as new there; otherwise that is an
+	// error, since it is most likely a namespace the proposal lost.
+	AllowNamespaceMove bool
 
 	// Base are manifests standing for the current state (offline); Cluster
 	// reads it from a cluster instead (get and list only). Exactly one.
@@ -117,50 +127,61 @@ func (o Options) validate() error {
 	case count(slices.Concat(o.Files, o.Base), manifests.Stdin) > 1:
 		return errors.New(`check: "-" (stdin) can be read once only`)
 	}
-	return nil
+	return o.validateNamespaces()
 }
 
 // currentState reads what the proposal is compared with, the cluster or
-// the base manifests, and sets the report's mode and adds its warnings.
+// the base manifests, sets the report's mode and adds its warnings. A
+// StatefulSet that moves to another namespace is an error unless allowed.
 func currentState(ctx context.Context, o Options, sets []proposal, report *Report) (*current, error) {
+	var (
+		cur   *current
+		index map[string]placement
+		err   error
+	)
 	if o.Cluster != nil {
 		report.Mode = ModeCluster
-		cur, warns, err := clusterState(ctx, o.Cluster, namespacesOf(sets))
-		if err != nil {
-			return nil, err
-		}
+		var warns []Warning
+		cur, index, warns, err = clusterState(ctx, o.Cluster, sets, !o.AllowNamespaceMove)
 		report.Warnings = append(report.Warnings, warns...)
-		return cur, nil
+	} else {
+		report.Mode = ModeBase
+		cur, index, err = baseState(o, len(sets) > 0, report)
 	}
-	report.Mode = ModeBase
-	return baseState(o, len(sets) > 0, report)
+	if err != nil || o.AllowNamespaceMove {
+		return cur, err
+	}
+	return cur, namespaceMoves(index, sets, map[string]string{ModeBase: "the base", ModeCluster: "the cluster"}[report.Mode])
 }
 
-// baseState reads the base manifests as the current state.
-func baseState(o Options, proposesStatefulSets bool, report *Report) (*current, error) {
+// baseState reads the base manifests as the current state, and indexes
+// their StatefulSets for namespaceMoves.
+func baseState(o Options, proposesStatefulSets bool, report *Report) (*current, map[string]placement, error) {
 	cur := newCurrent()
+	index := map[string]placement{}
 	var bound error
-	base := &input{namespace: o.Namespace, keep: func(s manifests.StatefulSet, c manifests.Candidate) {
+	base := &input{namespaces: o.namespacing(), keep: func(s manifests.StatefulSet, c candidate) {
+		index[s.Namespace+"/"+s.Name] = placement{namespace: s.Namespace, name: s.Name, Location: s.Location, namespaceFrom: c.namespaceFrom}
 		if err := cur.addBase(s, c.JSON()); err != nil && bound == nil {
 			bound = err
 		}
 	}}
 	if err := base.read(o.Limits, o.Base, o.Stdin, "--base -"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	bwarns, err := base.result()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if base.statefulSets == 0 && proposesStatefulSets && !o.AllowNew {
-		return nil, errors.New("the base holds no StatefulSet, so every proposed one would be new and pass unchecked: " +
+		return nil, nil, errors.New("the base holds no StatefulSet, so every proposed one would be new and pass unchecked: " +
 			"check the base (a failed `git show` writes nothing), or give --allow-new if the StatefulSets are new")
 	}
 	report.addWarnings(bwarns)
 	if err := cur.setBaseClusterObjects(base.clusterObjects); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return cur, bound
+	return cur, index, bound
 }
 
 // applyProposed adds the proposal's own StorageClasses, Namespaces and
@@ -209,8 +230,8 @@ func count(s []string, v string) int {
 // file name its objects carry.
 func readProposal(ctx context.Context, o Options) (*input, []proposal, map[string][]string, error) {
 	var sets []proposal
-	in := &input{namespace: o.Namespace, keep: func(s manifests.StatefulSet, c manifests.Candidate) {
-		sets = append(sets, proposal{Location: s.Location, namespace: s.Namespace, json: c.JSON()})
+	in := &input{namespaces: o.namespacing(), keep: func(s manifests.StatefulSet, c candidate) {
+		sets = append(sets, proposal{Location: s.Location, namespace: s.Namespace, name: s.Name, namespaceFrom: c.namespaceFrom, json: c.JSON()})
 	}}
 	if len(o.Files) > 0 {
 		if err := in.read(o.Limits, o.Files, o.Stdin, "-f -"); err != nil {
