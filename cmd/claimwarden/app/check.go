@@ -63,10 +63,12 @@ func newCheckCommand(environ []string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check (-f PATH... | -k DIR) (--base PATH... | --kubeconfig FILE | --live)",
 		Short: "Check proposed StatefulSets against the policies, before merging",
-		Long: `Check reads proposed manifests, compares each StatefulSet's volumeClaimTemplates
-with the current state — base manifests (offline) or a live cluster (read-only) —
-after giving objects the namespaces the GitOps tool gives them, and asks the controller's policies about every claim that would change. It prints
-the plan, and can post it as commit statuses and as a pull-request comment.
+		Long: `Check reads proposed manifests, gives their objects the namespaces the GitOps
+tool gives them (--namespace, --target-namespace), compares each StatefulSet's
+volumeClaimTemplates with the current state — base manifests (offline) or a live
+cluster (read-only) — and asks the controller's policies about every claim that
+would change. It prints the plan, and can post it as commit statuses and as a
+pull-request comment.
 
 Exit codes: 0 when every change is allowed or nothing changes, 1 when a policy
 denies a change, 2 for a usage, input, cluster or Git host error.
