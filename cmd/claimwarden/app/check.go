@@ -15,6 +15,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
@@ -39,6 +41,10 @@ const tokenEnv = "CLAIMWARDEN_GIT_TOKEN"
 type checkFlags struct {
 	files, kustomize, base   []string
 	namespace, kubeconfig    string
+	targetNamespace          string
+	live                     bool
+	kubeContext              string
+	allowNamespaceMove       bool
 	policyDirs, bundles      []string
 	params                   []string
 	configPath, output       string
@@ -55,12 +61,14 @@ type checkFlags struct {
 func newCheckCommand(environ []string) *cobra.Command {
 	var f checkFlags
 	cmd := &cobra.Command{
-		Use:   "check (-f PATH... | -k DIR) (--base PATH... | --kubeconfig FILE)",
+		Use:   "check (-f PATH... | -k DIR) (--base PATH... | --kubeconfig FILE | --live)",
 		Short: "Check proposed StatefulSets against the policies, before merging",
-		Long: `Check reads proposed manifests, compares each StatefulSet's volumeClaimTemplates
-with the current state — base manifests (offline) or a live cluster (read-only) —
-and asks the controller's policies about every claim that would change. It prints
-the plan, and can post it as commit statuses and as a pull-request comment.
+		Long: `Check reads proposed manifests, gives their objects the namespaces the GitOps
+tool gives them (--namespace, --target-namespace), compares each StatefulSet's
+volumeClaimTemplates with the current state — base manifests (offline) or a live
+cluster (read-only) — and asks the controller's policies about every claim that
+would change. It prints the plan, and can post it as commit statuses and as a
+pull-request comment.
 
 Exit codes: 0 when every change is allowed or nothing changes, 1 when a policy
 denies a change, 2 for a usage, input, cluster or Git host error.
@@ -69,7 +77,8 @@ The Git token of --post-status and --comment is read from $` + tokenEnv + `
 or --git-token-file. docs/check.md has CI snippets and the JSON schema.`,
 		Example: `  claimwarden check -f deploy/ --base base/
   git show origin/main:deploy/db.yaml | claimwarden check -f deploy/db.yaml --base -
-  claimwarden check -k overlays/prod --kubeconfig ~/.kube/config -o markdown`,
+  claimwarden check -k overlays/prod --kubeconfig ~/.kube/config -o markdown
+  claimwarden check -k apps/db --target-namespace shop --live --context prod`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := f.validate(); err != nil {
@@ -88,11 +97,15 @@ or --git-token-file. docs/check.md has CI snippets and the JSON schema.`,
 	fs := cmd.Flags()
 	fs.StringSliceVarP(&f.files, "filename", "f", nil, `proposed manifests: a file, a directory (*.yaml, *.yml, *.json, recursively) or "-" for stdin; repeatable`)
 	fs.StringSliceVarP(&f.kustomize, "kustomize", "k", nil, "a directory whose kustomize build is proposed, built as Flux builds it; repeatable")
-	fs.StringVarP(&f.namespace, "namespace", "n", manifests.DefaultNamespace, "namespace of StatefulSets that name none")
+	fs.StringVarP(&f.namespace, "namespace", "n", manifests.DefaultNamespace, "namespace of namespaced objects that name none, as kubectl -n and an Argo CD Application's destination.namespace give it")
+	fs.StringVar(&f.targetNamespace, "target-namespace", "", "namespace of every namespaced object, proposed and base, over the one it names, as a Flux Kustomization's spec.targetNamespace sets it")
+	fs.BoolVar(&f.allowNamespaceMove, "allow-namespace-move", false, "check a StatefulSet that leaves the current namespace for another as new there; without it that is an error, since it is most likely a namespace the proposal lost")
 	fs.StringSliceVar(&f.base, "base", nil, `manifests of the current state (offline): each base template stands for one claim per replica; a file, a directory or "-"`)
 	fs.BoolVar(&f.allowNew, "allow-new", false, "accept a --base without StatefulSets, every proposed one being new; without it such a base is an error, since an empty or wrong base would pass every change")
 	fs.StringVar(&f.maxInputBytes, "max-input-bytes", resource.NewQuantity(manifests.DefaultMaxBytes, resource.BinarySI).String(), "limit on the bytes of the proposed manifests, and separately of the base ones (a quantity: 32Mi)")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "compare with the cluster of this kubeconfig instead (reads StatefulSets, PVCs, StorageClasses and Namespaces; writes nothing)")
+	fs.BoolVar(&f.live, "live", false, "compare with the cluster of the current kubeconfig, found as kubectl finds it ($KUBECONFIG, ~/.kube/config, in-cluster); read-only as --kubeconfig")
+	fs.StringVar(&f.kubeContext, "context", "", "the kubeconfig context of --kubeconfig or --live (default: its current context)")
 	fs.StringSliceVar(&f.policyDirs, "policy", nil, "directory or file of .rego policies (and .json/.yaml data) besides the shipped ones; repeatable")
 	fs.StringSliceVar(&f.bundles, "bundle", nil, "URL of an OPA bundle of policies; repeatable (tokens, keys: use --config)")
 	fs.StringArrayVar(&f.params, "param", nil, "policy parameter key=value (value read as YAML: 50, [a, b], 100Gi); repeatable, over the --config ones")
@@ -124,8 +137,8 @@ func (f checkFlags) validate() error {
 	switch {
 	case len(f.files) == 0 && len(f.kustomize) == 0:
 		return errors.New("give the proposed manifests with -f or -k")
-	case (len(f.base) == 0) == (f.kubeconfig == ""):
-		return errors.New("give exactly one of --base (offline) and --kubeconfig (the live cluster)")
+	case countTrue(len(f.base) > 0, f.kubeconfig != "", f.live) != 1:
+		return errors.New("give exactly one of --base (offline), --kubeconfig FILE and --live (the live cluster)")
 	case !slices.Contains(check.Formats, f.output):
 		return fmt.Errorf("--output %q is not one of %s", f.output, strings.Join(check.Formats, ", "))
 	case count(f.files, manifests.Stdin)+count(f.base, manifests.Stdin) > 1:
@@ -139,7 +152,9 @@ func (f checkFlags) validate() error {
 	case f.strategy != "" && f.strategy != string(v1alpha1.InPlace) && f.strategy != string(v1alpha1.OnClaimDelete):
 		return fmt.Errorf("--update-strategy %q is not one of %s, %s", f.strategy, v1alpha1.InPlace, v1alpha1.OnClaimDelete)
 	case f.allowNew && len(f.base) == 0:
-		return errors.New("--allow-new is about --base; with --kubeconfig the cluster says what is new")
+		return errors.New("--allow-new is about --base; with --kubeconfig or --live the cluster says what is new")
+	case f.kubeContext != "" && len(f.base) > 0:
+		return errors.New("--context picks a context of the kubeconfig: give it with --kubeconfig or --live, not --base")
 	}
 	if _, err := f.inputBytes(); err != nil {
 		return err
@@ -164,6 +179,16 @@ func (f checkFlags) inputBytes() (int64, error) {
 		return 0, fmt.Errorf("--max-input-bytes %q is not a positive quantity of bytes such as 32Mi", f.maxInputBytes)
 	}
 	return q.Value(), nil
+}
+
+func countTrue(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
 }
 
 func count(s []string, v string) int {
@@ -214,15 +239,16 @@ func runCheck(cmd *cobra.Command, f checkFlags, environ []string) error {
 
 	maxBytes, _ := f.inputBytes() // validated
 	o := check.Options{
-		Files: f.files, Kustomizations: f.kustomize, Stdin: cmd.InOrStdin(), Namespace: f.namespace,
+		Files: f.files, Kustomizations: f.kustomize, Stdin: cmd.InOrStdin(),
+		Namespace: f.namespace, TargetNamespace: f.targetNamespace, AllowNamespaceMove: f.allowNamespaceMove,
 		Base: f.base, AllowNew: f.allowNew, Limits: manifests.Limits{Bytes: maxBytes}, Policies: engine,
 		Strategy:   v1alpha1.UpdateStrategy(cmp.Or(f.strategy, string(cfg.UpdateStrategy))),
 		Repository: f.repository, Revision: f.revision,
 		ContextPrefix: cmp.Or(f.contextPrefix, cfg.GitStatus.ContextPrefix),
 		Prices:        prices,
 	}
-	if f.kubeconfig != "" {
-		if o.Cluster, err = loadRESTConfig(f.kubeconfig); err != nil {
+	if f.kubeconfig != "" || f.live {
+		if o.Cluster, err = checkRESTConfig(f.kubeconfig, f.kubeContext); err != nil {
 			return inputError(err)
 		}
 	}
@@ -252,6 +278,27 @@ func runCheck(cmd *cobra.Command, f checkFlags, environ []string) error {
 		return exitError{code: exitDenied, err: fmt.Errorf("denied: %d of %s", denied, plural(all, "change"))}
 	}
 	return nil
+}
+
+// checkRESTConfig is the configuration of the cluster check reads, found
+// as kubectl finds it: the kubeconfig file given (--kubeconfig) alone, else
+// $KUBECONFIG, ~/.kube/config, or the in-cluster configuration (--live);
+// kubeContext, when set, picks a context other than the current one.
+func checkRESTConfig(kubeconfig, kubeContext string) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	c, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeContext}).ClientConfig()
+	switch {
+	case err != nil && kubeconfig != "":
+		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+	case clientcmd.IsEmptyConfig(err):
+		return nil, errors.New("--live: no kubeconfig in $KUBECONFIG or ~/.kube/config, and not running in a cluster")
+	case err != nil:
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	// The user agent tells claimwarden's requests apart in audit logs.
+	c.UserAgent = "claimwarden/" + version()
+	return c, nil
 }
 
 // publish posts the commit statuses and the comment.

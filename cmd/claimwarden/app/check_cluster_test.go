@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -140,6 +141,57 @@ func TestCheckAgainstCluster(t *testing.T) {
 
 	if after := resourceVersions(t, c); !equalMaps(before, after) {
 		t.Errorf("check changed the cluster:\nbefore %v\nafter  %v", before, after)
+	}
+
+	// --live reads the cluster of the kubeconfig kubectl would use
+	// ($KUBECONFIG). A proposal that lost big's namespace is refused, where
+	// it was a new default/big; given the namespace the tool applies, the
+	// change is checked.
+	t.Setenv("KUBECONFIG", kubeconfig)
+	big, err := os.ReadFile("testdata/check/grow/pr/big.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropped := files(t, map[string]string{"big.yaml": strings.Replace(string(big), "  namespace: shop\n", "", 1)})
+	code, out = runCheckCLI(t, nil, "-f", dropped, "--live")
+	if want := "StatefulSet big moves from namespace shop to namespace default: the cluster has shop/big, the proposal default/big instead (" +
+		filepath.Join(dropped, "big.yaml") + ":1, which names no namespace and so gets --namespace default). If the GitOps tool applies it into one namespace, give --namespace shop"; code != exitCheckInput || !strings.Contains(out, want) {
+		t.Errorf("exit code %d, want %d and %q:\n%s", code, exitCheckInput, want, out)
+	}
+	code, out = runCheckCLI(t, nil, "-f", dropped, "--live", "-n", "shop")
+	if want := "max-step: claim data-big-0 (StatefulSet shop/big)"; code != exitDenied || !strings.Contains(out, want) {
+		t.Errorf("exit code %d, want %d and %q:\n%s", code, exitDenied, want, out)
+	}
+	// Who may list StatefulSets only in the proposal's namespaces gets the
+	// check, and a warning that a move cannot be seen.
+	const scoped = "ci-checker-scoped"
+	create(&rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: scoped + "-cluster"},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses"}, Verbs: []string{"list"}},
+			{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get"}},
+		},
+	})
+	create(&rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: scoped},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: scoped + "-cluster"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: scoped}},
+	})
+	create(&rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: scoped},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims", "resourcequotas"}, Verbs: []string{"list"}},
+			{APIGroups: []string{"apps"}, Resources: []string{"statefulsets"}, Verbs: []string{"list"}},
+		},
+	})
+	create(&rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: scoped},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: scoped},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: scoped}},
+	})
+	code, out = runCheckCLI(t, nil, "-f", dropped, "--kubeconfig", impersonatingKubeconfig(t, env.Config, scoped))
+	if want := "cannot list StatefulSets in every namespace (grant list on statefulsets cluster-wide)"; code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "new default/big") {
+		t.Errorf("exit code %d, want 0, default/big new and %q:\n%s", code, want, out)
 	}
 
 	// Without the right to read Namespaces, check still runs and says what policies miss.

@@ -15,11 +15,11 @@ import (
 // form of each StatefulSet, goes as soon as it is read, so that thousands
 // of StatefulSets are never held decoded, nor typed.
 type input struct {
-	// namespace is given to StatefulSets that name none.
-	namespace string
+	// namespaces are set as the GitOps tool sets them.
+	namespaces namespacing
 	// keep is given each StatefulSet picked, in input order, and the
 	// candidate it came from.
-	keep   func(manifests.StatefulSet, manifests.Candidate)
+	keep   func(manifests.StatefulSet, candidate)
 	picker manifests.Picker
 	// statefulSets counts the StatefulSets kept.
 	statefulSets int
@@ -33,7 +33,7 @@ type input struct {
 // read streams the manifests at paths into in; flag names the option that
 // gave "-" in messages.
 func (in *input) read(limits manifests.Limits, paths []string, stdin io.Reader, flag string) error {
-	add := func(o manifests.Object, c manifests.Candidate) error {
+	add := func(o manifests.Object, c candidate) error {
 		in.add(o, c)
 		return nil
 	}
@@ -48,18 +48,25 @@ func (in *input) read(limits manifests.Limits, paths []string, stdin io.Reader, 
 	return nil
 }
 
-// candidate types o, where it was decoded.
-func (in *input) candidate(o manifests.Object) manifests.Candidate {
-	if (o.GetKind() == "StatefulSet" || o.GetKind() == "ResourceQuota") && o.GetNamespace() == "" {
-		o.SetNamespace(in.namespace)
-	}
-	return manifests.CandidateOf(o)
+// candidate is what one object is to StatefulSets, and where its
+// namespace came from.
+type candidate struct {
+	manifests.Candidate
+	namespaceFrom namespaceFrom
+}
+
+// candidate sets the namespace of o as the GitOps tool will, and types o,
+// where it was decoded. This is the one place where check gives objects
+// their namespaces.
+func (in *input) candidate(o manifests.Object) candidate {
+	from := in.namespaces.apply(o)
+	return candidate{Candidate: manifests.CandidateOf(o), namespaceFrom: from}
 }
 
 // add keeps what check needs of o, in input order.
-func (in *input) add(o manifests.Object, c manifests.Candidate) {
+func (in *input) add(o manifests.Object, c candidate) {
 	in.readStdin = in.readStdin || o.File == manifests.StdinName
-	if s, ok := in.picker.Pick(c); ok {
+	if s, ok := in.picker.Pick(c.Candidate); ok {
 		in.statefulSets++
 		in.nameErrs = append(in.nameErrs, nameErrors(s)...)
 		in.keep(s, c)
@@ -89,8 +96,10 @@ func (in *input) result() ([]manifests.Warning, error) {
 // thousands of them would take four times the memory), and its namespace.
 type proposal struct {
 	manifests.Location
-	namespace string
-	json      []byte
+	namespace, name string
+	// namespaceFrom says where its namespace came from, for messages.
+	namespaceFrom namespaceFrom
+	json          []byte
 }
 
 // typed is the proposed StatefulSet, typed again.

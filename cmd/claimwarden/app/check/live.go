@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -17,19 +18,35 @@ import (
 )
 
 // clusterState reads the live state the proposal is compared with: the
-// StatefulSets and claims of the given namespaces, every StorageClass, and
-// the Namespaces and ResourceQuotas (optional: policies may read their
-// labels, quota-fits the quotas). It only gets
-// and lists, so a kubeconfig with read access is enough; nothing is written.
-func clusterState(ctx context.Context, cfg *rest.Config, namespaces []string) (*current, []Warning, error) {
+// StatefulSets and claims of the proposed StatefulSets' namespaces, every
+// StorageClass, and the Namespaces and ResourceQuotas (optional: policies
+// may read their labels, quota-fits the quotas). It only gets and lists,
+// so a kubeconfig with read access is enough; nothing is written. With
+// moves, it also indexes the StatefulSets for namespaceMoves: those of
+// every namespace when a proposed one is new in its own.
+func clusterState(ctx context.Context, cfg *rest.Config, sets []proposal, moves bool) (*current, map[string]placement, []Warning, error) {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
-		return nil, nil, fmt.Errorf("connecting to the cluster: %w", err)
+		return nil, nil, nil, fmt.Errorf("connecting to the cluster: %w", err)
 	}
+	cur, warns, err := namespacesState(ctx, c, namespacesOf(sets))
+	if err != nil || !moves {
+		return cur, nil, warns, err
+	}
+	index, warn, err := statefulSetIndex(ctx, c, cur, sets)
+	if warn != "" {
+		warns = append(warns, Warning{Message: warn})
+	}
+	return cur, index, warns, err
+}
+
+// namespacesState reads the StorageClasses and what check reads of the
+// namespaces.
+func namespacesState(ctx context.Context, c client.Client, namespaces []string) (*current, []Warning, error) {
 	cur := newCurrent()
 	var warns []Warning
 
@@ -79,6 +96,46 @@ func clusterState(ctx context.Context, cfg *rest.Config, namespaces []string) (*
 		}
 	}
 	return cur, warns, nil
+}
+
+// statefulSetIndex indexes the cluster's StatefulSets by namespace/name for
+// namespaceMoves: those of every namespace (metadata only) when a proposed
+// StatefulSet is new in its namespace, since the one it may have left is
+// elsewhere; else those read already. Without the right to list them in
+// every namespace, those read already, and a warning.
+func statefulSetIndex(ctx context.Context, c client.Client, cur *current, sets []proposal) (map[string]placement, string, error) {
+	known := func() map[string]placement {
+		index := make(map[string]placement, len(cur.statefulSets))
+		for _, s := range cur.statefulSets {
+			index[s.live.Namespace+"/"+s.live.Name] = placement{namespace: s.live.Namespace, name: s.live.Name}
+		}
+		return index
+	}
+	isNew := func(p proposal) bool {
+		_, ok := cur.statefulSets[p.namespace+"/"+p.name]
+		return !ok
+	}
+	if !slices.ContainsFunc(sets, isNew) {
+		return known(), "", nil
+	}
+	index := map[string]placement{}
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("StatefulSetList"))
+	for {
+		switch err := c.List(ctx, list, client.Limit(500), client.Continue(list.Continue)); {
+		case apierrors.IsForbidden(err):
+			return known(), "cannot list StatefulSets in every namespace (grant list on statefulsets cluster-wide): " +
+				"a StatefulSet proposed in another namespace than the cluster's is checked as new", nil
+		case err != nil:
+			return nil, "", fmt.Errorf("listing StatefulSets in every namespace: %w", err)
+		}
+		for _, m := range list.Items {
+			index[m.Namespace+"/"+m.Name] = placement{namespace: m.Namespace, name: m.Name}
+		}
+		if list.Continue == "" {
+			return index, "", nil
+		}
+	}
 }
 
 // namespacesOf lists the namespaces of the StatefulSets, sorted.

@@ -28,8 +28,18 @@ type Options struct {
 	// built as the Flux integration builds them.
 	Kustomizations []string
 	Stdin          io.Reader
-	// Namespace is given to StatefulSets that name none; default "default".
+	// Namespace is the namespace of namespaced objects that name none, as
+	// kubectl -n and an Argo CD Application's destination give it; default
+	// "default".
 	Namespace string
+	// TargetNamespace, when set, is the namespace of every namespaced
+	// object, proposed and base, whatever it names, as a Flux
+	// Kustomization's spec.targetNamespace sets it.
+	TargetNamespace string
+	// AllowNamespaceMove checks a StatefulSet that leaves the current
+	// state's namespace for another as new there; otherwise that is an
+	// error, since it is most likely a namespace the proposal lost.
+	AllowNamespaceMove bool
 
 	// Base are manifests standing for the current state (offline); Cluster
 	// reads it from a cluster instead (get and list only). Exactly one.
@@ -68,14 +78,8 @@ func (o Options) withDefaults() Options {
 // invalid manifests, an unreachable cluster): a denial is a verdict in the
 // report, not an error.
 func Run(ctx context.Context, o Options) (*Report, error) {
-	if o.Policies == nil {
-		return nil, errors.New("check: Options.Policies is nil")
-	}
-	if (o.Cluster == nil) == (len(o.Base) == 0) {
-		return nil, errors.New("check: compare with base manifests or a cluster, exactly one of them")
-	}
-	if count(slices.Concat(o.Files, o.Base), manifests.Stdin) > 1 {
-		return nil, errors.New(`check: "-" (stdin) can be read once only`)
+	if err := o.validate(); err != nil {
+		return nil, err
 	}
 	o = o.withDefaults()
 
@@ -90,48 +94,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	report := &Report{SchemaVersion: SchemaVersion, PolicyRevision: o.Policies.Revision(), StatefulSets: []StatefulSet{}, Warnings: []Warning{}}
 	report.addWarnings(mwarns)
 
-	var cur *current
-	if o.Cluster != nil {
-		report.Mode = ModeCluster
-		var warns []Warning
-		if cur, warns, err = clusterState(ctx, o.Cluster, namespacesOf(sets)); err != nil {
-			return nil, err
-		}
-		report.Warnings = append(report.Warnings, warns...)
-	} else {
-		report.Mode = ModeBase
-		cur = newCurrent()
-		var bound error
-		base := &input{namespace: o.Namespace, keep: func(s manifests.StatefulSet, c manifests.Candidate) {
-			if err := cur.addBase(s, c.JSON()); err != nil && bound == nil {
-				bound = err
-			}
-		}}
-		if err := base.read(o.Limits, o.Base, o.Stdin, "--base -"); err != nil {
-			return nil, err
-		}
-		bwarns, err := base.result()
-		if err != nil {
-			return nil, err
-		}
-		if base.statefulSets == 0 && len(sets) > 0 && !o.AllowNew {
-			return nil, errors.New("the base holds no StatefulSet, so every proposed one would be new and pass unchecked: " +
-				"check the base (a failed `git show` writes nothing), or give --allow-new if the StatefulSets are new")
-		}
-		report.addWarnings(bwarns)
-		if err := cur.setBaseClusterObjects(base.clusterObjects); err != nil {
-			return nil, err
-		}
-		if bound != nil {
-			return nil, bound
-		}
-	}
-	if err := cur.countQuotaUse(); err != nil {
+	cur, err := currentState(ctx, o, sets, report)
+	if err != nil {
 		return nil, err
 	}
-	// The proposal's own StorageClasses, Namespaces and ResourceQuotas are
-	// applied with it: they can add denials, never lift one.
-	after, err := cur.withProposed(proposed.clusterObjects)
+	after, err := applyProposed(cur, proposed)
 	if err != nil {
 		return nil, err
 	}
@@ -147,23 +114,106 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	report.conclude(results, len(sets) > 0, len(after.storageClasses) > 0)
+	return report, nil
+}
+
+// validate refuses Options that cannot run.
+func (o Options) validate() error {
+	switch {
+	case o.Policies == nil:
+		return errors.New("check: Options.Policies is nil")
+	case (o.Cluster == nil) == (len(o.Base) == 0):
+		return errors.New("check: compare with base manifests or a cluster, exactly one of them")
+	case count(slices.Concat(o.Files, o.Base), manifests.Stdin) > 1:
+		return errors.New(`check: "-" (stdin) can be read once only`)
+	}
+	return o.validateNamespaces()
+}
+
+// currentState reads what the proposal is compared with, the cluster or
+// the base manifests, sets the report's mode and adds its warnings. A
+// StatefulSet that moves to another namespace is an error unless allowed.
+func currentState(ctx context.Context, o Options, sets []proposal, report *Report) (*current, error) {
+	var (
+		cur   *current
+		index map[string]placement
+		err   error
+	)
+	if o.Cluster != nil {
+		report.Mode = ModeCluster
+		var warns []Warning
+		cur, index, warns, err = clusterState(ctx, o.Cluster, sets, !o.AllowNamespaceMove)
+		report.Warnings = append(report.Warnings, warns...)
+	} else {
+		report.Mode = ModeBase
+		cur, index, err = baseState(o, len(sets) > 0, report)
+	}
+	if err != nil || o.AllowNamespaceMove {
+		return cur, err
+	}
+	return cur, namespaceMoves(index, sets, map[string]string{ModeBase: "the base", ModeCluster: "the cluster"}[report.Mode])
+}
+
+// baseState reads the base manifests as the current state, and indexes
+// their StatefulSets for namespaceMoves.
+func baseState(o Options, proposesStatefulSets bool, report *Report) (*current, map[string]placement, error) {
+	cur := newCurrent()
+	index := map[string]placement{}
+	var bound error
+	base := &input{namespaces: o.namespacing(), keep: func(s manifests.StatefulSet, c candidate) {
+		index[s.Namespace+"/"+s.Name] = placement{namespace: s.Namespace, name: s.Name, Location: s.Location, namespaceFrom: c.namespaceFrom}
+		if err := cur.addBase(s, c.JSON()); err != nil && bound == nil {
+			bound = err
+		}
+	}}
+	if err := base.read(o.Limits, o.Base, o.Stdin, "--base -"); err != nil {
+		return nil, nil, err
+	}
+	bwarns, err := base.result()
+	if err != nil {
+		return nil, nil, err
+	}
+	if base.statefulSets == 0 && proposesStatefulSets && !o.AllowNew {
+		return nil, nil, errors.New("the base holds no StatefulSet, so every proposed one would be new and pass unchecked: " +
+			"check the base (a failed `git show` writes nothing), or give --allow-new if the StatefulSets are new")
+	}
+	report.addWarnings(bwarns)
+	if err := cur.setBaseClusterObjects(base.clusterObjects); err != nil {
+		return nil, nil, err
+	}
+	return cur, index, bound
+}
+
+// applyProposed counts what is used of the quotas, then adds the
+// proposal's own StorageClasses, Namespaces and ResourceQuotas, since they
+// are applied with it: they can add denials, never lift one.
+func applyProposed(cur *current, proposed *input) (*current, error) {
+	if err := cur.countQuotaUse(); err != nil {
+		return nil, err
+	}
+	return cur.withProposed(proposed.clusterObjects)
+}
+
+// conclude puts the results into the report, sorted, with the summary, the
+// total cost and the warnings about what the check could not see.
+func (r *Report) conclude(results []StatefulSet, proposesStatefulSets, knowsClasses bool) {
 	slices.SortFunc(results, func(a, b StatefulSet) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
-	report.StatefulSets = results
-	report.summarise()
-	if report.Cost = totalCost(results); report.Cost != nil {
-		for _, class := range report.Cost.Unpriced {
-			report.Warnings = append(report.Warnings, Warning{Message: fmt.Sprintf("StorageClass %q has no price in policies.params.%s: its claims count in the capacity, not in the monthly cost", class, storageClassPricesParam)})
+	r.StatefulSets = results
+	r.summarise()
+	if r.Cost = totalCost(results); r.Cost != nil {
+		for _, class := range r.Cost.Unpriced {
+			r.Warnings = append(r.Warnings, Warning{Message: fmt.Sprintf("StorageClass %q has no price in policies.params.%s: its claims count in the capacity, not in the monthly cost", class, storageClassPricesParam)})
 		}
 	}
-	if len(sets) == 0 {
-		report.Warnings = append(report.Warnings, Warning{Message: "the proposed manifests hold no StatefulSet (apps/v1): nothing to check"})
+	if !proposesStatefulSets {
+		r.Warnings = append(r.Warnings, Warning{Message: "the proposed manifests hold no StatefulSet (apps/v1): nothing to check"})
 	}
-	if report.Mode == ModeBase && len(after.storageClasses) == 0 && report.grows() {
-		report.Warnings = append(report.Warnings, Warning{Message: "no StorageClass in the base or proposed manifests, so policies cannot know whether a class allows expansion (expansion-allowed denies); add the cluster's StorageClasses to --base (kubectl get storageclass -o yaml)"})
+	if r.Mode == ModeBase && !knowsClasses && r.grows() {
+		r.Warnings = append(r.Warnings, Warning{Message: "no StorageClass in the base or proposed manifests, so policies cannot know whether a class allows expansion (expansion-allowed denies); add the cluster's StorageClasses to --base (kubectl get storageclass -o yaml)"})
 	}
-	return report, nil
 }
 
 func count(s []string, v string) int {
@@ -181,8 +231,8 @@ func count(s []string, v string) int {
 // file name its objects carry.
 func readProposal(ctx context.Context, o Options) (*input, []proposal, map[string][]string, error) {
 	var sets []proposal
-	in := &input{namespace: o.Namespace, keep: func(s manifests.StatefulSet, c manifests.Candidate) {
-		sets = append(sets, proposal{Location: s.Location, namespace: s.Namespace, json: c.JSON()})
+	in := &input{namespaces: o.namespacing(), keep: func(s manifests.StatefulSet, c candidate) {
+		sets = append(sets, proposal{Location: s.Location, namespace: s.Namespace, name: s.Name, namespaceFrom: c.namespaceFrom, json: c.JSON()})
 	}}
 	if len(o.Files) > 0 {
 		if err := in.read(o.Limits, o.Files, o.Stdin, "-f -"); err != nil {
