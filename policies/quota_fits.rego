@@ -36,10 +36,10 @@ deny contains {"policy": "quota-fits", "msg": msg} if {
 	used := object.get(amount, "usedValue", 0)
 	used + need.bytes > amount.hardValue
 	not "quota-fits" in _disabled_ids
-	msg := sprintf("%s: %s → %s %s %s, and ResourceQuota %s has %s used of %s: %s over", [
+	msg := sprintf("%s: %s → %s %s %s%s, and ResourceQuota %s has %s used of %s: %s over", [
 		claim_ref,
 		_quantity_text("from", from), _quantity_text("to", to),
-		need.text, resource, quota.name,
+		need.text, resource, need.others, quota.name,
 		_quota_text(amount, "used", used),
 		_quota_text(amount, "hard", amount.hardValue),
 		format_bytes((used + need.bytes) - amount.hardValue),
@@ -71,21 +71,18 @@ deny contains {"policy": "quota-fits", "msg": msg} if {
 # _quota_need is what the proposal needs of resource in bytes, and the
 # words for it: the whole proposal's and the others' in flight when the
 # input has them, else the claim's own growth.
-_quota_need(resource, own) := {"bytes": mine + others, "text": text} if {
+_quota_need(resource, own) := {"bytes": mine + others, "text": _mine_text(object.get(p, "claims", 1), mine), "others": _others_text(others)} if {
 	p := input.proposal
 	is_object(p)
 	mine := object.get(p, ["growth", resource], own)
 	others := object.get(p, ["inFlight", resource], 0)
-	text := _need_text(object.get(p, "claims", 1), mine, others)
-} else := {"bytes": own, "text": sprintf("needs %s more", [format_bytes(own)])}
-
-_need_text(claims, mine, others) := concat("", [_mine_text(claims, mine), _others_text(others)])
+} else := {"bytes": own, "text": _mine_text(1, own), "others": ""}
 
 _mine_text(claims, mine) := sprintf("needs %s more", [format_bytes(mine)]) if claims <= 1
 else := sprintf("with the other claims of the proposal (%d in all) needs %s more", [claims, format_bytes(mine)])
 
 _others_text(others) := "" if others <= 0
-else := sprintf(", other proposals in flight %s more", [format_bytes(others)])
+else := sprintf(" besides %s more for other proposals in flight", [format_bytes(others)])
 
 # The resources a claim's request counts against: every claim's, and its
 # class's when the PVC names one.

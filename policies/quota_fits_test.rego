@@ -86,7 +86,7 @@ test_quota_fits_decides_over_the_whole_proposal if {
 
 test_quota_fits_counts_other_proposals_in_flight if {
 	claim := mock_proposal(mock_claim_in_quotas(2, 3, [mock_quota("requests.storage", 4, 7)]), 3, 3, 2)
-	denials("quota-fits") == {"claim data-web-0 (StatefulSet shop/web): 2Gi → 3Gi with the other claims of the proposal (3 in all) needs 3Gi more, other proposals in flight 2Gi more requests.storage, and ResourceQuota storage has 4Gi used of 7Gi: 2Gi over"} with input as claim
+	denials("quota-fits") == {"claim data-web-0 (StatefulSet shop/web): 2Gi → 3Gi with the other claims of the proposal (3 in all) needs 3Gi more requests.storage besides 2Gi more for other proposals in flight, and ResourceQuota storage has 4Gi used of 7Gi: 2Gi over"} with input as claim
 }
 
 # A proposal's totals never make a claim that does not grow denied.

@@ -127,7 +127,7 @@ func TestAssessCountsOtherProposalsInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := a.Verdict.Claims["data-web-0"]; !strings.Contains(got, "other proposals in flight 1Gi more") || !strings.Contains(got, "1Gi over") {
+	if got := a.Verdict.Claims["data-web-0"]; !strings.Contains(got, "besides 1Gi more for other proposals in flight") || !strings.Contains(got, "1Gi over") {
 		t.Errorf("denial %q, want it to name the 1Gi in flight and the 1Gi over", got)
 	}
 }

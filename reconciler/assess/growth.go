@@ -78,3 +78,18 @@ func templateClass(sts *appsv1.StatefulSet, name string) string {
 	}
 	return ""
 }
+
+// GrowthOf is what the proposal of in still has to grow, without asking
+// the policies: a caller that assesses several proposals of a namespace
+// together sums them first, to give each the others' as Input.InFlight.
+func GrowthOf(in Input) (Growth, error) {
+	res, err := compare(in)
+	if err != nil {
+		return nil, &InvalidTemplates{err}
+	}
+	claims := make(map[string]*corev1.PersistentVolumeClaim, len(in.Claims))
+	for i := range in.Claims {
+		claims[in.Claims[i].Name] = &in.Claims[i]
+	}
+	return growthOf(res, claims, in.Desired), nil
+}

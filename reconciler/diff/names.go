@@ -15,6 +15,11 @@ func ClaimName(template, statefulSet string, ordinal int32) string {
 	return template + "-" + statefulSet + "-" + strconv.FormatInt(int64(ordinal), 10)
 }
 
+// PodName is the name the StatefulSet controller gives the Pod of an ordinal.
+func PodName(statefulSet string, ordinal int32) string {
+	return statefulSet + "-" + strconv.FormatInt(int64(ordinal), 10)
+}
+
 // SplitOrdinal cuts name into "<stem>-<ordinal>". ok is false for a name the
 // StatefulSet controller would not give: no stem, or an ordinal that is not
 // as strconv prints a non-negative int32 (a sign, leading zeros, too large).

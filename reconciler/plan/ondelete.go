@@ -3,7 +3,6 @@ package plan
 import (
 	"fmt"
 	"slices"
-	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -127,7 +126,7 @@ func OnDeleteNote(sts *appsv1.StatefulSet, r diff.Result) string {
 	}
 	d := OnDelete{Old: map[int32]PodRef{}}
 	for _, c := range r.Claims {
-		d.Old[c.Ordinal] = PodRef{Name: sts.Name + "-" + strconv.FormatInt(int64(c.Ordinal), 10)}
+		d.Old[c.Ordinal] = PodRef{Name: diff.PodName(sts.Name, c.Ordinal)}
 	}
 	return d.HeldNote(r)
 }

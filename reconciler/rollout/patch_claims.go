@@ -122,7 +122,7 @@ func (r *Reconciler) afterPatches(ctx context.Context, sts *appsv1.StatefulSet, 
 		}
 		pvcs = append(pvcs, *pvc)
 	}
-	after, err := r.assessClaims(ctx, sts, t, strategy, pvcs)
+	after, err := r.assessClaims(ctx, sts, t, strategy, pvcs, false)
 	if err != nil {
 		return a, err
 	}

@@ -2,6 +2,7 @@ package rollout_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/reconciler/diff"
 	"github.com/claimwarden/claimwarden/test/fixtures"
 )
 
@@ -115,6 +117,56 @@ func TestPatchRefusedForQuotaIsPatchRejectedNamingTheQuota(t *testing.T) {
 	for _, name := range []string{"data-qs-0", "data-qs-1"} {
 		if r := request(claim(t, c, ns, name)); r.String() != "1Gi" {
 			t.Errorf("%s request %s: the API server refused it", name, r.String())
+		}
+	}
+}
+
+// Issue 28: two StatefulSets of one namespace whose proposals each fit
+// the quota alone but not together. The first one assessed reserves what
+// it still has to grow; the other is decided with it and denied, so it is
+// never patched half-way, and stays denied once the first has grown.
+func TestProposalsInFlightShareTheQuota(t *testing.T) {
+	c := started(t)
+	ns := namespace(t, c)
+	a := fixtures.StatefulSet(ns, "a", 3, classExpandable, "1Gi")
+	b := fixtures.StatefulSet(ns, "b", 3, classExpandable, "1Gi")
+	createReady(t, c, a)
+	createReady(t, c, b)
+	// 6Gi used of 9Gi: either proposal's 3Gi fits, both (6Gi) do not.
+	storageQuota(t, c, ns, "storage", "9Gi", "6Gi", nil)
+
+	keys := []client.ObjectKey{client.ObjectKeyFromObject(a), client.ObjectKeyFromObject(b)}
+	for _, key := range keys {
+		if err := fixtures.ReplaceTemplates(context.Background(), c, key, fixtures.SetTemplateSize("2Gi")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Ready at the new size, not the Ready of before the change.
+	grownTo2Gi := func(v *v1alpha1.VolumeClaimRollout) bool {
+		return readyTrue(v) && len(v.Status.Claims) == 3 && !slices.ContainsFunc(v.Status.Claims, func(c v1alpha1.ClaimStatus) bool { return c.To != "2Gi" })
+	}
+	outcome := map[string]*v1alpha1.VolumeClaimRollout{}
+	for _, key := range keys {
+		outcome[key.Name] = waitRollout(t, c, key, "Ready at 2Gi or denied", func(v *v1alpha1.VolumeClaimRollout) bool {
+			return grownTo2Gi(v) || (stalled(v) && v.Status.Counts.Denied == 3)
+		})
+	}
+	grown, denied := "a", "b"
+	if !grownTo2Gi(outcome["a"]) {
+		grown, denied = "b", "a"
+	}
+	if !grownTo2Gi(outcome[grown]) || !stalled(outcome[denied]) {
+		t.Fatalf("want one rollout Ready and the other denied; a: %s, b: %s", describe(outcome["a"]), describe(outcome["b"]))
+	}
+	if msg := condition(outcome[denied], meta.StalledCondition); !strings.Contains(msg, "quota-fits: ") || !strings.Contains(msg, "ResourceQuota storage") {
+		t.Errorf("%s: Stalled %s, want quota-fits naming the quota", denied, msg)
+	}
+	for o := range int32(3) {
+		if r := request(claim(t, c, ns, diff.ClaimName("data", denied, o))); r.String() != "1Gi" {
+			t.Errorf("claim %d of the denied %s patched to %s", o, denied, r.String())
+		}
+		if r := request(claim(t, c, ns, diff.ClaimName("data", grown, o))); r.String() != "2Gi" {
+			t.Errorf("claim %d of %s is %s, want 2Gi", o, grown, r.String())
 		}
 	}
 }

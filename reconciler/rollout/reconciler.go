@@ -128,6 +128,7 @@ func (r *Reconciler) managed(ctx context.Context, key types.NamespacedName) (*ap
 			// Once: a sink's Forget may walk its memory.
 			ctrl.LoggerFrom(ctx).Info("not managing this StatefulSet", "reason", why)
 			forgetMetrics(key)
+			r.reserved.drop(key)
 			r.sinks.Forget(key)
 		}
 		return nil, nil
@@ -221,13 +222,16 @@ func (r *Reconciler) assess(ctx context.Context, sts *appsv1.StatefulSet, t targ
 	if err := r.client.List(ctx, &pvcs, client.InNamespace(sts.Namespace), client.MatchingFields{claimStatefulSetsIndex: sts.Name}); err != nil {
 		return assess.Assessment{}, fmt.Errorf("listing claims of StatefulSet %s/%s: %w", sts.Namespace, sts.Name, err)
 	}
-	return r.assessClaims(ctx, sts, t, strategy, pvcs.Items)
+	return r.assessClaims(ctx, sts, t, strategy, pvcs.Items, true)
 }
 
-// assessClaims is assess on the claims pvcs. What the proposal still has
-// to grow is reserved against the namespace's quotas until it is done or
-// denied, so that the next StatefulSet's proposal is decided with it.
-func (r *Reconciler) assessClaims(ctx context.Context, sts *appsv1.StatefulSet, t target, strategy v1alpha1.UpdateStrategy, pvcs []corev1.PersistentVolumeClaim) (assess.Assessment, error) {
+// assessClaims is assess on the claims pvcs. With reserve, what the
+// proposal still has to grow is reserved against the namespace's quotas
+// until it is done or denied, so that the next StatefulSet's proposal is
+// decided with it. Claims as a patch just returned them do not reserve:
+// the quotas' use in the cache may not count the patch yet, and the
+// reservation must not shrink before it does.
+func (r *Reconciler) assessClaims(ctx context.Context, sts *appsv1.StatefulSet, t target, strategy v1alpha1.UpdateStrategy, pvcs []corev1.PersistentVolumeClaim, reserve bool) (assess.Assessment, error) {
 	onDelete, err := r.onDeleteOf(ctx, sts)
 	if err != nil {
 		return assess.Assessment{}, err
@@ -242,7 +246,7 @@ func (r *Reconciler) assessClaims(ctx context.Context, sts *appsv1.StatefulSet, 
 	var a assess.Assessment
 	r.reserved.decide(key.Namespace, func() {
 		in.InFlight = r.reserved.others(key)
-		if a, err = assess.Assess(ctx, r.verdicts, in); err == nil {
+		if a, err = assess.Assess(ctx, r.verdicts, in); err == nil && reserve {
 			r.reserved.set(key, a)
 		}
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/policies"
@@ -35,8 +36,10 @@ func (r *Reconciler) report(vcr *v1alpha1.VolumeClaimRollout, t target, strategy
 	r.setPoliciesCondition(vcr)
 }
 
-// stall reports a StatefulSet the controller cannot act on until it changes.
+// stall reports a StatefulSet the controller cannot act on until it
+// changes; what its proposal would grow is no longer reserved.
 func (r *Reconciler) stall(ctx context.Context, sts *appsv1.StatefulSet, before, vcr *v1alpha1.VolumeClaimRollout, src v1alpha1.Source, reason, msg string) {
+	r.reserved.drop(client.ObjectKeyFromObject(sts))
 	vcr.Status.ObservedGeneration = sts.Generation
 	markStalled(vcr, reason, msg)
 	r.publish(ctx, sts, src, before, vcr)

@@ -91,7 +91,7 @@ func (r *Reconciler) restartPods(ctx context.Context, s restartStep) (restartOut
 	if err != nil {
 		return restartOutcome{}, err
 	}
-	name := podName(s.sts, ordinal)
+	name := diff.PodName(s.sts.Name, ordinal)
 	switch {
 	case pod == nil:
 		return s.wait(ordinal, "Pod "+name+" does not run; its file system grows when it starts", false, 0), nil
@@ -265,7 +265,7 @@ func (s restartStep) wait(ordinal int32, why string, active bool, requeue time.D
 	}
 	summary := why
 	if claims := s.claimsOf(ordinal); len(claims) > 0 {
-		summary = names(claims) + " wait for Pod " + podName(s.sts, ordinal) + " to restart: " + why
+		summary = names(claims) + " wait for Pod " + diff.PodName(s.sts.Name, ordinal) + " to restart: " + why
 	}
 	return restartOutcome{summary: summary, active: active, requeue: requeue}
 }
@@ -295,12 +295,12 @@ func (s restartStep) claimsOf(ordinal int32) []diff.ClaimChange {
 // watches no Pods); nil when it does not exist or is not the StatefulSet's.
 func (s restartStep) pod(ctx context.Context, ordinal int32) (*corev1.Pod, error) {
 	pod := &corev1.Pod{}
-	err := s.r.pods.Get(ctx, types.NamespacedName{Namespace: s.sts.Namespace, Name: podName(s.sts, ordinal)}, pod)
+	err := s.r.pods.Get(ctx, types.NamespacedName{Namespace: s.sts.Namespace, Name: diff.PodName(s.sts.Name, ordinal)}, pod)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading Pod %s/%s: %w", s.sts.Namespace, podName(s.sts, ordinal), err)
+		return nil, fmt.Errorf("reading Pod %s/%s: %w", s.sts.Namespace, diff.PodName(s.sts.Name, ordinal), err)
 	}
 	if owner := metav1.GetControllerOf(pod); owner == nil || owner.Kind != "StatefulSet" || owner.Name != s.sts.Name {
 		return nil, nil
@@ -318,10 +318,6 @@ func (r *Reconciler) saveRestart(ctx context.Context, vcr *v1alpha1.VolumeClaimR
 		return fmt.Errorf("recording the restart of Pod %s/%s: %w", vcr.Namespace, rec.Pod, err)
 	}
 	return nil
-}
-
-func podName(sts *appsv1.StatefulSet, ordinal int32) string {
-	return fmt.Sprintf("%s-%d", sts.Name, ordinal)
 }
 
 func podReady(pod *corev1.Pod) bool {

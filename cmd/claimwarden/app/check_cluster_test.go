@@ -221,8 +221,8 @@ func TestCheckAgainstCluster(t *testing.T) {
 		t.Errorf("exit code %d, want %d naming the forbidden list:\n%s", code, exitCheckInput, out)
 	}
 
-	// A quota too small for either increase: quota-fits denies both, as the
-	// controller's would. No kube-controller-manager runs here, so the quota
+	// A quota too small for either increase: quota-fits denies both, each
+	// decided with its own claims and the other's, as the controller's would. No kube-controller-manager runs here, so the quota
 	// has no status.used and check counts the four 10Gi claims, as it would.
 	create(&corev1.ResourceQuota{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "storage"},
@@ -230,8 +230,8 @@ func TestCheckAgainstCluster(t *testing.T) {
 	})
 	code, out = runCheckCLI(t, nil, "-f", "testdata/check/grow/pr", "--kubeconfig", impersonatingKubeconfig(t, env.Config, user))
 	for _, want := range []string{
-		"quota-fits: claim data-small-0 (StatefulSet shop/small): 10Gi → 15Gi needs 5Gi more requests.storage, and ResourceQuota storage has 40Gi used of 44Gi",
-		"quota-fits: claim data-big-1 (StatefulSet shop/big): 10Gi → 40Gi needs 30Gi more requests.storage, and ResourceQuota storage has 40Gi used of 44Gi",
+		"quota-fits: claim data-small-0 (StatefulSet shop/small): 10Gi → 15Gi with the other claims of the proposal (2 in all) needs 10Gi more requests.storage besides 60Gi more for other proposals in flight, and ResourceQuota storage has 40Gi used of 44Gi: 66Gi over",
+		"quota-fits: claim data-big-1 (StatefulSet shop/big): 10Gi → 40Gi with the other claims of the proposal (2 in all) needs 60Gi more requests.storage besides 10Gi more for other proposals in flight, and ResourceQuota storage has 40Gi used of 44Gi: 66Gi over",
 	} {
 		if code != exitDenied || !strings.Contains(out, want) {
 			t.Errorf("exit code %d, want %d and %q:\n%s", code, exitDenied, want, out)

@@ -12,8 +12,8 @@ import (
 // Git) has its use counted from the base's claims, one with it keeps it.
 func TestCheckQuotaFromBaseManifests(t *testing.T) {
 	for _, tc := range []struct{ name, quota, want string }{
-		{"counted", "", "ResourceQuota storage has 40Gi used of 44Gi"},
-		{"as exported", "status:\n  used:\n    requests.storage: 42Gi\n", "ResourceQuota storage has 42Gi used of 44Gi"},
+		{"counted", "", "ResourceQuota storage has 40Gi used of 44Gi: 66Gi over"},
+		{"as exported", "status:\n  used:\n    requests.storage: 42Gi\n", "ResourceQuota storage has 42Gi used of 44Gi: 68Gi over"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base := t.TempDir()
@@ -31,7 +31,9 @@ func TestCheckQuotaFromBaseManifests(t *testing.T) {
 				t.Fatal(err)
 			}
 			code, out := runCheckCLI(t, nil, "-f", "testdata/check/grow/pr", "--base", base)
-			want := "quota-fits: claim data-small-0 (StatefulSet shop/small): 10Gi → 15Gi needs 5Gi more requests.storage, and " + tc.want
+			// Its two claims are decided together (5Gi each, 10Gi in all),
+			// and with big's 60Gi, merged with it in the same namespace.
+			want := "quota-fits: claim data-small-0 (StatefulSet shop/small): 10Gi → 15Gi with the other claims of the proposal (2 in all) needs 10Gi more requests.storage besides 60Gi more for other proposals in flight, and " + tc.want
 			if code != exitDenied || !strings.Contains(out, want) {
 				t.Errorf("exit code %d, want %d and %q:\n%s", code, exitDenied, want, out)
 			}

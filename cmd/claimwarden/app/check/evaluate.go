@@ -5,10 +5,8 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -46,49 +44,22 @@ type evaluator struct {
 	defaultClass string
 }
 
-// all evaluates every StatefulSet, in parallel (the engine is safe for
-// concurrent use), keeping input order. Each proposal is let go once
-// evaluated, as the results take its place.
-func (e *evaluator) all(ctx context.Context, sets []proposal) ([]StatefulSet, error) {
-	out := make([]StatefulSet, len(sets))
-	errs := make([]error, len(sets))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			for i := range next {
-				p, err := sets[i].typed()
-				if err != nil {
-					errs[i] = fmt.Errorf("%s: %w", sets[i].Location, err)
-					continue
-				}
-				sets[i].json = nil
-				out[i], errs[i] = e.one(ctx, p)
-			}
-		})
-	}
-	for i := range sets {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
 // one compares one proposed StatefulSet with the current state and
 // assesses it as the controller will (assess.Assess).
-func (e *evaluator) one(ctx context.Context, p manifests.StatefulSet) (StatefulSet, error) {
+// inFlight is what the proposal's other StatefulSets of its namespace
+// grow: merged together, they are in flight together.
+func (e *evaluator) one(ctx context.Context, p manifests.StatefulSet, inFlight assess.Growth) (StatefulSet, error) {
 	r := StatefulSet{Namespace: p.Namespace, Name: p.Name, File: p.File, Line: p.Line}
 	live, done, err := e.prepare(p, &r)
 	if err != nil || done {
 		return r, err
 	}
-	a, claims, err := e.assess(ctx, p, live)
+	in, claims, err := e.input(p, live)
+	if err != nil {
+		return r, fmt.Errorf("%s: %w", p.Location, err)
+	}
+	in.InFlight = inFlight
+	a, err := assess.Assess(ctx, e.policies, in)
 	if err != nil {
 		return r, fmt.Errorf("%s: %w", p.Location, err)
 	}
@@ -162,15 +133,15 @@ func (e *evaluator) prepare(p manifests.StatefulSet, r *StatefulSet) (live *apps
 	return live, false, nil
 }
 
-// assess is the controller's assessment of the proposal: the live
+// input is what the controller assesses for the proposal: the live
 // StatefulSet with the proposed templates, re-created to carry them, with
 // the policies asked under the current state and, when the proposal brings
 // cluster objects, under those too.
-func (e *evaluator) assess(ctx context.Context, p manifests.StatefulSet, live *appsv1.StatefulSet) (assess.Assessment, []corev1.PersistentVolumeClaim, error) {
+func (e *evaluator) input(p manifests.StatefulSet, live *appsv1.StatefulSet) (assess.Input, []corev1.PersistentVolumeClaim, error) {
 	desired := plan.WithTemplates(live, p.StatefulSet)
 	claims, err := e.claimsOf(desired, min(firstOrdinal(live), firstOrdinal(p.StatefulSet)), live)
 	if err != nil {
-		return assess.Assessment{}, nil, err
+		return assess.Input{}, nil, err
 	}
 	strategy, _ := plan.StrategyOf(live, e.strategy) // checked by prepare
 	source := e.sourceOf(p.StatefulSet)
@@ -182,8 +153,7 @@ func (e *evaluator) assess(ctx context.Context, p manifests.StatefulSet, live *a
 	if e.after != e.cur {
 		in.Also = []gate.Facts{e.after.facts(live.Namespace, source)}
 	}
-	a, err := assess.Assess(ctx, e.policies, in)
-	return a, claims, err
+	return in, claims, nil
 }
 
 // sourceOf names the proposal in the policy input: the flags, else the
