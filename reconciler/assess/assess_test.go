@@ -108,7 +108,7 @@ func TestAssessDecidesQuotaOverTheWholeProposal(t *testing.T) {
 	if got := a.Growth[string(corev1.ResourceRequestsStorage)]; got != 3<<30 {
 		t.Errorf("growth %d, want 3Gi", got)
 	}
-	if d := a.Denial(); !strings.HasPrefix(d, "data-web-0: quota-fits: ") {
+	if d := a.Denial(); !strings.HasPrefix(d, "quota-fits: claim data-web-0 (StatefulSet shop/web): ") {
 		t.Errorf("denial wording %q, want the first claim's", d)
 	}
 

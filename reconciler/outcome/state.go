@@ -58,7 +58,7 @@ func firstDenial(vcr *v1alpha1.VolumeClaimRollout, fallback string) string {
 		// A claim left alone for its immutable fields is Denied too, but not
 		// by a policy: its message names no policy.
 		if c.Phase == v1alpha1.ClaimDenied && strings.HasPrefix(c.Message, deniedPrefix) {
-			return ClaimDenied(c.Name, strings.TrimPrefix(c.Message, deniedPrefix))
+			return ClaimDenied(c.Name, ClaimDeniedText(c.Message))
 		}
 	}
 	return fallback
@@ -66,9 +66,18 @@ func firstDenial(vcr *v1alpha1.VolumeClaimRollout, fallback string) string {
 
 // ClaimDenied words the denial of one claim, "<claim>: <policy>: <message>",
 // as the commit status of the controller and of `claimwarden check` say it.
+// When the denials name the claim already (the shipped policies' claim_ref,
+// "claim <name> (StatefulSet …)"), the name is not said twice.
 func ClaimDenied(claim, denials string) string {
+	if strings.Contains(denials, "claim "+claim+" (") {
+		return denials
+	}
 	return claim + ": " + denials
 }
+
+// ClaimDeniedText is the denial text of a claim's message as plan.Build
+// writes it for a denied claim ("denied by policy: <denials>").
+func ClaimDeniedText(message string) string { return strings.TrimPrefix(message, deniedPrefix) }
 
 // StatefulSetDenied words the denial of the StatefulSet-level change (the
 // re-create, templates added or removed): the report phase lists it among

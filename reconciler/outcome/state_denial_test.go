@@ -39,3 +39,18 @@ func TestStateOfNamesTheDenialAsCheckDoes(t *testing.T) {
 		}
 	}
 }
+
+// Issue 32: a denial that names its claim, as the shipped policies' do, is
+// said with the name once.
+func TestClaimDeniedSaysTheNameOnce(t *testing.T) {
+	for _, tc := range []struct{ denials, want string }{
+		{"increase-only: claim data-x-0 (StatefulSet shop/x): can only grow", "increase-only: claim data-x-0 (StatefulSet shop/x): can only grow"},
+		{"immutable-field: immutable fields differ", "data-x-0: immutable-field: immutable fields differ"},
+		// Another claim named (data-x-01) is not this one.
+		{"custom: claim data-x-01 (StatefulSet shop/x): no", "data-x-0: custom: claim data-x-01 (StatefulSet shop/x): no"},
+	} {
+		if got := ClaimDenied("data-x-0", tc.denials); got != tc.want {
+			t.Errorf("ClaimDenied(%q) = %q, want %q", tc.denials, got, tc.want)
+		}
+	}
+}

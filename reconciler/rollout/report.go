@@ -183,15 +183,32 @@ func markStalled(vcr *v1alpha1.VolumeClaimRollout, reason, msg string) {
 	conditions.Delete(vcr, meta.ReconcilingCondition)
 }
 
-// blockedMessage is the plan's summary followed by the first blocked claim's
-// own message, which names the field and both values, or the storage's error.
+// blockedMessage is the first blocked claim's own words — its denial as
+// the commit status says it, or its failure, which names the field and
+// both values or the storage's error — then the plan's summary when it has
+// more to say than that one claim: each said once.
 func blockedMessage(p plan.Plan) string {
-	for _, s := range p.Steps {
-		if s.Phase == v1alpha1.ClaimFailed || s.Phase == v1alpha1.ClaimDenied {
-			return p.Blocked + ": " + s.Claim.Name + ": " + s.Message
+	var first *plan.Step
+	blocked := 0
+	for i := range p.Steps {
+		if s := &p.Steps[i]; s.Phase == v1alpha1.ClaimFailed || s.Phase == v1alpha1.ClaimDenied {
+			if first == nil {
+				first = s
+			}
+			blocked++
 		}
 	}
-	return p.Blocked
+	if first == nil {
+		return p.Blocked
+	}
+	detail := first.Claim.Name + ": " + first.Message
+	if first.Phase == v1alpha1.ClaimDenied {
+		detail = outcome.ClaimDenied(first.Claim.Name, outcome.ClaimDeniedText(first.Message))
+	}
+	if blocked == 1 && !strings.Contains(p.Blocked, "; ") {
+		return detail
+	}
+	return detail + "; " + p.Blocked
 }
 
 // blockedReason names the cause of a blocked plan, most urgent first.

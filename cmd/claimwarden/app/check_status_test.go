@@ -83,7 +83,7 @@ func TestCheckOnGitea(t *testing.T) {
 		t.Fatalf("contexts %v, want the controller's for shop/big and shop/small", keys)
 	}
 	big, small := got[controllerContext(defaultPrefix, "big")], got[controllerContext(defaultPrefix, "small")]
-	if big.State != "failure" || !strings.HasPrefix(big.Description, "data-big-0: max-step: claim data-big-0 (StatefulSet shop/big): 10Gi → 40Gi is +300%") || big.TargetURL != "https://ci.example.com/jobs/7" {
+	if big.State != "failure" || !strings.HasPrefix(big.Description, "max-step: claim data-big-0 (StatefulSet shop/big): 10Gi → 40Gi is +300%") || big.TargetURL != "https://ci.example.com/jobs/7" {
 		t.Errorf("shop/big status %+v, want failure naming data-big-0 and max-step, linking the job", big)
 	}
 	if small.State != "success" || small.Description != "allowed: 2 claims, data 10Gi → 15Gi" {
