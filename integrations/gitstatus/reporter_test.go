@@ -926,7 +926,9 @@ func TestReporterSeededPostsWhenTheHostShowsTheRecord(t *testing.T) {
 	h.show(tg, pendingStatus)
 
 	reportNow(t, r, tg, successStatus)
-	waitUntil(t, "success posted", func() bool { return len(h.callsFor(tg, true)) == 1 && r.Pending() == 0 })
+	// OnPosted comes after the slot settles, outside the reporter's lock:
+	// wait for it too, then make sure it came once.
+	waitUntil(t, "success posted", func() bool { return len(h.callsFor(tg, true)) == 1 && r.Pending() == 0 && posted.count() > 0 })
 	if n := posted.count(); n != 1 {
 		t.Errorf("OnPosted called %d times, want 1", n)
 	}
