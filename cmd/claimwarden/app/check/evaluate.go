@@ -150,7 +150,7 @@ func (e *evaluator) input(p manifests.StatefulSet, live *appsv1.StatefulSet) (as
 		Claims: claims, IgnoredLabels: e.ignoredLabels[p.File], MaxClaims: diff.DefaultMaxClaims,
 		Strategy: strategy, MaxConcurrent: 1, Facts: e.cur.facts(live.Namespace, source),
 	}
-	if e.after != e.cur {
+	if e.after.asksAgain(live.Namespace) {
 		in.Also = []gate.Facts{e.after.facts(live.Namespace, source)}
 	}
 	return in, claims, nil

@@ -38,6 +38,9 @@ type current struct {
 	// baseClass is the class base claims that name none get: the base's
 	// default StorageClass, not the proposal's.
 	baseClass string
+	// proposed, in the state with the proposal's cluster objects, says
+	// where it differs from the current one (withProposed); nil otherwise.
+	proposed *proposedFacts
 }
 
 // statefulSet is a current StatefulSet: a live one, or a base one kept as
