@@ -16,7 +16,7 @@ var (
 
 	claimsByPhase = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "claimwarden_rollout_claims",
-		Help: "Claims of each managed StatefulSet, by rollout phase.",
+		Help: "Claims of each managed StatefulSet, by rollout phase; only phases that have claims.",
 	}, []string{"namespace", "statefulset", "phase"})
 
 	convergencesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -31,7 +31,7 @@ var (
 
 	stalledRollouts = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "claimwarden_rollout_stalled",
-		Help: "1 when a StatefulSet's rollout cannot progress without a person, else 0.",
+		Help: "1 while a StatefulSet's rollout cannot progress without a person; absent otherwise.",
 	}, []string{"namespace", "statefulset"})
 )
 
@@ -44,20 +44,29 @@ var phases = []v1alpha1.ClaimPhase{
 	v1alpha1.ClaimResizing, v1alpha1.ClaimWaitingForRestart, v1alpha1.ClaimCompatible, v1alpha1.ClaimFailed,
 }
 
-// recordMetrics exports a rollout's claim phases and whether it is stalled.
+// recordMetrics exports a rollout's claim phases and whether it is
+// stalled: a series per phase that has claims, and the stalled series while
+// it is stalled. Zero-valued series are dropped (an exact delete each, as
+// in forgetMetrics), so a StatefulSet at rest has one series, not eight:
+// at 2,000 StatefulSets the zeros were 14,000 series and 10% of the
+// controller's CPU on every scrape.
 func recordMetrics(key types.NamespacedName, claims []v1alpha1.ClaimStatus, stalled bool) {
 	n := map[v1alpha1.ClaimPhase]float64{}
 	for _, c := range claims {
 		n[c.Phase]++
 	}
 	for _, p := range phases {
-		claimsByPhase.WithLabelValues(key.Namespace, key.Name, string(p)).Set(n[p])
+		if n[p] > 0 {
+			claimsByPhase.WithLabelValues(key.Namespace, key.Name, string(p)).Set(n[p])
+		} else {
+			claimsByPhase.DeleteLabelValues(key.Namespace, key.Name, string(p))
+		}
 	}
-	v := 0.0
 	if stalled {
-		v = 1
+		stalledRollouts.WithLabelValues(key.Namespace, key.Name).Set(1)
+	} else {
+		stalledRollouts.DeleteLabelValues(key.Namespace, key.Name)
 	}
-	stalledRollouts.WithLabelValues(key.Namespace, key.Name).Set(v)
 }
 
 // forgetMetrics drops the series of a StatefulSet that is gone or no longer

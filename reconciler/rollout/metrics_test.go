@@ -20,15 +20,18 @@ func TestForgetMetricsDropsEverySeriesOfTheStatefulSet(t *testing.T) {
 	recordMetrics(gone, claims, true)
 	recordMetrics(kept, claims, false)
 	defer forgetMetrics(kept)
-	if got, want := testutil.CollectAndCount(claimsByPhase), claimsBefore+2*len(phases); got != want {
+	if got, want := testutil.CollectAndCount(claimsByPhase), claimsBefore+2*len(claims); got != want {
 		t.Fatalf("%d claim series after recording two StatefulSets, want %d", got, want)
 	}
+	if got, want := testutil.CollectAndCount(stalledRollouts), stalledBefore+1; got != want {
+		t.Errorf("%d stalled series with one StatefulSet stalled, want %d", got, want)
+	}
 	forgetMetrics(gone)
-	if got, want := testutil.CollectAndCount(claimsByPhase), claimsBefore+len(phases); got != want {
+	if got, want := testutil.CollectAndCount(claimsByPhase), claimsBefore+len(claims); got != want {
 		t.Errorf("%d claim series after forgetting one, want %d", got, want)
 	}
-	if got, want := testutil.CollectAndCount(stalledRollouts), stalledBefore+1; got != want {
-		t.Errorf("%d stalled series after forgetting one, want %d", got, want)
+	if got, want := testutil.CollectAndCount(stalledRollouts), stalledBefore; got != want {
+		t.Errorf("%d stalled series after forgetting the stalled one, want %d", got, want)
 	}
 	var m dto.Metric
 	if err := claimsByPhase.WithLabelValues(kept.Namespace, kept.Name, string(v1alpha1.ClaimFailed)).Write(&m); err != nil {
@@ -36,5 +39,31 @@ func TestForgetMetricsDropsEverySeriesOfTheStatefulSet(t *testing.T) {
 	}
 	if got := m.GetGauge().GetValue(); got != 1 {
 		t.Errorf("kept StatefulSet's Failed claims = %v, want 1", got)
+	}
+}
+
+// Issue 31: no zero-valued series. A rollout at rest has one series (its
+// compatible claims); phases it left and a stall it came out of are gone.
+func TestRecordMetricsKeepsNoZeroSeries(t *testing.T) {
+	key := types.NamespacedName{Namespace: "metrics-test", Name: "rest"}
+	defer forgetMetrics(key)
+	claimsBefore, stalledBefore := testutil.CollectAndCount(claimsByPhase), testutil.CollectAndCount(stalledRollouts)
+	recordMetrics(key, []v1alpha1.ClaimStatus{{Phase: v1alpha1.ClaimPatching}, {Phase: v1alpha1.ClaimPending}, {Phase: v1alpha1.ClaimCompatible}}, true)
+	if got, want := testutil.CollectAndCount(claimsByPhase), claimsBefore+3; got != want {
+		t.Fatalf("%d claim series in three phases, want %d", got, want)
+	}
+	recordMetrics(key, []v1alpha1.ClaimStatus{{Phase: v1alpha1.ClaimCompatible}, {Phase: v1alpha1.ClaimCompatible}, {Phase: v1alpha1.ClaimCompatible}}, false)
+	if got, want := testutil.CollectAndCount(claimsByPhase), claimsBefore+1; got != want {
+		t.Errorf("%d claim series at rest, want %d", got, want)
+	}
+	if got := testutil.CollectAndCount(stalledRollouts); got != stalledBefore {
+		t.Errorf("%d stalled series once no longer stalled, want %d", got, stalledBefore)
+	}
+	var m dto.Metric
+	if err := claimsByPhase.WithLabelValues(key.Namespace, key.Name, string(v1alpha1.ClaimCompatible)).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.GetGauge().GetValue(); got != 3 {
+		t.Errorf("compatible claims = %v, want 3", got)
 	}
 }
