@@ -66,7 +66,7 @@ func Compute(in Input) (Result, error) {
 	if in.LiveTemplates != nil {
 		res.TemplatesAdded, res.TemplatesRemoved = templateChanges(in.LiveTemplates, sts.Spec.VolumeClaimTemplates)
 	} else {
-		res.TemplatesAdded = templatesWithoutClaims(sts.Spec.VolumeClaimTemplates, claims)
+		res.TemplatesAdded = templatesWithoutClaims(sts, pvcs)
 		res.TemplatesRemoved, err = orphanTemplates(sts, in.PVCs)
 		if err != nil {
 			return Result{}, err

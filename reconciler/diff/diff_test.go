@@ -127,6 +127,15 @@ func statefulSet(templates []corev1.PersistentVolumeClaim, muts ...stsMut) *apps
 }
 
 func replicas(n int32) stsMut { return func(s *appsv1.StatefulSet) { s.Spec.Replicas = &n } }
+
+// podsCounted is the status of a StatefulSet whose controller counted n Pods
+// of one revision, not being deleted.
+func podsCounted(n int32) stsMut {
+	return func(s *appsv1.StatefulSet) {
+		s.Status.Replicas, s.Status.CurrentReplicas, s.Status.UpdatedReplicas = n, n, n
+		s.Status.CurrentRevision, s.Status.UpdateRevision = "web-1", "web-1"
+	}
+}
 func start(n int32) stsMut {
 	return func(s *appsv1.StatefulSet) { s.Spec.Ordinals = &appsv1.StatefulSetOrdinals{Start: n} }
 }
@@ -525,8 +534,8 @@ func TestComputeTemplateChanges(t *testing.T) {
 		},
 		removed: []string{"my-old", "old"},
 	}, {
-		name:             "added template inferred: no claim of it exists while others do",
-		sts:              statefulSet([]corev1.PersistentVolumeClaim{data, logs, tmpl("wal", "1Gi")}, replicas(2)),
+		name:             "added template inferred: no claim of it exists while a Pod does",
+		sts:              statefulSet([]corev1.PersistentVolumeClaim{data, logs, tmpl("wal", "1Gi")}, replicas(2), podsCounted(1)),
 		pvcs:             []corev1.PersistentVolumeClaim{pvc("data-web-0", "20Gi", "20Gi"), pvc("wal-web-1", "1Gi", "1Gi")},
 		added:            []string{"logs"},
 		missingTemplates: []string{"data", "logs", "wal"},
@@ -555,6 +564,111 @@ func TestComputeTemplateChanges(t *testing.T) {
 			}
 			if !reflect.DeepEqual(missing, tc.missingTemplates) {
 				t.Errorf("templates with missing claims = %q, want %q", missing, tc.missingTemplates)
+			}
+		})
+	}
+}
+
+// Issue 32, item 1: with the live StatefulSet as the desired one, a template
+// is added only where a Pod runs without its claim, as the status counts
+// Pods. The StatefulSet controller creates an ordinal's claims one after
+// the other and its Pod only after all of them, so a claim missing before
+// the Pod is one still being created, not a template change.
+func TestComputeTemplatesAddedBesidePods(t *testing.T) {
+	data, logs := tmpl("data", "1Gi"), tmpl("logs", "1Gi")
+	both := []corev1.PersistentVolumeClaim{data, logs}
+	claims := func(names ...string) []corev1.PersistentVolumeClaim {
+		out := make([]corev1.PersistentVolumeClaim, len(names))
+		for i, n := range names {
+			out[i] = pvc(n, "1Gi", "1Gi")
+		}
+		return out
+	}
+	rolling := func(current, updated int32) stsMut {
+		return func(s *appsv1.StatefulSet) {
+			s.Status.CurrentReplicas, s.Status.UpdatedReplicas = current, updated
+			s.Status.CurrentRevision, s.Status.UpdateRevision = "web-1", "web-2"
+		}
+	}
+	cases := []struct {
+		name  string
+		sts   *appsv1.StatefulSet
+		live  []corev1.PersistentVolumeClaim
+		pvcs  []corev1.PersistentVolumeClaim
+		added []string
+	}{{
+		name: "new: the first template's claim exists, the second's not yet, no Pod counted",
+		sts:  statefulSet(both, replicas(2)),
+		pvcs: claims("data-web-0"),
+	}, {
+		name: "new: Pod 0 counted with both claims, ordinal 1's claims being created",
+		sts:  statefulSet(both, replicas(2), podsCounted(1)),
+		pvcs: claims("data-web-0", "logs-web-0", "data-web-1"),
+	}, {
+		name: "only Pods being deleted (in status.replicas, not in current or updated): none counted",
+		sts:  statefulSet(both, replicas(2), func(s *appsv1.StatefulSet) { s.Status.Replicas = 2 }),
+		pvcs: claims("data-web-0"),
+	}, {
+		name:  "a Pod counted without any claim of a template: added",
+		sts:   statefulSet(both, replicas(2), podsCounted(1)),
+		pvcs:  claims("data-web-0"),
+		added: []string{"logs"},
+	}, {
+		name:  "re-created with a template: both Pods counted, the controller created the new claim of Pod 0 only",
+		sts:   statefulSet(both, replicas(2), podsCounted(2)),
+		pvcs:  claims("data-web-0", "data-web-1", "logs-web-0"),
+		added: []string{"logs"},
+	}, {
+		name:  "re-created with its first template: Pods without any claim",
+		sts:   statefulSet([]corev1.PersistentVolumeClaim{data}, replicas(2), podsCounted(2)),
+		added: []string{"data"},
+	}, {
+		name:  "a rolling update: the Pods of both revisions count",
+		sts:   statefulSet(both, replicas(2), rolling(1, 1)),
+		pvcs:  claims("data-web-0", "data-web-1", "logs-web-1"),
+		added: []string{"logs"},
+	}, {
+		name: "one revision: its Pods count once, not twice",
+		sts:  statefulSet(both, replicas(3), podsCounted(2)),
+		pvcs: claims("data-web-0", "data-web-1", "logs-web-0", "logs-web-1", "data-web-2"),
+	}, {
+		name: "scaled down: the Pods beyond the replicas, whose claims go with them, do not count",
+		sts:  statefulSet(both, replicas(1), podsCounted(3)),
+		pvcs: claims("data-web-0", "logs-web-0", "logs-web-1", "logs-web-2"),
+	}, {
+		name: "a new ordinals.start: the Pods counted are those of the old ordinals, with their claims",
+		sts:  statefulSet(both, replicas(2), start(2), podsCounted(2)),
+		pvcs: claims("data-web-0", "data-web-1", "logs-web-0", "logs-web-1", "data-web-2"),
+	}, {
+		name: "scaled to zero",
+		sts:  statefulSet(both, replicas(0), podsCounted(2)),
+		pvcs: claims("data-web-0", "data-web-1"),
+	}, {
+		name: "claims of another StatefulSet or namespace do not count",
+		sts:  statefulSet(both, replicas(1), podsCounted(1)),
+		pvcs: append(claims("data-web-0", "logs-api-0", "logs-web-1x"),
+			pvc("logs-web-0", "1Gi", "1Gi", namespace("elsewhere"))),
+		added: []string{"logs"},
+	}, {
+		name:  "GitOps: the live templates decide, whatever the status counts",
+		sts:   statefulSet(both, replicas(2)),
+		live:  []corev1.PersistentVolumeClaim{data},
+		pvcs:  claims("data-web-0", "data-web-1"),
+		added: []string{"logs"},
+	}, {
+		name: "GitOps: the same templates add none, whatever claims are missing",
+		sts:  statefulSet(both, replicas(2), podsCounted(2)),
+		live: both,
+		pvcs: claims("data-web-0", "data-web-1"),
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Compute(Input{Desired: tc.sts, LiveTemplates: tc.live, PVCs: tc.pvcs})
+			if err != nil {
+				t.Fatalf("Compute: %v", err)
+			}
+			if !reflect.DeepEqual(res.TemplatesAdded, tc.added) {
+				t.Errorf("TemplatesAdded = %q, want %q", res.TemplatesAdded, tc.added)
 			}
 		})
 	}

@@ -40,26 +40,60 @@ func namesNotIn(a, b []corev1.PersistentVolumeClaim) []string {
 }
 
 // templatesWithoutClaims infers added templates when the live StatefulSet is
-// the desired one: a template none of whose claims exist, while another
-// template's do, was added after the Pods were created.
-func templatesWithoutClaims(ts []corev1.PersistentVolumeClaim, claims []ClaimChange) []string {
-	exists := make(map[string]bool, len(ts))
-	for i := range claims {
-		if !claims[i].Missing {
-			exists[claims[i].Template] = true
-		}
-	}
-	if len(exists) == 0 {
+// the desired one: a template is added when a Pod runs without its claim.
+// The StatefulSet controller creates every template's claim of an ordinal,
+// one after the other, before that ordinal's Pod, and creates the Pod only
+// once they all exist (StatefulPodControl.CreateStatefulPod); so a claim
+// missing where no Pod exists yet is one still being created — the cache
+// can hold a new StatefulSet's first claim without its second — while one
+// missing beside a Pod belongs to a template the Pod predates. Pods are not
+// read: the status counts them (podsWithClaims), and a template whose
+// claims are at fewer ordinals than that count lacks one beside a Pod.
+// Claims of every ordinal count, those a scale-down or a new
+// spec.ordinals.start leaves outside the replicas too, since the Pods
+// counted may be theirs.
+func templatesWithoutClaims(sts *appsv1.StatefulSet, pvcs map[string]*corev1.PersistentVolumeClaim) []string {
+	pods := podsWithClaims(sts)
+	if pods == 0 {
 		return nil // a new or scaled-to-zero StatefulSet, not an added template
 	}
+	ordinals := make(map[string]int64, len(sts.Spec.VolumeClaimTemplates))
+	for name := range pvcs {
+		// One PVC per name: each counts one ordinal of its template.
+		if t, ok := TemplateOf(name, sts.Name); ok {
+			ordinals[t]++
+		}
+	}
 	var out []string
-	for i := range ts {
-		if !exists[ts[i].Name] {
-			out = append(out, ts[i].Name)
+	for i := range sts.Spec.VolumeClaimTemplates {
+		if t := sts.Spec.VolumeClaimTemplates[i].Name; ordinals[t] < pods {
+			out = append(out, t)
 		}
 	}
 	sort.Strings(out)
 	return out
+}
+
+// podsWithClaims is how many ordinals of sts, at least, have a Pod and so
+// all their claims, by its status: the Pods the StatefulSet controller
+// counted at its last sync, bar those being deleted (currentReplicas, plus
+// updatedReplicas while a rolling update is under way: each counts the Pods
+// of one revision), at most spec.replicas. The Pods left out may be going
+// with their claims: persistentVolumeClaimRetentionPolicy whenScaled: Delete
+// deletes those of the Pods beyond spec.replicas once they are gone. A
+// status that lags behind counts Pods that were created, after their
+// claims: it starts at zero on a new or re-created StatefulSet.
+func podsWithClaims(sts *appsv1.StatefulSet) int64 {
+	st := &sts.Status
+	n := int64(st.CurrentReplicas)
+	if st.UpdateRevision != st.CurrentRevision {
+		n += int64(st.UpdatedReplicas)
+	}
+	replicas := int64(1)
+	if r := sts.Spec.Replicas; r != nil {
+		replicas = int64(*r)
+	}
+	return min(n, replicas)
 }
 
 // orphanTemplates infers removed templates when the live StatefulSet is the

@@ -127,7 +127,9 @@ type Result struct {
 	// TemplatesAdded and TemplatesRemoved name templates that appear in the desired
 	// StatefulSet but not in the live one, or the other way round. They are reported,
 	// never acted on (KEP-4650: an orphan-recreated StatefulSet would then fail on
-	// its adopted Pods).
+	// its adopted Pods). Without Input.LiveTemplates they are inferred: a
+	// template is added when Pods its status counts lack its claims, removed
+	// when claims of a template it no longer has remain.
 	TemplatesAdded, TemplatesRemoved []string
 }
 
@@ -136,7 +138,8 @@ type Input struct {
 	// Desired is the StatefulSet whose templates are the desired state.
 	Desired *appsv1.StatefulSet
 	// LiveTemplates are the templates of the live StatefulSet when it differs
-	// from Desired (a GitOps proposal); nil means Desired is the live object.
+	// from Desired (a GitOps proposal); nil means Desired is the live object,
+	// status included.
 	// Use LiveTemplatesOf: a live object without templates must give an
 	// empty, non-nil list, or templates a proposal adds go unseen.
 	LiveTemplates []corev1.PersistentVolumeClaim
