@@ -13,7 +13,7 @@ import (
 // of the proposal the store holds for it: converged (and whether the tool
 // was nudged since), or stuck (denied, its re-create failed). A StatefulSet
 // it holds nothing for is still converging. An entry holds only while the
-// store's proposal is of the same round; any other is stale (swept).
+// store's proposal is of the same round; any other is stale (forget).
 type convergences map[types.NamespacedName]convergence
 
 type convergence struct {
@@ -135,14 +135,15 @@ func (c convergences) decide(ps []proposal.Proposal, now time.Time, wait time.Du
 	return &next, 0
 }
 
-// sweep forgets the entries whose StatefulSet the store holds no proposal of
-// the same round for (pruned, dropped, replaced), as get reads the store.
-func (c convergences) sweep(get func(types.NamespacedName) (proposal.Proposal, bool)) {
-	for key := range c {
-		if p, ok := get(key); !ok {
-			delete(c, key)
-		} else if _, ok := c.of(p); !ok {
-			delete(c, key)
+// forget forgets what it holds for key unless the store, read by get, still
+// holds a proposal of the same round for it. The rollout controller's
+// outcomes and forgets bring every StatefulSet whose proposal changed here
+// (the store notifies it), so nothing stale stays for long without a scan.
+func (c convergences) forget(key types.NamespacedName, get func(types.NamespacedName) (proposal.Proposal, bool)) {
+	if p, ok := get(key); ok {
+		if _, ok := c.of(p); ok {
+			return
 		}
 	}
+	delete(c, key)
 }

@@ -199,21 +199,24 @@ func TestOnlyTheProposalsOwnOutcomesCount(t *testing.T) {
 }
 
 // What is remembered goes with the proposals: pruned, dropped or replaced,
-// their entries are swept.
-func TestConvergencesAreSweptWithTheirProposals(t *testing.T) {
+// their entries are forgotten; a StatefulSet forgotten whose proposal stays
+// (its re-create not yet in the rollout controller's cache) keeps its.
+func TestConvergencesGoWithTheirProposals(t *testing.T) {
 	c := convergences{}
 	db, read := proposed(dbKey, apps, 7), proposed(replicas, apps, 7)
 	c.record(converged(db), db, t0)
 	c.record(reconciled(read, outcome.Failure), read, t0)
 	store := map[types.NamespacedName]proposal.Proposal{dbKey: db, replicas: read}
 	get := func(k types.NamespacedName) (proposal.Proposal, bool) { p, ok := store[k]; return p, ok }
-	c.sweep(get)
+	c.forget(dbKey, get)
+	c.forget(replicas, get)
 	if len(c) != 2 {
-		t.Fatalf("%d entries after a sweep with both proposals held, want 2", len(c))
+		t.Fatalf("%d entries after forgetting StatefulSets whose proposals stay, want 2", len(c))
 	}
 	delete(store, dbKey)
 	store[replicas] = proposed(replicas, apps, 8)
-	c.sweep(get)
+	c.forget(dbKey, get)
+	c.forget(replicas, get)
 	if len(c) != 0 {
 		t.Errorf("entries %v stayed after their proposals were dropped or replaced", c)
 	}

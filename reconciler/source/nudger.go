@@ -27,6 +27,10 @@ const (
 	DefaultNudgeWait = 2 * time.Minute
 )
 
+// waitingMessage is logged (V(1)) when a tool object's nudge waits for the
+// rest of its proposal.
+const waitingMessage = "a StatefulSet of the proposal converged; waiting for the others before asking the GitOps tool to apply again"
+
 // Nudger is the outcome.Sink that asks a tool to apply again once the
 // StatefulSets one of its objects proposed were converged: once per
 // proposal (the StatefulSets of one read, Proposal.Round), when each of them
@@ -39,8 +43,10 @@ const (
 // Publish only records and queues: nudges call the tool's API, and a Sink
 // must not block the rollout's reconcile on a remote system. The queue
 // holds a tool object once however often it is published (client-go's
-// workqueue). What it remembers is bounded by the store's proposals of its
-// tool: an entry whose proposal was pruned, dropped or replaced is swept. A
+// workqueue). What it remembers is one entry per StatefulSet its tool
+// proposed, dropped once the store holds no proposal of that round for it
+// (pruned, dropped, replaced: the store notifies the rollout controller,
+// whose next outcome or Forget for the StatefulSet comes here). A
 // failed nudge is logged, not retried: Flux applies again on its own
 // interval, and Argo CD's nudge remembers a sync it could not start and
 // starts it on the Application's next change.
@@ -93,12 +99,12 @@ func (n *Nudger) Publish(_ context.Context, o outcome.Outcome) {
 
 // Forget implements outcome.Sink. A StatefulSet the rollout controller no
 // longer finds may be one it re-created moments ago that its cache does
-// not hold yet: what the Nudger knows of it goes with its proposal (sweep),
-// not with the StatefulSet.
-func (n *Nudger) Forget(types.NamespacedName) {
+// not hold yet: what the Nudger knows of it goes with its proposal, not
+// with the StatefulSet.
+func (n *Nudger) Forget(statefulSet types.NamespacedName) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.seen.sweep(n.store.Get)
+	n.seen.forget(statefulSet, n.store.Get)
 }
 
 // Start nudges until ctx ends (a manager.Runnable).
@@ -125,16 +131,17 @@ func (n *Nudger) next(ctx context.Context) bool {
 	}
 	defer n.queue.Done(owner)
 	n.mu.Lock()
-	n.seen.sweep(n.store.Get)
 	due, recheck := n.seen.decide(n.store.Of(owner), n.now(), n.wait)
 	n.mu.Unlock()
+	log := n.log.WithValues("source", owner.Kind+" "+owner.Namespace+"/"+owner.Name)
 	if recheck > 0 {
+		log.V(1).Info(waitingMessage, "for", recheck)
 		n.queue.AddAfter(owner, recheck)
 	}
 	if due == nil {
 		return true
 	}
-	log := n.log.WithValues("source", owner.Kind+" "+owner.Namespace+"/"+owner.Name, "revision", due.Source.Revision)
+	log = log.WithValues("revision", due.Source.Revision)
 	log.Info("asking the GitOps tool to apply again", "converged", due.Converged, "unconverged", due.Unconverged)
 	nudgeCtx, cancel := context.WithTimeout(ctx, nudgeTimeout)
 	defer cancel()

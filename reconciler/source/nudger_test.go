@@ -3,24 +3,68 @@ package source_test
 import (
 	"context"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/source"
+	"github.com/claimwarden/claimwarden/test/fixtures"
 )
 
 var db = types.NamespacedName{Namespace: "shop", Name: "db"}
 
-// startNudger runs a Nudger of f's tool until the returned stop, which
-// returns once every nudge queued was made.
-func startNudger(t *testing.T, f *fixture, wait time.Duration) (*source.Nudger, func()) {
+// logLines records what a logger logs, V(1) included.
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logLines) logger() logr.Logger {
+	return funcr.New(func(prefix, args string) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.lines = append(l.lines, prefix+" "+args)
+	}, funcr.Options{Verbosity: 1})
+}
+
+// waitFor polls until a line logged contains s, failing as soon as
+// unwanted holds.
+func (l *logLines) waitFor(t *testing.T, s string, unwanted func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if unwanted() {
+			t.Fatal(what)
+		}
+		l.mu.Lock()
+		found := slices.ContainsFunc(l.lines, func(line string) bool { return strings.Contains(line, s) })
+		l.mu.Unlock()
+		if found {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing logged %q within 10 s", s)
+		}
+		time.Sleep(fixtures.Poll)
+	}
+}
+
+// waitingForTheOthers is what the Nudger logs when a nudge waits for the
+// rest of its proposal.
+const waitingForTheOthers = "waiting for the others"
+
+// startNudger runs a Nudger of f's tool, logging to logs, until the
+// returned stop, which returns once every nudge queued was made.
+func startNudger(t *testing.T, f *fixture, wait time.Duration, logs *logLines) (*source.Nudger, func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	n := source.NewNudger(f.tool, f.store, ctrl.Log, wait)
+	n := source.NewNudger(f.tool, f.store, logs.logger(), wait)
 	stopped := make(chan error)
 	go func() { stopped <- n.Start(ctx) }()
 	return n, func() {
@@ -68,12 +112,15 @@ func TestAProposalIsNudgedOnce(t *testing.T) {
 		t.Fatal("shop/db proposed although its templates did not change")
 	}
 
-	nudger, stop := startNudger(t, f, 0)
+	logs := &logLines{}
+	nudger, stop := startNudger(t, f, 0, logs)
 	// Both converge, one after the other; db, which needs no convergence,
 	// holds nothing back.
 	f.publish(nudger, web, outcome.Converged, "")
 	f.publish(nudger, web, outcome.Reconciled, outcome.Pending)
 	f.publish(nudger, cache, outcome.Reconciled, outcome.Pending)
+	logs.waitFor(t, waitingForTheOthers, func() bool { return len(f.tool.nudges()) > 0 },
+		"the tool was nudged once shop/web converged, before shop/cache did")
 	f.publish(nudger, cache, outcome.Converged, "")
 	waitNudges(t, f.tool, 1)
 
@@ -104,7 +151,7 @@ func TestAProposalIsNudgedOnce(t *testing.T) {
 	f.set(map[string]string{keyAttempted: "r4", keyApplied: "r1", prefixSTS + "web": "4Gi", prefixSTS + "cache": "4Gi"})
 	f.mustReconcile()
 	const wait = 500 * time.Millisecond
-	nudger, stop = startNudger(t, f, wait)
+	nudger, stop = startNudger(t, f, wait, &logLines{})
 	defer stop()
 	start := time.Now()
 	f.publish(nudger, web, outcome.Converged, "")
