@@ -56,7 +56,6 @@ type Nudger struct {
 	log   logr.Logger
 	wait  time.Duration
 	queue workqueue.TypedDelayingInterface[proposal.Owner]
-	now   func() time.Time
 
 	mu   sync.Mutex
 	seen convergences
@@ -75,7 +74,6 @@ func NewNudger(tool Tool, store *proposal.Store, log logr.Logger, wait time.Dura
 		log:   log,
 		wait:  wait,
 		queue: workqueue.NewTypedDelayingQueue[proposal.Owner](),
-		now:   time.Now,
 		seen:  convergences{},
 	}
 }
@@ -92,7 +90,7 @@ func (n *Nudger) Publish(_ context.Context, o outcome.Outcome) {
 		delete(n.seen, o.StatefulSet) // no longer this tool's proposal
 		return
 	}
-	if n.seen.record(o, p, n.now()) {
+	if n.seen.record(o, p, time.Now()) {
 		n.queue.Add(proposal.OwnerOf(p.Source))
 	}
 }
@@ -131,7 +129,7 @@ func (n *Nudger) next(ctx context.Context) bool {
 	}
 	defer n.queue.Done(owner)
 	n.mu.Lock()
-	due, recheck := n.seen.decide(n.store.Of(owner), n.now(), n.wait)
+	due, recheck := n.seen.decide(n.store.Of(owner), time.Now(), n.wait)
 	n.mu.Unlock()
 	log := n.log.WithValues("source", owner.Kind+" "+owner.Namespace+"/"+owner.Name)
 	if recheck > 0 {
