@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
-	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/reconciler/source"
 )
 
@@ -129,8 +128,8 @@ func (a *Applications) Desired(ctx context.Context, obj client.Object) (source.D
 }
 
 // Nudge implements source.Tool (reapply).
-func (a *Applications) Nudge(ctx context.Context, p proposal.Proposal) error {
-	return a.reapply(ctx, types.NamespacedName{Namespace: p.Source.Namespace, Name: p.Source.Name}, p.Revisions)
+func (a *Applications) Nudge(ctx context.Context, n source.Nudge) error {
+	return a.reapply(ctx, types.NamespacedName{Namespace: n.Source.Namespace, Name: n.Source.Name}, n.Revisions)
 }
 
 // Forget implements source.Tool: a sync waiting for an Application gone or

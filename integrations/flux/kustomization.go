@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/integrations/manifests"
-	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/reconciler/source"
 )
 
@@ -131,8 +130,8 @@ func (k *Kustomizations) Desired(ctx context.Context, obj client.Object) (source
 
 // Nudge implements source.Tool: kustomize-controller reconciles the
 // Kustomization now, and its apply succeeds.
-func (k *Kustomizations) Nudge(ctx context.Context, p proposal.Proposal) error {
-	return RequestReconcile(ctx, k.Client, types.NamespacedName{Namespace: p.Source.Namespace, Name: p.Source.Name}, k.FieldOwner)
+func (k *Kustomizations) Nudge(ctx context.Context, n source.Nudge) error {
+	return RequestReconcile(ctx, k.Client, types.NamespacedName{Namespace: n.Source.Namespace, Name: n.Source.Name}, k.FieldOwner)
 }
 
 // Forget implements source.Tool: nothing is kept per Kustomization.

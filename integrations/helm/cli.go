@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	rcommon "helm.sh/helm/v4/pkg/release/common"
 	corev1 "k8s.io/api/core/v1"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/claimwarden/claimwarden/reconciler/converge"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
-	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/reconciler/source"
 )
 
@@ -206,16 +206,39 @@ func (c *CLIReleases) Desired(ctx context.Context, obj client.Object) (source.De
 }
 
 // Nudge implements source.Tool: nobody is there to ask, so the release
-// record says what to do next.
-func (c *CLIReleases) Nudge(ctx context.Context, p proposal.Proposal) error {
+// record says what to do next, once, naming every StatefulSet converged for
+// it (events about one record with one reason are merged into one series,
+// which shows only the first one's words).
+func (c *CLIReleases) Nudge(ctx context.Context, n source.Nudge) error {
 	rec := NewReleaseSecret()
-	if err := c.Cached.Get(ctx, types.NamespacedName{Namespace: p.Source.Namespace, Name: p.Source.Name}, rec); err != nil {
+	if err := c.Cached.Get(ctx, types.NamespacedName{Namespace: n.Source.Namespace, Name: n.Source.Name}, rec); err != nil {
 		return client.IgnoreNotFound(err) // a newer release pruned it: nothing to say
 	}
-	c.Recorder.Eventf(rec, nil, p.Source, corev1.EventTypeNormal, ReasonUpgradeAgain, "Converged",
-		"StatefulSet %s converged to the volumeClaimTemplates of the failed release %s (chart %s): run the same `helm upgrade` again and it succeeds",
-		p.StatefulSet.Namespace+"/"+p.StatefulSet.Name, p.Source.Name, p.Source.Chart)
+	msg := fmt.Sprintf("%s converged to the volumeClaimTemplates of the failed release %s (chart %s)", statefulSets(n.Converged), n.Source.Name, n.Source.Chart)
+	if len(n.Unconverged) == 0 {
+		msg += ": run the same `helm upgrade` again and it succeeds"
+	} else {
+		its, it := "its VolumeClaimRollout", "it"
+		if len(n.Unconverged) > 1 {
+			its, it = "their VolumeClaimRollouts", "them"
+		}
+		msg += fmt.Sprintf("; %s did not (see %s): the same `helm upgrade` fails on %s again", statefulSets(n.Unconverged), its, it)
+	}
+	c.Recorder.Eventf(rec, nil, n.Source, corev1.EventTypeNormal, ReasonUpgradeAgain, "Converged", "%s", msg)
 	return nil
+}
+
+// statefulSets names keys for people: "StatefulSet ci/web",
+// "StatefulSets ci/db and ci/web", "StatefulSets ci/a, ci/b and ci/c".
+func statefulSets(keys []types.NamespacedName) string {
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = k.String()
+	}
+	if len(names) == 1 {
+		return "StatefulSet " + names[0]
+	}
+	return "StatefulSets " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // Forget implements source.Tool: nothing is kept per release record.

@@ -20,7 +20,6 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
-	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/reconciler/source"
 )
 
@@ -146,7 +145,7 @@ func TestCLIReleases(t *testing.T) {
 		t.Errorf("the candidate lacks Helm's ownership metadata: %v %v", web.Annotations, web.Labels)
 	}
 
-	if err := tool.Nudge(ctx, proposal.Proposal{StatefulSet: web,
+	if err := tool.Nudge(ctx, source.Nudge{Converged: []types.NamespacedName{{Namespace: ns, Name: "web"}},
 		Source: v1alpha1.Source{Kind: ReleaseSecretKind, Namespace: ns, Name: v2.Name, Chart: d.Chart}}); err != nil {
 		t.Fatal(err)
 	}

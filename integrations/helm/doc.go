@@ -7,5 +7,6 @@
 // to apply it, with values, valuesFrom, post-renderers and commonMetadata
 // already applied, so no second renderer can disagree with it. Where commit
 // statuses go is found from the chart's source (provenance.go); after a
-// convergence helm-controller is asked to upgrade again (nudge.go).
+// convergence helm-controller is asked to upgrade again (nudge.go), once per
+// failed release however many StatefulSets it converged (source.Nudger).
 package helm

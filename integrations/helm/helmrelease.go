@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/reconciler/converge"
-	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/reconciler/source"
 )
 
@@ -180,9 +179,11 @@ func (h *HelmReleases) Desired(ctx context.Context, obj client.Object) (source.D
 }
 
 // Nudge implements source.Tool: helm-controller upgrades again now, with its
-// failure counts reset, and the upgrade succeeds.
-func (h *HelmReleases) Nudge(ctx context.Context, p proposal.Proposal) error {
-	return RequestUpgrade(ctx, h.Client, types.NamespacedName{Namespace: p.Source.Namespace, Name: p.Source.Name}, h.FieldOwner)
+// failure counts reset, and the upgrade succeeds. The Nudger asks once per
+// failed release, however many StatefulSets it converged: each request is a
+// forced upgrade, a release version of its own.
+func (h *HelmReleases) Nudge(ctx context.Context, n source.Nudge) error {
+	return RequestUpgrade(ctx, h.Client, types.NamespacedName{Namespace: n.Source.Namespace, Name: n.Source.Name}, h.FieldOwner)
 }
 
 // Forget implements source.Tool: nothing is kept per HelmRelease.

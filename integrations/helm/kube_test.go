@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
-	"github.com/claimwarden/claimwarden/reconciler/proposal"
+	"github.com/claimwarden/claimwarden/reconciler/source"
 	"github.com/claimwarden/claimwarden/test/testenv"
 )
 
@@ -169,7 +169,7 @@ func TestDesiredAndNudge(t *testing.T) {
 		}
 	})
 
-	if err := tool.Nudge(ctx, proposal.Proposal{Source: proposalSource(hr)}); err != nil {
+	if err := tool.Nudge(ctx, source.Nudge{Source: proposalSource(hr)}); err != nil {
 		t.Fatal(err)
 	}
 	var got helmv2.HelmRelease

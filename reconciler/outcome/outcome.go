@@ -44,7 +44,8 @@ const (
 	Reconciled Action = "Reconciled"
 	// Converged: the StatefulSet was re-created with the proposal's
 	// templates, its Pods kept. The GitOps tool that proposed it may now
-	// apply again.
+	// apply again, once the other StatefulSets of the same proposal
+	// converged too (source.Nudger).
 	Converged Action = "Converged"
 	// ConvergeFailed: re-creating the StatefulSet failed; Message says why.
 	ConvergeFailed Action = "ConvergeFailed"

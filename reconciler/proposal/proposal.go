@@ -36,6 +36,11 @@ type Proposal struct {
 	// plain Helm): then only the tool's ownership of the StatefulSet,
 	// checked when it was proposed, stands for it.
 	Authority *v1alpha1.Identity
+	// Round is the read of the tool object that made the proposal
+	// (Store.NextRound): the StatefulSets one read proposed share it, and
+	// the tool is asked to apply again once for them, when each converged
+	// or will not (source.Nudger). Zero for a proposal made on its own.
+	Round uint64
 }
 
 // Key is the StatefulSet a proposal is for.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +19,8 @@ type Store struct {
 	mu     sync.Mutex
 	byKey  map[types.NamespacedName]Proposal
 	events chan event.GenericEvent
+	// rounds numbers the reads of tool objects (NextRound).
+	rounds atomic.Uint64
 }
 
 // NewStore returns an empty store.
@@ -45,13 +48,22 @@ func (s *Store) Get(key types.NamespacedName) (Proposal, bool) {
 // Set stores p, replacing any proposal for the same StatefulSet, and
 // notifies the rollout controller. The source's repository is stored
 // without user information (RepositoryURL), whichever source forgot it.
-func (s *Store) Set(ctx context.Context, p Proposal) {
-	p.Source.Repository = RepositoryURL(p.Source.Repository)
-	key := p.Key()
+func (s *Store) Set(ctx context.Context, p Proposal) { s.SetAll(ctx, []Proposal{p}) }
+
+// SetAll stores ps as Set does, all at once: whoever reads the store sees
+// all of them or none (the StatefulSets of one round, Proposal.Round).
+func (s *Store) SetAll(ctx context.Context, ps []Proposal) {
+	keys := make([]types.NamespacedName, len(ps))
 	s.mu.Lock()
-	s.byKey[key] = p
+	for i, p := range ps {
+		p.Source.Repository = RepositoryURL(p.Source.Repository)
+		keys[i] = p.Key()
+		s.byKey[keys[i]] = p
+	}
 	s.mu.Unlock()
-	s.notify(ctx, key)
+	for _, key := range keys {
+		s.notify(ctx, key)
+	}
 }
 
 // Delete forgets the proposal for key if owner made it (a StatefulSet gone
@@ -66,6 +78,24 @@ func (s *Store) Delete(ctx context.Context, owner Owner, key types.NamespacedNam
 	if ok {
 		s.notify(ctx, key)
 	}
+}
+
+// NextRound numbers a read of a tool object that proposes (Proposal.Round):
+// a number no earlier read was given, and greater than theirs.
+func (s *Store) NextRound() uint64 { return s.rounds.Add(1) }
+
+// Of returns owner's proposals, sorted by StatefulSet.
+func (s *Store) Of(owner Owner) []Proposal {
+	keys := s.Owned(owner)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Proposal, 0, len(keys))
+	for _, k := range keys {
+		if p, ok := s.byKey[k]; ok && OwnerOf(p.Source) == owner {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Owned lists, sorted, the StatefulSets owner has proposals for.

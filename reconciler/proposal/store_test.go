@@ -87,3 +87,28 @@ func TestStoreSourceError(t *testing.T) {
 		t.Errorf("SourceError = %q", p.SourceError)
 	}
 }
+
+// A round is stored at once and read back by owner, sorted; rounds grow.
+func TestStoreRounds(t *testing.T) {
+	ctx := context.Background()
+	s := NewStore()
+	first, second := s.NextRound(), s.NextRound()
+	if first == 0 || second <= first {
+		t.Fatalf("rounds %d then %d, want growing from 1", first, second)
+	}
+	db, cache := proposalOf("shop", "db", "apps", "r1"), proposalOf("shop", "cache", "apps", "r1")
+	db.Round, cache.Round = second, second
+	db.Source.Repository = "https://token@git.example.com/o/r.git"
+	s.SetAll(ctx, []Proposal{db, cache})
+	s.Set(ctx, proposalOf("shop", "queue", "infra", "r1"))
+	if got := drain(s); len(got) != 3 {
+		t.Errorf("events = %v, want one per proposal", got)
+	}
+	got := s.Of(Owner{Kind: "Kustomization", Namespace: "flux-system", Name: "apps"})
+	if len(got) != 2 || got[0].Key().Name != "cache" || got[1].Key().Name != "db" || got[0].Round != second || got[1].Round != second {
+		t.Fatalf("Of = %+v, want cache and db of round %d", got, second)
+	}
+	if r := got[1].Source.Repository; r != "https://git.example.com/o/r.git" {
+		t.Errorf("repository stored as %q, want it without user information", r)
+	}
+}

@@ -164,7 +164,7 @@ func setup(ctx context.Context, e *testenv.Env) error {
 		// Answers kept briefly, so that a role granted within a test counts.
 		Authority:        authority.NewReviews(mgr.GetClient(), 200*time.Millisecond),
 		AuthorityRecheck: time.Second,
-		Sinks:            []outcome.Sink{statusSink, converged},
+		Sinks:            []outcome.Sink{statusSink, converged, nudging},
 		JournalKeySecret: journalKeyOf,
 		// Those of a scoped controller are its own (see scopedController).
 		LabelSelector: labels.NewSelector().Add(mustRequirement(scopedLabel, selection.DoesNotExist)),

@@ -35,6 +35,10 @@ type Options struct {
 	// MaxObjects bounds the tool objects whose revision and notes are
 	// remembered; default 4096.
 	MaxObjects int
+	// NudgeWait bounds how long the tool's nudge after a convergence waits
+	// for the other StatefulSets of the same proposal; default
+	// DefaultNudgeWait (see Nudger).
+	NudgeWait time.Duration
 	// Related, when set, names the other tool objects whose reading
 	// depends on obj (a Helm release's other versions): a change to obj
 	// reconciles them too. Nil means each object stands alone.

@@ -113,13 +113,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // propose puts a proposal into the store for every candidate the tool
-// manages whose templates differ from its live StatefulSet's, drops those of
+// manages whose templates differ from its live StatefulSet's, all of them
+// as one round (Proposal.Round, what the tool is nudged once for), drops those of
 // StatefulSets gone from the source and those never converged that are no
 // longer asked for, and returns the StatefulSets proposed and, for each
 // candidate the tool does not manage, why it was left alone.
 func (r *Reconciler) propose(ctx context.Context, obj client.Object, owner proposal.Owner, d Desired, authority *v1alpha1.Identity) (proposed, refused []string, err error) {
 	src := v1alpha1.Source{Kind: owner.Kind, Namespace: owner.Namespace, Name: owner.Name, Repository: d.Repository, Revision: d.Revision, Chart: d.Chart}
 	inSource, proposedNow := map[types.NamespacedName]bool{}, map[types.NamespacedName]bool{}
+	var round []proposal.Proposal
 	for _, key := range d.Others {
 		inSource[key] = true
 	}
@@ -146,9 +148,18 @@ func (r *Reconciler) propose(ctx context.Context, obj client.Object, owner propo
 		if diff.TemplatesEqual(live.Spec.VolumeClaimTemplates, sts.Spec.VolumeClaimTemplates) {
 			continue // not what blocks the tool
 		}
-		r.store.Set(ctx, proposal.Proposal{StatefulSet: sts, Source: src, IgnoredLabels: d.IgnoredLabels, Revisions: d.Revisions, Authority: authority})
+		round = append(round, proposal.Proposal{StatefulSet: sts, Source: src, IgnoredLabels: d.IgnoredLabels, Revisions: d.Revisions, Authority: authority})
 		proposedNow[key] = true
 		proposed = append(proposed, key.String())
+	}
+	if len(round) > 0 {
+		// One round, stored at once: the tool is nudged once for all of
+		// them, and none converges before the others are known.
+		n := r.store.NextRound()
+		for i := range round {
+			round[i].Round = n
+		}
+		r.store.SetAll(ctx, round)
 	}
 	for _, key := range r.store.Owned(owner) {
 		if !inSource[key] {

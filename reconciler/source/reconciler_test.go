@@ -3,6 +3,7 @@ package source_test
 import (
 	"context"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -170,7 +171,7 @@ func TestANewToolNeedsNothingElse(t *testing.T) {
 	// Converged: the Nudger nudges the tool with the proposal, and only
 	// for its own kind and proposals.
 	ctx, cancel := context.WithCancel(context.Background())
-	nudger := source.NewNudger(f.tool, f.store, ctrl.Log)
+	nudger := source.NewNudger(f.tool, f.store, ctrl.Log, 0)
 	stopped := make(chan error)
 	go func() { stopped <- nudger.Start(ctx) }()
 	other := want
@@ -180,8 +181,8 @@ func TestANewToolNeedsNothingElse(t *testing.T) {
 	nudger.Publish(ctx, outcome.Outcome{Action: outcome.Reconciled, StatefulSet: web, Source: want, State: outcome.Success})
 	nudger.Publish(ctx, outcome.Outcome{Action: outcome.Converged, StatefulSet: web, Source: want})
 	nudges := waitNudges(t, f.tool, 1)
-	if n := nudges[0]; n.Key() != web || n.Source != want || n.Revisions[0] != "r2" {
-		t.Errorf("nudged for %s %+v %v, want shop/web's proposal at r2", n.Key(), n.Source, n.Revisions)
+	if n := nudges[0]; !slices.Equal(n.Converged, []types.NamespacedName{web}) || len(n.Unconverged) != 0 || n.Source != want || n.Revisions[0] != "r2" {
+		t.Errorf("nudged for %v (unconverged %v) %+v %v, want shop/web's proposal at r2", n.Converged, n.Unconverged, n.Source, n.Revisions)
 	}
 	cancel()
 	if err := <-stopped; err != nil {
@@ -286,7 +287,7 @@ func TestANewToolNeedsNothingElse(t *testing.T) {
 }
 
 // waitNudges polls until the tool was nudged n times.
-func waitNudges(t *testing.T, tool *configMapTool, n int) []proposal.Proposal {
+func waitNudges(t *testing.T, tool *configMapTool, n int) []source.Nudge {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {

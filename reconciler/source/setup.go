@@ -35,7 +35,7 @@ func SetupWithManager(mgr ctrl.Manager, tool Tool, o Options) (*Nudger, error) {
 	if err != nil {
 		return nil, err
 	}
-	nudger := NewNudger(tool, o.Proposals, mgr.GetLogger().WithName(o.Name))
+	nudger := NewNudger(tool, o.Proposals, mgr.GetLogger().WithName(o.Name), o.NudgeWait)
 	if err := mgr.Add(nudger); err != nil {
 		return nil, err
 	}

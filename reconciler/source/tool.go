@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
-	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
 // Tool is what a watcher knows about its GitOps tool.
@@ -43,13 +42,33 @@ type Tool interface {
 	// alone whatever obj's desired state says. Only the tool's own
 	// records count, never what the desired state claims about itself.
 	Manages(ctx context.Context, obj client.Object, live *appsv1.StatefulSet) error
-	// Nudge asks the tool to apply again after a StatefulSet was converged
-	// to p, which this tool proposed. It may call remote APIs; the Nudger
-	// bounds it with a timeout.
-	Nudge(ctx context.Context, p proposal.Proposal) error
+	// Nudge asks the tool to apply again once the StatefulSets one of its
+	// objects proposed were converged (Nudge says which, and which not):
+	// once per proposal, not per StatefulSet. It may call remote APIs; the
+	// Nudger bounds it with a timeout.
+	Nudge(ctx context.Context, n Nudge) error
 	// Forget drops what the tool itself remembers about a tool object that
 	// is gone or skipped.
 	Forget(obj types.NamespacedName)
+}
+
+// Nudge is what a tool object is asked to apply again for: the StatefulSets
+// of its newest proposal (one read, Proposal.Round) each converged, or will
+// not converge without a change (a policy denied it, its re-create failed,
+// or it did not converge within the Nudger's wait).
+type Nudge struct {
+	// Source names the tool object, and the revision and chart of its
+	// newest proposal.
+	Source v1alpha1.Source
+	// Revisions are the tool's revisions of its newest proposal
+	// (Proposal.Revisions): what to apply again.
+	Revisions []string
+	// Converged are the StatefulSets converged since the object's last
+	// nudge, sorted; never empty.
+	Converged []types.NamespacedName
+	// Unconverged are the other StatefulSets of the newest proposal,
+	// sorted: the tool's apply fails on them again.
+	Unconverged []types.NamespacedName
 }
 
 // State is where a tool object stands.

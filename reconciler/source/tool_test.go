@@ -17,7 +17,6 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/reconciler/authority"
-	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/reconciler/source"
 	"github.com/claimwarden/claimwarden/test/fixtures"
 )
@@ -49,7 +48,7 @@ type configMapTool struct {
 	desiredReads atomic.Int32
 
 	mu        sync.Mutex
-	nudged    []proposal.Proposal
+	nudged    []source.Nudge
 	forgotten []types.NamespacedName
 }
 
@@ -111,10 +110,10 @@ func (*configMapTool) Manages(_ context.Context, obj client.Object, live *appsv1
 	return nil
 }
 
-func (t *configMapTool) Nudge(_ context.Context, p proposal.Proposal) error {
+func (t *configMapTool) Nudge(_ context.Context, n source.Nudge) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.nudged = append(t.nudged, p)
+	t.nudged = append(t.nudged, n)
 	return nil
 }
 
@@ -124,7 +123,7 @@ func (t *configMapTool) Forget(obj types.NamespacedName) {
 	t.forgotten = append(t.forgotten, obj)
 }
 
-func (t *configMapTool) nudges() []proposal.Proposal {
+func (t *configMapTool) nudges() []source.Nudge {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return slices.Clone(t.nudged)

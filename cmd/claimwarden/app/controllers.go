@@ -67,7 +67,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 		// (reconciler/authority says why by review, not impersonation).
 		opts.Authority = authority.NewReviews(mgr.GetClient(), 0)
 	}
-	// The tools' Nudgers ask them to apply again after a convergence.
+	// The tools' Nudgers ask them to apply again once a proposal converged.
 	nudgers, err := setupSources(mgr, cfg, opts.Proposals, log)
 	if err != nil {
 		return err
