@@ -1,4 +1,20 @@
 package rollout
 
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/client-go/rest"
+)
+
 // TemplatesHash is templatesHash, for the tests against the API server.
 var TemplatesHash = templatesHash
+
+// ByKubernetes asks the server of cfg, as the controller does, whether
+// Kubernetes updates sts's claims itself, with no reader: a read of the
+// StatefulSet would panic. known and served are what it learnt of the server.
+func ByKubernetes(ctx context.Context, cfg *rest.Config, sts *appsv1.StatefulSet) (byKubernetes, known, served bool, err error) {
+	k := &claimUpdates{config: cfg}
+	byKubernetes, err = k.byKubernetes(ctx, sts)
+	return byKubernetes, k.known, k.supported, err
+}

@@ -53,6 +53,9 @@ type Reconciler struct {
 	verdicts *gate.Cache
 	// reserved is what the proposals in flight still have to grow.
 	reserved reservations
+	// claimUpdates says whether Kubernetes updates a StatefulSet's
+	// claims itself (KEP-4650).
+	claimUpdates *claimUpdates
 }
 
 // Reconcile runs the phases of one rollout: finish an interrupted re-create,
@@ -179,6 +182,13 @@ func (r *Reconciler) roll(ctx context.Context, sts *appsv1.StatefulSet, before, 
 		// only a safety net.
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
+	byKubernetes, err := r.claimUpdates.byKubernetes(ctx, sts)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if byKubernetes {
+		return r.standAside(ctx, sts, before, vcr, t, strategy, a), nil
+	}
 	if err := r.authorize(ctx, t.authority, stepWrites(sts, t, a)); err != nil {
 		return r.notAuthorized(ctx, sts, before, vcr, t.src, err)
 	}
@@ -251,6 +261,21 @@ func (r *Reconciler) assessClaims(ctx context.Context, sts *appsv1.StatefulSet, 
 		}
 	})
 	return a, err
+}
+
+// standAsideMessage is the message of every claim Kubernetes updates itself.
+const standAsideMessage = "waiting: Kubernetes updates this claim (spec.volumeClaimUpdateStrategy " + ClaimUpdateInPlace +
+	", KEP-4650); claimwarden asks the policies and reports, and writes nothing"
+
+// standAside reports a StatefulSet whose claims Kubernetes updates itself:
+// the policies are still asked and their verdicts reported (an
+// organisation's guardrails stand, as a commit status), but nothing is
+// patched, restarted or re-created.
+func (r *Reconciler) standAside(ctx context.Context, sts *appsv1.StatefulSet, before, vcr *v1alpha1.VolumeClaimRollout, t target, strategy v1alpha1.UpdateStrategy, a assess.Assessment) ctrl.Result {
+	a.Hold(standAsideMessage)
+	r.report(vcr, t, strategy, a, patchOutcome{}, restartOutcome{})
+	r.publish(ctx, sts, t.src, before, vcr)
+	return r.next(sts, false, a.Verdict, patchOutcome{}, restartOutcome{})
 }
 
 // next is when to reconcile again: soon while a re-create waits for its

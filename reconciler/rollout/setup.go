@@ -58,6 +58,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		restartRetry: workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](opts.RetryBaseDelay, opts.RetryMaxDelay),
 		pods:         mgr.GetAPIReader(),
 		verdicts:     gate.NewCache(opts.Policies, gate.CacheOptions{Recheck: opts.PolicyRecheck}),
+		claimUpdates: &claimUpdates{config: mgr.GetConfig(), reader: mgr.GetAPIReader()},
 	}
 	policyEvents := make(chan event.GenericEvent)
 	if opts.PolicyChanges != nil {
