@@ -9,19 +9,25 @@ import (
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 )
 
-// lastPostProvider accepts every post and keeps only a count and the last
-// post per state, so that the test's own memory stays flat too.
+// lastPostProvider accepts every post and keeps only a count and the
+// newest commit (commitSHA's order) posted per state, so that the test's
+// own memory stays flat too. Newest, not last: one worker takes Targets in
+// queue order, and a Target re-queued while its post was in flight goes
+// behind a newer commit's, so posts of one state need not come in commit
+// order.
 type lastPostProvider struct {
 	mu    sync.Mutex
 	posts int
-	last  map[State]string // state → SHA of its last post
+	last  map[State]string // state → SHA of its newest post
 }
 
 func (p *lastPostProvider) Post(_ context.Context, _ Repository, sha string, s Status) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.posts++
-	p.last[s.State] = sha
+	if sha > p.last[s.State] { // commitSHA is fixed-width hex
+		p.last[s.State] = sha
+	}
 	return nil
 }
 
@@ -44,7 +50,6 @@ func TestCommitStatusSinkMemoryIsBounded(t *testing.T) {
 	)
 	p := &lastPostProvider{last: map[State]string{}}
 	s := newSink(t, p, func(o *CommitStatusSinkOptions) {
-		// One worker posts in order, so the last post per state is the newest.
 		o.Reporter.QueueSize, o.Reporter.Workers = queueSize, 1
 	})
 	ctx := context.Background()
@@ -65,10 +70,10 @@ func TestCommitStatusSinkMemoryIsBounded(t *testing.T) {
 	}
 	waitUntil(t, "the last commit posted", func() bool { return s.reporter.Pending() == 0 })
 	if got := p.lastOf(Pending); got != commitSHA(commits-1) {
-		t.Errorf("last pending posted on %s, want the last commit", got)
+		t.Errorf("newest pending posted on %s, want the last commit", got)
 	}
 	if got := p.lastOf(Error); got != commitSHA(commits-2) {
-		t.Errorf("last superseded commit %s, want the one before the last", got)
+		t.Errorf("newest superseded commit %s, want the one before the last", got)
 	}
 	// Each commit's pending is posted unless its supersede replaced it
 	// while queued (the newest status of a Target wins); each but the
