@@ -92,10 +92,7 @@ func Assess(ctx context.Context, ev policies.Evaluator, in Input) (Assessment, e
 	if err != nil {
 		return Assessment{}, &InvalidTemplates{err}
 	}
-	a := Assessment{Diff: res, Claims: make(map[string]*corev1.PersistentVolumeClaim, len(in.Claims))}
-	for i := range in.Claims {
-		a.Claims[in.Claims[i].Name] = &in.Claims[i]
-	}
+	a := Assessment{Diff: res, Claims: byName(in.Claims)}
 	a.Growth = growthOf(res, a.Claims, in.Desired)
 	questions := plan.Questions(in.Desired, res, a.Claims, in.Recreate)
 	totals := a.Growth.totals(res, in.InFlight)
@@ -120,6 +117,15 @@ func Assess(ctx context.Context, ev policies.Evaluator, in Input) (Assessment, e
 		a.Hold("waiting: the StatefulSet is re-created with the proposed templates first")
 	}
 	return a, nil
+}
+
+// byName maps claims by name, pointing into claims.
+func byName(claims []corev1.PersistentVolumeClaim) map[string]*corev1.PersistentVolumeClaim {
+	out := make(map[string]*corev1.PersistentVolumeClaim, len(claims))
+	for i := range claims {
+		out[claims[i].Name] = &claims[i]
+	}
+	return out
 }
 
 // Hold keeps the plan's patches back: each claim it would patch now

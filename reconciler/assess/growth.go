@@ -7,6 +7,7 @@ import (
 	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/diff"
 	"github.com/claimwarden/claimwarden/reconciler/gate"
+	"github.com/claimwarden/claimwarden/reconciler/plan"
 )
 
 // Growth is what a proposal adds to what quotas count, by quota resource
@@ -21,7 +22,10 @@ func growthOf(res diff.Result, claims map[string]*corev1.PersistentVolumeClaim, 
 	for _, c := range res.Claims {
 		switch {
 		case c.Missing:
-			class := templateClass(desired, c.Template)
+			var class string
+			if t := plan.TemplateNamed(desired, c.Template); t != nil && t.Spec.StorageClassName != nil {
+				class = *t.Spec.StorageClassName
+			}
 			g.add(class, corev1.ResourceRequestsStorage, c.TemplateBytes)
 			g.add(class, corev1.ResourcePersistentVolumeClaims, 1)
 		case c.NeedsPatch() && c.ToBytes > c.FromBytes:
@@ -70,15 +74,6 @@ func (g Growth) totals(res diff.Result, inFlight Growth) *policies.Proposal {
 	return p
 }
 
-func templateClass(sts *appsv1.StatefulSet, name string) string {
-	for _, t := range sts.Spec.VolumeClaimTemplates {
-		if t.Name == name && t.Spec.StorageClassName != nil {
-			return *t.Spec.StorageClassName
-		}
-	}
-	return ""
-}
-
 // GrowthOf is what the proposal of in still has to grow, without asking
 // the policies: a caller that assesses several proposals of a namespace
 // together sums them first, to give each the others' as Input.InFlight.
@@ -87,9 +82,5 @@ func GrowthOf(in Input) (Growth, error) {
 	if err != nil {
 		return nil, &InvalidTemplates{err}
 	}
-	claims := make(map[string]*corev1.PersistentVolumeClaim, len(in.Claims))
-	for i := range in.Claims {
-		claims[in.Claims[i].Name] = &in.Claims[i]
-	}
-	return growthOf(res, claims, in.Desired), nil
+	return growthOf(res, byName(in.Claims), in.Desired), nil
 }

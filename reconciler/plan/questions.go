@@ -42,7 +42,7 @@ func Questions(sts *appsv1.StatefulSet, res diff.Result, pvcs map[string]*corev1
 		out = append(out, Question{Claim: c.Name, PVC: pvc, Input: policies.Input{
 			Change:      claimChange(sts, c, pvc),
 			PVC:         trimmedPVC(pvc),
-			Template:    templateNamed(sts, c.Template),
+			Template:    TemplateNamed(sts, c.Template),
 			StatefulSet: desired,
 		}})
 	}
@@ -71,7 +71,7 @@ func RestartQuestion(sts *appsv1.StatefulSet, c diff.ClaimChange, pvc *corev1.Pe
 			Restart: true, Pod: pod,
 		},
 		PVC:         trimmedPVC(pvc),
-		Template:    templateNamed(sts, c.Template),
+		Template:    TemplateNamed(sts, c.Template),
 		StatefulSet: trimmed(sts),
 	}}
 }
@@ -121,7 +121,7 @@ func claimChange(sts *appsv1.StatefulSet, c diff.ClaimChange, pvc *corev1.Persis
 	if c.CapacityBytes > 0 {
 		ch.Storage.Capacity, ch.Storage.CapacityBytes = c.Capacity.String(), c.CapacityBytes
 	}
-	if t := templateNamed(sts, c.Template); t != nil && t.Spec.StorageClassName != nil {
+	if t := TemplateNamed(sts, c.Template); t != nil && t.Spec.StorageClassName != nil {
 		ch.StorageClassName = &policies.StringChange{From: deref(pvc.Spec.StorageClassName), To: *t.Spec.StorageClassName}
 	}
 	if c.VACTo != nil && (c.VACFrom == nil || *c.VACFrom != *c.VACTo) {
@@ -133,8 +133,8 @@ func claimChange(sts *appsv1.StatefulSet, c diff.ClaimChange, pvc *corev1.Persis
 	return ch
 }
 
-// templateNamed returns the StatefulSet's template of that name, or nil.
-func templateNamed(sts *appsv1.StatefulSet, name string) *corev1.PersistentVolumeClaim {
+// TemplateNamed returns the StatefulSet's template of that name, or nil.
+func TemplateNamed(sts *appsv1.StatefulSet, name string) *corev1.PersistentVolumeClaim {
 	for i := range sts.Spec.VolumeClaimTemplates {
 		if sts.Spec.VolumeClaimTemplates[i].Name == name {
 			return &sts.Spec.VolumeClaimTemplates[i]

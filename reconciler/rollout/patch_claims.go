@@ -19,6 +19,7 @@ import (
 	"github.com/claimwarden/claimwarden/reconciler/assess"
 	"github.com/claimwarden/claimwarden/reconciler/crashpoint"
 	"github.com/claimwarden/claimwarden/reconciler/diff"
+	"github.com/claimwarden/claimwarden/reconciler/plan"
 )
 
 // patchOutcome is what the patch step did.
@@ -146,7 +147,7 @@ func (r *Reconciler) applyClaim(ctx context.Context, sts *appsv1.StatefulSet, c 
 		spec.WithVolumeAttributesClassName(*c.VACTo)
 	}
 	pvc := corev1ac.PersistentVolumeClaim(c.Name, sts.Namespace).WithSpec(spec)
-	if t := templateNamed(sts, c.Template); t != nil {
+	if t := plan.TemplateNamed(sts, c.Template); t != nil {
 		pvc.WithLabels(withoutKeys(t.Labels, ignoredLabels)).WithAnnotations(withoutKeys(t.Annotations, nil))
 	}
 	if c.Recovery {
@@ -173,15 +174,6 @@ func appliedClaim(ac *corev1ac.PersistentVolumeClaimApplyConfiguration) (*corev1
 		return nil, fmt.Errorf("reading the applied PVC: %w", err)
 	}
 	return &pvc, nil
-}
-
-func templateNamed(sts *appsv1.StatefulSet, name string) *corev1.PersistentVolumeClaim {
-	for i := range sts.Spec.VolumeClaimTemplates {
-		if sts.Spec.VolumeClaimTemplates[i].Name == name {
-			return &sts.Spec.VolumeClaimTemplates[i]
-		}
-	}
-	return nil
 }
 
 // withoutKeys is in without GitOps tracking keys and the keys of ignore.
