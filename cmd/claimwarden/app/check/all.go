@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/integrations/manifests"
 	"github.com/claimwarden/claimwarden/reconciler/assess"
 )
@@ -53,11 +54,12 @@ func (e *evaluator) all(ctx context.Context, sets []proposal) ([]StatefulSet, er
 // growth is what the proposal p still has to grow; nil when the
 // controller would not assess it (new, ignored, templates unchanged).
 func (e *evaluator) growth(p manifests.StatefulSet) (assess.Growth, error) {
-	live, done, err := e.prepare(p, &StatefulSet{})
+	var r StatefulSet
+	live, done, err := e.prepare(p, &r)
 	if err != nil || done {
 		return nil, err
 	}
-	in, _, err := e.input(p, live)
+	in, _, err := e.input(p, live, v1alpha1.UpdateStrategy(r.Strategy))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Location, err)
 	}

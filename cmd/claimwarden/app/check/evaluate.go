@@ -54,7 +54,7 @@ func (e *evaluator) one(ctx context.Context, p manifests.StatefulSet, inFlight a
 	if err != nil || done {
 		return r, err
 	}
-	in, claims, err := e.input(p, live)
+	in, claims, err := e.input(p, live, v1alpha1.UpdateStrategy(r.Strategy))
 	if err != nil {
 		return r, fmt.Errorf("%s: %w", p.Location, err)
 	}
@@ -135,15 +135,15 @@ func (e *evaluator) prepare(p manifests.StatefulSet, r *StatefulSet) (live *apps
 
 // input is what the controller assesses for the proposal: the live
 // StatefulSet with the proposed templates, re-created to carry them, with
-// the policies asked under the current state and, when the proposal brings
-// cluster objects, under those too.
-func (e *evaluator) input(p manifests.StatefulSet, live *appsv1.StatefulSet) (assess.Input, []corev1.PersistentVolumeClaim, error) {
+// the policies asked under the current state and, where the proposal's
+// cluster objects differ from it, under those too. strategy is the one
+// prepare read from the live StatefulSet.
+func (e *evaluator) input(p manifests.StatefulSet, live *appsv1.StatefulSet, strategy v1alpha1.UpdateStrategy) (assess.Input, []corev1.PersistentVolumeClaim, error) {
 	desired := plan.WithTemplates(live, p.StatefulSet)
 	claims, err := e.claimsOf(desired, min(firstOrdinal(live), firstOrdinal(p.StatefulSet)), live)
 	if err != nil {
 		return assess.Input{}, nil, err
 	}
-	strategy, _ := plan.StrategyOf(live, e.strategy) // checked by prepare
 	source := e.sourceOf(p.StatefulSet)
 	in := assess.Input{
 		Live: live, Desired: desired, Recreate: true, LookAhead: true,
