@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -50,9 +51,11 @@ func HasClaimUpdateStrategy(doc []byte) (bool, error) {
 	return ok, nil
 }
 
-// claimUpdates knows whether the server has KEP-4650, asked once it has
-// answered (a failed read is asked again on the next reconcile), and
-// reads a StatefulSet's claim update strategy only where it does.
+// claimUpdates knows whether the server has KEP-4650, asked until it has
+// answered once (a failed read at most once per claimUpdatesRetry: every
+// reconcile waits for the answer, so a failing endpoint must not cost each
+// one a round trip), and reads a StatefulSet's claim update strategy only
+// where it does.
 type claimUpdates struct {
 	config *rest.Config
 	reader client.Reader // uncached: the typed StatefulSet drops fields it does not know
@@ -60,7 +63,12 @@ type claimUpdates struct {
 	mu        sync.Mutex
 	known     bool
 	supported bool
+	failedAt  time.Time
 }
+
+// claimUpdatesRetry is how soon a failed read of the OpenAPI document is
+// tried again; until then the controller goes on as without KEP-4650.
+const claimUpdatesRetry = time.Minute
 
 // byKubernetes reports whether Kubernetes itself updates sts's claims
 // (KEP-4650 served and the StatefulSet's strategy InPlace).
@@ -84,10 +92,21 @@ func (k *claimUpdates) byKubernetes(ctx context.Context, sts *appsv1.StatefulSet
 func (k *claimUpdates) served() (bool, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.known || k.config == nil {
+	if k.known || k.config == nil || time.Since(k.failedAt) < claimUpdatesRetry {
 		return k.supported, nil
 	}
-	dc, err := discovery.NewDiscoveryClientForConfig(k.config)
+	supported, err := servedBy(k.config)
+	if err != nil {
+		k.failedAt = time.Now()
+		return false, err
+	}
+	k.known, k.supported = true, supported
+	return supported, nil
+}
+
+// servedBy reads the apps/v1 OpenAPI v3 document of the server of config.
+func servedBy(config *rest.Config) (bool, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(config)
 	if err != nil {
 		return false, err
 	}
@@ -103,9 +122,5 @@ func (k *claimUpdates) served() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if k.supported, err = HasClaimUpdateStrategy(doc); err != nil {
-		return false, err
-	}
-	k.known = true
-	return k.supported, nil
+	return HasClaimUpdateStrategy(doc)
 }
