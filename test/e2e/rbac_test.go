@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -133,31 +134,58 @@ type access struct {
 }
 
 // checkAccess asks a SubjectAccessReview per case for user (a ServiceAccount
-// of controllerNamespace, with its groups).
+// of controllerNamespace, with its groups). The RBAC authorizer reads
+// bindings from an informer, so one created a moment ago may not apply yet:
+// it first waits until every case that must be allowed is, then asserts
+// every case once against the authorizer that has seen the bindings.
 func checkAccess(t *testing.T, admin client.Client, user string, cases []access) {
 	t.Helper()
+	waitFor(t, "the authorizer to apply "+user+"'s bindings", nil, func(ctx context.Context) (bool, error) {
+		for _, tc := range cases {
+			if !tc.allowed {
+				continue
+			}
+			if ok, reason, err := askAccess(ctx, admin, user, tc); err != nil || !ok {
+				return false, fmt.Errorf("%s: allowed=%v (%s): %v", tc, ok, reason, err)
+			}
+		}
+		return true, nil
+	})
 	for _, tc := range cases {
-		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-			User:   user,
-			Groups: saGroups,
-			ResourceAttributes: &authorizationv1.ResourceAttributes{
-				Namespace: tc.namespace, Verb: tc.verb, Group: tc.group,
-				Resource: tc.resource, Subresource: tc.subresource,
-			},
-		}}
-		if err := admin.Create(context.Background(), sar); err != nil {
+		ok, reason, err := askAccess(context.Background(), admin, user, tc)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if sar.Status.Allowed != tc.allowed {
-			res := tc.resource
-			if tc.subresource != "" {
-				res += "/" + tc.subresource
-			}
-			if tc.group != "" {
-				res += "." + tc.group
-			}
-			t.Errorf("%s %s in namespace %q: allowed=%v (%s), want %v",
-				tc.verb, res, tc.namespace, sar.Status.Allowed, sar.Status.Reason, tc.allowed)
+		if ok != tc.allowed {
+			t.Errorf("%s: allowed=%v (%s), want %v", tc, ok, reason, tc.allowed)
 		}
 	}
+}
+
+// askAccess asks the authorizer whether user may do tc.
+func askAccess(ctx context.Context, admin client.Client, user string, tc access) (bool, string, error) {
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User:   user,
+		Groups: saGroups,
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Namespace: tc.namespace, Verb: tc.verb, Group: tc.group,
+			Resource: tc.resource, Subresource: tc.subresource,
+		},
+	}}
+	if err := admin.Create(ctx, sar); err != nil {
+		return false, "", err
+	}
+	return sar.Status.Allowed, sar.Status.Reason, nil
+}
+
+// String names the question as "verb resource/sub.group in namespace ns".
+func (tc access) String() string {
+	res := tc.resource
+	if tc.subresource != "" {
+		res += "/" + tc.subresource
+	}
+	if tc.group != "" {
+		res += "." + tc.group
+	}
+	return fmt.Sprintf("%s %s in namespace %q", tc.verb, res, tc.namespace)
 }
