@@ -49,7 +49,7 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 RELEASE_TOOL := $(TESTENV)/release
 COSIGN_KEY ?=
 
-.PHONY: help build build-chaos chaos chaos-storm testenv tools image release test fuzz lint generate demo demo-flux demo-helm demo-argocd bench clean
+.PHONY: help build build-chaos chaos chaos-storm testenv tools image release test fuzz lint generate demo demo-flux demo-helm demo-argocd bench compat clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -144,6 +144,9 @@ bench: testenv build ## diff/plan/policy/check benchmarks, then the scale tiers 
 	$(GO) test -run XXX -bench . -benchmem -cpu 1 ./policies/
 	$(GO) test -run XXX -bench Check5000 -benchtime 3x -benchmem ./cmd/claimwarden/app/check/
 	$(GO) run ./test/scale -controller $(BIN)/claimwarden -tiers $(SCALE_TIERS) -profile $(BIN)/scale.pprof
+
+compat: testenv build ## the version-dependent tests on each Kubernetes version from 1.30 to 1.37 (KUBE_VERSIONS="v1.30.14 …" picks some); rewrites the README's support table when all ran
+	$(GO) run ./test/compat $(if $(KUBE_VERSIONS),-versions "$(KUBE_VERSIONS)")
 
 clean: ## remove build output (the testenv cache outside the repo stays)
 	rm -rf $(BIN) $(DIST)

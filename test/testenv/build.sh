@@ -10,9 +10,12 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TOOLS="$ROOT/test/testenv/tools"
 CACHE=${TESTENV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/claimwarden/testenv}
-OUT="$ROOT/bin/testenv"
+# make compat builds another Kubernetes version's control plane into a directory
+# of its own (test/testenv/compat.sh); everything else is this one's.
+OUT=${TESTENV_OUT:-$ROOT/bin/testenv}
 
 K8S_VERSION=v1.37.2
+KUBE_VERSION=${KUBE_VERSION:-$K8S_VERSION}
 ETCD_VERSION=v3.7.3
 KWOK_VERSION=v0.8.0
 GITEA_VERSION=v1.26.0
@@ -53,15 +56,29 @@ build() {
 	ln -sfn "$dest" "$OUT/$name"
 }
 
+# k8s_ldflags VERSION: what makes a binary built from the module proxy report
+# VERSION instead of v0.0.0-master.
+k8s_ldflags() {
+	local minor=${1#v1.}
+	minor=${minor%%.*}
+	echo "-X k8s.io/component-base/version.gitVersion=$1 -X k8s.io/client-go/pkg/version.gitVersion=$1" \
+		"-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
+}
+
 part_core() {
-	k8s_ldflags="-X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/client-go/pkg/version.gitVersion=$K8S_VERSION"
-	k8s_ldflags+=" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37"
+	# The tests' own version has the wrapper module with kubectl; the others
+	# (make compat) have one each, with the server binaries only.
+	local k8s_module="$TOOLS/kubernetes"
+	if [[ $KUBE_VERSION != "$K8S_VERSION" ]]; then
+		k8s_module="$TOOLS/kubernetes-compat/$KUBE_VERSION"
+		[[ -f $k8s_module/go.mod ]] || { log "no wrapper module for $KUBE_VERSION: run bash test/testenv/compat-module.sh $KUBE_VERSION"; exit 1; }
+	fi
 
 	build etcd "$ETCD_VERSION" "$TOOLS/etcd" go.etcd.io/etcd/server/v3
-	build kube-apiserver "$K8S_VERSION" "$TOOLS/kubernetes" k8s.io/kubernetes/cmd/kube-apiserver "$k8s_ldflags"
-	build kube-controller-manager "$K8S_VERSION" "$TOOLS/kubernetes" k8s.io/kubernetes/cmd/kube-controller-manager "$k8s_ldflags"
-	build kube-scheduler "$K8S_VERSION" "$TOOLS/kubernetes" k8s.io/kubernetes/cmd/kube-scheduler "$k8s_ldflags"
-	build kubectl "$K8S_VERSION" "$TOOLS/kubernetes" k8s.io/kubernetes/cmd/kubectl "$k8s_ldflags"
+	build kube-apiserver "$KUBE_VERSION" "$k8s_module" k8s.io/kubernetes/cmd/kube-apiserver "$(k8s_ldflags "$KUBE_VERSION")"
+	build kube-controller-manager "$KUBE_VERSION" "$k8s_module" k8s.io/kubernetes/cmd/kube-controller-manager "$(k8s_ldflags "$KUBE_VERSION")"
+	build kube-scheduler "$KUBE_VERSION" "$k8s_module" k8s.io/kubernetes/cmd/kube-scheduler "$(k8s_ldflags "$KUBE_VERSION")"
+	build kubectl "$K8S_VERSION" "$TOOLS/kubernetes" k8s.io/kubernetes/cmd/kubectl "$(k8s_ldflags "$K8S_VERSION")"
 
 	# kwok's own go.mod has no replace directives, so 'go install' at a pinned version works.
 	kwok_dir="$CACHE/kwok-$KWOK_VERSION"
