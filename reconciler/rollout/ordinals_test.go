@@ -30,7 +30,11 @@ func TestStartOrdinalClaimsGrowHighestFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitRollout(t, c, key, "Ready at 2Gi", func(v *v1alpha1.VolumeClaimRollout) bool {
-		return readyTrue(v) && v.Status.Counts.Compatible == 2 && v.Status.Progress == "2/2"
+		done := readyTrue(v) && v.Status.Counts.Compatible == 2 && len(v.Status.Claims) == 2
+		for _, cl := range v.Status.Claims {
+			done = done && cl.To == "2Gi"
+		}
+		return done
 	})
 	for _, name := range []string{"data-web-3", "data-web-4"} {
 		if r := request(claim(t, c, ns, name)); r.String() != "2Gi" {
