@@ -10,7 +10,9 @@
 # (change.storage.recovery): the expansion to the claim's request failed and
 # the template lies above the claim's capacity, so lowering the request
 # gives back only storage the volume never had (KEP-1790). It is allowed
-# unless parameter allow_recovery is false.
+# unless parameter allow_recovery is false, or the API server refuses to
+# lower a request (input.server.recoverFromFailedExpansion false: before
+# 1.32, RecoverVolumeExpansionFailure is off by default).
 package claimwarden.claims
 
 deny contains {"policy": "increase-only", "msg": msg} if {
@@ -26,9 +28,17 @@ deny contains {"policy": "increase-only", "msg": msg} if {
 _recovery_allowed if {
 	input.change.storage.recovery == true
 	params.allow_recovery == true
+	not input.server.recoverFromFailedExpansion == false
 }
 
 _increase_only_message(from, to) := msg if {
+	input.change.storage.recovery == true
+	params.allow_recovery == true
+	msg := sprintf(
+		"%s: the template requests %s, less than the claim's current %s, which would recover the claim from its failed expansion to %s (capacity %s); refused because this API server does not accept a lowered request (RecoverVolumeExpansionFailure is off; on by default from Kubernetes 1.32)",
+		[claim_ref, _quantity_text("to", to), _quantity_text("from", from), _quantity_text("from", from), _capacity_text],
+	)
+} else := msg if {
 	input.change.storage.recovery == true
 	msg := sprintf(
 		"%s: the template requests %s, less than the claim's current %s, which would recover the claim from its failed expansion to %s (capacity %s); refused because parameter allow_recovery (policies.params) is %s",

@@ -62,6 +62,16 @@ test_increase_only_refuses_a_recovery_on_a_malformed_parameter if {
 		with data.claimwarden.params as {"allow_recovery": "yes"}
 }
 
+# A server that refused a lowered request (in a dry run) refuses the
+# recovery whatever the parameter; one not known to refuse allows it.
+test_increase_only_refuses_a_recovery_the_server_refuses if {
+	refused := object.union(mock_recovery, {"server": {"recoverFromFailedExpansion": false}})
+	denials("increase-only") == {"claim data-web-0 (StatefulSet shop/web): the template requests 2Gi, less than the claim's current 10Gi, which would recover the claim from its failed expansion to 10Gi (capacity 1Gi); refused because this API server does not accept a lowered request (RecoverVolumeExpansionFailure is off; on by default from Kubernetes 1.32)"} with input as refused
+
+	accepted := object.union(mock_recovery, {"server": {"recoverFromFailedExpansion": true}})
+	count(denials("increase-only")) == 0 with input as accepted
+}
+
 # allow_recovery allows recoveries only: a shrink stays denied.
 test_increase_only_allow_recovery_allows_no_shrink if {
 	count(denials("increase-only")) == 1 with input as mock_claim(10, 2)

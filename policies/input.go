@@ -38,9 +38,27 @@ type Input struct {
 	// Proposal sums the whole proposal (every claim of the StatefulSet)
 	// and the others in flight in the namespace, so that a policy decides
 	// over the whole rather than claim by claim; null outside a proposal.
-	Proposal *Proposal      `json:"proposal"`
-	Source   Source         `json:"source"`
-	Params   map[string]any `json:"params"`
+	Proposal *Proposal `json:"proposal"`
+	// Server is what the API server supports, as far as it is known.
+	Server Server         `json:"server"`
+	Source Source         `json:"source"`
+	Params map[string]any `json:"params"`
+}
+
+// Server is what the API server supports of what a claim change needs,
+// read from the server (discovery, a dry run), never from its version; a
+// field is absent (nil) while it is not known, e.g. in claimwarden check
+// without a cluster.
+type Server struct {
+	// VolumeAttributesClasses: the server serves VolumeAttributesClasses
+	// (GA in 1.34; beta and off by default in 1.31–1.33), so a claim's
+	// class can change. Without them the server drops the field from a
+	// claim's patch.
+	VolumeAttributesClasses *bool `json:"volumeAttributesClasses,omitempty"`
+	// RecoverFromFailedExpansion: the server accepts a claim's request
+	// lowered towards its capacity after a failed expansion
+	// (RecoverVolumeExpansionFailure, KEP-1790: on by default from 1.32).
+	RecoverFromFailedExpansion *bool `json:"recoverFromFailedExpansion,omitempty"`
 }
 
 // Proposal is what a whole proposal adds to what its namespace's

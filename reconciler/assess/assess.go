@@ -49,6 +49,10 @@ type Input struct {
 	// InFlight is what other proposals of the namespace still have to
 	// grow, by quota resource (see Growth): the quota is theirs too.
 	InFlight Growth
+	// Server is what the API server supports, as far as known: a
+	// VolumeAttributesClass it cannot apply is reported and not waited
+	// for, and every question carries it (input.server).
+	Server policies.Server
 }
 
 // Assessment is what a proposal gets: the comparison, the policies'
@@ -98,6 +102,7 @@ func Assess(ctx context.Context, ev policies.Evaluator, in Input) (Assessment, e
 	totals := a.Growth.totals(res, in.InFlight)
 	for i := range questions {
 		questions[i].Input.Proposal = totals
+		questions[i].Input.Server = in.Server
 	}
 	if a.Answers, err = ask(ctx, ev, questions, in.Facts, in.Also); err != nil {
 		return Assessment{}, err

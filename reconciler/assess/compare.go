@@ -14,7 +14,10 @@ import (
 // compare diffs the desired templates with the claims; with LookAhead,
 // also the claims outside the desired ordinals.
 func compare(in Input) (diff.Result, error) {
-	d := diff.Input{Desired: in.Desired, PVCs: in.Claims, IgnoreLabels: in.IgnoredLabels, MaxClaims: in.MaxClaims}
+	d := diff.Input{
+		Desired: in.Desired, PVCs: in.Claims, IgnoreLabels: in.IgnoredLabels, MaxClaims: in.MaxClaims,
+		NoVolumeAttributesClasses: in.Server.VolumeAttributesClasses != nil && !*in.Server.VolumeAttributesClasses,
+	}
 	if in.Recreate {
 		d.LiveTemplates = diff.LiveTemplatesOf(in.Live)
 	}

@@ -8,10 +8,18 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
+// claimOptions are what every claim of a StatefulSet is compared with.
+type claimOptions struct {
+	// ignore holds label keys never copied onto claims.
+	ignore map[string]bool
+	// noVAC: the server serves no VolumeAttributesClasses.
+	noVAC bool
+}
+
 // compareClaim diffs one template, of wantBytes, against its claim; pvc is
-// nil when the claim does not exist yet; ignore holds label keys never
-// copied onto claims. It fails on a claim whose sizes cannot be counted.
-func compareClaim(t *corev1.PersistentVolumeClaim, wantBytes int64, name string, ordinal int32, pvc *corev1.PersistentVolumeClaim, ignore map[string]bool) (ClaimChange, error) {
+// nil when the claim does not exist yet. It fails on a claim whose sizes
+// cannot be counted.
+func compareClaim(t *corev1.PersistentVolumeClaim, wantBytes int64, name string, ordinal int32, pvc *corev1.PersistentVolumeClaim, opts claimOptions) (ClaimChange, error) {
 	want := t.Spec.Resources.Requests[corev1.ResourceStorage]
 	c := ClaimChange{
 		Template:        t.Name,
@@ -53,14 +61,8 @@ func compareClaim(t *corev1.PersistentVolumeClaim, wantBytes int64, name string,
 		c.RequestTo, c.ToBytes = want.DeepCopy(), wantBytes
 	}
 	c.OverSized = from > wantBytes && !c.Recovery
-	tmplVAC := c.VACTo
-	if tmplVAC == nil || !classMatches(&t.Spec, &pvc.Spec) {
-		// KEP-4650: a VAC belongs to a storage class; never move it across
-		// classes. A template without a VAC leaves the claim's alone: the API
-		// server forbids clearing a class once applied, so nil is no target.
-		c.VACTo = c.VACFrom
-	}
-	c.Labels = missingEntries(t.Labels, pvc.Labels, ignore)
+	tmplVAC := targetVAC(&c, t, pvc, opts.noVAC)
+	c.Labels = missingEntries(t.Labels, pvc.Labels, opts.ignore)
 	c.Annotations = missingEntries(t.Annotations, pvc.Annotations, nil)
 
 	for _, m := range c.Immutable {
@@ -98,6 +100,29 @@ func compareClaim(t *corev1.PersistentVolumeClaim, wantBytes int64, name string,
 		c.Reasons = append(c.Reasons, "volume attributes class change failed: "+c.ModifyError)
 	}
 	return c, nil
+}
+
+// targetVAC sets what a patch sets as the claim's VolumeAttributesClass
+// (c.VACTo) and returns the class the claim must be on to be compatible:
+// the template's, or nil when it names none or the server cannot apply one.
+func targetVAC(c *ClaimChange, t, pvc *corev1.PersistentVolumeClaim, noVAC bool) *string {
+	tmplVAC := c.VACTo
+	if tmplVAC == nil || !classMatches(&t.Spec, &pvc.Spec) {
+		// KEP-4650: a VAC belongs to a storage class; never move it across
+		// classes. A template without a VAC leaves the claim's alone: the API
+		// server forbids clearing a class once applied, so nil is no target.
+		c.VACTo = c.VACFrom
+	}
+	if noVAC && tmplVAC != nil {
+		// The server would drop the field from the patch, and no claim
+		// would ever report the class applied: waiting would be forever.
+		c.VACTo = c.VACFrom
+		if !equalPtr(c.CurrentVAC, tmplVAC) {
+			c.VACUnsupported = tmplVAC
+		}
+		return nil
+	}
+	return tmplVAC
 }
 
 // claimSizes are a claim's storage request and capacity in bytes; a

@@ -43,9 +43,9 @@ func Compute(in Input) (Result, error) {
 		}
 	}
 
-	ignore := make(map[string]bool, len(in.IgnoreLabels))
+	opts := claimOptions{ignore: make(map[string]bool, len(in.IgnoreLabels)), noVAC: in.NoVolumeAttributesClasses}
 	for _, k := range in.IgnoreLabels {
-		ignore[k] = true
+		opts.ignore[k] = true
 	}
 	claims := make([]ClaimChange, 0, len(sts.Spec.VolumeClaimTemplates)*int(count))
 	for i := range sts.Spec.VolumeClaimTemplates {
@@ -54,7 +54,7 @@ func Compute(in Input) (Result, error) {
 		for k := range count {
 			o := start + k
 			name := ClaimName(t.Name, sts.Name, o)
-			c, err := compareClaim(t, sizes[i], name, o, pvcs[name], ignore)
+			c, err := compareClaim(t, sizes[i], name, o, pvcs[name], opts)
 			if err != nil {
 				return Result{}, fmt.Errorf("diff: StatefulSet %s: %w", objName(sts), err)
 			}

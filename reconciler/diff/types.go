@@ -58,6 +58,10 @@ type ClaimChange struct {
 	VACFrom, VACTo *string
 	// CurrentVAC is status.currentVolumeAttributesClassName.
 	CurrentVAC *string
+	// VACUnsupported is the template's class when the API server serves no
+	// VolumeAttributesClasses (Input.NoVolumeAttributesClasses) and the
+	// claim is not on it: it is reported, not patched nor waited for.
+	VACUnsupported *string
 
 	// Labels and Annotations are the template's entries (GitOps tracking keys
 	// removed) that the PVC lacks or has with another value.
@@ -152,6 +156,11 @@ type Input struct {
 	// MaxClaims bounds templates × replicas; a StatefulSet with more claims
 	// is refused before any work. Values below 1 mean DefaultMaxClaims.
 	MaxClaims int
+	// NoVolumeAttributesClasses says the API server serves no
+	// VolumeAttributesClasses: a template's class can never be applied (the
+	// server drops it from a patch), so it is neither patched nor waited
+	// for, and the claim reports it (ClaimChange.VACUnsupported).
+	NoVolumeAttributesClasses bool
 }
 
 // DefaultMaxClaims is the default of Input.MaxClaims. Every claim is an

@@ -19,8 +19,10 @@ func compatibleMessage(c diff.ClaimChange) string {
 	if c.OverSized {
 		msg += fmt.Sprintf("; over-sized: requests %s, template %s (never shrunk)", c.RequestFrom.String(), c.TemplateRequest.String())
 	}
-	if r := recoveredNote(c); r != "" {
-		msg += "; " + r
+	for _, note := range []string{recoveredNote(c), unsupportedNote(c)} {
+		if note != "" {
+			msg += "; " + note
+		}
 	}
 	// A failure on a compatible claim is not the rollout's, but it is not hidden.
 	if f := failure(c); f != "" {
@@ -113,6 +115,29 @@ func blocked(strategy v1alpha1.UpdateStrategy, failed, denied, policyDenied, add
 	}
 	if len(removed) > 0 {
 		parts = append(parts, "templates removed (reported, not acted on): "+strings.Join(removed, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// groupedNames groups the steps' claim names by key (steps whose key is ""
+// left out), in the order keys first appear, and joins format(key,
+// nameList) of each group with "; "; "" when no step has a key.
+func groupedNames(steps []Step, key func(Step) string, format func(key, names string) string) string {
+	var keys []string
+	byKey := map[string][]string{}
+	for _, s := range steps {
+		k := key(s)
+		if k == "" {
+			continue
+		}
+		if byKey[k] == nil {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], s.Claim.Name)
+	}
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = format(k, nameList(byKey[k]))
 	}
 	return strings.Join(parts, "; ")
 }

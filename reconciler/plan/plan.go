@@ -71,6 +71,10 @@ type Plan struct {
 	// Recovered, when set, names the compatible claims whose request was
 	// lowered to recover from a failed expansion (see diff's Recovery).
 	Recovered string
+	// Unsupported, when set, names the claims the template asks for what
+	// the API server cannot do (a VolumeAttributesClass where it serves
+	// none): reported, never waited for.
+	Unsupported string
 }
 
 // Build plans the next step of a rollout from a diff: it classifies every
@@ -97,6 +101,7 @@ func Build(r diff.Result, o Options) Plan {
 		p.WaitingForPods = onDeleteSummary(t.oldPods)
 	}
 	p.Recovered = recoveredSummary(p.Steps)
+	p.Unsupported = unsupportedSummary(p.Steps)
 	p.Blocked = blocked(o.Strategy, t.failed, t.denied, t.policyDenied, r.TemplatesAdded, r.TemplatesRemoved)
 	return p
 }

@@ -48,24 +48,14 @@ func recoveredNote(c diff.ClaimChange) string {
 // status and completion event: "recovered from failed expansion to 2Gi:
 // data-web-1, data-web-2; to 5Gi: logs-web-2"; "" when none.
 func recoveredSummary(steps []Step) string {
-	var sizes []string
-	bySize := map[string][]string{}
-	for _, s := range steps {
+	groups := groupedNames(steps, func(s Step) string {
 		if !s.Claim.Compatible || recoveredNote(s.Claim) == "" {
-			continue
+			return ""
 		}
-		size := s.Claim.RequestFrom.String()
-		if bySize[size] == nil {
-			sizes = append(sizes, size)
-		}
-		bySize[size] = append(bySize[size], s.Claim.Name)
-	}
-	if len(sizes) == 0 {
+		return s.Claim.RequestFrom.String()
+	}, func(size, names string) string { return "to " + size + ": " + names })
+	if groups == "" {
 		return ""
 	}
-	parts := make([]string, len(sizes))
-	for i, size := range sizes {
-		parts[i] = "to " + size + ": " + nameList(bySize[size])
-	}
-	return "recovered from failed expansion " + strings.Join(parts, "; ")
+	return "recovered from failed expansion " + groups
 }

@@ -4,7 +4,11 @@ import (
 	"context"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/claimwarden/claimwarden/policies"
 )
 
 // TemplatesHash is templatesHash, for the tests against the API server.
@@ -17,4 +21,10 @@ func ByKubernetes(ctx context.Context, cfg *rest.Config, sts *appsv1.StatefulSet
 	k := &claimUpdates{config: cfg}
 	byKubernetes, err = k.byKubernetes(ctx, sts)
 	return byKubernetes, k.known, k.supported, err
+}
+
+// ServerSupport asks the server of cfg, as the controller does, what it
+// supports for a StatefulSet whose claims are pvcs.
+func ServerSupport(ctx context.Context, cfg *rest.Config, c client.Client, pvcs []corev1.PersistentVolumeClaim) policies.Server {
+	return (&serverSupport{config: cfg, client: c}).of(ctx, pvcs)
 }

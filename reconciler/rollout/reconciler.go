@@ -56,6 +56,8 @@ type Reconciler struct {
 	// claimUpdates says whether Kubernetes updates a StatefulSet's
 	// claims itself (KEP-4650).
 	claimUpdates *claimUpdates
+	// server says what the API server supports of what claim changes need.
+	server *serverSupport
 }
 
 // Reconcile runs the phases of one rollout: finish an interrupted re-create,
@@ -251,7 +253,8 @@ func (r *Reconciler) assessClaims(ctx context.Context, sts *appsv1.StatefulSet, 
 		Live: sts, Desired: t.sts, Recreate: t.recreateWith != nil,
 		Claims: pvcs, IgnoredLabels: t.ignoredLabels, MaxClaims: r.opts.MaxClaimsPerStatefulSet,
 		Strategy: strategy, MaxConcurrent: r.opts.MaxConcurrentPatches, OnDelete: onDelete,
-		Facts: r.facts(t.sts, policies.Source(t.src)),
+		Facts:  r.facts(t.sts, policies.Source(t.src)),
+		Server: r.server.of(ctx, pvcs),
 	}
 	var a assess.Assessment
 	r.reserved.decide(key.Namespace, func() {

@@ -102,6 +102,10 @@ func TestFailedExpansionRecoversToASmallerTemplate(t *testing.T) {
 		t.Fatalf("claim 2 requests %s with capacity %s, want 10Gi and 1Gi", r.String(), q.String())
 	}
 	err := c.Patch(ctx, failed.DeepCopy(), client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"resources":{"requests":{"storage":"1Gi"}}}}`)))
+	if apierrors.IsInvalid(err) && strings.Contains(err.Error(), "can not be less than previous value") {
+		recoveryRefusedByServer(t, c, key)
+		return
+	}
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "can not be less than status.capacity") {
 		t.Fatalf("lowering the request to the capacity: %v, want 422 naming status.capacity", err)
 	}
@@ -150,6 +154,24 @@ func TestFailedExpansionRecoversToASmallerTemplate(t *testing.T) {
 	if !strings.Contains(s.Description, said) {
 		t.Errorf("commit status %q, want %q", s.Description, said)
 	}
+}
+
+// recoveryRefusedByServer is the recovery on a server that refuses every
+// lower request (RecoverVolumeExpansionFailure off, as before 1.32):
+// claimwarden knows it from a dry run, increase-only refuses the recovery
+// naming the server, and nothing is patched.
+func recoveryRefusedByServer(t *testing.T, c client.Client, key client.ObjectKey) {
+	t.Helper()
+	t.Logf("compat: the server refuses any lower request (RecoverVolumeExpansionFailure off): the recovery is refused, naming the server, and nothing is patched")
+	resizeTo(t, c, key, "2Gi", recoveryCommit())
+	vcr := waitRollout(t, c, key, "the recovery denied", func(v *v1alpha1.VolumeClaimRollout) bool {
+		return strings.HasPrefix(condition(v, meta.StalledCondition), v1alpha1.ReasonPolicyDenied) && v.Status.Claims[2].Phase == v1alpha1.ClaimDenied
+	})
+	const want = "refused because this API server does not accept a lowered request"
+	if msg := vcr.Status.Claims[2].Message; !strings.Contains(msg, want) {
+		t.Errorf("claim 2: %q, want %q", msg, want)
+	}
+	assertUnpatched(t, c, key.Namespace, key.Name, "10Gi")
 }
 
 // A template below the failed claim's capacity would shrink the volume:

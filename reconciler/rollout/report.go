@@ -124,9 +124,11 @@ func setConditions(vcr *v1alpha1.VolumeClaimRollout, strategy v1alpha1.UpdateStr
 		if n.OverSized > 0 {
 			msg += fmt.Sprintf(" (%d over-sized, left as they are)", n.OverSized)
 		}
-		if p.Recovered != "" {
-			// Also the completion event's and the commit status's words.
-			msg += "; " + p.Recovered
+		// Also the completion event's and the commit status's words.
+		for _, summary := range []string{p.Recovered, p.Unsupported} {
+			if summary != "" {
+				msg += "; " + summary
+			}
 		}
 		conditions.MarkTrue(vcr, meta.ReadyCondition, v1alpha1.ReasonCompatible, "%s", msg)
 		conditions.Delete(vcr, meta.ReconcilingCondition)

@@ -59,6 +59,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		pods:         mgr.GetAPIReader(),
 		verdicts:     gate.NewCache(opts.Policies, gate.CacheOptions{Recheck: opts.PolicyRecheck}),
 		claimUpdates: &claimUpdates{config: mgr.GetConfig(), reader: mgr.GetAPIReader()},
+		server:       &serverSupport{config: mgr.GetConfig(), client: c},
 	}
 	policyEvents := make(chan event.GenericEvent)
 	if opts.PolicyChanges != nil {

@@ -8,8 +8,10 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,6 +37,52 @@ func volumeAttributesClass(t *testing.T, c client.Client, name string) {
 	t.Cleanup(func() { _ = c.Delete(context.Background(), vac) })
 }
 
+// keepsClaimVAC asks the API server, in a dry run, whether it keeps a
+// claim's volumeAttributesClassName: servers without the
+// VolumeAttributesClass gate (off by default before 1.34) drop it. The test
+// reads the server's behaviour, claimwarden its discovery: they must agree.
+func keepsClaimVAC(t *testing.T, c client.Client, ns string) bool {
+	t.Helper()
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vac-probe"},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:               []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:                 corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+			VolumeAttributesClassName: ptr.To("probe"),
+		},
+	}
+	if err := c.Create(context.Background(), pvc, client.DryRunAll); err != nil {
+		t.Fatal(err)
+	}
+	return pvc.Spec.VolumeAttributesClassName != nil
+}
+
+// vacNotApplied is what claimwarden says of claims whose template names a
+// class where the server serves none.
+const vacNotApplied = "not applied: this API server serves no VolumeAttributesClasses"
+
+// reportedNotApplied waits, on a server without VolumeAttributesClasses,
+// for the rollout to be Ready with every claim's class reported as not
+// applied, never patched nor waited for.
+func reportedNotApplied(t *testing.T, c client.Client, key client.ObjectKey, class string, claims ...string) {
+	t.Helper()
+	t.Logf("compat: the server serves no VolumeAttributesClasses: a template's class is reported as not applied, never patched nor waited for")
+	vcr := waitRollout(t, c, key, "Ready, the class reported as not applied", func(v *v1alpha1.VolumeClaimRollout) bool {
+		return readyTrue(v) && v.Status.Counts.Compatible == int32(len(claims)) && strings.Contains(condition(v, meta.ReadyCondition), class+" not applied to")
+	})
+	for i, name := range claims {
+		if msg := claimStatus(vcr, name).Message; !strings.Contains(msg, "volume attributes class "+class+" "+vacNotApplied) {
+			t.Errorf("%s: %q, want it to say the class is not applied and why", name, msg)
+		}
+		if vac := claim(t, c, key.Namespace, name).Spec.VolumeAttributesClassName; vac != nil {
+			t.Errorf("claim %d %s: class %s set on a server that drops it", i, name, *vac)
+		}
+	}
+	if patched := events(t, c, key.Namespace, v1alpha1.ReasonClaimPatched); len(patched) != 0 {
+		t.Errorf("patch events %v, want none: nothing a patch could change", notes(patched))
+	}
+}
+
 func setTemplateVAC(name string) func(*appsv1.StatefulSet) {
 	return func(s *appsv1.StatefulSet) {
 		s.Spec.VolumeClaimTemplates[0].Spec.VolumeAttributesClassName = ptr.To(name)
@@ -54,6 +102,10 @@ func TestVolumeAttributesClassChangeIsCompatibleOnlyOnceApplied(t *testing.T) {
 
 	if err := fixtures.ReplaceTemplates(context.Background(), c, key, setTemplateVAC(gold)); err != nil {
 		t.Fatal(err)
+	}
+	if !keepsClaimVAC(t, c, ns) {
+		reportedNotApplied(t, c, key, gold, "data-tuned-0", "data-tuned-1")
+		return
 	}
 	vcr := waitRollout(t, c, key, "waiting for the class on data-tuned-1", func(v *v1alpha1.VolumeClaimRollout) bool {
 		return v.Status.Claims[1].Phase == v1alpha1.ClaimResizing
@@ -95,12 +147,16 @@ func TestVolumeAttributesClassChangeIsCompatibleOnlyOnceApplied(t *testing.T) {
 
 // An infeasible modify fails the claim with the driver's message, stalls the
 // rollout VolumeModifyFailed, fails the commit, and recovers once the
-// storage accepts the class.
+// storage accepts the class. Where the server serves no classes, no modify
+// is ever asked for: the rollout is Ready, the class reported.
 func TestInfeasibleVolumeAttributesClassChangeFails(t *testing.T) {
 	c := started(t)
 	ns := namespace(t, c)
 	gold := ns + "-gold"
-	volumeAttributesClass(t, c, gold)
+	supported := keepsClaimVAC(t, c, ns)
+	if supported {
+		volumeAttributesClass(t, c, gold)
+	}
 	sts := fixtures.StatefulSet(ns, "tuned", 1, classExpandable, "1Gi")
 	live, key := createLive(t, c, sts)
 	const driverSays = "simulated: 9000 iops exceed this pool's limit"
@@ -111,6 +167,11 @@ func TestInfeasibleVolumeAttributesClassChangeFails(t *testing.T) {
 	p, sha := gitProposal(live, "1Gi", &reapplied)
 	setTemplateVAC(gold)(p.StatefulSet)
 	proposals.Set(context.Background(), p)
+	if !supported {
+		reportedNotApplied(t, c, key, gold, "data-tuned-0")
+		waitStatus(t, sha, "claimwarden/"+ns+"/tuned", func(s gitstatus.Status) bool { return s.State == gitstatus.Success })
+		return
+	}
 
 	vcr := waitRollout(t, c, key, "Stalled by the infeasible class", stalled)
 	msg := condition(vcr, meta.StalledCondition)

@@ -33,6 +33,7 @@ var scenarios = []scenario{
 		{rollout, "TestVolumeAttributesClassChangeIsCompatibleOnlyOnceApplied"},
 		{rollout, "TestInfeasibleVolumeAttributesClassChangeFails"},
 	}},
+	{"server support read from the server", []test{{rollout, "TestServerSupportIsReadFromTheServer"}}},
 	{"partition", []test{{rollout, "TestPartitionHoldsClaimsUntilItMoves"}}},
 	{"OnDelete", []test{{rollout, "TestOnDeleteClaimsFollowTheirPods"}}},
 	{"ordinals", []test{{rollout, "TestStartOrdinalClaimsGrowHighestFirst"}}},

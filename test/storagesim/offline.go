@@ -30,9 +30,20 @@ func offline(pvc *corev1.PersistentVolumeClaim) bool {
 	return ok
 }
 
-// nodeResizePending reports whether the claim's file system waits for a remount.
+// nodeResizePending reports whether the claim's file system waits for a
+// remount: allocatedResourceStatuses says so where the server keeps it
+// (RecoverVolumeExpansionFailure, on by default from 1.32), condition
+// FileSystemResizePending on every server.
 func nodeResizePending(pvc *corev1.PersistentVolumeClaim) bool {
-	return pvc.Status.AllocatedResourceStatuses[corev1.ResourceStorage] == corev1.PersistentVolumeClaimNodeResizePending
+	if pvc.Status.AllocatedResourceStatuses[corev1.ResourceStorage] == corev1.PersistentVolumeClaimNodeResizePending {
+		return true
+	}
+	for _, c := range pvc.Status.Conditions {
+		if c.Type == corev1.PersistentVolumeClaimFileSystemResizePending && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
 }
 
 // finishOffline ends the controller part of an offline expansion: the
@@ -84,7 +95,9 @@ func (s *Simulator) nodeResize(ctx context.Context, pvc *corev1.PersistentVolume
 		pvc.Annotations[OfflineResizeAnnotation] == OfflineResizeNever {
 		return err
 	}
-	target := pvc.Status.AllocatedResources[corev1.ResourceStorage]
+	// The volume's size, as the kubelet grows to; allocatedResources says
+	// the same where the server keeps it.
+	target := vol.Spec.Capacity[corev1.ResourceStorage]
 	if _, err := s.updateClaimStatus(ctx, client.ObjectKeyFromObject(pvc), pvc.UID, func(p *corev1.PersistentVolumeClaim) {
 		markResizeFinished(p, target)
 	}); err != nil {

@@ -27,7 +27,13 @@ func (s *Simulator) resize(ctx context.Context, pvc *corev1.PersistentVolumeClai
 	key := client.ObjectKeyFromObject(pvc)
 	request := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
 	capacity := pvc.Status.Capacity[corev1.ResourceStorage]
-	if allocated := pvc.Status.AllocatedResources[corev1.ResourceStorage]; nodeResizePending(pvc) && request.Cmp(allocated) <= 0 {
+	allocated := pvc.Status.AllocatedResources[corev1.ResourceStorage]
+	if allocated.IsZero() {
+		// Servers without RecoverVolumeExpansionFailure (off by default
+		// before 1.32) drop allocatedResources: the volume's size says it.
+		allocated = pv.Spec.Capacity[corev1.ResourceStorage]
+	}
+	if nodeResizePending(pvc) && request.Cmp(allocated) <= 0 {
 		// The controller part is done; the node's waits for a mount.
 		s.endAttempt(s.resizes, key)
 		return 0, s.nodeResize(ctx, pvc, pv)
