@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/reconciler/converge"
 	"github.com/claimwarden/claimwarden/test/argoenv"
 	"github.com/claimwarden/claimwarden/test/gitea"
 )
@@ -117,7 +118,7 @@ func synced(st argoenv.AppStatus) bool {
 // stillFailing is a sync refused by the API server: the automated sync
 // retries it (Running) and finally gives up (Failed), never succeeds.
 func stillFailing(st argoenv.AppStatus) bool {
-	return st.Sync == "OutOfSync" && st.OperationPhase != "Succeeded" && strings.Contains(st.OperationMessage, "field is immutable")
+	return st.Sync == "OutOfSync" && st.OperationPhase != "Succeeded" && converge.IsTemplatesImmutableMessage(st.OperationMessage)
 }
 
 // argoAppsNamespace is where Argo CD allows Applications besides its own

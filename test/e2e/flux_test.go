@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/reconciler/converge"
 	"github.com/claimwarden/claimwarden/test/fluxenv"
 	"github.com/claimwarden/claimwarden/test/gitea"
 )
@@ -232,7 +233,7 @@ func TestFluxLoop(t *testing.T) {
 		}
 		s.kustomization(sha, "still failing on the immutable templates", func(ks *kustomizev1.Kustomization) bool {
 			ok, _, msg := fluxenv.Ready(ks)
-			return !ok && strings.Contains(msg, "field is immutable") && ks.Status.LastAppliedRevision != "main@sha1:"+sha
+			return !ok && converge.IsTemplatesImmutableMessage(msg) && ks.Status.LastAppliedRevision != "main@sha1:"+sha
 		})
 		assertUntouched(t, cl, s.sts, before, pods, "1Gi")
 

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/claimwarden/claimwarden/reconciler/converge"
 	"github.com/claimwarden/claimwarden/test/testenv"
 )
 
@@ -107,7 +108,7 @@ func TestHelmCLIUpgrade(t *testing.T) {
 
 	h.writeChart("0.2.0", "2Gi")
 	out, err := h.run("upgrade", "web", h.chart)
-	if err == nil || !strings.Contains(out, "spec.volumeClaimTemplates: Invalid value") || !strings.Contains(out, "field is immutable") {
+	if err == nil || !converge.IsTemplatesImmutableMessage(out) {
 		t.Fatalf("the first helm upgrade: %v\n%s\nwant it refused on the claim templates", err, out)
 	}
 	vcr := waitRolloutDone(t, cl.admin, key, 2, "2Gi", ctl)

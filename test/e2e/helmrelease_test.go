@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/claimwarden/claimwarden/reconciler/converge"
 	"github.com/claimwarden/claimwarden/test/fluxenv"
 	"github.com/claimwarden/claimwarden/test/gitea"
 )
@@ -134,7 +135,7 @@ func deployed(hr *helmv2.HelmRelease) bool {
 // failedOnTemplates reports whether its newest release failed on the claim templates.
 func failedOnTemplates(hr *helmv2.HelmRelease) bool {
 	ok, _, msg := fluxenv.Ready(hr)
-	return !ok && hr.Status.History.Latest().Status == "failed" && strings.Contains(msg, "field is immutable")
+	return !ok && hr.Status.History.Latest().Status == "failed" && converge.IsTemplatesImmutableMessage(msg)
 }
 
 // setupHelmScenario creates a Gitea repository with the chart at 1Gi, a

@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"strconv"
-	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -18,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/claimwarden/claimwarden/reconciler/converge"
 	"github.com/claimwarden/claimwarden/reconciler/source"
 )
 
@@ -145,7 +145,7 @@ func TestTenancyHelmForgedRecord(t *testing.T) {
 	}
 	pods := podUIDs(t, cl.admin, before)
 	h.writeChart("0.2.0", "2Gi")
-	if out, err := h.run("upgrade", "web", h.chart); err == nil || !strings.Contains(out, "field is immutable") {
+	if out, err := h.run("upgrade", "web", h.chart); err == nil || !converge.IsTemplatesImmutableMessage(out) {
 		t.Fatalf("helm upgrade: %v\n%s\nwant it refused on the claim templates", err, out)
 	}
 	vcr := waitRolloutDone(t, cl.admin, web, 2, "2Gi", ctl)

@@ -2,10 +2,11 @@ package e2e
 
 import (
 	"context"
-	"github.com/fluxcd/pkg/runtime/conditions"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
