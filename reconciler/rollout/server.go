@@ -2,20 +2,17 @@ package rollout
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/policies"
+	"github.com/claimwarden/claimwarden/reconciler/serverinfo"
 )
 
 // What claimwarden depends on differs between Kubernetes releases; it is
@@ -54,84 +51,31 @@ func (s *serverSupport) of(ctx context.Context, pvcs []corev1.PersistentVolumeCl
 	now := time.Now()
 	if s.config != nil && now.Sub(s.vacAt) >= serverSupportRecheck {
 		s.vacAt = now
-		served, err := servesVolumeAttributesClasses(s.config)
+		served, err := volumeAttributesClasses(s.config)
 		if err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "reading whether the API server serves VolumeAttributesClasses; going on as if it did")
+			ctrl.LoggerFrom(ctx).Error(err, "reading whether the API server serves VolumeAttributesClasses; going on with what was known")
+		} else {
+			s.vac = &served
 		}
-		s.vac = served
 	}
 	if s.client != nil && now.Sub(s.recAt) >= serverSupportRecheck {
-		if pvc := recoveryCandidate(pvcs); pvc != nil {
+		if pvc := serverinfo.RecoveryCandidate(pvcs); pvc != nil {
 			s.recAt = now
-			s.recovery = acceptsLoweredRequest(ctx, s.client, pvc)
+			accepted, err := serverinfo.AcceptsLoweredRequest(ctx, s.client, pvc)
+			if err != nil {
+				ctrl.LoggerFrom(ctx).Info("could not tell whether the API server accepts a lowered claim request", "error", err.Error())
+			} else {
+				s.recovery = &accepted
+			}
 		}
 	}
 	return policies.Server{VolumeAttributesClasses: s.vac, RecoverFromFailedExpansion: s.recovery}
 }
 
-// servesVolumeAttributesClasses reads from discovery whether any version of
-// storage.k8s.io serves volumeattributesclasses; nil with the error when
-// discovery could not tell.
-func servesVolumeAttributesClasses(config *rest.Config) (*bool, error) {
+func volumeAttributesClasses(config *rest.Config) (bool, error) {
 	dc, err := discovery.NewDiscoveryClientForConfig(config)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
-	for _, version := range []string{"v1", "v1beta1", "v1alpha1"} {
-		list, err := dc.ServerResourcesForGroupVersion("storage.k8s.io/" + version)
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("discovering storage.k8s.io/%s: %w", version, err)
-		}
-		for _, r := range list.APIResources {
-			if r.Name == "volumeattributesclasses" {
-				served := true
-				return &served, nil
-			}
-		}
-	}
-	served := false
-	return &served, nil
-}
-
-// recoveryCandidate is a claim whose request is above its reported
-// capacity (an expansion not finished, or failed), nil when none is: only
-// there can a request be lowered, and so asked about.
-func recoveryCandidate(pvcs []corev1.PersistentVolumeClaim) *corev1.PersistentVolumeClaim {
-	for i := range pvcs {
-		req := pvcs[i].Spec.Resources.Requests[corev1.ResourceStorage]
-		capacity, ok := pvcs[i].Status.Capacity[corev1.ResourceStorage]
-		if ok && !capacity.IsZero() && req.Value() > capacity.Value()+1 {
-			return &pvcs[i]
-		}
-	}
-	return nil
-}
-
-// Where recovery from a failed expansion is off (RecoverVolumeExpansionFailure,
-// on by default from 1.32) the API server refuses any lower request with
-// this; where it is on, it accepts one above the capacity.
-const loweredRequestRefused = "field can not be less than previous value"
-
-// acceptsLoweredRequest asks the API server, in a dry run, to lower pvc's
-// request to one byte above its capacity: true when it accepts, false when
-// it refuses every lower request, nil when the answer says neither.
-func acceptsLoweredRequest(ctx context.Context, c client.Client, pvc *corev1.PersistentVolumeClaim) *bool {
-	capacity := pvc.Status.Capacity[corev1.ResourceStorage]
-	lower := *resource.NewQuantity(capacity.Value()+1, resource.BinarySI)
-	patch := fmt.Sprintf(`{"spec":{"resources":{"requests":{"storage":%q}}}}`, lower.String())
-	err := c.Patch(ctx, pvc.DeepCopy(), client.RawPatch("application/merge-patch+json", []byte(patch)), client.DryRunAll)
-	var accepted bool
-	switch {
-	case err == nil:
-		accepted = true
-	case apierrors.IsInvalid(err) && strings.Contains(err.Error(), loweredRequestRefused):
-		accepted = false
-	default:
-		ctrl.LoggerFrom(ctx).Info("could not tell whether the API server accepts a lowered claim request", "pvc", pvc.Name, "error", err.Error())
-		return nil
-	}
-	return &accepted
+	return serverinfo.VolumeAttributesClasses(dc)
 }
