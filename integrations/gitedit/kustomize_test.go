@@ -35,8 +35,8 @@ spec:
 // holding files besides its kustomization.
 func overlayFiles(kustomization string, files map[string]string) map[string]string {
 	all := map[string]string{
-		"base/kustomization.yaml": "resources: [statefulset.yaml]\n",
-		"base/statefulset.yaml":   baseStatefulSet,
+		"base/kustomization.yaml":          "resources: [statefulset.yaml]\n",
+		"base/statefulset.yaml":            baseStatefulSet,
 		"overlays/prod/kustomization.yaml": kustomization,
 	}
 	for name, content := range files {
