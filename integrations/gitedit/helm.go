@@ -266,4 +266,3 @@ func (p valuePath) set(vals map[string]any, value string) error {
 	}
 	return nil
 }
-
