@@ -149,6 +149,7 @@ func (e *evaluator) input(p manifests.StatefulSet, live *appsv1.StatefulSet, str
 		Live: live, Desired: desired, Recreate: true, LookAhead: true,
 		Claims: claims, IgnoredLabels: e.ignoredLabels[p.File], MaxClaims: diff.DefaultMaxClaims,
 		Strategy: strategy, MaxConcurrent: 1, Facts: e.cur.facts(live.Namespace, source),
+		Server: e.cur.server,
 	}
 	if e.after.asksAgain(live.Namespace) {
 		in.Also = []gate.Facts{e.after.facts(live.Namespace, source)}
@@ -338,6 +339,10 @@ func describeChanges(c diff.ClaimChange) []string {
 	}
 	if c.VACTo != nil && (c.VACFrom == nil || *c.VACFrom != *c.VACTo) {
 		out = append(out, fmt.Sprintf("volume attributes class %s → %q", quoteOrUnset(c.VACFrom), *c.VACTo))
+	}
+	if c.VACUnsupported != nil {
+		// The controller reports it the same way and does not wait for it.
+		out = append(out, fmt.Sprintf("volume attributes class %q not applied: the cluster's API server serves no VolumeAttributesClasses", *c.VACUnsupported))
 	}
 	if len(c.Labels) > 0 {
 		out = append(out, "labels "+keyList(c.Labels))

@@ -12,9 +12,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/claimwarden/claimwarden/policies"
+	"github.com/claimwarden/claimwarden/reconciler/serverinfo"
 )
 
 // clusterState reads the live state the proposal is compared with: the
@@ -34,6 +38,12 @@ func clusterState(ctx context.Context, cfg *rest.Config, sets []proposal, moves 
 		return nil, nil, nil, fmt.Errorf("connecting to the cluster: %w", err)
 	}
 	cur, warns, err := namespacesState(ctx, c, namespacesOf(sets))
+	if err == nil {
+		if cur.server, err = serverSupport(cfg); err != nil {
+			warns = append(warns, Warning{Message: fmt.Sprintf("cannot tell whether the API server serves VolumeAttributesClasses (%v): class changes are checked as if it did", err)})
+			err = nil
+		}
+	}
 	if err != nil || !moves {
 		return cur, nil, warns, err
 	}
@@ -42,6 +52,21 @@ func clusterState(ctx context.Context, cfg *rest.Config, sets []proposal, moves 
 		warns = append(warns, Warning{Message: warn})
 	}
 	return cur, index, warns, err
+}
+
+// serverSupport reads what the API server supports, as the controller
+// does; whether it accepts a lowered request it would learn from a dry
+// run, a write check never makes, so that stays unknown.
+func serverSupport(cfg *rest.Config) (policies.Server, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return policies.Server{}, err
+	}
+	vac, err := serverinfo.VolumeAttributesClasses(dc)
+	if err != nil {
+		return policies.Server{}, err
+	}
+	return policies.Server{VolumeAttributesClasses: &vac}, nil
 }
 
 // namespacesState reads the StorageClasses and what check reads of the

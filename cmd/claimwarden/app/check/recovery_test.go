@@ -1,6 +1,7 @@
 package check
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,5 +23,17 @@ func TestClaimResultSaysARecovery(t *testing.T) {
 	c.Recovery = false
 	if got := claimResult(c, policies.Verdict{Allowed: false}); len(got.Changes) != 0 {
 		t.Errorf("a shrink: changes %q, want none", got.Changes)
+	}
+}
+
+// Against a cluster whose API server serves no VolumeAttributesClasses,
+// the template's class is said not to be applied, as the controller says.
+func TestClaimResultSaysAClassTheServerCannotApply(t *testing.T) {
+	q := resource.MustParse
+	gold := "gold"
+	c := diff.ClaimChange{Name: "data-web-0", RequestFrom: q("1Gi"), TemplateRequest: q("2Gi"), RequestTo: q("2Gi"), VACUnsupported: &gold}
+	got := claimResult(c, policies.Verdict{Allowed: true})
+	if want := `volume attributes class "gold" not applied: the cluster's API server serves no VolumeAttributesClasses`; !slices.Contains(got.Changes, want) {
+		t.Errorf("changes %q, want %q", got.Changes, want)
 	}
 }

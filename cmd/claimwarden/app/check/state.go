@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/claimwarden/claimwarden/integrations/manifests"
+	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/diff"
 )
 
@@ -41,6 +42,9 @@ type current struct {
 	// proposed, in the state with the proposal's cluster objects, says
 	// where it differs from the current one (withProposed); nil otherwise.
 	proposed *proposedFacts
+	// server is what the cluster's API server supports (with a cluster
+	// only: the base's manifests cannot say).
+	server policies.Server
 }
 
 // statefulSet is a current StatefulSet: a live one, or a base one kept as

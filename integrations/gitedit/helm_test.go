@@ -1,0 +1,132 @@
+package gitedit
+
+import (
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v4/pkg/chart/common"
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
+)
+
+// A chart of two StatefulSets as database charts write them: a primary
+// and read replicas, each size from its own value, and a logs volume
+// whose size is the same text as the primary's.
+const dbTemplate = `{{- range $role := list "primary" "replica" }}
+{{- $v := index $.Values $role }}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: {{ $.Release.Name }}-{{ $role }}
+  namespace: {{ $.Release.Namespace }}
+spec:
+  serviceName: db
+  selector: {matchLabels: {role: {{ $role }}}}
+  template:
+    metadata: {labels: {role: {{ $role }}}}
+    spec: {containers: [{name: db, image: postgres}]}
+  volumeClaimTemplates:
+    - metadata: {name: data}
+      spec:
+        accessModes: [ReadWriteOnce]
+        resources: {requests: {storage: {{ $v.persistence.size | quote }}}}
+    - metadata: {name: logs}
+      spec:
+        accessModes: [ReadWriteOnce]
+        resources: {requests: {storage: {{ $.Values.logs.size | quote }}}}
+{{- end }}
+`
+
+func dbChart() *chartv2.Chart {
+	return &chartv2.Chart{
+		Metadata:  &chartv2.Metadata{APIVersion: "v2", Name: "db", Version: "1.0.0"},
+		Templates: []*common.File{{Name: "templates/statefulsets.yaml", Data: []byte(dbTemplate)}},
+		Values: map[string]any{
+			"primary": map[string]any{"persistence": map[string]any{"size": "8Gi"}},
+			"replica": map[string]any{"persistence": map[string]any{"size": "8Gi"}},
+			"logs":    map[string]any{"size": "1Gi"},
+		},
+	}
+}
+
+var primary = Target{Namespace: "shop", StatefulSet: "pg-primary", Template: "data"}
+
+func release(values string) Release {
+	return Release{Chart: dbChart(), Options: common.ReleaseOptions{Name: "pg", Namespace: "shop"}, Values: []byte(values)}
+}
+
+// Rendering, not the key's name, finds the value: of three values that
+// read 10Gi (primary, replica, an unrelated limit) only the primary's
+// moves the primary's data template, and only its line changes.
+func TestSetValuesSizeFindsTheValueByRendering(t *testing.T) {
+	values := `# prod database
+primary:
+  persistence:
+    size: 10Gi   # grown in March
+replica:
+  persistence:
+    size: "10Gi"
+backup:
+  maxSize: 10Gi
+logs:
+  size: 1Gi
+`
+	out, changed, err := SetValuesSize(release(values), primary, "20Gi", "")
+	if err != nil || !changed {
+		t.Fatalf("changed %v, err %v", changed, err)
+	}
+	removed, added := lineDiff(values, string(out))
+	if len(removed) != 1 || len(added) != 1 || added[0] != "    size: 20Gi   # grown in March" {
+		t.Errorf("removed %q, added %q; want the primary's size line only", removed, added)
+	}
+	after, err := Release{Chart: dbChart(), Options: common.ReleaseOptions{Name: "pg", Namespace: "shop"}, Values: out}.render(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := templateSizes(after)
+	if sizes["shop/pg-primary/data"] != "20Gi" || sizes["shop/pg-replica/data"] != "10Gi" || sizes["shop/pg-primary/logs"] != "1Gi" {
+		t.Errorf("rendered sizes %v, want only the primary's data at 20Gi", sizes)
+	}
+
+	// The replica's is found the same way, quoting kept.
+	out, _, err = SetValuesSize(release(values), Target{Namespace: "shop", StatefulSet: "pg-replica", Template: "data"}, "20Gi", "")
+	if _, added := lineDiff(values, string(out)); err != nil || len(added) != 1 || added[0] != `    size: "20Gi"` {
+		t.Errorf("replica: err %v, added %q", err, added)
+	}
+}
+
+// A value shared by several templates is no template's own: rendering
+// cannot tell, and the edit is refused until a key is named.
+func TestSetValuesSizeAsksForAKeyWhenRenderingCannotTell(t *testing.T) {
+	logs := Target{Namespace: "shop", StatefulSet: "pg-primary", Template: "logs"}
+	values := "logs:\n  size: 1Gi\n"
+	if _, _, err := SetValuesSize(release(values), logs, "2Gi", ""); err == nil || !strings.Contains(err.Error(), "claimwarden.dev/size-value") {
+		t.Errorf("err %v, want the annotation named", err)
+	}
+	// The size from the chart's defaults: nothing in the file sets it.
+	if _, _, err := SetValuesSize(release("replica: {}\n"), primary, "20Gi", ""); err == nil || !strings.Contains(err.Error(), "no value of the values file sets its size 8Gi") {
+		t.Errorf("err %v, want no value found", err)
+	}
+	// Named, a key that does not move the target is refused too.
+	if _, _, err := SetValuesSize(release("primary: {persistence: {size: 8Gi}}\nlogs: {size: 1Gi}\n"), primary, "20Gi", "logs.size"); err == nil {
+		t.Error("a key that does not set the target's size was taken")
+	}
+	out, changed, err := SetValuesSize(release("primary: {persistence: {size: 8Gi}}\n"), primary, "20Gi", "primary.persistence.size")
+	if err != nil || !changed || string(out) != "primary: {persistence: {size: 20Gi}}\n" {
+		t.Errorf("named key: %q, %v, %v", out, changed, err)
+	}
+}
+
+func TestSetValuesSizeUnchangedAtThatSize(t *testing.T) {
+	values := "primary:\n  persistence:\n    size: 20Gi\n"
+	out, changed, err := SetValuesSize(release(values), primary, "20Gi", "")
+	if err != nil || changed || string(out) != values {
+		t.Errorf("%q, %v, %v; want the file unchanged", out, changed, err)
+	}
+}
+
+func TestValuePathString(t *testing.T) {
+	if got := (valuePath{"replicas", 0, "persistence", "size"}).String(); got != "replicas[0].persistence.size" {
+		t.Errorf("%q", got)
+	}
+}
