@@ -26,7 +26,14 @@
 //     NodeResizePending and condition FileSystemResizePending, and its
 //     capacity grows only once another Pod than the one running at the
 //     expansion runs with the claim (kwok runs the Pods), as drivers that
-//     grow the file system only when the volume is mounted.
+//     grow the file system only when the volume is mounted. On servers that
+//     drop allocatedResources (RecoverVolumeExpansionFailure off, before
+//     1.32) the condition and the volume's size say the same.
+//   - the kubelet's volume statistics: MetricsHandler serves
+//     kubelet_volume_stats_{capacity,used,available}_bytes and _inodes,
+//     _inodes_used, _inodes_free for the claims on the simulator's volumes,
+//     usage following the claim's UsedAnnotation and FillPerMinuteAnnotation
+//     (a test sets how full a volume is and how fast it fills).
 //
 // Use it next to the real control plane, either in an existing manager
 // (sim.SetupWithManager(mgr)) or on its own until ctx ends:

@@ -73,6 +73,8 @@ type Simulator struct {
 	modifyFailures map[types.NamespacedName]string
 	resizes        map[types.NamespacedName]*attempt
 	modifies       map[types.NamespacedName]*attempt
+	// usage is when each claim's usage annotations were first seen.
+	usage map[types.NamespacedName]usageMark
 	// wake re-queues a claim whose injected failure was cleared in memory
 	// (no API event would tell the controller).
 	wake     chan event.GenericEvent
@@ -115,6 +117,9 @@ func (s *Simulator) init() {
 	}
 	if s.modifies == nil {
 		s.modifies = map[types.NamespacedName]*attempt{}
+	}
+	if s.usage == nil {
+		s.usage = map[types.NamespacedName]usageMark{}
 	}
 	if s.wake == nil {
 		// Buffered so FailResize/ClearFailure never block, even before Start.
