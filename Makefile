@@ -60,7 +60,7 @@ build: ## build bin/claimwarden (static)
 build-chaos: ## build bin/claimwarden-chaos: the controller with the chaos run's crash points (reconciler/crashpoint)
 	CGO_ENABLED=0 $(GO) build -trimpath -tags chaos -ldflags "$(LDFLAGS)" -o $(BIN)/claimwarden-chaos ./cmd/claimwarden
 
-testenv: ## build the test environment (etcd, kube-*, kubectl, kwok, Gitea) into bin/testenv
+testenv: ## build the test environment (etcd, kube-*, kubectl, kwok, Gitea, Flux, Argo CD, Prometheus, tools) into bin/testenv
 	bash test/testenv/build.sh
 
 tools: ## build helm, kubeconform and test/release into bin/testenv (make testenv does too)

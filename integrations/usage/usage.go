@@ -1,0 +1,129 @@
+// Package usage reads how full claims' volumes are from where clusters
+// keep it: the kubelet's volume statistics (kubelet_volume_stats_*) in a
+// Prometheus HTTP API (Prometheus, Thanos, Mimir, VictoriaMetrics...).
+// Autoresize (issue 30) decides on it.
+package usage
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"regexp"
+	"time"
+
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+)
+
+// Usage is one claim's volume as the kubelet last reported it.
+type Usage struct {
+	CapacityBytes, UsedBytes int64
+	Inodes, InodesUsed       int64
+	// GrowthBytesPerSecond is how fast UsedBytes grew over the window
+	// (a least-squares slope, PromQL deriv); 0 when it did not.
+	GrowthBytesPerSecond float64
+}
+
+// UsedFraction is used bytes over capacity (0 without a capacity).
+func (u Usage) UsedFraction() float64 {
+	if u.CapacityBytes <= 0 {
+		return 0
+	}
+	return float64(u.UsedBytes) / float64(u.CapacityBytes)
+}
+
+// TimeToFull is when, growing as it did over the window, the volume is
+// full; false when it is not growing.
+func (u Usage) TimeToFull() (time.Duration, bool) {
+	if u.GrowthBytesPerSecond <= 0 {
+		return 0, false
+	}
+	free := float64(max(u.CapacityBytes-u.UsedBytes, 0))
+	secs := free / u.GrowthBytesPerSecond
+	if secs > float64(math.MaxInt64/int64(time.Second)) {
+		return 0, false
+	}
+	return time.Duration(secs * float64(time.Second)), true
+}
+
+// DefaultWindow is how far back growth is measured.
+const DefaultWindow = 6 * time.Hour
+
+// Reader reads claims' usage from a Prometheus HTTP API.
+type Reader struct {
+	API v1.API
+	// Window is how far back growth is measured; zero means DefaultWindow.
+	Window time.Duration
+}
+
+// namespaceName is what a Kubernetes namespace name may be (RFC 1123
+// label): nothing else is put into a query.
+var namespaceName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+
+// Queries are the PromQL queries Claims asks, for namespace ns and the
+// growth window: per claim (max over the kubelets reporting it, as a
+// volume moving between nodes is briefly reported twice).
+func Queries(ns string, window time.Duration) map[string]string {
+	sel := fmt.Sprintf(`{namespace=%q}`, ns)
+	by := "max by (namespace, persistentvolumeclaim) "
+	return map[string]string{
+		"capacity":    by + "(kubelet_volume_stats_capacity_bytes" + sel + ")",
+		"used":        by + "(kubelet_volume_stats_used_bytes" + sel + ")",
+		"inodes":      by + "(kubelet_volume_stats_inodes" + sel + ")",
+		"inodes_used": by + "(kubelet_volume_stats_inodes_used" + sel + ")",
+		"growth":      by + "(deriv(kubelet_volume_stats_used_bytes" + sel + "[" + model.Duration(window).String() + "]))",
+	}
+}
+
+// Claims is the usage of every claim of namespace ns the kubelets report,
+// by claim name, as of at.
+func (r Reader) Claims(ctx context.Context, ns string, at time.Time) (map[string]Usage, error) {
+	if !namespaceName.MatchString(ns) {
+		return nil, fmt.Errorf("usage: %q is not a namespace name", ns)
+	}
+	window := r.Window
+	if window <= 0 {
+		window = DefaultWindow
+	}
+	out := map[string]Usage{}
+	for key, q := range Queries(ns, window) {
+		v, _, _, err := r.API.Query(ctx, q, at)
+		if err != nil {
+			return nil, fmt.Errorf("usage: querying %s: %w", q, err)
+		}
+		vec, ok := v.(model.Vector)
+		if !ok {
+			return nil, fmt.Errorf("usage: %s answered a %s, not a vector", q, v.Type())
+		}
+		for _, s := range vec {
+			name := string(s.Metric["persistentvolumeclaim"])
+			u := out[name]
+			set(&u, key, float64(s.Value))
+			out[name] = u
+		}
+	}
+	for name, u := range out {
+		if u.CapacityBytes <= 0 {
+			delete(out, name) // only growth or inodes: not a volume the kubelet reports now
+		}
+	}
+	return out, nil
+}
+
+func set(u *Usage, key string, v float64) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return
+	}
+	switch key {
+	case "capacity":
+		u.CapacityBytes = int64(v)
+	case "used":
+		u.UsedBytes = int64(v)
+	case "inodes":
+		u.Inodes = int64(v)
+	case "inodes_used":
+		u.InodesUsed = int64(v)
+	case "growth":
+		u.GrowthBytesPerSecond = max(v, 0)
+	}
+}
