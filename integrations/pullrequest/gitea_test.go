@@ -1,0 +1,148 @@
+package pullrequest_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"code.gitea.io/sdk/gitea"
+
+	"github.com/claimwarden/claimwarden/integrations/gitedit"
+	"github.com/claimwarden/claimwarden/integrations/pullrequest"
+	giteasrv "github.com/claimwarden/claimwarden/test/gitea"
+)
+
+const manifest = `# the shop's database
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: web
+  namespace: shop
+spec:
+  volumeClaimTemplates:
+    - metadata:
+        name: data
+      spec:
+        resources:
+          requests:
+            storage: 10Gi
+`
+
+// proposal is the resize of web's data claims to size as autoresize makes it:
+// the manifest with its one line changed.
+func proposal(t *testing.T, owner, size string) pullrequest.Change {
+	t.Helper()
+	edited, _, err := gitedit.SetSize([]byte(manifest), gitedit.Target{Namespace: "shop", StatefulSet: "web", Template: "data"}, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pullrequest.Change{
+		Owner: owner, Repo: "shop", Base: "main", Key: "autoresize/shop/web",
+		Files: []pullrequest.File{{Path: "apps/web.yaml", Content: edited}},
+		Title: "Grow shop/web data to " + size, Body: "data-web-0 is 91% full.", Message: "web: data " + size,
+	}
+}
+
+// One pull request per key against a real Gitea: opened with the one
+// line changed, updated in place (also by a proposer that restarted),
+// never duplicated; once closed, the next proposal is a new pull request.
+func TestGiteaProposesOnePullRequestPerKey(t *testing.T) {
+	srv := giteasrv.StartT(t)
+	ctx := context.Background()
+	if _, err := srv.CreateRepo(ctx, "shop"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.PushCommit(ctx, "shop", map[string]string{"apps/web.yaml": manifest, "README.md": "shop\n"}, "web at 10Gi"); err != nil {
+		t.Fatal(err)
+	}
+	base, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := &http.Client{Transport: &http.Transport{Proxy: nil}}
+	p := &pullrequest.Gitea{Base: base, Token: srv.Token, HTTP: hc}
+	sdk, err := gitea.NewClient(srv.URL, gitea.SetToken(srv.Token), gitea.SetHTTPClient(hc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last, err := p.Last(ctx, srv.User, "shop", "autoresize/shop/web"); err != nil || last != nil {
+		t.Fatalf("before any proposal: %v, %v; want none", last, err)
+	}
+
+	first, err := p.Propose(ctx, proposal(t, srv.User, "20Gi"))
+	if err != nil || first.State != pullrequest.Open {
+		t.Fatalf("propose: %+v, %v", first, err)
+	}
+	diff := prDiff(t, sdk, srv.User, first.Number)
+	if removed, added := changedLines(diff); len(removed) != 1 || len(added) != 1 || added[0] != "            storage: 20Gi" {
+		t.Errorf("pull request diff removes %q and adds %q, want the one size line:\n%s", removed, added, diff)
+	}
+
+	// Updated, by a proposer that knows nothing of the first (a restart).
+	again := &pullrequest.Gitea{Base: base, Token: srv.Token, HTTP: hc}
+	second, err := again.Propose(ctx, proposal(t, srv.User, "30Gi"))
+	if err != nil || second.Number != first.Number {
+		t.Fatalf("second proposal: %+v, %v; want pull request %d updated", second, err, first.Number)
+	}
+	if _, added := changedLines(prDiff(t, sdk, srv.User, first.Number)); len(added) != 1 || added[0] != "            storage: 30Gi" {
+		t.Errorf("after the update the pull request adds %q, want the 30Gi line only", added)
+	}
+	pr, _, err := sdk.GetPullRequest(srv.User, "shop", first.Number)
+	if err != nil || pr.Title != "Grow shop/web data to 30Gi" {
+		t.Errorf("title %q (%v), want the second proposal's", pr.Title, err)
+	}
+	if prs, _, err := sdk.ListRepoPullRequests(srv.User, "shop", gitea.ListPullRequestsOptions{State: gitea.StateAll}); err != nil || len(prs) != 1 {
+		t.Errorf("%d pull requests (%v), want 1", len(prs), err)
+	}
+
+	// Closed unmerged: Last says so; a later proposal opens a new one.
+	closed := gitea.StateClosed
+	if _, _, err := sdk.EditPullRequest(srv.User, "shop", first.Number, gitea.EditPullRequestOption{State: &closed}); err != nil {
+		t.Fatal(err)
+	}
+	if last, err := p.Last(ctx, srv.User, "shop", "autoresize/shop/web"); err != nil || last == nil || last.State != pullrequest.Closed || last.Number != first.Number {
+		t.Fatalf("after closing: %+v, %v; want %d closed", last, err, first.Number)
+	}
+	third, err := p.Propose(ctx, proposal(t, srv.User, "40Gi"))
+	if err != nil || third.Number == first.Number || third.State != pullrequest.Open {
+		t.Fatalf("after the close: %+v, %v; want a new open pull request", third, err)
+	}
+	if _, added := changedLines(prDiff(t, sdk, srv.User, third.Number)); len(added) != 1 || added[0] != "            storage: 40Gi" {
+		t.Errorf("the new pull request adds %q, want the 40Gi line only", added)
+	}
+}
+
+func TestKeysThatAreNoBranchAreRefused(t *testing.T) {
+	p := &pullrequest.Gitea{Base: &url.URL{Scheme: "http", Host: "127.0.0.1:1"}}
+	for _, key := range []string{"", "a b", "../x", "x/..", ".hidden", "a..b", "x.lock", "x/", "a\nb", strings.Repeat("k", 201)} {
+		if _, err := p.Propose(context.Background(), pullrequest.Change{Key: key}); err == nil || !strings.Contains(err.Error(), "is not a key") {
+			t.Errorf("key %q: %v, want refused", key, err)
+		}
+	}
+}
+
+func prDiff(t *testing.T, sdk *gitea.Client, owner string, number int64) string {
+	t.Helper()
+	d, _, err := sdk.GetPullRequestDiff(owner, "shop", number, gitea.PullRequestDiffOptions{})
+	if err != nil {
+		t.Fatal(fmt.Errorf("pull request %d diff: %w", number, err))
+	}
+	return string(d)
+}
+
+// changedLines are the lines a unified diff removes and adds.
+func changedLines(diff string) (removed, added []string) {
+	for _, l := range strings.Split(diff, "\n") {
+		switch {
+		case strings.HasPrefix(l, "---"), strings.HasPrefix(l, "+++"):
+		case strings.HasPrefix(l, "-"):
+			removed = append(removed, l[1:])
+		case strings.HasPrefix(l, "+"):
+			added = append(added, l[1:])
+		}
+	}
+	return removed, added
+}

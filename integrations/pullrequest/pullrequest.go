@@ -1,0 +1,74 @@
+// Package pullrequest proposes a change of files as a pull request on a Git
+// host, through its API (no git binary, no clone): one pull request per
+// key, updated in place and never duplicated, found again after a restart
+// by its branch, which belongs to claimwarden and is rebuilt from the base
+// branch at every update. Autoresize (issue 30) proposes resizes with it.
+package pullrequest
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// BranchPrefix starts every branch a proposal is made on.
+const BranchPrefix = "claimwarden/"
+
+// Change is a proposed change of files in one repository.
+type Change struct {
+	// Owner and Repo name the repository; Base is the branch the change is
+	// proposed to (the one the GitOps tool applies).
+	Owner, Repo, Base string
+	// Key names the proposal: one pull request per key, on branch
+	// BranchPrefix + Key (e.g. autoresize/shop/web).
+	Key   string
+	Files []File
+	// Title and Body are the pull request's; Message the commit's.
+	Title, Body, Message string
+}
+
+// File is a file's new content, by its path in the repository.
+type File struct {
+	Path    string
+	Content []byte
+}
+
+// State is where a pull request stands.
+type State string
+
+const (
+	Open   State = "open"
+	Merged State = "merged"
+	// Closed is closed without being merged.
+	Closed State = "closed"
+)
+
+// PullRequest is one pull request of a key.
+type PullRequest struct {
+	Number int64
+	URL    string
+	State  State
+}
+
+// Proposer opens and finds the pull requests of keys on one Git host.
+type Proposer interface {
+	// Propose opens the pull request of c.Key, or updates the open one:
+	// its branch rebuilt from c.Base with c.Files, its title and body.
+	Propose(ctx context.Context, c Change) (PullRequest, error)
+	// Last is the newest pull request of key in any state, nil when there
+	// is none (a closed one starts autoresize's cooldown).
+	Last(ctx context.Context, owner, repo, key string) (*PullRequest, error)
+}
+
+// keyPattern is what a key may be: path segments of letters, digits, dot,
+// dash and underscore (namespace/name are), none starting with a dot or
+// ending in .lock, so that the branch is a valid ref (git check-ref-format).
+var keyPattern = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$`)
+
+func branchOf(key string) (string, error) {
+	if !keyPattern.MatchString(key) || len(key) > 200 || strings.Contains(key, "..") || strings.Contains(key+"/", ".lock/") {
+		return "", fmt.Errorf("pullrequest: %q is not a key (path segments of letters, digits, . _ -)", key)
+	}
+	return BranchPrefix + key, nil
+}
