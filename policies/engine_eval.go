@@ -40,7 +40,7 @@ func (e *Engine) Evaluate(ctx context.Context, in Input) Verdict {
 	case c.failure != "":
 		v.deny(c.failure)
 	default:
-		e.eval(ctx, c, input, &v)
+		e.eval(ctx, c, input, in.Change.Kind == KindAutoresize, &v)
 	}
 	v.InputDigest = digest
 	v.Allowed = len(v.Denials) == 0
@@ -50,7 +50,7 @@ func (e *Engine) Evaluate(ctx context.Context, in Input) Verdict {
 
 // eval runs the prepared query under the evaluation timeout and reads the
 // result into v.
-func (e *Engine) eval(parent context.Context, c *compiled, input ast.Value, v *Verdict) {
+func (e *Engine) eval(parent context.Context, c *compiled, input ast.Value, resize bool, v *Verdict) {
 	if err := parent.Err(); err != nil {
 		// OPA notices cancellation asynchronously; a short evaluation
 		// would finish and answer for a caller that has given up.
@@ -73,20 +73,27 @@ func (e *Engine) eval(parent context.Context, c *compiled, input ast.Value, v *V
 	defer context.AfterFunc(ctx, stop.Cancel)()
 	// No metrics are read: OPA's no-op implementation spares allocating a
 	// fresh set of timers and counters per evaluation.
-	rs, err := evalQuery(ctx, c, input, stop)
+	q, sets := c.query, 2
+	if resize {
+		q, sets = c.resizeQuery, 3
+	}
+	rs, err := evalQuery(ctx, q, input, stop)
 	if err != nil {
 		v.deny(e.describeEvalError(parent, ctx, err))
 		return
 	}
-	if len(rs) != 1 || len(rs[0].Bindings) != 2 {
+	if len(rs) != 1 || len(rs[0].Bindings) != sets {
 		// The query's comprehensions are always defined; anything else
 		// is a bug worth a denial rather than an allow.
-		v.deny(fmt.Sprintf("policy result of the wrong shape: %d results for the deny/warn query", len(rs)))
+		v.deny(fmt.Sprintf("policy result of the wrong shape: %d results for the deny/warn/resize query", len(rs)))
 		return
 	}
 	var errs []string
 	v.Denials, errs = readReasons("deny", rs[0].Bindings["deny"], errs)
 	v.Warnings, errs = readReasons("warn", rs[0].Bindings["warn"], errs)
+	if resize {
+		v.Resizes, errs = readResizes(rs[0].Bindings["resize"], errs)
+	}
 	for _, msg := range errs {
 		v.deny(msg)
 	}
@@ -96,13 +103,13 @@ func (e *Engine) eval(parent context.Context, c *compiled, input ast.Value, v *V
 // value that encoding/json refuses (an IntOrString of no known type, which
 // only code can build) panics in OPA's conversion when a policy reads it:
 // that is an error, and so a denial, as such an input always was.
-func evalQuery(ctx context.Context, c *compiled, input ast.Value, stop topdown.Cancel) (rs rego.ResultSet, err error) {
+func evalQuery(ctx context.Context, q rego.PreparedEvalQuery, input ast.Value, stop topdown.Cancel) (rs rego.ResultSet, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%v", r)
 		}
 	}()
-	return c.query.Eval(ctx, rego.EvalParsedInput(input), rego.EvalExternalCancel(stop), rego.EvalMetrics(metrics.NoOp()))
+	return q.Eval(ctx, rego.EvalParsedInput(input), rego.EvalExternalCancel(stop), rego.EvalMetrics(metrics.NoOp()))
 }
 
 // describeEvalError names why an evaluation gave no answer: the memory

@@ -13,6 +13,9 @@ const (
 	// KindStatefulSet is a StatefulSet-level change, evaluated before a
 	// convergence and when templates are added or removed.
 	KindStatefulSet = "statefulset"
+	// KindAutoresize asks whether a claim whose volume fills should grow,
+	// and to what size (rule set resize); input.autoresize says how full.
+	KindAutoresize = "autoresize"
 )
 
 // Input is the document a policy sees as `input`; docs/policy-input.md shows
@@ -40,9 +43,33 @@ type Input struct {
 	// over the whole rather than claim by claim; null outside a proposal.
 	Proposal *Proposal `json:"proposal"`
 	// Server is what the API server supports, as far as it is known.
-	Server Server         `json:"server"`
+	Server Server `json:"server"`
+	// Autoresize is how full the claim's volume is, for KindAutoresize;
+	// null otherwise.
+	Autoresize *Autoresize `json:"autoresize"`
 	Source Source         `json:"source"`
 	Params map[string]any `json:"params"`
+}
+
+// Autoresize is a claim's volume as the kubelet reports it (through the
+// configured Prometheus API) and how it is growing, and the last resize
+// proposed for its StatefulSet.
+type Autoresize struct {
+	CapacityBytes int64 `json:"capacityBytes"`
+	UsedBytes     int64 `json:"usedBytes"`
+	Inodes        int64 `json:"inodes"`
+	InodesUsed    int64 `json:"inodesUsed"`
+	// GrowthBytesPerSecond is how fast use grew over the window read.
+	GrowthBytesPerSecond float64 `json:"growthBytesPerSecond"`
+	// SecondsToFull is when, at that rate, the volume is full; absent when
+	// it is not growing.
+	SecondsToFull *float64 `json:"secondsToFull,omitempty"`
+	// RequestBytes is the claim's request: a resize grows it.
+	RequestBytes int64 `json:"requestBytes"`
+	// SecondsSinceLastProposal is how long ago a resize of the
+	// StatefulSet was last proposed or its pull request closed; absent
+	// when never.
+	SecondsSinceLastProposal *float64 `json:"secondsSinceLastProposal,omitempty"`
 }
 
 // Server is what the API server supports of what a claim change needs,

@@ -12,6 +12,13 @@ package claimwarden.claims
 default_params := {
 	"disabled": [],
 	"allow_recovery": true,
+	"autoresize_used_percent": 80,
+	"autoresize_inodes_percent": 90,
+	"autoresize_horizon_seconds": 604800,
+	"autoresize_target_free_percent": 30,
+	"autoresize_min_step_bytes": 1073741824,
+	"autoresize_max_bytes": null,
+	"autoresize_cooldown_seconds": 86400,
 	"max_step_percent": 100,
 	"max_step_bytes": null,
 	"max_cost_increase": null,

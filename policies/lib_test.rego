@@ -110,6 +110,9 @@ test_params_are_the_defaults_without_configuration if {
 		"disabled": [], "allow_recovery": true, "max_step_percent": 100, "max_step_bytes": null,
 		"max_cost_increase": null, "storage_class_prices": {}, "volume_attributes_class_prices": {},
 		"restart_window": null,
+		"autoresize_used_percent": 80, "autoresize_inodes_percent": 90, "autoresize_horizon_seconds": 604800,
+		"autoresize_target_free_percent": 30, "autoresize_min_step_bytes": 1073741824, "autoresize_max_bytes": null,
+		"autoresize_cooldown_seconds": 86400,
 	} with input as {}
 }
 
@@ -119,6 +122,9 @@ test_configured_params_override_defaults_key_by_key if {
 		"disabled": [], "allow_recovery": true, "max_step_percent": 50, "max_step_bytes": null, "custom": "x",
 		"max_cost_increase": null, "storage_class_prices": {}, "volume_attributes_class_prices": {},
 		"restart_window": null,
+		"autoresize_used_percent": 80, "autoresize_inodes_percent": 90, "autoresize_horizon_seconds": 604800,
+		"autoresize_target_free_percent": 30, "autoresize_min_step_bytes": 1073741824, "autoresize_max_bytes": null,
+		"autoresize_cooldown_seconds": 86400,
 	}
 }
 

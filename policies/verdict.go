@@ -8,6 +8,13 @@ type Reason struct {
 	Message string `json:"msg"`
 }
 
+// Resize is one policy's proposal to grow a claim to ToBytes.
+type Resize struct {
+	Policy  string `json:"policy"`
+	ToBytes int64  `json:"to"`
+	Message string `json:"msg"`
+}
+
 // Verdict is the decision for one Input.
 type Verdict struct {
 	// Allowed is true when no policy denies. An evaluation that failed
@@ -16,6 +23,9 @@ type Verdict struct {
 	Allowed  bool
 	Denials  []Reason
 	Warnings []Reason
+	// Resizes are the sizes policies propose for a KindAutoresize question
+	// (rule set resize); a proposal still goes through the claim questions.
+	Resizes []Resize
 	// InputDigest identifies the input (SHA-256 over its fields), for
 	// decision records.
 	InputDigest string
