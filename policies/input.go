@@ -46,9 +46,9 @@ type Input struct {
 	Server Server `json:"server"`
 	// Autoresize is how full the claim's volume is, for KindAutoresize;
 	// null otherwise.
-	Autoresize *Autoresize `json:"autoresize"`
-	Source Source         `json:"source"`
-	Params map[string]any `json:"params"`
+	Autoresize *Autoresize    `json:"autoresize"`
+	Source     Source         `json:"source"`
+	Params     map[string]any `json:"params"`
 }
 
 // Autoresize is a claim's volume as the kubelet reports it (through the
