@@ -51,8 +51,18 @@ func (e *Env) startControllerManager(port int) (*Process, error) {
 	return e.startComponent("kube-controller-manager", args)
 }
 
+// startScheduler runs kube-scheduler. A Pod found unschedulable while its
+// claim is still being bound waits for the claim's bind event; the
+// scheduler of v1.34.4 was seen to miss it (make compat: four attempts
+// within 30 ms, then none for 90 s), and its safety net, the flush of Pods
+// unschedulable for longer than --pod-max-in-unschedulable-pods-duration
+// (5 min by default, checked every 30 s), is shortened so that such a Pod
+// is tried again within a test's wait. Every version from 1.30 accepts the
+// flag (deprecated, not removed).
 func (e *Env) startScheduler(port int) (*Process, error) {
-	return e.startComponent("kube-scheduler", append(e.kubeClientFlags(port), e.clientRateFlags(0)...))
+	args := append(e.kubeClientFlags(port), e.clientRateFlags(0)...)
+	args = append(args, "--pod-max-in-unschedulable-pods-duration", "10s")
+	return e.startComponent("kube-scheduler", args)
 }
 
 // clientRateFlags are --kube-api-qps/--kube-api-burst from Options.ClientQPS,
