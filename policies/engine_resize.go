@@ -17,17 +17,16 @@ func readResizes(binding any, errs []string) ([]Resize, []string) {
 		return append(errs, fmt.Sprintf("policy result of the wrong shape: data.claimwarden.claims.resize %s; %s",
 			fmt.Sprintf(format, args...), wantResizeShape))
 	}
-	t, ok := binding.(*ast.Term)
-	if !ok {
-		return nil, wrong("is %T", binding)
+	value, bad := ruleValue(binding)
+	if bad != "" {
+		return nil, wrong("%s", bad)
 	}
-	wrapper, ok := t.Value.(*ast.Array)
-	if !ok || wrapper.Len() == 0 {
+	if value == nil {
 		return nil, errs
 	}
-	set, ok := wrapper.Elem(0).Value.(ast.Set)
+	set, ok := value.(ast.Set)
 	if !ok {
-		return nil, wrong("is a %s (%s)", ast.ValueName(wrapper.Elem(0).Value), truncate(wrapper.Elem(0).Value.String()))
+		return nil, wrong("is a %s (%s)", ast.ValueName(value), truncate(value.String()))
 	}
 	elems := set.Sorted()
 	out := make([]Resize, 0, elems.Len())

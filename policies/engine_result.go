@@ -20,16 +20,15 @@ func readReasons(rule string, binding any, errs []string) ([]Reason, []string) {
 		return append(errs, fmt.Sprintf("policy result of the wrong shape: data.claimwarden.claims.%s %s; %s",
 			rule, fmt.Sprintf(format, args...), wantShape))
 	}
-	t, ok := binding.(*ast.Term)
-	if !ok {
-		return nil, wrong("is %T", binding)
+	value, bad := ruleValue(binding)
+	if bad != "" {
+		return nil, wrong("%s", bad)
 	}
-	wrapper, ok := t.Value.(*ast.Array)
-	if !ok || wrapper.Len() == 0 {
+	if value == nil {
 		return nil, errs
 	}
 	var elems *ast.Array
-	switch x := wrapper.Elem(0).Value.(type) {
+	switch x := value.(type) {
 	case ast.Set:
 		elems = x.Sorted() // sorted: verdicts are deterministic
 	case *ast.Array:
@@ -47,6 +46,21 @@ func readReasons(rule string, binding any, errs []string) ([]Reason, []string) {
 		out = append(out, r)
 	}
 	return out, errs
+}
+
+// ruleValue is a rule set's value from its binding: an array of zero
+// elements (no such rule: nil) or one. bad describes a binding that is
+// not such an array.
+func ruleValue(binding any) (value ast.Value, bad string) {
+	t, ok := binding.(*ast.Term)
+	if !ok {
+		return nil, fmt.Sprintf("is %T", binding)
+	}
+	wrapper, ok := t.Value.(*ast.Array)
+	if !ok || wrapper.Len() == 0 {
+		return nil, ""
+	}
+	return wrapper.Elem(0).Value, ""
 }
 
 // readReason reads one element: "msg" or {"policy": id, "msg": "msg"}.
