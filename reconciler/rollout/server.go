@@ -6,7 +6,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -51,7 +50,7 @@ func (s *serverSupport) of(ctx context.Context, pvcs []corev1.PersistentVolumeCl
 	now := time.Now()
 	if s.config != nil && now.Sub(s.vacAt) >= serverSupportRecheck {
 		s.vacAt = now
-		served, err := volumeAttributesClasses(s.config)
+		served, err := serverinfo.VolumeAttributesClasses(s.config)
 		if err != nil {
 			ctrl.LoggerFrom(ctx).Error(err, "reading whether the API server serves VolumeAttributesClasses; going on with what was known")
 		} else {
@@ -70,12 +69,4 @@ func (s *serverSupport) of(ctx context.Context, pvcs []corev1.PersistentVolumeCl
 		}
 	}
 	return policies.Server{VolumeAttributesClasses: s.vac, RecoverFromFailedExpansion: s.recovery}
-}
-
-func volumeAttributesClasses(config *rest.Config) (bool, error) {
-	dc, err := discovery.NewDiscoveryClientForConfig(config)
-	if err != nil {
-		return false, err
-	}
-	return serverinfo.VolumeAttributesClasses(dc)
 }

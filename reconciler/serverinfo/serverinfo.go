@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -20,7 +21,11 @@ import (
 // storage.k8s.io serves volumeattributesclasses (GA in 1.34; beta and off
 // by default in 1.31–1.33). Where none does, the server drops a claim's
 // class from a patch.
-func VolumeAttributesClasses(dc discovery.DiscoveryInterface) (bool, error) {
+func VolumeAttributesClasses(config *rest.Config) (bool, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(config)
+	if err != nil {
+		return false, err
+	}
 	for _, version := range []string{"v1", "v1beta1", "v1alpha1"} {
 		list, err := dc.ServerResourcesForGroupVersion("storage.k8s.io/" + version)
 		if apierrors.IsNotFound(err) {

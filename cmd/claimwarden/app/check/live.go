@@ -12,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -58,11 +57,7 @@ func clusterState(ctx context.Context, cfg *rest.Config, sets []proposal, moves 
 // does; whether it accepts a lowered request it would learn from a dry
 // run, a write check never makes, so that stays unknown.
 func serverSupport(cfg *rest.Config) (policies.Server, error) {
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return policies.Server{}, err
-	}
-	vac, err := serverinfo.VolumeAttributesClasses(dc)
+	vac, err := serverinfo.VolumeAttributesClasses(cfg)
 	if err != nil {
 		return policies.Server{}, err
 	}
