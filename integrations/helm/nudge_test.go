@@ -31,15 +31,18 @@ import (
 	"github.com/claimwarden/claimwarden/test/testenv"
 )
 
-// countingPatches counts the patches made through it (the upgrade requests).
+// countingPatches counts the patches made through it (the upgrade requests)
+// once the API server answered them: counted on the way in, a test that
+// stops the Nudger once it sees the count would cancel the patch in flight.
 type countingPatches struct {
 	client.Client
 	patches atomic.Int32
 }
 
 func (c *countingPatches) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	err := c.Client.Patch(ctx, obj, patch, opts...)
 	c.patches.Add(1)
-	return c.Client.Patch(ctx, obj, patch, opts...)
+	return err
 }
 
 // countingEvents counts the events recorded through it and records them.
