@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 
 	"code.gitea.io/sdk/gitea"
 
@@ -135,13 +136,64 @@ func (g *Gitea) find(client *gitea.Client, owner, repo, branch string, state git
 	return nil, nil
 }
 
+func (g *Gitea) File(ctx context.Context, owner, repo, ref, path string) ([]byte, error) {
+	client, err := g.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	what := fmt.Sprintf("gitea: GET repos/%s/%s/raw/%s?ref=%s", owner, repo, path, ref)
+	body, resp, err := client.GetFileReader(owner, repo, ref, path)
+	if err != nil {
+		if resp != nil && resp.StatusCode == http.StatusNotFound {
+			return nil, fmt.Errorf("%s: %w", what, ErrNotFound)
+		}
+		return nil, gitstatus.GiteaError(what, resp, err, g.Token)
+	}
+	defer body.Close()
+	return readBounded(body, what)
+}
+
+func (g *Gitea) Files(ctx context.Context, owner, repo, ref, dir string) ([]string, error) {
+	client, err := g.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	what := fmt.Sprintf("gitea: GET repos/%s/%s/git/trees/%s?recursive=1", owner, repo, ref)
+	var paths []string
+	for page := 1; ; page++ {
+		tree, resp, err := client.GetTrees(owner, repo, gitea.ListTreeOptions{Ref: ref, Recursive: true, ListOptions: gitea.ListOptions{Page: page, PageSize: 1000}})
+		if err != nil {
+			return nil, gitstatus.GiteaError(what, resp, err, g.Token)
+		}
+		for _, e := range tree.Entries {
+			if e.Type == "blob" && under(e.Path, dir) {
+				paths = append(paths, e.Path)
+			}
+		}
+		if len(paths) > MaxFiles || page*1000 > 10*MaxFiles {
+			return nil, fmt.Errorf("%s: more than %d files under %q: %w", what, MaxFiles, dir, ErrTooLarge)
+		}
+		if !tree.Truncated {
+			break
+		}
+	}
+	slices.Sort(paths)
+	return paths, nil
+}
+
 func pullRequestOf(pr *gitea.PullRequest) PullRequest {
 	p := PullRequest{Number: pr.Index, URL: pr.HTMLURL, State: Open}
 	switch {
 	case pr.HasMerged:
 		p.State = Merged
+		if pr.Merged != nil {
+			p.ClosedAt = *pr.Merged
+		}
 	case pr.State == gitea.StateClosed:
 		p.State = Closed
+		if pr.Closed != nil {
+			p.ClosedAt = *pr.Closed
+		}
 	}
 	return p
 }

@@ -2,6 +2,7 @@ package pullrequest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -11,6 +12,7 @@ import (
 	"code.gitea.io/sdk/gitea"
 
 	"github.com/claimwarden/claimwarden/integrations/gitedit"
+	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
 	giteasrv "github.com/claimwarden/claimwarden/test/gitea"
 )
@@ -103,8 +105,8 @@ func TestGiteaProposesOnePullRequestPerKey(t *testing.T) {
 	if _, _, err := sdk.EditPullRequest(srv.User, "shop", first.Number, gitea.EditPullRequestOption{State: &closed}); err != nil {
 		t.Fatal(err)
 	}
-	if last, err := p.Last(ctx, srv.User, "shop", "autoresize/shop/web"); err != nil || last == nil || last.State != pullrequest.Closed || last.Number != first.Number {
-		t.Fatalf("after closing: %+v, %v; want %d closed", last, err, first.Number)
+	if last, err := p.Last(ctx, srv.User, "shop", "autoresize/shop/web"); err != nil || last == nil || last.State != pullrequest.Closed || last.Number != first.Number || last.ClosedAt.IsZero() {
+		t.Fatalf("after closing: %+v, %v; want %d closed, with the time", last, err, first.Number)
 	}
 	third, err := p.Propose(ctx, proposal(t, srv.User, "40Gi"))
 	if err != nil || third.Number == first.Number || third.State != pullrequest.Open {
@@ -112,6 +114,42 @@ func TestGiteaProposesOnePullRequestPerKey(t *testing.T) {
 	}
 	if _, added := changedLines(prDiff(t, sdk, srv.User, third.Number)); len(added) != 1 || added[0] != "            storage: 40Gi" {
 		t.Errorf("the new pull request adds %q, want the 40Gi line only", added)
+	}
+}
+
+// The files an edit starts from are read through the API, bounded.
+func TestGiteaReadsFiles(t *testing.T) {
+	srv := giteasrv.StartT(t)
+	ctx := context.Background()
+	if _, err := srv.CreateRepo(ctx, "shop"); err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("x", pullrequest.MaxFileBytes+1)
+	if _, err := srv.PushCommit(ctx, "shop", map[string]string{
+		"apps/web.yaml": manifest, "apps/db/kustomization.yaml": "resources: []\n", "appsx/other.yaml": "a: 1\n", "big.yaml": big,
+	}, "files"); err != nil {
+		t.Fatal(err)
+	}
+	base, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := pullrequest.New(gitstatus.Host{URL: base.String(), Type: gitstatus.Gitea, Token: srv.Token}, &http.Client{Transport: &http.Transport{Proxy: nil}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := p.Files(ctx, srv.User, "shop", "main", "./apps/")
+	if err != nil || strings.Join(files, ",") != "apps/db/kustomization.yaml,apps/web.yaml" {
+		t.Errorf("files under apps: %q, %v; want the two under apps/ only", files, err)
+	}
+	if got, err := p.File(ctx, srv.User, "shop", "main", "apps/web.yaml"); err != nil || string(got) != manifest {
+		t.Errorf("apps/web.yaml: %q, %v", got, err)
+	}
+	if _, err := p.File(ctx, srv.User, "shop", "main", "apps/none.yaml"); !errors.Is(err, pullrequest.ErrNotFound) {
+		t.Errorf("a missing file: %v, want ErrNotFound", err)
+	}
+	if _, err := p.File(ctx, srv.User, "shop", "main", "big.yaml"); !errors.Is(err, pullrequest.ErrTooLarge) {
+		t.Errorf("a file over the bound: %v, want ErrTooLarge", err)
 	}
 }
 

@@ -7,9 +7,11 @@ package pullrequest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // BranchPrefix starts every branch a proposal is made on.
@@ -49,9 +51,12 @@ type PullRequest struct {
 	Number int64
 	URL    string
 	State  State
+	// ClosedAt is when it was merged or closed; zero while it is open.
+	ClosedAt time.Time
 }
 
-// Proposer opens and finds the pull requests of keys on one Git host.
+// Proposer opens and finds the pull requests of keys on one Git host, and
+// reads the files an edit starts from.
 type Proposer interface {
 	// Propose opens the pull request of c.Key, or updates the open one:
 	// its branch rebuilt from c.Base with c.Files, its title and body.
@@ -59,7 +64,31 @@ type Proposer interface {
 	// Last is the newest pull request of key in any state, nil when there
 	// is none (a closed one starts autoresize's cooldown).
 	Last(ctx context.Context, owner, repo, key string) (*PullRequest, error)
+	// File is the content of the file at path on branch ref; an error
+	// wrapping ErrNotFound when there is none, ErrTooLarge when it has more
+	// than MaxFileBytes.
+	File(ctx context.Context, owner, repo, ref, path string) ([]byte, error)
+	// Files are the paths of the files (not directories) under dir on
+	// branch ref, at any depth, relative to the repository's root and
+	// sorted; dir "" is the whole repository. ErrTooLarge when there are
+	// more than MaxFiles.
+	Files(ctx context.Context, owner, repo, ref, dir string) ([]string, error)
 }
+
+const (
+	// MaxFileBytes bounds a file read: whoever may push writes it, and it
+	// is parsed whole.
+	MaxFileBytes = 1 << 20
+	// MaxFiles bounds a directory listed.
+	MaxFiles = 2000
+)
+
+var (
+	// ErrNotFound says a file does not exist on the branch.
+	ErrNotFound = errors.New("not found")
+	// ErrTooLarge says a file or a directory is larger than is read.
+	ErrTooLarge = errors.New("too large")
+)
 
 // keyPattern is what a key may be: path segments of letters, digits, dot,
 // dash and underscore (namespace/name are), none starting with a dot or
