@@ -31,8 +31,9 @@ type Edit struct {
 // patchesStrategicMerge, or an inline patch) or a JSON 6902 operation on
 // /spec/volumeClaimTemplates/<index>/spec/resources/requests/storage,
 // where index is the template's place in the StatefulSet the overlay
-// builds. Without one (the size comes from a base) it adds a JSON 6902
-// patch to the kustomization: a strategic-merge patch of
+// builds. Without one, a manifest among the overlay's own resources (a
+// file, not a base) that sets the size is edited. Without either (the
+// size comes from a base) it adds a JSON 6902 patch to the kustomization: a strategic-merge patch of
 // volumeClaimTemplates would replace the whole list. It returns the one
 // file changed, or none when the size is already so.
 func SetOverlaySize(o Overlay, t Target, index int, size string) ([]Edit, error) {
@@ -62,6 +63,9 @@ func SetOverlaySize(o Overlay, t Target, index int, size string) ([]Edit, error)
 	}
 	switch len(found) {
 	case 0:
+		if edits, err := o.editResource(root, t, size); err == nil || !errors.Is(err, ErrNotSet) {
+			return edits, err
+		}
 		return o.addPatch(root, t, index, size)
 	case 1:
 		if found[0].Content == nil {
@@ -91,6 +95,58 @@ func (o Overlay) editEntry(entry *yaml.Node, t Target, index int, size string) (
 		return o.editInline(p, t, index, size)
 	}
 	return Edit{}, ErrNotSet
+}
+
+// editResource edits the one manifest among the kustomization's
+// resources that sets the size; ErrNotSet when none does. An entry that
+// cannot be read as a file (a directory, a base, a remote URL, which are
+// never fetched) is not one.
+func (o Overlay) editResource(root *yaml.RNode, t Target, size string) ([]Edit, error) {
+	list, err := root.Pipe(yaml.Lookup("resources"))
+	if err != nil || list == nil || list.YNode().Kind != yaml.SequenceNode {
+		return nil, fmt.Errorf("%s: %w", t, ErrNotSet)
+	}
+	var found []Edit
+	for _, entry := range list.Content() {
+		if entry.Kind != yaml.ScalarNode || strings.Contains(entry.Value, "://") || !isManifestName(entry.Value) {
+			continue
+		}
+		p := path.Join(path.Dir(o.Path), entry.Value)
+		src, err := o.Read(p)
+		if err != nil {
+			continue
+		}
+		out, changed, err := SetSize(src, t, size)
+		switch {
+		case errors.Is(err, ErrNotSet):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("%s: %w", p, err)
+		case changed:
+			found = append(found, Edit{Path: p, Content: out})
+		default:
+			found = append(found, Edit{Path: p})
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, fmt.Errorf("%s: %w", t, ErrNotSet)
+	case 1:
+		if found[0].Content == nil {
+			return nil, nil
+		}
+		return found, nil
+	}
+	return nil, fmt.Errorf("%s: %d resources set the size of %s; not edited", o.Path, len(found), t)
+}
+
+// isManifestName reports whether name is a YAML or JSON file's.
+func isManifestName(name string) bool {
+	switch path.Ext(name) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
 }
 
 // targets reports whether a patches entry's target selects the target's

@@ -154,6 +154,29 @@ func TestSetOverlaySizeAddsAPatchWhenTheBaseSetsIt(t *testing.T) {
 	}
 }
 
+// A manifest among the kustomization's own resources that sets the size is
+// edited in place (its one line), not overridden by a new patch; a base it
+// names is not.
+func TestSetOverlaySizeEditsTheResourceThatSetsIt(t *testing.T) {
+	kustomization := "resources:\n- ../../base/service.yaml\n- statefulset.yaml\n- https://example.com/remote.yaml\n"
+	files := overlayFiles(kustomization, map[string]string{"statefulset.yaml": baseStatefulSet})
+	files["base/service.yaml"] = "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 80}]}\n"
+	delete(files, "base/kustomization.yaml")
+	edits := setOverlay(t, files, 1)
+	if len(edits) != 1 || edits[0].Path != "overlays/prod/statefulset.yaml" {
+		t.Fatalf("edits %v, want the overlay's statefulset.yaml", paths(edits))
+	}
+	if removed, added := lineDiff(baseStatefulSet, string(edits[0].Content)); len(removed) != 1 || len(added) != 1 || added[0] != "        resources: {requests: {storage: 20Gi}}" {
+		t.Errorf("diff removes %q, adds %q; want the data size line only", removed, added)
+	}
+	files["overlays/prod/statefulset.yaml"] = string(edits[0].Content)
+	delete(files, "overlays/prod/kustomization.yaml")
+	files["overlays/prod/kustomization.yaml"] = "resources: [statefulset.yaml]\n"
+	if got := build(t, files); got["data"] != "20Gi" || got["logs"] != "1Gi" {
+		t.Errorf("kustomize builds %v, want data 20Gi and logs 1Gi", got)
+	}
+}
+
 func setOverlay(t *testing.T, files map[string]string, index int) []Edit {
 	t.Helper()
 	o := Overlay{
