@@ -146,6 +146,9 @@ type Config struct {
 
 	// Helm configures the integration with plain Helm (release records).
 	Helm Helm `mapstructure:"helm"`
+
+	// Autoresize configures growing volumes before they fill, through pull requests.
+	Autoresize Autoresize `mapstructure:"autoresize"`
 }
 
 // HasSources reports whether any source of proposals is enabled: only then
@@ -225,6 +228,7 @@ func Default() Config {
 		Flux:       defaultFlux(),
 		ArgoCD:     defaultArgoCD(ns),
 		Helm:       defaultHelm(),
+		Autoresize: defaultAutoresize(),
 	}
 }
 
@@ -307,6 +311,13 @@ var keys = []struct{ name, flag string }{
 	{"helm.enabled", "helm"},
 	{"helm.namespaces", "helm-namespaces"},
 	{"helm.maxReleaseBytes", "helm-max-release-bytes"},
+	{"autoresize.namespaces", ""},
+	{"autoresize.prometheus.url", "autoresize-prometheus-url"},
+	{"autoresize.prometheus.bearerTokenFile", "autoresize-prometheus-bearer-token-file"},
+	{"autoresize.prometheus.caFile", "autoresize-prometheus-ca-file"},
+	{"autoresize.interval", "autoresize-interval"},
+	{"autoresize.window", "autoresize-window"},
+	{"autoresize.hosts", ""},
 }
 
 // freeForm are the keys below which any key is accepted: their maps are handed
@@ -323,6 +334,8 @@ var listsOfObjects = []struct {
 	{"policies.bundles", "a bundle", reflect.TypeFor[Bundle]()},
 	{"gitStatus.hosts", "a host", reflect.TypeFor[GitHost]()},
 	{"gitStatus.workloadAnnotations", "a workloadAnnotations rule", reflect.TypeFor[WorkloadAnnotationRule]()},
+	{"autoresize.namespaces", "an autoresize namespace", reflect.TypeFor[AutoresizeNamespace]()},
+	{"autoresize.hosts", "a host", reflect.TypeFor[GitHost]()},
 }
 
 // Keys returns every configuration key, in the order of Config's fields.
@@ -402,6 +415,11 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.Bool("helm", d.Helm.Enabled, "watch the release records of plain Helm (no GitOps tool) in helm-namespaces and converge StatefulSets whose volumeClaimTemplates a helm upgrade could not change")
 	fs.StringSlice("helm-namespaces", d.Helm.Namespaces, "release namespaces to watch, comma-separated; required with --helm")
 	fs.Int64("helm-max-release-bytes", d.Helm.MaxReleaseBytes, "bytes of one Helm release record, unpacked, read at most")
+	fs.String("autoresize-prometheus-url", d.Autoresize.Prometheus.URL, "Prometheus HTTP API the volumes' usage is read from, for autoresize")
+	fs.String("autoresize-prometheus-bearer-token-file", d.Autoresize.Prometheus.BearerTokenFile, "file holding the bearer token sent to the Prometheus API, re-read on each request")
+	fs.String("autoresize-prometheus-ca-file", d.Autoresize.Prometheus.CAFile, "PEM file of CAs trusted for an https Prometheus API besides the system's")
+	fs.Duration("autoresize-interval", d.Autoresize.Interval, "how often autoresize reads usage and asks the policies")
+	fs.Duration("autoresize-window", d.Autoresize.Window, "how far back autoresize measures the volumes' growth")
 }
 
 // namespaceFile is where Kubernetes mounts the Pod's namespace; tests point it elsewhere.
@@ -472,6 +490,7 @@ func Load(flags *pflag.FlagSet, path string, environ []string) (Config, error) {
 		return Config{}, fmt.Errorf("config file %s: %w", path, unknownEntryKeys(md.Unused))
 	}
 	cfg.GitStatus.fillDefaults(podNamespace())
+	fillHostDefaults(cfg.Autoresize.Hosts, podNamespace())
 
 	// Unmarshal decodes viper's flattened view of the file, in which a name
 	// holding a dot ("example.com/tier") is split into nested maps and null
@@ -794,6 +813,7 @@ func (c Config) Validate() error {
 	c.Flux.validate(bad)
 	c.ArgoCD.validate(bad)
 	c.Helm.validate(bad)
+	c.Autoresize.validate(bad)
 	return errors.Join(errs...)
 }
 

@@ -148,6 +148,11 @@ func defaultGitStatus() GitStatus {
 // hold: decoding makes every list entry from zero. podNS is the default
 // namespace of the Secrets.
 func (g *GitStatus) fillDefaults(podNS string) {
+	fillHostDefaults(g.Hosts, podNS)
+}
+
+// fillHostDefaults sets the defaults of the Secret references of hosts.
+func fillHostDefaults(hosts []GitHost, podNS string) {
 	fill := func(ref *SecretKeyRef, key string) {
 		if ref.Namespace == "" {
 			ref.Namespace = podNS
@@ -156,11 +161,11 @@ func (g *GitStatus) fillDefaults(podNS string) {
 			ref.Key = key
 		}
 	}
-	for i := range g.Hosts {
-		if h := &g.Hosts[i]; h.TokenSecretRef != nil {
+	for i := range hosts {
+		if h := &hosts[i]; h.TokenSecretRef != nil {
 			fill(h.TokenSecretRef, DefaultTokenKey)
 		}
-		if h := &g.Hosts[i]; h.GitHubApp != nil {
+		if h := &hosts[i]; h.GitHubApp != nil {
 			fill(&h.GitHubApp.PrivateKeySecretRef, DefaultPrivateKeyKey)
 		}
 	}
@@ -199,10 +204,16 @@ func (g GitStatus) validate(bad func(key string, value any, format string, args 
 
 	g.validateWorkloadAnnotations(bad)
 
+	validateHosts("gitStatus.hosts", g.Hosts, bad)
+}
+
+// validateHosts reports the invalid entries of a list of Git hosts (list
+// is its configuration key) through bad.
+func validateHosts(list string, hosts []GitHost, bad func(key string, value any, format string, args ...any)) {
 	firstWithHost := map[string]int{}
-	for i, h := range g.Hosts {
-		key := func(field string) string { return fmt.Sprintf("gitStatus.hosts[%d].%s", i, field) }
-		entry := fmt.Sprintf("gitStatus.hosts[%d]", i)
+	for i, h := range hosts {
+		key := func(field string) string { return fmt.Sprintf("%s[%d].%s", list, i, field) }
+		entry := fmt.Sprintf("%s[%d]", list, i)
 		shown := proposal.RedactURL(h.URL)
 
 		if u, err := url.Parse(h.URL); err != nil {
@@ -214,7 +225,7 @@ func (g GitStatus) validate(bad func(key string, value any, format string, args 
 		} else if host := hostOf(u); firstWithHost[host] != 0 {
 			// Repositories are matched to hosts by host name and port: a
 			// second entry for the same one could never be chosen.
-			bad(key("url"), shown, "names the same host (%s) as gitStatus.hosts[%d]", host, firstWithHost[host]-1)
+			bad(key("url"), shown, "names the same host (%s) as %s[%d]", host, list, firstWithHost[host]-1)
 		} else {
 			firstWithHost[host] = i + 1
 		}
@@ -251,19 +262,27 @@ func (g GitStatus) validate(bad func(key string, value any, format string, args 
 // gitStatus.workloadAnnotations through bad.
 func (g GitStatus) validateWorkloadAnnotations(bad func(key string, value any, format string, args ...any)) {
 	for i, rule := range g.WorkloadAnnotations {
-		key := func(field string) string { return fmt.Sprintf("gitStatus.workloadAnnotations[%d].%s", i, field) }
-		if rule.Namespace != "*" {
-			if problems := validation.IsDNS1123Label(rule.Namespace); len(problems) > 0 {
-				bad(key("namespace"), rule.Namespace, `is neither "*" nor a namespace name: %s`, strings.Join(problems, "; "))
-			}
+		validateRepositoryRule(fmt.Sprintf("gitStatus.workloadAnnotations[%d]", i), rule.Namespace, rule.RepositoryPrefixes,
+			"list the repositories (or their owners) the namespace's StatefulSets may name", bad)
+	}
+}
+
+// validateRepositoryRule reports through bad a rule (its configuration
+// key entry) of a namespace, or "*", and the repositories allowed there;
+// want says what an empty list should hold.
+func validateRepositoryRule(entry, namespace string, prefixes []string, want string, bad func(key string, value any, format string, args ...any)) {
+	key := func(field string) string { return entry + "." + field }
+	if namespace != "*" {
+		if problems := validation.IsDNS1123Label(namespace); len(problems) > 0 {
+			bad(key("namespace"), namespace, `is neither "*" nor a namespace name: %s`, strings.Join(problems, "; "))
 		}
-		if len(rule.RepositoryPrefixes) == 0 {
-			bad(key("repositoryPrefixes"), "", "is empty: list the repositories (or their owners) the namespace's StatefulSets may name")
-		}
-		for j, p := range rule.RepositoryPrefixes {
-			if err := checkRepositoryPrefix(p); err != nil {
-				bad(fmt.Sprintf("%s[%d]", key("repositoryPrefixes"), j), proposal.RedactURL(p), "%v", err)
-			}
+	}
+	if len(prefixes) == 0 {
+		bad(key("repositoryPrefixes"), "", "is empty: %s", want)
+	}
+	for j, p := range prefixes {
+		if err := checkRepositoryPrefix(p); err != nil {
+			bad(fmt.Sprintf("%s[%d]", key("repositoryPrefixes"), j), proposal.RedactURL(p), "%v", err)
 		}
 	}
 }

@@ -24,6 +24,14 @@ const (
 	// file system resize that needs the volume mounted again; "false" keeps
 	// it from doing so whatever the configuration says.
 	RestartForExpansionAnnotation = "claimwarden.dev/restart-for-expansion"
+	// AutoresizeAnnotation set to "true" on a StatefulSet of a namespace
+	// the configuration lets autoresize propose for (autoresize.namespaces)
+	// opts it in; "false" opts it out of a namespace opted in as a whole.
+	AutoresizeAnnotation = "claimwarden.dev/autoresize"
+	// SizeValueAnnotation names, as a dotted path (persistence.size), the
+	// Helm value that sets a claim template's size, where rendering the
+	// chart cannot tell which value it is.
+	SizeValueAnnotation = "claimwarden.dev/size-value"
 )
 
 // RecoveredFromAnnotation is written on a claim whose request claimwarden
@@ -255,8 +263,35 @@ type VolumeClaimRolloutStatus struct {
 	// LastCommitStatus is the last commit status posted for this rollout.
 	// +optional
 	LastCommitStatus *CommitStatus `json:"lastCommitStatus,omitempty"`
+	// Autoresize is what autoresize last read and proposed, for a
+	// StatefulSet it watches.
+	// +optional
+	Autoresize *AutoresizeStatus `json:"autoresize,omitempty"`
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// AutoresizeStatus is how full a StatefulSet's volumes are and the pull
+// request that grows them, as autoresize last saw them.
+type AutoresizeStatus struct {
+	// Usage is the fullest claim's, e.g. "85% data-web-0".
+	// +optional
+	Usage string `json:"usage,omitempty"`
+	// PullRequest is the URL of the resize's pull request, State where it
+	// stands: open, merged or closed.
+	// +optional
+	PullRequest string `json:"pullRequest,omitempty"`
+	// +optional
+	State string `json:"state,omitempty"`
+	// Proposed is what the pull request sets, e.g. "data 13Gi".
+	// +optional
+	Proposed string `json:"proposed,omitempty"`
+	// Message says what autoresize did last, or why it proposes nothing.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// LastChecked is when usage was last read.
+	// +optional
+	LastChecked metav1.Time `json:"lastChecked,omitempty"`
 }
 
 // VolumeClaimRollout brings one StatefulSet's PVCs to its volumeClaimTemplates.
@@ -269,6 +304,8 @@ type VolumeClaimRolloutStatus struct {
 // +kubebuilder:printcolumn:name="Denied",type=integer,JSONPath=`.status.counts.denied`
 // +kubebuilder:printcolumn:name="OverSized",type=integer,JSONPath=`.status.counts.overSized`
 // +kubebuilder:printcolumn:name="Capacity",type=string,JSONPath=`.status.counts.capacity`
+// +kubebuilder:printcolumn:name="Usage",type=string,JSONPath=`.status.autoresize.usage`
+// +kubebuilder:printcolumn:name="PullRequest",type=string,JSONPath=`.status.autoresize.pullRequest`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type VolumeClaimRollout struct {

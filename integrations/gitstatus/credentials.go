@@ -75,6 +75,10 @@ const defaultSecretWait = 10 * time.Second
 // for an auxiliary feature would stop the whole controller. Instead a status
 // is dropped with an error saying what could not be read.
 type Credentials struct {
+	// ConfigKey names, in errors, the configuration list the hosts come
+	// from; "" is gitStatus.hosts.
+	ConfigKey string
+
 	hosts   []HostConfig
 	resolve []Host         // hosts as ResolveHost takes them: URL and Type only
 	byURL   map[string]int // index in hosts by URL
@@ -225,12 +229,50 @@ func (c *Credentials) strip(obj any) (any, error) {
 // credential the Secret holds now: a rotated token is used from the next
 // post on. Errors name the host and the Secret key, never its value.
 func (c *Credentials) ProviderFor(repo Repository) (Provider, error) {
+	cred, err := c.credential(repo)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	b, ok := c.built[cred.index]
+	c.mu.Unlock()
+	if ok && b.resourceVersion == cred.resourceVersion {
+		return b.provider, nil
+	}
+	p, err := NewProvider(cred.host, nil)
+	if err != nil {
+		return nil, scrubError(fmt.Errorf("%w (credential from %s)", err, cred.ref), string(cred.value), cred.host.Token)
+	}
+	c.mu.Lock()
+	c.built[cred.index] = builtProvider{resourceVersion: cred.resourceVersion, provider: p}
+	c.mu.Unlock()
+	return p, nil
+}
+
+// HostFor returns repo's Git host with the credential its Secret holds
+// now, for other APIs of the host than statuses (autoresize's pull
+// requests). Errors name the host and the Secret key, never its value.
+func (c *Credentials) HostFor(repo Repository) (Host, error) {
+	cred, err := c.credential(repo)
+	return cred.host, err
+}
+
+// credential is a configured host's credential as its Secret holds it now.
+type credential struct {
+	index           int // in c.hosts
+	host            Host
+	ref             SecretRef
+	value           []byte
+	resourceVersion string
+}
+
+func (c *Credentials) credential(repo Repository) (credential, error) {
 	h, ok := ResolveHost(repo, c.resolve)
 	i, configured := c.byURL[h.URL]
 	if !ok || !configured {
 		// ResolveHost knows github.com, gitlab.com and bitbucket.org
 		// without configuration, but not their credentials.
-		return nil, fmt.Errorf("no Git host is configured for %s (repository %s/%s): add it to gitStatus.hosts with its credentials", repo.Host, repo.Host, repo.Path)
+		return credential{}, fmt.Errorf("no Git host is configured for %s (repository %s/%s): add it to %s with its credentials", repo.Host, repo.Host, repo.Path, c.configKey())
 	}
 	hc := c.hosts[i]
 	ref := hc.ref()
@@ -238,22 +280,14 @@ func (c *Credentials) ProviderFor(repo Repository) (Provider, error) {
 
 	secret, err := c.secret(ref)
 	if err != nil {
-		return nil, fmt.Errorf("git host %s: reading %s: %w", host, ref, err)
+		return credential{}, fmt.Errorf("git host %s: reading %s: %w", host, ref, err)
 	}
-
-	c.mu.Lock()
-	b, ok := c.built[i]
-	c.mu.Unlock()
-	if ok && b.resourceVersion == secret.ResourceVersion {
-		return b.provider, nil
-	}
-
 	value := secret.Data[ref.Key]
 	if len(value) == 0 {
 		if _, present := secret.Data[ref.Key]; present {
-			return nil, fmt.Errorf("git host %s: %s is empty", host, ref)
+			return credential{}, fmt.Errorf("git host %s: %s is empty", host, ref)
 		}
-		return nil, fmt.Errorf("git host %s: %s does not exist: the Secret has no such key", host, ref)
+		return credential{}, fmt.Errorf("git host %s: %s does not exist: the Secret has no such key", host, ref)
 	}
 	h = Host{URL: hc.URL, Type: hc.Type}
 	if hc.App != nil {
@@ -263,15 +297,14 @@ func (c *Credentials) ProviderFor(repo Repository) (Provider, error) {
 		// which no token has and no HTTP header may carry.
 		h.Token = strings.TrimSpace(string(value))
 	}
-	p, err := NewProvider(h, nil)
-	if err != nil {
-		return nil, scrubError(fmt.Errorf("%w (credential from %s)", err, ref), string(value), h.Token)
-	}
+	return credential{index: i, host: h, ref: ref, value: value, resourceVersion: secret.ResourceVersion}, nil
+}
 
-	c.mu.Lock()
-	c.built[i] = builtProvider{resourceVersion: secret.ResourceVersion, provider: p}
-	c.mu.Unlock()
-	return p, nil
+func (c *Credentials) configKey() string {
+	if c.ConfigKey != "" {
+		return c.ConfigKey
+	}
+	return "gitStatus.hosts"
 }
 
 // secret reads the Secret ref names from the cache, waiting at most c.wait

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -90,4 +91,10 @@ func locateURL(clean string) (host, path string, err error) {
 		host = net.JoinHostPort(strings.Trim(host, "[]"), port)
 	}
 	return host, u.Path, nil
+}
+
+// Under reports whether l is prefix or below it, path element by path
+// element, so that .../org does not take in .../org-evil.
+func (l Location) Under(prefix Location) bool {
+	return l.Host == prefix.Host && len(prefix.Path) <= len(l.Path) && slices.Equal(l.Path[:len(prefix.Path)], prefix.Path)
 }

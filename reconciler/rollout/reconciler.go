@@ -253,7 +253,7 @@ func (r *Reconciler) assessClaims(ctx context.Context, sts *appsv1.StatefulSet, 
 		Live: sts, Desired: t.sts, Recreate: t.recreateWith != nil,
 		Claims: pvcs, IgnoredLabels: t.ignoredLabels, MaxClaims: r.opts.MaxClaimsPerStatefulSet,
 		Strategy: strategy, MaxConcurrent: r.opts.MaxConcurrentPatches, OnDelete: onDelete,
-		Facts:  r.facts(t.sts, policies.Source(t.src)),
+		Facts:  gate.ClusterFacts(r.client, t.sts.Namespace, policies.Source(t.src)),
 		Server: r.server.of(ctx, pvcs),
 	}
 	var a assess.Assessment

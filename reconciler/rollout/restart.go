@@ -230,7 +230,7 @@ func (s restartStep) refused(ctx context.Context, pod *corev1.Pod, ordinal int32
 	if err != nil {
 		return "", err
 	}
-	ans, err := gate.Ask(ctx, s.r.opts.Policies, qs, s.r.facts(s.sts, policies.Source(s.src)))
+	ans, err := gate.Ask(ctx, s.r.opts.Policies, qs, gate.ClusterFacts(s.r.client, s.sts.Namespace, policies.Source(s.src)))
 	if err != nil {
 		return "", err
 	}

@@ -2,7 +2,6 @@ package rollout
 
 import (
 	"fmt"
-	"slices"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	appsv1 "k8s.io/api/apps/v1"
@@ -124,16 +123,10 @@ func annotationsAllowed(rules []AnnotationRule, namespace, repository string) (o
 			continue
 		}
 		for _, p := range rule.RepositoryPrefixes {
-			if prefix, err := proposal.LocateRepository(p); err == nil && under(repo, prefix) {
+			if prefix, err := proposal.LocateRepository(p); err == nil && repo.Under(prefix) {
 				return true, ""
 			}
 		}
 	}
 	return false, fmt.Sprintf("the operator's allow-list (gitStatus.workloadAnnotations) does not include the repository %s for namespace %s", shown, namespace)
-}
-
-// under reports whether l is prefix or below it, path element by path
-// element, so that .../org does not take in .../org-evil.
-func under(l, prefix proposal.Location) bool {
-	return l.Host == prefix.Host && len(prefix.Path) <= len(l.Path) && slices.Equal(l.Path[:len(prefix.Path)], prefix.Path)
 }

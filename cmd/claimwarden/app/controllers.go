@@ -76,7 +76,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 	if err := rollout.SetupWithManager(mgr, opts); err != nil {
 		return fmt.Errorf("setting up the rollout controller: %w", err)
 	}
-	return nil
+	return setupAutoresize(mgr, cfg, engine, opts.Proposals, log.WithName("autoresize"))
 }
 
 // rolloutOptions maps the configuration onto the rollout controller's
@@ -275,22 +275,7 @@ func newCommitStatuses(mgr ctrl.Manager, g config.GitStatus, log logr.Logger) (*
 	if len(g.Hosts) == 0 {
 		return nil, nil
 	}
-	hosts := make([]gitstatus.HostConfig, 0, len(g.Hosts))
-	for _, h := range g.Hosts {
-		hc := gitstatus.HostConfig{URL: h.URL, Type: gitstatus.HostType(h.Type)}
-		if h.TokenSecretRef != nil {
-			hc.Token = &gitstatus.SecretRef{Namespace: h.TokenSecretRef.Namespace, Name: h.TokenSecretRef.Name, Key: h.TokenSecretRef.Key}
-		}
-		if h.GitHubApp != nil {
-			ref := h.GitHubApp.PrivateKeySecretRef
-			hc.App = &gitstatus.AppConfig{
-				AppID: h.GitHubApp.AppID, InstallationID: h.GitHubApp.InstallationID,
-				PrivateKey: gitstatus.SecretRef{Namespace: ref.Namespace, Name: ref.Name, Key: ref.Key},
-			}
-		}
-		hosts = append(hosts, hc)
-	}
-	creds, err := gitstatus.NewCredentials(mgr.GetConfig(), mgr.GetScheme(), hosts)
+	creds, err := gitstatus.NewCredentials(mgr.GetConfig(), mgr.GetScheme(), hostConfigs(g.Hosts))
 	if err != nil {
 		return nil, fmt.Errorf("gitStatus.hosts: %w", err)
 	}
@@ -305,4 +290,24 @@ func newCommitStatuses(mgr ctrl.Manager, g config.GitStatus, log logr.Logger) (*
 		Logger:        log,
 	})
 	return sink, mgr.Add(sink)
+}
+
+// hostConfigs are configured Git hosts as gitstatus.Credentials reads them.
+func hostConfigs(hosts []config.GitHost) []gitstatus.HostConfig {
+	out := make([]gitstatus.HostConfig, 0, len(hosts))
+	for _, h := range hosts {
+		hc := gitstatus.HostConfig{URL: h.URL, Type: gitstatus.HostType(h.Type)}
+		if h.TokenSecretRef != nil {
+			hc.Token = &gitstatus.SecretRef{Namespace: h.TokenSecretRef.Namespace, Name: h.TokenSecretRef.Name, Key: h.TokenSecretRef.Key}
+		}
+		if h.GitHubApp != nil {
+			ref := h.GitHubApp.PrivateKeySecretRef
+			hc.App = &gitstatus.AppConfig{
+				AppID: h.GitHubApp.AppID, InstallationID: h.GitHubApp.InstallationID,
+				PrivateKey: gitstatus.SecretRef{Namespace: ref.Namespace, Name: ref.Name, Key: ref.Key},
+			}
+		}
+		out = append(out, hc)
+	}
+	return out
 }

@@ -1,0 +1,75 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/go-logr/logr"
+	promapi "github.com/prometheus/client_golang/api"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	promconfig "github.com/prometheus/common/config"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/config"
+	"github.com/claimwarden/claimwarden/integrations/autoresize"
+	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/pullrequest"
+	"github.com/claimwarden/claimwarden/integrations/usage"
+	"github.com/claimwarden/claimwarden/policies"
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
+)
+
+// setupAutoresize adds the autoresize controller, with the write
+// credentials of its Git hosts, when namespaces are opted in.
+func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engine, store *proposal.Store, log logr.Logger) error {
+	a := cfg.Autoresize
+	if !a.Enabled() {
+		return nil
+	}
+	if store == nil {
+		return errors.New("autoresize proposes pull requests to the repositories GitOps tools apply from: enable flux or flux.helmReleases")
+	}
+	creds, err := gitstatus.NewCredentials(mgr.GetConfig(), mgr.GetScheme(), hostConfigs(a.Hosts))
+	if err != nil {
+		return fmt.Errorf("autoresize.hosts: %w", err)
+	}
+	creds.ConfigKey = "autoresize.hosts"
+	if err := mgr.Add(creds); err != nil {
+		return err
+	}
+	// prometheus/common's client reads the bearer token file on each
+	// request (a rotated token is used without a restart) and builds the
+	// TLS configuration as Prometheus itself does.
+	hc, err := promconfig.NewClientFromConfig(promconfig.HTTPClientConfig{
+		BearerTokenFile: a.Prometheus.BearerTokenFile,
+		TLSConfig:       promconfig.TLSConfig{CAFile: a.Prometheus.CAFile},
+	}, v1alpha1.ControllerName+"-autoresize")
+	if err != nil {
+		return fmt.Errorf("autoresize.prometheus: %w", err)
+	}
+	api, err := promapi.NewClient(promapi.Config{Address: a.Prometheus.URL, Client: hc})
+	if err != nil {
+		return fmt.Errorf("autoresize.prometheus.url: %w", err)
+	}
+	return mgr.Add(&autoresize.Controller{
+		Client:    mgr.GetClient(),
+		Proposals: store,
+		Usage:     usage.Reader{API: promv1.NewAPI(api), Window: a.Window},
+		Policies:  engine,
+		Proposers: func(repo gitstatus.Repository) (pullrequest.Proposer, error) {
+			h, err := creds.HostFor(repo)
+			if err != nil {
+				return nil, err
+			}
+			return pullrequest.New(h, nil)
+		},
+		Recorder: outcome.NewRecorder(mgr.GetEventRecorder(v1alpha1.ControllerName)),
+		Metrics:  autoresize.NewMetrics(),
+		Log:      log,
+		Options: autoresize.Options{
+			Rules: a.Rules(), Interval: a.Interval, StatusContextPrefix: cfg.GitStatus.ContextPrefix,
+		},
+	})
+}

@@ -1,0 +1,117 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/claimwarden/claimwarden/integrations/autoresize"
+	"github.com/claimwarden/claimwarden/integrations/usage"
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
+)
+
+// Autoresize configures growing volumes before they fill, through pull
+// requests: usage is read from a Prometheus HTTP API, the policies decide
+// (the autoresize policy and its parameters), and the resize is proposed as
+// a pull request editing the line in Git that sets the size. Off while
+// Namespaces is empty (the default).
+type Autoresize struct {
+	// Namespaces opt namespaces in, each with the repositories its pull
+	// requests may go to. File only.
+	Namespaces []AutoresizeNamespace `mapstructure:"namespaces"`
+
+	// Prometheus is the Prometheus HTTP API the kubelets' volume
+	// statistics are read from. Required with Namespaces.
+	Prometheus Prometheus `mapstructure:"prometheus"`
+
+	// Interval is how often usage is read and the policies asked;
+	// default 5m.
+	Interval time.Duration `mapstructure:"interval"`
+
+	// Window is how far back the growth rate is measured; default 6h.
+	Window time.Duration `mapstructure:"window"`
+
+	// Hosts are the Git hosts pull requests are opened on, with
+	// credentials that may push a branch and open pull requests: separate
+	// from gitStatus.hosts, whose tokens need only post statuses. File
+	// only; required with Namespaces.
+	Hosts []GitHost `mapstructure:"hosts"`
+}
+
+// AutoresizeNamespace opts a namespace in.
+type AutoresizeNamespace struct {
+	// Namespace, or "*" for every namespace. Required.
+	Namespace string `mapstructure:"namespace"`
+
+	// RepositoryPrefixes are the repositories, or the owners or groups
+	// above them, the namespace's pull requests may go to. The repository
+	// is the one the namespace's GitOps objects name, and the pull request
+	// is opened with the operator's credentials: a tenant gets pull
+	// requests only where the operator allows. At least one.
+	RepositoryPrefixes []string `mapstructure:"repositoryPrefixes"`
+
+	// AllStatefulSets opts in every StatefulSet of the namespace (one
+	// annotated claimwarden.dev/autoresize: "false" stays out); default
+	// false: only StatefulSets annotated claimwarden.dev/autoresize: "true".
+	AllStatefulSets bool `mapstructure:"allStatefulSets"`
+}
+
+// Prometheus is a Prometheus HTTP API (Prometheus, Thanos, Mimir,
+// VictoriaMetrics...).
+type Prometheus struct {
+	// URL is the API's base URL, e.g. http://prometheus.monitoring:9090.
+	URL string `mapstructure:"url"`
+
+	// BearerTokenFile is a file holding a bearer token sent with every
+	// query, re-read on each request (a projected service account token).
+	BearerTokenFile string `mapstructure:"bearerTokenFile"`
+
+	// CAFile is a PEM file of CAs trusted for an https URL besides the
+	// system's.
+	CAFile string `mapstructure:"caFile"`
+}
+
+// Enabled reports whether autoresize proposes anything.
+func (a Autoresize) Enabled() bool { return len(a.Namespaces) > 0 }
+
+// Rules are the namespaces' rules as the controller takes them.
+func (a Autoresize) Rules() []autoresize.Rule {
+	out := make([]autoresize.Rule, len(a.Namespaces))
+	for i, n := range a.Namespaces {
+		out[i] = autoresize.Rule{Namespace: n.Namespace, RepositoryPrefixes: n.RepositoryPrefixes, AllStatefulSets: n.AllStatefulSets}
+	}
+	return out
+}
+
+func defaultAutoresize() Autoresize {
+	return Autoresize{Interval: autoresize.DefaultInterval, Window: usage.DefaultWindow}
+}
+
+func (a Autoresize) validate(bad func(key string, value any, format string, args ...any)) {
+	if a.Interval < 10*time.Second {
+		bad("autoresize.interval", a.Interval, "is shorter than 10s: each check queries Prometheus and the Git host")
+	}
+	if a.Window < time.Minute {
+		bad("autoresize.window", a.Window, "is shorter than 1m: the growth rate needs samples")
+	}
+	for i, n := range a.Namespaces {
+		validateRepositoryRule(fmt.Sprintf("autoresize.namespaces[%d]", i), n.Namespace, n.RepositoryPrefixes,
+			"list the repositories (or their owners) the namespace's pull requests may go to", bad)
+	}
+	validateHosts("autoresize.hosts", a.Hosts, bad)
+	if !a.Enabled() {
+		return
+	}
+	if a.Prometheus.URL == "" {
+		bad("autoresize.prometheus.url", "", "is empty: autoresize reads the volumes' usage from a Prometheus HTTP API")
+	} else if u, err := url.Parse(a.Prometheus.URL); err != nil {
+		bad("autoresize.prometheus.url", proposal.RedactURL(a.Prometheus.URL), "is not a URL: %v", urlErrorCause(err))
+	} else if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		bad("autoresize.prometheus.url", proposal.RedactURL(a.Prometheus.URL), "is not an http or https URL")
+	} else if u.User != nil {
+		bad("autoresize.prometheus.url", proposal.RedactURL(a.Prometheus.URL), "holds a user name or password: use bearerTokenFile")
+	}
+	if len(a.Hosts) == 0 {
+		bad("autoresize.hosts", "", "is empty: list the Git hosts pull requests are opened on, with write credentials")
+	}
+}

@@ -1,0 +1,182 @@
+package autoresize
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/claimwarden/claimwarden/integrations/usage"
+	"github.com/claimwarden/claimwarden/policies"
+	"github.com/claimwarden/claimwarden/reconciler/diff"
+	"github.com/claimwarden/claimwarden/reconciler/gate"
+	"github.com/claimwarden/claimwarden/reconciler/plan"
+)
+
+// State is what autoresize decides on for one StatefulSet.
+type State struct {
+	// Live is the StatefulSet as it runs; Claims its claims.
+	Live   *appsv1.StatefulSet
+	Claims []corev1.PersistentVolumeClaim
+	// Usage is the claims' usage by claim name (claims the kubelets do
+	// not report are not asked about).
+	Usage map[string]usage.Usage
+	// SinceLast is how long ago a resize of the StatefulSet was last
+	// proposed or its pull request closed; nil when never.
+	SinceLast *time.Duration
+	Facts     gate.Facts
+	Server    policies.Server
+}
+
+// Growth is what the policies propose for one claim template: the
+// largest size proposed for any of its claims.
+type Growth struct {
+	Template string
+	// Index is the template's place in spec.volumeClaimTemplates.
+	Index    int
+	From, To resource.Quantity
+	// Claims are the claims whose proposals it is, with their usage and
+	// the policies' words.
+	Claims []ClaimGrowth
+}
+
+// ClaimGrowth is one claim's usage and what the policies proposed for it.
+type ClaimGrowth struct {
+	Name    string
+	Usage   usage.Usage
+	ToBytes int64
+	// Messages are the resize proposals' messages and the warnings.
+	Messages []string
+}
+
+// Propose asks the autoresize question about every claim of s with usage
+// and returns, per template, the size the policies propose (nil when
+// none grows). A verdict that denies (a policy that cannot be evaluated)
+// proposes nothing for its claim, and its denial is returned in denied.
+func Propose(ctx context.Context, ev policies.Evaluator, s State) (growths []Growth, denied []string, err error) {
+	questions := questions(s)
+	if len(questions) == 0 {
+		return nil, nil, nil
+	}
+	answers, err := gate.Ask(ctx, ev, questions, s.Facts)
+	if err != nil {
+		return nil, nil, err
+	}
+	byTemplate := map[string]*Growth{}
+	for _, a := range answers.Claims {
+		if !a.Verdict.Allowed {
+			denied = append(denied, fmt.Sprintf("%s: %s", a.Claim, plan.DenialText(a.Verdict.Denials)))
+			continue
+		}
+		c := ClaimGrowth{Name: a.Claim, Usage: s.Usage[a.Claim]}
+		for _, r := range a.Verdict.Resizes {
+			c.ToBytes = max(c.ToBytes, r.ToBytes)
+			c.Messages = append(c.Messages, r.Message)
+		}
+		if c.ToBytes == 0 {
+			continue
+		}
+		for _, w := range a.Verdict.Warnings {
+			c.Messages = append(c.Messages, "warning: "+w.Message)
+		}
+		t := a.Input.Change.Template
+		g := byTemplate[t]
+		if g == nil {
+			g = &Growth{Template: t, Index: templateIndex(s.Live, t), From: templateSize(s.Live, t)}
+			byTemplate[t] = g
+		}
+		g.Claims = append(g.Claims, c)
+		if c.ToBytes > g.To.Value() {
+			g.To = *resource.NewQuantity(c.ToBytes, resource.BinarySI)
+		}
+	}
+	for _, g := range byTemplate {
+		if g.To.Cmp(g.From) > 0 {
+			growths = append(growths, *g)
+		}
+	}
+	slices.SortFunc(growths, func(a, b Growth) int { return a.Index - b.Index })
+	return growths, denied, nil
+}
+
+// questions are the autoresize questions of s: one per claim of a
+// template whose volume the kubelet reports.
+func questions(s State) []plan.Question {
+	byName := map[string]*corev1.PersistentVolumeClaim{}
+	for i := range s.Claims {
+		byName[s.Claims[i].Name] = &s.Claims[i]
+	}
+	replicas := int32(1)
+	if s.Live.Spec.Replicas != nil {
+		replicas = *s.Live.Spec.Replicas
+	}
+	var out []plan.Question
+	for i := range s.Live.Spec.VolumeClaimTemplates {
+		tmpl := &s.Live.Spec.VolumeClaimTemplates[i]
+		for ord := range replicas {
+			name := diff.ClaimName(tmpl.Name, s.Live.Name, ord)
+			pvc := byName[name]
+			u, ok := s.Usage[name]
+			if pvc == nil || !ok {
+				continue
+			}
+			out = append(out, plan.Question{Claim: name, PVC: pvc, Input: policies.Input{
+				Change: policies.Change{
+					Kind: policies.KindAutoresize, Namespace: s.Live.Namespace, StatefulSet: s.Live.Name,
+					Claim: name, Template: tmpl.Name, Ordinal: ord,
+				},
+				PVC: pvc, Template: tmpl, StatefulSet: s.Live,
+				Autoresize: autoresizeInput(pvc, u, s.SinceLast),
+			}})
+		}
+	}
+	return out
+}
+
+func autoresizeInput(pvc *corev1.PersistentVolumeClaim, u usage.Usage, sinceLast *time.Duration) *policies.Autoresize {
+	a := &policies.Autoresize{
+		CapacityBytes: u.CapacityBytes, UsedBytes: u.UsedBytes, Inodes: u.Inodes, InodesUsed: u.InodesUsed,
+		GrowthBytesPerSecond: u.GrowthBytesPerSecond,
+	}
+	if q, ok := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
+		a.RequestBytes = q.Value()
+	}
+	if d, ok := u.TimeToFull(); ok {
+		secs := d.Seconds()
+		a.SecondsToFull = &secs
+	}
+	if sinceLast != nil {
+		secs := sinceLast.Seconds()
+		a.SecondsSinceLastProposal = &secs
+	}
+	return a
+}
+
+func templateIndex(sts *appsv1.StatefulSet, name string) int {
+	return slices.IndexFunc(sts.Spec.VolumeClaimTemplates, func(t corev1.PersistentVolumeClaim) bool { return t.Name == name })
+}
+
+func templateSize(sts *appsv1.StatefulSet, name string) resource.Quantity {
+	if i := templateIndex(sts, name); i >= 0 {
+		return sts.Spec.VolumeClaimTemplates[i].Spec.Resources.Requests[corev1.ResourceStorage]
+	}
+	return resource.Quantity{}
+}
+
+// Grown is live with every growth's template at its new size: the
+// proposal the pull request makes, asked as any proposal is.
+func Grown(live *appsv1.StatefulSet, growths []Growth) *appsv1.StatefulSet {
+	out := live.DeepCopy()
+	for _, g := range growths {
+		t := &out.Spec.VolumeClaimTemplates[g.Index]
+		if t.Spec.Resources.Requests == nil {
+			t.Spec.Resources.Requests = corev1.ResourceList{}
+		}
+		t.Spec.Resources.Requests[corev1.ResourceStorage] = g.To
+	}
+	return out
+}

@@ -1,0 +1,88 @@
+package autoresize
+
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/claimwarden/claimwarden/integrations/pullrequest"
+	"github.com/claimwarden/claimwarden/integrations/usage"
+)
+
+var (
+	usedRatio = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "claimwarden_autoresize_used_ratio",
+		Help: "Used bytes over capacity of the volume of each claim of a StatefulSet autoresize watches, as last read.",
+	}, []string{"namespace", "persistentvolumeclaim"})
+	secondsToFull = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "claimwarden_autoresize_seconds_to_full",
+		Help: "When the volume of a claim autoresize watches is full at its recent growth; absent while it does not grow.",
+	}, []string{"namespace", "persistentvolumeclaim"})
+	pullRequestsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "claimwarden_autoresize_pull_requests_total",
+		Help: "Autoresize pull requests by event: opened, updated, and merged or closed (unmerged) as autoresize next saw them.",
+	}, []string{"event"})
+)
+
+func init() {
+	metrics.Registry.MustRegister(usedRatio, secondsToFull, pullRequestsTotal)
+}
+
+// Metrics remembers which pull requests' ends were counted.
+type Metrics struct {
+	mu sync.Mutex
+	// ended is, per key seen, the pull request whose merge or close was
+	// counted or that had ended when the key was first seen; 0 for none.
+	ended map[string]int64
+}
+
+// NewMetrics returns empty Metrics.
+func NewMetrics() *Metrics { return &Metrics{ended: map[string]int64{}} }
+
+// observe exports the claims' usage.
+func (m *Metrics) observe(_ types.NamespacedName, claims []corev1.PersistentVolumeClaim, used map[string]usage.Usage) {
+	for _, pvc := range claims {
+		u, ok := used[pvc.Name]
+		if !ok {
+			continue
+		}
+		usedRatio.WithLabelValues(pvc.Namespace, pvc.Name).Set(u.UsedFraction())
+		if d, ok := u.TimeToFull(); ok {
+			secondsToFull.WithLabelValues(pvc.Namespace, pvc.Name).Set(d.Seconds())
+		} else {
+			secondsToFull.DeleteLabelValues(pvc.Namespace, pvc.Name)
+		}
+	}
+}
+
+// seen counts the end of key's last pull request once. The first look at
+// a key after a start counts nothing: its pull request may have ended
+// before, and been counted by the process before.
+func (m *Metrics) seen(key string, last *pullrequest.PullRequest) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	counted, known := m.ended[key]
+	switch {
+	case last == nil || last.State == pullrequest.Open:
+		if !known {
+			m.ended[key] = 0
+		}
+	case !known:
+		m.ended[key] = last.Number
+	case counted != last.Number:
+		m.ended[key] = last.Number
+		pullRequestsTotal.WithLabelValues(string(last.State)).Inc()
+	}
+}
+
+// proposed counts a pull request opened or updated.
+func (m *Metrics) proposed(last *pullrequest.PullRequest, pr pullrequest.PullRequest) {
+	if last != nil && last.State == pullrequest.Open && last.Number == pr.Number {
+		pullRequestsTotal.WithLabelValues("updated").Inc()
+		return
+	}
+	pullRequestsTotal.WithLabelValues("opened").Inc()
+}

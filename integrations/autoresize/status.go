@@ -1,0 +1,40 @@
+package autoresize
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+)
+
+// FieldOwner is the field manager of status.autoresize.
+const FieldOwner = v1alpha1.ControllerName + "-autoresize"
+
+// record writes st into the StatefulSet's VolumeClaimRollout (status.autoresize
+// only, a merge patch, so that the rollout's fields stay as the rollout
+// controller wrote them); a StatefulSet without one gets none.
+func (c *Controller) record(ctx context.Context, sts *appsv1.StatefulSet, st v1alpha1.AutoresizeStatus) {
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"autoresize": st}})
+	if err != nil {
+		c.Log.Error(err, "autoresize: encoding the status")
+		return
+	}
+	vcr := &v1alpha1.VolumeClaimRollout{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
+	err = c.Client.Status().Patch(ctx, vcr, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(FieldOwner))
+	if client.IgnoreNotFound(err) != nil {
+		c.Log.Error(err, "autoresize: writing the status", "statefulset", keyOf(sts))
+	}
+	c.Log.V(1).Info("autoresize checked", "statefulset", keyOf(sts), "usage", st.Usage, "message", st.Message)
+}
+
+func keyOf(sts *appsv1.StatefulSet) types.NamespacedName {
+	return types.NamespacedName{Namespace: sts.Namespace, Name: sts.Name}
+}
+
+func metaTime(t time.Time) metav1.Time { return metav1.NewTime(t.Truncate(time.Second)) }

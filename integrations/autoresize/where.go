@@ -1,0 +1,124 @@
+package autoresize
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+)
+
+// Where is where a GitOps tool reads a StatefulSet from in Git: the pull
+// request goes to that repository and branch, and edits a file there.
+type Where struct {
+	// Repository is the repository's URL, Branch the branch the tool
+	// follows.
+	Repository, Branch string
+	// Dir is the directory the tool builds (a Kustomization's path), from
+	// the repository's root; "" for the root.
+	Dir string
+	// Chart is the chart's directory for a release of a chart in Git, and
+	// ValuesFiles the values files it is released with, in order (the
+	// last one wins); Release its release name and namespace.
+	Chart       string
+	ValuesFiles []string
+	Release     types.NamespacedName
+}
+
+// ErrNoBranch says the tool follows no branch (a tag, a semver range, a
+// commit): there is nowhere to propose a change to.
+var ErrNoBranch = errors.New("follows no branch")
+
+// fluxDefaultBranch is the branch a GitRepository without a ref follows
+// (source-controller's default).
+const fluxDefaultBranch = "master"
+
+// Locate is where the tool object of src reads its StatefulSets from.
+func Locate(ctx context.Context, c client.Reader, src v1alpha1.Source) (Where, error) {
+	switch src.Kind {
+	case kustomizev1.KustomizationKind:
+		return locateKustomization(ctx, c, types.NamespacedName{Namespace: src.Namespace, Name: src.Name})
+	case helmv2.HelmReleaseKind:
+		return locateHelmRelease(ctx, c, types.NamespacedName{Namespace: src.Namespace, Name: src.Name})
+	}
+	return Where{}, fmt.Errorf("proposed by a %s: autoresize proposes pull requests for Flux Kustomizations and HelmReleases of charts in Git", src.Kind)
+}
+
+func locateKustomization(ctx context.Context, c client.Reader, key types.NamespacedName) (Where, error) {
+	var ks kustomizev1.Kustomization
+	if err := c.Get(ctx, key, &ks); err != nil {
+		return Where{}, fmt.Errorf("reading Kustomization %s: %w", key, err)
+	}
+	ref := ks.Spec.SourceRef
+	if ref.Kind != sourcev1.GitRepositoryKind {
+		return Where{}, fmt.Errorf("Kustomization %s: spec.sourceRef is a %s, not a GitRepository: no pull request can change it", key, ref.Kind)
+	}
+	w, err := gitRepository(ctx, c, namespaced(ref.Namespace, key.Namespace, ref.Name))
+	if err != nil {
+		return Where{}, fmt.Errorf("Kustomization %s: %w", key, err)
+	}
+	w.Dir = repoPath(ks.Spec.Path)
+	return w, nil
+}
+
+func locateHelmRelease(ctx context.Context, c client.Reader, key types.NamespacedName) (Where, error) {
+	var hr helmv2.HelmRelease
+	if err := c.Get(ctx, key, &hr); err != nil {
+		return Where{}, fmt.Errorf("reading HelmRelease %s: %w", key, err)
+	}
+	if hr.Spec.Chart == nil || hr.Spec.Chart.Spec.SourceRef.Kind != sourcev1.GitRepositoryKind {
+		return Where{}, fmt.Errorf("HelmRelease %s: its chart is not from a GitRepository (spec.chart.spec.sourceRef): its values are not in a file of the chart's repository", key)
+	}
+	spec := hr.Spec.Chart.Spec
+	w, err := gitRepository(ctx, c, namespaced(spec.SourceRef.Namespace, key.Namespace, spec.SourceRef.Name))
+	if err != nil {
+		return Where{}, fmt.Errorf("HelmRelease %s: %w", key, err)
+	}
+	w.Chart = repoPath(spec.Chart)
+	for _, f := range spec.ValuesFiles {
+		w.ValuesFiles = append(w.ValuesFiles, repoPath(f))
+	}
+	w.Release = types.NamespacedName{Namespace: hr.GetReleaseNamespace(), Name: hr.GetReleaseName()}
+	return w, nil
+}
+
+func gitRepository(ctx context.Context, c client.Reader, key types.NamespacedName) (Where, error) {
+	var repo sourcev1.GitRepository
+	if err := c.Get(ctx, key, &repo); err != nil {
+		return Where{}, fmt.Errorf("reading GitRepository %s: %w", key, err)
+	}
+	w := Where{Repository: repo.Spec.URL, Branch: fluxDefaultBranch}
+	if r := repo.Spec.Reference; r != nil {
+		switch {
+		case r.Commit != "" || r.Tag != "" || r.SemVer != "" || r.Name != "" && !strings.HasPrefix(r.Name, "refs/heads/"):
+			return Where{}, fmt.Errorf("GitRepository %s %w (spec.ref): there is no branch to propose a change to", key, ErrNoBranch)
+		case r.Name != "":
+			w.Branch = strings.TrimPrefix(r.Name, "refs/heads/")
+		case r.Branch != "":
+			w.Branch = r.Branch
+		}
+	}
+	return w, nil
+}
+
+// repoPath is a path as Flux takes it, relative to the repository's root
+// ("./" or not) and kept inside it as Flux keeps it (securejoin: ".." stops
+// at the root), from the root without a leading slash; "" is the root.
+func repoPath(p string) string {
+	return strings.TrimPrefix(path.Clean("/"+p), "/")
+}
+
+func namespaced(ns, def, name string) types.NamespacedName {
+	if ns == "" {
+		ns = def
+	}
+	return types.NamespacedName{Namespace: ns, Name: name}
+}
