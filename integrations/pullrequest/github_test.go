@@ -176,7 +176,7 @@ func TestNewTakesGitHubApp(t *testing.T) {
 	if _, err := pullrequest.New(gitstatus.Host{URL: "https://github.com", Type: gitstatus.GitHub, GitHubApp: app}, nil); err != nil {
 		t.Errorf("GitHub App: %v", err)
 	}
-	if _, err := pullrequest.New(gitstatus.Host{URL: "https://gitea.example.com", Type: gitstatus.Gitea}, nil); err == nil || !strings.Contains(err.Error(), "no token") {
-		t.Errorf("Gitea without a token: %v, want refused", err)
+	if _, err := pullrequest.New(gitstatus.Host{URL: "https://gitlab.com", Type: gitstatus.GitLab}, nil); err == nil || !strings.Contains(err.Error(), "no token") {
+		t.Errorf("GitLab without a token: %v, want refused", err)
 	}
 }

@@ -31,6 +31,12 @@ func New(h gitstatus.Host, hc *http.Client) (Proposer, error) {
 			return nil, err
 		}
 		return &GitHub{Client: client, Token: h.Token}, nil
+	case gitstatus.GitLab:
+		client, err := gitstatus.NewGitLabClient(h, hc)
+		if err != nil {
+			return nil, err
+		}
+		return &GitLab{Client: client, Token: h.Token}, nil
 	}
 	return nil, fmt.Errorf("git host %s: pull requests are not opened on type %q", base.Redacted(), h.Type)
 }
