@@ -37,6 +37,8 @@ func New(h gitstatus.Host, hc *http.Client) (Proposer, error) {
 			return nil, err
 		}
 		return &GitLab{Client: client, Token: h.Token}, nil
+	case gitstatus.BitbucketCloud:
+		return NewBitbucketCloud(base, h.Token, hc), nil
 	}
 	return nil, fmt.Errorf("git host %s: pull requests are not opened on type %q", base.Redacted(), h.Type)
 }
