@@ -39,6 +39,8 @@ func New(h gitstatus.Host, hc *http.Client) (Proposer, error) {
 		return &GitLab{Client: client, Token: h.Token}, nil
 	case gitstatus.BitbucketCloud:
 		return NewBitbucketCloud(base, h.Token, hc), nil
+	case gitstatus.BitbucketServer:
+		return NewBitbucketServer(base, h.Token, hc), nil
 	}
 	return nil, fmt.Errorf("git host %s: pull requests are not opened on type %q", base.Redacted(), h.Type)
 }
