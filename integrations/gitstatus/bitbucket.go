@@ -171,3 +171,28 @@ func bitbucketServerMessage(body []byte) string {
 	}
 	return strings.Join(msgs, "; ")
 }
+
+// BitbucketCloudError classifies an answer of Bitbucket Cloud for other
+// integrations that call it over net/http (pull requests), as the
+// provider's are: resp nil is a request that got no answer (err); a 2xx is
+// one whose body could not be decoded (err); otherwise resp's code with
+// what body says. op names the request; token is scrubbed.
+func BitbucketCloudError(op string, resp *http.Response, body []byte, err error, token string) error {
+	return bitbucketError(op, resp, body, err, token, bitbucketCloudMessage)
+}
+
+// BitbucketServerError is BitbucketCloudError for Bitbucket Server / Data
+// Center.
+func BitbucketServerError(op string, resp *http.Response, body []byte, err error, token string) error {
+	return bitbucketError(op, resp, body, err, token, bitbucketServerMessage)
+}
+
+func bitbucketError(op string, resp *http.Response, body []byte, err error, token string, message func([]byte) string) error {
+	switch {
+	case resp == nil:
+		return transportError(op, err, token)
+	case resp.StatusCode/100 == 2:
+		return undecodedError(op, resp.StatusCode, err, token)
+	}
+	return httpStatusError(op, resp.StatusCode, resp.Header, message(body), token)
+}

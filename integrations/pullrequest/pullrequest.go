@@ -71,7 +71,9 @@ type Proposer interface {
 	// Files are the paths of the files (not directories) under dir on
 	// branch ref, at any depth, relative to the repository's root and
 	// sorted; dir "" is the whole repository. ErrTooLarge when there are
-	// more than MaxFiles.
+	// more than MaxFiles. A dir the branch does not have lists nothing on
+	// Gitea and GitHub (the whole tree is filtered) and wraps ErrNotFound
+	// on GitLab and Bitbucket (the host lists dir itself).
 	Files(ctx context.Context, owner, repo, ref, dir string) ([]string, error)
 }
 

@@ -22,6 +22,12 @@ func readBounded(r io.Reader, what string) ([]byte, error) {
 // under reports whether file (a path from the repository's root) is in
 // directory dir ("" or "." is the root) at any depth.
 func under(file, dir string) bool {
-	dir = strings.Trim(path.Clean("/"+dir), "/")
+	dir = cleanDir(dir)
 	return dir == "" || strings.HasPrefix(file, dir+"/")
+}
+
+// cleanDir is dir relative to the repository's root, without leading or
+// trailing slashes; "" is the root.
+func cleanDir(dir string) string {
+	return strings.Trim(path.Clean("/"+dir), "/")
 }

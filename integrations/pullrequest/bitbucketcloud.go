@@ -1,0 +1,215 @@
+package pullrequest
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+)
+
+// BitbucketCloud proposes through the Bitbucket Cloud REST API (2.0). Its
+// commit endpoint (POST .../src) writes every file in one commit but can
+// only add to an existing branch, so the proposal's branch is deleted
+// first and made again from the base's head. (Should the deletion decline
+// the open pull request, the search that follows finds none open and
+// creates a new one: never two open.)
+type BitbucketCloud struct{ b bitbucketHTTP }
+
+// NewBitbucketCloud talks to base (https://bitbucket.org: its API host,
+// api.bitbucket.org; any other URL serves the API itself).
+func NewBitbucketCloud(base *url.URL, token string, hc *http.Client) *BitbucketCloud {
+	api := strings.TrimRight(base.String(), "/")
+	if host := strings.ToLower(base.Hostname()); host == "bitbucket.org" || host == "api.bitbucket.org" {
+		api = "https://api.bitbucket.org"
+	}
+	return &BitbucketCloud{b: bitbucketHTTP{name: "bitbucket-cloud", api: api, token: token, hc: hc, classify: gitstatus.BitbucketCloudError}}
+}
+
+func cloudRepo(owner, repo string) (string, error) {
+	if owner == "" || strings.Contains(owner, "/") {
+		return "", fmt.Errorf("bitbucket-cloud: %q is not a workspace", owner)
+	}
+	return "/2.0/repositories/" + url.PathEscape(owner) + "/" + url.PathEscape(repo), nil
+}
+
+// cloudPullRequest is the part of a pull request read.
+type cloudPullRequest struct {
+	ID    int64  `json:"id"`
+	State string `json:"state"` // OPEN, MERGED, DECLINED, SUPERSEDED
+	// UpdatedOn is the closing time of a merged or declined one: the API
+	// has no closed_on, and a closed pull request is rarely updated.
+	UpdatedOn time.Time `json:"updated_on"`
+	Links     struct {
+		HTML struct {
+			Href string `json:"href"`
+		} `json:"html"`
+	} `json:"links"`
+}
+
+func (p cloudPullRequest) pullRequest() PullRequest {
+	pr := PullRequest{Number: p.ID, URL: p.Links.HTML.Href, State: Open}
+	switch p.State {
+	case "MERGED":
+		pr.State, pr.ClosedAt = Merged, p.UpdatedOn
+	case "DECLINED", "SUPERSEDED":
+		pr.State, pr.ClosedAt = Closed, p.UpdatedOn
+	}
+	return pr
+}
+
+func (c *BitbucketCloud) Propose(ctx context.Context, ch Change) (PullRequest, error) {
+	branch, err := branchOf(ch.Key)
+	if err != nil {
+		return PullRequest{}, err
+	}
+	repo, err := cloudRepo(ch.Owner, ch.Repo)
+	if err != nil {
+		return PullRequest{}, err
+	}
+	var base struct {
+		Target struct {
+			Hash string `json:"hash"`
+		} `json:"target"`
+	}
+	if _, err := c.b.call(ctx, http.MethodGet, repo+"/refs/branches/"+escapeSegments(ch.Base), "", nil, &base); err != nil {
+		return PullRequest{}, err
+	}
+	ref := repo + "/refs/branches/" + escapeSegments(branch)
+	code, err := c.b.call(ctx, http.MethodGet, ref, "", nil, nil, http.StatusNotFound)
+	if err != nil {
+		return PullRequest{}, err
+	}
+	if code != http.StatusNotFound {
+		if _, err := c.b.call(ctx, http.MethodDelete, ref, "", nil, nil); err != nil {
+			return PullRequest{}, err
+		}
+	}
+	// A branch that does not exist is created on the parent given.
+	fields := [][2]string{{"message", ch.Message}, {"branch", branch}, {"parents", base.Target.Hash}}
+	for _, f := range ch.Files {
+		fields = append(fields, [2]string{f.Path, string(f.Content)})
+	}
+	form, contentType, err := multipartForm(fields)
+	if err != nil {
+		return PullRequest{}, fmt.Errorf("bitbucket-cloud: POST %s/src: %w", repo, err)
+	}
+	if _, err := c.b.call(ctx, http.MethodPost, repo+"/src", contentType, form, nil); err != nil {
+		return PullRequest{}, err
+	}
+	open, err := c.find(ctx, repo, branch, "OPEN")
+	if err != nil {
+		return PullRequest{}, err
+	}
+	var pr cloudPullRequest
+	if open != nil {
+		_, err = c.b.callJSON(ctx, http.MethodPut, fmt.Sprintf("%s/pullrequests/%d", repo, open.ID),
+			map[string]string{"title": ch.Title, "description": ch.Body}, &pr)
+	} else {
+		_, err = c.b.callJSON(ctx, http.MethodPost, repo+"/pullrequests", map[string]any{
+			"title": ch.Title, "description": ch.Body,
+			"source":      map[string]any{"branch": map[string]string{"name": branch}},
+			"destination": map[string]any{"branch": map[string]string{"name": ch.Base}},
+		}, &pr)
+	}
+	if err != nil {
+		return PullRequest{}, err
+	}
+	return pr.pullRequest(), nil
+}
+
+// find is the newest pull request from branch in one of states, nil when
+// there is none.
+func (c *BitbucketCloud) find(ctx context.Context, repo, branch string, states ...string) (*cloudPullRequest, error) {
+	q := url.Values{"q": {fmt.Sprintf("source.branch.name=%q", branch)}, "state": states, "sort": {"-created_on"}, "pagelen": {"1"}}
+	var page struct {
+		Values []cloudPullRequest `json:"values"`
+	}
+	if _, err := c.b.call(ctx, http.MethodGet, repo+"/pullrequests?"+q.Encode(), "", nil, &page); err != nil {
+		return nil, err
+	}
+	if len(page.Values) == 0 {
+		return nil, nil
+	}
+	return &page.Values[0], nil
+}
+
+func (c *BitbucketCloud) Last(ctx context.Context, owner, repo, key string) (*PullRequest, error) {
+	branch, err := branchOf(key)
+	if err != nil {
+		return nil, err
+	}
+	path, err := cloudRepo(owner, repo)
+	if err != nil {
+		return nil, err
+	}
+	// Without state the API lists open pull requests only.
+	p, err := c.find(ctx, path, branch, "OPEN", "MERGED", "DECLINED", "SUPERSEDED")
+	if err != nil || p == nil {
+		return nil, err
+	}
+	pr := p.pullRequest()
+	return &pr, nil
+}
+
+func (c *BitbucketCloud) File(ctx context.Context, owner, repo, ref, path string) ([]byte, error) {
+	r, err := cloudRepo(owner, repo)
+	if err != nil {
+		return nil, err
+	}
+	return c.b.raw(ctx, r+"/src/"+url.PathEscape(ref)+"/"+escapeSegments(path))
+}
+
+func (c *BitbucketCloud) Files(ctx context.Context, owner, repo, ref, dir string) ([]string, error) {
+	r, err := cloudRepo(owner, repo)
+	if err != nil {
+		return nil, err
+	}
+	d := cleanDir(dir)
+	// max_depth lists subdirectories' files too; pages are followed by the
+	// next link, kept on the API's host (the token goes with it).
+	path := r + "/src/" + url.PathEscape(ref) + "/" + escapeSegments(d)
+	if d != "" {
+		path += "/"
+	}
+	path += "?" + url.Values{"max_depth": {"100"}, "pagelen": {"100"}}.Encode()
+	var paths []string
+	for range maxPagesListed {
+		var page struct {
+			Values []struct {
+				Type string `json:"type"`
+				Path string `json:"path"`
+			} `json:"values"`
+			Next string `json:"next"`
+		}
+		code, err := c.b.call(ctx, http.MethodGet, path, "", nil, &page, http.StatusNotFound)
+		if err != nil {
+			return nil, err
+		}
+		if code == http.StatusNotFound {
+			return nil, fmt.Errorf("%s: %q on %q: %w", c.b.op(http.MethodGet, path), dir, ref, ErrNotFound)
+		}
+		for _, v := range page.Values {
+			if v.Type == "commit_file" && under(v.Path, d) {
+				paths = append(paths, v.Path)
+			}
+		}
+		if len(paths) > MaxFiles {
+			return nil, fmt.Errorf("%s: more than %d files under %q: %w", c.b.op(http.MethodGet, path), MaxFiles, dir, ErrTooLarge)
+		}
+		if page.Next == "" {
+			slices.Sort(paths)
+			return paths, nil
+		}
+		next, ok := strings.CutPrefix(page.Next, c.b.api)
+		if !ok || !strings.HasPrefix(next, "/") {
+			return nil, fmt.Errorf("%s: next page %q is not on %s", c.b.op(http.MethodGet, path), page.Next, c.b.api)
+		}
+		path = next
+	}
+	return nil, fmt.Errorf("%s: more than %d pages: %w", c.b.op(http.MethodGet, path), maxPagesListed, ErrTooLarge)
+}

@@ -1,0 +1,178 @@
+package pullrequest_test
+
+import (
+	"errors"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/pullrequest"
+)
+
+const (
+	bbcToken = "bbc-secret0123456789"
+	bbcRepo  = "/2.0/repositories/acme/shop"
+)
+
+func bbcProposer(t *testing.T, s *script) pullrequest.Proposer {
+	t.Helper()
+	p, err := pullrequest.New(gitstatus.Host{URL: s.URL, Type: gitstatus.BitbucketCloud, Token: bbcToken}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func serveBBC(t *testing.T, want ...exchange) *script {
+	return serve(t, "Authorization", "Bearer "+bbcToken, want...)
+}
+
+// formFields checks a multipart/form-data body holds exactly want.
+func formFields(want map[string]string) func(*testing.T, *http.Request, []byte) {
+	return func(t *testing.T, r *http.Request, body []byte) {
+		t.Helper()
+		mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		if err != nil || mt != "multipart/form-data" {
+			t.Errorf("Content-Type %q, want multipart/form-data", r.Header.Get("Content-Type"))
+			return
+		}
+		form, err := multipart.NewReader(strings.NewReader(string(body)), params["boundary"]).ReadForm(1 << 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for k, v := range form.Value {
+			got[k] = strings.Join(v, ",")
+		}
+		if len(got) != len(want) {
+			t.Errorf("form %q, want %q", got, want)
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("form field %q = %q, want %q", k, got[k], v)
+			}
+		}
+	}
+}
+
+const bbcOpenQuery = `q=source.branch.name="` + prBranch + `"&state=OPEN&sort=-created_on&pagelen=1`
+
+// bbcCommit: main's head, the branch's lookup (answering branchStatus),
+// its deletion when it exists, then the one commit with both files.
+func bbcCommit(branchStatus int) []exchange {
+	ex := []exchange{
+		{method: "GET", path: bbcRepo + "/refs/branches/main", status: 200, body: `{"name":"main","target":{"hash":"base1"}}`},
+		{method: "GET", path: bbcRepo + "/refs/branches/" + prBranch, status: branchStatus,
+			body: map[int]string{200: `{"name":"` + prBranch + `","target":{"hash":"old"}}`, 404: `{"type":"error","error":{"message":"Branch not found"}}`}[branchStatus]},
+	}
+	if branchStatus == 200 {
+		ex = append(ex, exchange{method: "DELETE", path: bbcRepo + "/refs/branches/" + prBranch, status: 204})
+	}
+	return append(ex, exchange{method: "POST", path: bbcRepo + "/src", status: 201,
+		header: map[string]string{"Location": "https://api.bitbucket.org/2.0/repositories/acme/shop/commit/c2"},
+		check: formFields(map[string]string{
+			"message": "web: data 20Gi", "branch": prBranch, "parents": "base1",
+			"apps/web.yaml": "storage: 20Gi\n", "apps/web-pdb.yaml": "kind: PodDisruptionBudget\n",
+		})})
+}
+
+func TestBitbucketCloudOpensPullRequest(t *testing.T) {
+	want := append(bbcCommit(404),
+		exchange{method: "GET", path: bbcRepo + "/pullrequests", query: bbcOpenQuery, status: 200, body: `{"pagelen":1,"values":[]}`},
+		exchange{method: "POST", path: bbcRepo + "/pullrequests", status: 201,
+			body: `{"id":12,"state":"OPEN","links":{"html":{"href":"https://bitbucket.org/acme/shop/pull-requests/12"}}}`,
+			check: jsonFields(map[string]any{"title": "Grow shop/web data to 20Gi", "description": "data-web-0 is 91% full.",
+				"source": map[string]any{"branch": map[string]any{"name": prBranch}}, "destination": map[string]any{"branch": map[string]any{"name": "main"}}})},
+	)
+	pr, err := bbcProposer(t, serveBBC(t, want...)).Propose(t.Context(), change("acme"))
+	if err != nil || pr.Number != 12 || pr.State != pullrequest.Open || pr.URL != "https://bitbucket.org/acme/shop/pull-requests/12" {
+		t.Fatalf("Propose: %+v, %v; want open pull request 12", pr, err)
+	}
+}
+
+// The existing branch is deleted and made again from main's head; the
+// open pull request is updated.
+func TestBitbucketCloudUpdatesOpenPullRequest(t *testing.T) {
+	want := append(bbcCommit(200),
+		exchange{method: "GET", path: bbcRepo + "/pullrequests", query: bbcOpenQuery, status: 200, body: `{"values":[{"id":12,"state":"OPEN"}]}`},
+		exchange{method: "PUT", path: bbcRepo + "/pullrequests/12", status: 200, body: `{"id":12,"state":"OPEN"}`,
+			check: jsonFields(map[string]any{"title": "Grow shop/web data to 20Gi", "description": "data-web-0 is 91% full."})},
+	)
+	pr, err := bbcProposer(t, serveBBC(t, want...)).Propose(t.Context(), change("acme"))
+	if err != nil || pr.Number != 12 || pr.State != pullrequest.Open {
+		t.Fatalf("Propose: %+v, %v; want pull request 12 updated", pr, err)
+	}
+}
+
+func TestBitbucketCloudLast(t *testing.T) {
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name, body string
+		want       *pullrequest.PullRequest
+	}{
+		{"none", `{"values":[]}`, nil},
+		{"open", `{"values":[{"id":3,"state":"OPEN","updated_on":"2026-02-01T10:00:00.000000+00:00"}]}`, &pullrequest.PullRequest{Number: 3, State: pullrequest.Open}},
+		{"merged", `{"values":[{"id":4,"state":"MERGED","updated_on":"2026-03-01T10:00:00.000000+00:00"}]}`, &pullrequest.PullRequest{Number: 4, State: pullrequest.Merged, ClosedAt: at}},
+		{"declined", `{"values":[{"id":5,"state":"DECLINED","updated_on":"2026-03-01T10:00:00.000000+00:00"}]}`, &pullrequest.PullRequest{Number: 5, State: pullrequest.Closed, ClosedAt: at}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := serveBBC(t, exchange{method: "GET", path: bbcRepo + "/pullrequests", status: 200, body: tc.body,
+				query: `q=source.branch.name="` + prBranch + `"&state=OPEN&state=MERGED&state=DECLINED&state=SUPERSEDED&sort=-created_on&pagelen=1`})
+			got, err := bbcProposer(t, s).Last(t.Context(), "acme", "shop", prKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (got == nil) != (tc.want == nil) || (got != nil && (got.Number != tc.want.Number || got.State != tc.want.State || !got.ClosedAt.Equal(tc.want.ClosedAt))) {
+				t.Errorf("Last = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBitbucketCloudFile(t *testing.T) {
+	path := bbcRepo + "/src/main/apps/web.yaml"
+	plain := map[string]string{"Content-Type": "text/plain"}
+	s := serveBBC(t,
+		exchange{method: "GET", path: path, status: 200, body: "storage: 10Gi\n", header: plain},
+		exchange{method: "GET", path: path, status: 404, body: `{"type":"error","error":{"message":"No such file or directory: apps/web.yaml"}}`},
+		exchange{method: "GET", path: path, status: 200, body: strings.Repeat("x", pullrequest.MaxFileBytes+1), header: plain},
+	)
+	p := bbcProposer(t, s)
+	if got, err := p.File(t.Context(), "acme", "shop", "main", "apps/web.yaml"); err != nil || string(got) != "storage: 10Gi\n" {
+		t.Errorf("File: %q, %v", got, err)
+	}
+	if _, err := p.File(t.Context(), "acme", "shop", "main", "apps/web.yaml"); !errors.Is(err, pullrequest.ErrNotFound) {
+		t.Errorf("404: %v, want ErrNotFound", err)
+	}
+	if _, err := p.File(t.Context(), "acme", "shop", "main", "apps/web.yaml"); !errors.Is(err, pullrequest.ErrTooLarge) {
+		t.Errorf("over MaxFileBytes: %v, want ErrTooLarge", err)
+	}
+}
+
+// The directory is listed at every depth, following next on the API host.
+func TestBitbucketCloudFiles(t *testing.T) {
+	var s *script
+	s = serveBBC(t,
+		exchange{method: "GET", path: bbcRepo + "/src/main/apps/", query: "max_depth=100&pagelen=100", status: 200},
+		exchange{method: "GET", path: bbcRepo + "/src/main/apps/", query: "max_depth=100&pagelen=100&page=2", status: 200,
+			body: `{"values":[{"type":"commit_file","path":"apps/db/kustomization.yaml"}]}`},
+	)
+	s.want[0].body = `{"values":[{"type":"commit_file","path":"apps/web.yaml"},{"type":"commit_directory","path":"apps/db"}],
+		"next":"` + s.URL + bbcRepo + `/src/main/apps/?max_depth=100&pagelen=100&page=2"}`
+	files, err := bbcProposer(t, s).Files(t.Context(), "acme", "shop", "main", "./apps/")
+	if err != nil || strings.Join(files, ",") != "apps/db/kustomization.yaml,apps/web.yaml" {
+		t.Errorf("Files: %q, %v; want the two under apps/, sorted", files, err)
+	}
+}
+
+func TestBitbucketCloudErrorNamesRequestNotToken(t *testing.T) {
+	s := serveBBC(t, exchange{method: "GET", path: bbcRepo + "/refs/branches/main", status: 403,
+		body: `{"type":"error","error":{"message":"Token ` + bbcToken + ` lacks repository:write"}}`})
+	_, err := bbcProposer(t, s).Propose(t.Context(), change("acme"))
+	noSecret(t, err, bbcToken, "bitbucket-cloud: GET /2.0/repositories/acme/shop/refs/branches/main", "403")
+}

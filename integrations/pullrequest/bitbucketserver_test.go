@@ -1,0 +1,145 @@
+package pullrequest_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/pullrequest"
+)
+
+const (
+	bbsToken = "bbs-secret0123456789"
+	bbsRepo  = "/rest/api/1.0/projects/SHOP/repos/shop"
+	bbsUtils = "/rest/branch-utils/1.0/projects/SHOP/repos/shop/branches"
+)
+
+func bbsProposer(t *testing.T, s *script) pullrequest.Proposer {
+	t.Helper()
+	p, err := pullrequest.New(gitstatus.Host{URL: s.URL, Type: gitstatus.BitbucketServer, Token: bbsToken}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func serveBBS(t *testing.T, want ...exchange) *script {
+	return serve(t, "Authorization", "Bearer "+bbsToken, want...)
+}
+
+// bbsCommits: main's head; the branch deleted (deleteStatus: 204, or 404
+// when there is none) and made at it; one commit per file, web.yaml (on
+// main) with sourceCommitId, web-pdb.yaml (new) without.
+func bbsCommits(deleteStatus int) []exchange {
+	return []exchange{
+		{method: "GET", path: bbsRepo + "/commits", query: "until=refs/heads/main&limit=1", status: 200, body: `{"values":[{"id":"base1"}],"isLastPage":false}`},
+		{method: "DELETE", path: bbsUtils, status: deleteStatus, check: jsonFields(map[string]any{"name": "refs/heads/" + prBranch, "dryRun": false})},
+		{method: "POST", path: bbsUtils, status: 200, body: `{"id":"refs/heads/` + prBranch + `","latestCommit":"base1"}`,
+			check: jsonFields(map[string]any{"name": prBranch, "startPoint": "base1"})},
+		{method: "GET", path: bbsRepo + "/browse/apps/web.yaml", query: "at=base1&type=true", status: 200, body: `{"type":"FILE"}`},
+		{method: "PUT", path: bbsRepo + "/browse/apps/web.yaml", status: 200, body: `{"id":"c1"}`,
+			check: formFields(map[string]string{"content": "storage: 20Gi\n", "message": "web: data 20Gi", "branch": prBranch, "sourceCommitId": "base1"})},
+		{method: "GET", path: bbsRepo + "/browse/apps/web-pdb.yaml", query: "at=base1&type=true", status: 404, body: `{"errors":[{"message":"The path \"apps/web-pdb.yaml\" does not exist at revision \"base1\""}]}`},
+		{method: "PUT", path: bbsRepo + "/browse/apps/web-pdb.yaml", status: 200, body: `{"id":"c2"}`,
+			check: formFields(map[string]string{"content": "kind: PodDisruptionBudget\n", "message": "web: data 20Gi", "branch": prBranch})},
+	}
+}
+
+const bbsOpenQuery = "at=refs/heads/" + prBranch + "&state=OPEN&direction=OUTGOING&order=NEWEST&limit=1"
+
+func TestBitbucketServerOpensPullRequest(t *testing.T) {
+	want := append(bbsCommits(404),
+		exchange{method: "GET", path: bbsRepo + "/pull-requests", query: bbsOpenQuery, status: 200, body: `{"values":[],"isLastPage":true}`},
+		exchange{method: "POST", path: bbsRepo + "/pull-requests", status: 201,
+			body: `{"id":8,"version":0,"state":"OPEN","links":{"self":[{"href":"https://git.example.com/projects/SHOP/repos/shop/pull-requests/8"}]}}`,
+			check: jsonFields(map[string]any{"title": "Grow shop/web data to 20Gi", "description": "data-web-0 is 91% full.",
+				"fromRef": map[string]any{"id": "refs/heads/" + prBranch}, "toRef": map[string]any{"id": "refs/heads/main"}})},
+	)
+	pr, err := bbsProposer(t, serveBBS(t, want...)).Propose(t.Context(), change("SHOP"))
+	if err != nil || pr.Number != 8 || pr.State != pullrequest.Open || pr.URL != "https://git.example.com/projects/SHOP/repos/shop/pull-requests/8" {
+		t.Fatalf("Propose: %+v, %v; want open pull request 8", pr, err)
+	}
+}
+
+// The open pull request is updated with the version Bitbucket requires.
+func TestBitbucketServerUpdatesOpenPullRequest(t *testing.T) {
+	want := append(bbsCommits(204),
+		exchange{method: "GET", path: bbsRepo + "/pull-requests", query: bbsOpenQuery, status: 200, body: `{"values":[{"id":8,"version":3,"state":"OPEN"}]}`},
+		exchange{method: "PUT", path: bbsRepo + "/pull-requests/8", status: 200, body: `{"id":8,"version":4,"state":"OPEN"}`,
+			check: jsonFields(map[string]any{"title": "Grow shop/web data to 20Gi", "description": "data-web-0 is 91% full.", "version": 3})},
+	)
+	pr, err := bbsProposer(t, serveBBS(t, want...)).Propose(t.Context(), change("SHOP"))
+	if err != nil || pr.Number != 8 || pr.State != pullrequest.Open {
+		t.Fatalf("Propose: %+v, %v; want pull request 8 updated", pr, err)
+	}
+}
+
+func TestBitbucketServerLast(t *testing.T) {
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	ms := "1772359200000" // at, in milliseconds
+	cases := []struct {
+		name, body string
+		want       *pullrequest.PullRequest
+	}{
+		{"none", `{"values":[]}`, nil},
+		{"open", `{"values":[{"id":3,"state":"OPEN"}]}`, &pullrequest.PullRequest{Number: 3, State: pullrequest.Open}},
+		{"merged", `{"values":[{"id":4,"state":"MERGED","closedDate":` + ms + `}]}`, &pullrequest.PullRequest{Number: 4, State: pullrequest.Merged, ClosedAt: at}},
+		{"declined", `{"values":[{"id":5,"state":"DECLINED","closedDate":` + ms + `}]}`, &pullrequest.PullRequest{Number: 5, State: pullrequest.Closed, ClosedAt: at}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := serveBBS(t, exchange{method: "GET", path: bbsRepo + "/pull-requests", status: 200, body: tc.body,
+				query: "at=refs/heads/" + prBranch + "&state=ALL&direction=OUTGOING&order=NEWEST&limit=1"})
+			got, err := bbsProposer(t, s).Last(t.Context(), "SHOP", "shop", prKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (got == nil) != (tc.want == nil) || (got != nil && (got.Number != tc.want.Number || got.State != tc.want.State || !got.ClosedAt.Equal(tc.want.ClosedAt))) {
+				t.Errorf("Last = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBitbucketServerFile(t *testing.T) {
+	path := bbsRepo + "/raw/apps/web.yaml"
+	plain := map[string]string{"Content-Type": "text/plain"}
+	s := serveBBS(t,
+		exchange{method: "GET", path: path, query: "at=main", status: 200, body: "storage: 10Gi\n", header: plain},
+		exchange{method: "GET", path: path, query: "at=main", status: 404, body: `{"errors":[{"message":"The path \"apps/web.yaml\" does not exist at revision \"main\""}]}`},
+		exchange{method: "GET", path: path, query: "at=main", status: 200, body: strings.Repeat("x", pullrequest.MaxFileBytes+1), header: plain},
+	)
+	p := bbsProposer(t, s)
+	if got, err := p.File(t.Context(), "SHOP", "shop", "main", "apps/web.yaml"); err != nil || string(got) != "storage: 10Gi\n" {
+		t.Errorf("File: %q, %v", got, err)
+	}
+	if _, err := p.File(t.Context(), "SHOP", "shop", "main", "apps/web.yaml"); !errors.Is(err, pullrequest.ErrNotFound) {
+		t.Errorf("404: %v, want ErrNotFound", err)
+	}
+	if _, err := p.File(t.Context(), "SHOP", "shop", "main", "apps/web.yaml"); !errors.Is(err, pullrequest.ErrTooLarge) {
+		t.Errorf("over MaxFileBytes: %v, want ErrTooLarge", err)
+	}
+}
+
+// The files API answers paths relative to the directory, page by page.
+func TestBitbucketServerFiles(t *testing.T) {
+	s := serveBBS(t,
+		exchange{method: "GET", path: bbsRepo + "/files/apps", query: "at=main&start=0&limit=1000", status: 200,
+			body: `{"values":["web.yaml"],"isLastPage":false,"nextPageStart":1}`},
+		exchange{method: "GET", path: bbsRepo + "/files/apps", query: "at=main&start=1&limit=1000", status: 200,
+			body: `{"values":["db/kustomization.yaml"],"isLastPage":true}`},
+	)
+	files, err := bbsProposer(t, s).Files(t.Context(), "SHOP", "shop", "main", "./apps/")
+	if err != nil || strings.Join(files, ",") != "apps/db/kustomization.yaml,apps/web.yaml" {
+		t.Errorf("Files: %q, %v; want the two under apps/, sorted", files, err)
+	}
+}
+
+func TestBitbucketServerErrorNamesRequestNotToken(t *testing.T) {
+	s := serveBBS(t, exchange{method: "GET", path: bbsRepo + "/commits", query: "until=refs/heads/main&limit=1", status: 401,
+		body: `{"errors":[{"message":"Token ` + bbsToken + ` is not valid"}]}`})
+	_, err := bbsProposer(t, s).Propose(t.Context(), change("SHOP"))
+	noSecret(t, err, bbsToken, "bitbucket-server: GET /rest/api/1.0/projects/SHOP/repos/shop/commits", "401")
+}

@@ -1,0 +1,182 @@
+package pullrequest_test
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/pullrequest"
+)
+
+const githubToken = "ghp_secret0123456789"
+
+func githubProposer(t *testing.T, s *script) pullrequest.Proposer {
+	t.Helper()
+	// Any host but github.com is GitHub Enterprise: the API under /api/v3.
+	p, err := pullrequest.New(gitstatus.Host{URL: s.URL, Type: gitstatus.GitHub, Token: githubToken}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func serveGitHub(t *testing.T, want ...exchange) *script {
+	return serve(t, "Authorization", "Bearer "+githubToken, want...)
+}
+
+const ghRepo = "/api/v3/repos/octo/shop"
+
+// ghCommit are the requests that build the one commit of change("octo")
+// on main's head, up to the branch's lookup, which answers branchStatus.
+func ghCommit(branchStatus int, branchBody string) []exchange {
+	return []exchange{
+		{method: "GET", path: ghRepo + "/git/ref/heads/main", status: 200,
+			body: `{"ref":"refs/heads/main","object":{"type":"commit","sha":"base1"}}`},
+		{method: "GET", path: ghRepo + "/git/commits/base1", status: 200,
+			body: `{"sha":"base1","tree":{"sha":"tree1"},"parents":[]}`},
+		{method: "POST", path: ghRepo + "/git/trees", status: 201, body: `{"sha":"tree2","tree":[]}`,
+			check: jsonFields(map[string]any{"base_tree": "tree1", "tree": []map[string]any{
+				{"path": "apps/web.yaml", "mode": "100644", "type": "blob", "content": "storage: 20Gi\n"},
+				{"path": "apps/web-pdb.yaml", "mode": "100644", "type": "blob", "content": "kind: PodDisruptionBudget\n"},
+			}})},
+		{method: "POST", path: ghRepo + "/git/commits", status: 201, body: `{"sha":"commit2"}`,
+			check: jsonFields(map[string]any{"message": "web: data 20Gi", "tree": "tree2", "parents": []string{"base1"}})},
+		{method: "GET", path: ghRepo + "/git/ref/heads/" + prBranch, status: branchStatus, body: branchBody},
+	}
+}
+
+const ghOpenQuery = "state=open&head=octo:" + prBranch + "&sort=created&direction=desc&per_page=1"
+
+// A first proposal: the branch is created at the one new commit, no pull
+// request is open, one is created from it.
+func TestGitHubOpensPullRequest(t *testing.T) {
+	want := append(ghCommit(404, `{"message":"Not Found","status":"404"}`),
+		exchange{method: "POST", path: ghRepo + "/git/refs", status: 201, body: `{"ref":"refs/heads/` + prBranch + `","object":{"sha":"commit2"}}`,
+			check: jsonFields(map[string]any{"ref": "refs/heads/" + prBranch, "sha": "commit2"})},
+		exchange{method: "GET", path: ghRepo + "/pulls", query: ghOpenQuery, status: 200, body: `[]`},
+		exchange{method: "POST", path: ghRepo + "/pulls", status: 201,
+			body:  `{"number":7,"state":"open","html_url":"https://github.example.com/octo/shop/pull/7"}`,
+			check: jsonFields(map[string]any{"head": prBranch, "base": "main", "title": "Grow shop/web data to 20Gi", "body": "data-web-0 is 91% full."})},
+	)
+	s := serveGitHub(t, want...)
+	pr, err := githubProposer(t, s).Propose(t.Context(), change("octo"))
+	if err != nil || pr.Number != 7 || pr.State != pullrequest.Open || pr.URL != "https://github.example.com/octo/shop/pull/7" {
+		t.Fatalf("Propose: %+v, %v; want open pull request 7", pr, err)
+	}
+}
+
+// A later proposal: the branch is forced to the new commit and the open
+// pull request edited, not a second one created.
+func TestGitHubUpdatesOpenPullRequest(t *testing.T) {
+	want := append(ghCommit(200, `{"ref":"refs/heads/`+prBranch+`","object":{"sha":"old"}}`),
+		exchange{method: "PATCH", path: ghRepo + "/git/refs/heads/" + prBranch, status: 200, body: `{"object":{"sha":"commit2"}}`,
+			check: jsonFields(map[string]any{"sha": "commit2", "force": true})},
+		exchange{method: "GET", path: ghRepo + "/pulls", query: ghOpenQuery, status: 200, body: `[{"number":7,"state":"open"}]`},
+		exchange{method: "PATCH", path: ghRepo + "/pulls/7", status: 200, body: `{"number":7,"state":"open"}`,
+			check: jsonFields(map[string]any{"title": "Grow shop/web data to 20Gi", "body": "data-web-0 is 91% full."})},
+	)
+	s := serveGitHub(t, want...)
+	pr, err := githubProposer(t, s).Propose(t.Context(), change("octo"))
+	if err != nil || pr.Number != 7 || pr.State != pullrequest.Open {
+		t.Fatalf("Propose: %+v, %v; want pull request 7 updated", pr, err)
+	}
+}
+
+func TestGitHubLast(t *testing.T) {
+	merged := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	closed := time.Date(2026, 3, 2, 11, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name, body string
+		want       *pullrequest.PullRequest
+	}{
+		{"none", `[]`, nil},
+		{"open", `[{"number":3,"state":"open","closed_at":null,"merged_at":null}]`, &pullrequest.PullRequest{Number: 3, State: pullrequest.Open}},
+		{"merged", `[{"number":4,"state":"closed","closed_at":"2026-03-01T10:00:00Z","merged_at":"2026-03-01T10:00:00Z"}]`,
+			&pullrequest.PullRequest{Number: 4, State: pullrequest.Merged, ClosedAt: merged}},
+		{"closed", `[{"number":5,"state":"closed","closed_at":"2026-03-02T11:00:00Z","merged_at":null}]`,
+			&pullrequest.PullRequest{Number: 5, State: pullrequest.Closed, ClosedAt: closed}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := serveGitHub(t, exchange{method: "GET", path: ghRepo + "/pulls", status: 200, body: tc.body,
+				query: "state=all&head=octo:" + prBranch + "&sort=created&direction=desc&per_page=1"})
+			got, err := githubProposer(t, s).Last(t.Context(), "octo", "shop", prKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (got == nil) != (tc.want == nil) || (got != nil && (got.Number != tc.want.Number || got.State != tc.want.State || !got.ClosedAt.Equal(tc.want.ClosedAt))) {
+				t.Errorf("Last = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// Files are read raw (the raw media type), bounded; 404 is ErrNotFound.
+func TestGitHubFile(t *testing.T) {
+	raw := func(t *testing.T, r *http.Request, _ []byte) {
+		if a := r.Header.Get("Accept"); a != "application/vnd.github.raw+json" {
+			t.Errorf("Accept %q, want the raw media type", a)
+		}
+	}
+	path := ghRepo + "/contents/apps/web.yaml"
+	s := serveGitHub(t,
+		exchange{method: "GET", path: path, query: "ref=main", check: raw, status: 200, body: "storage: 10Gi\n",
+			header: map[string]string{"Content-Type": "application/vnd.github.raw+json"}},
+		exchange{method: "GET", path: path, query: "ref=main", status: 404, body: `{"message":"Not Found"}`},
+		exchange{method: "GET", path: path, query: "ref=main", status: 200, body: strings.Repeat("x", pullrequest.MaxFileBytes+1),
+			header: map[string]string{"Content-Type": "application/vnd.github.raw+json"}},
+	)
+	p := githubProposer(t, s)
+	if got, err := p.File(t.Context(), "octo", "shop", "main", "apps/web.yaml"); err != nil || string(got) != "storage: 10Gi\n" {
+		t.Errorf("File: %q, %v", got, err)
+	}
+	if _, err := p.File(t.Context(), "octo", "shop", "main", "apps/web.yaml"); !errors.Is(err, pullrequest.ErrNotFound) {
+		t.Errorf("404: %v, want ErrNotFound", err)
+	}
+	if _, err := p.File(t.Context(), "octo", "shop", "main", "apps/web.yaml"); !errors.Is(err, pullrequest.ErrTooLarge) {
+		t.Errorf("over MaxFileBytes: %v, want ErrTooLarge", err)
+	}
+}
+
+// Files lists the recursive tree and keeps the blobs under dir, sorted; a
+// truncated tree is too large to list.
+func TestGitHubFiles(t *testing.T) {
+	tree := `{"sha":"t","truncated":false,"tree":[
+		{"path":"apps","type":"tree"},{"path":"apps/web.yaml","type":"blob"},{"path":"appsx/other.yaml","type":"blob"},
+		{"path":"apps/db","type":"tree"},{"path":"apps/db/kustomization.yaml","type":"blob"},{"path":"README.md","type":"blob"}]}`
+	s := serveGitHub(t,
+		exchange{method: "GET", path: ghRepo + "/git/trees/main", query: "recursive=1", status: 200, body: tree},
+		exchange{method: "GET", path: ghRepo + "/git/trees/main", query: "recursive=1", status: 200, body: `{"sha":"t","truncated":true,"tree":[]}`},
+	)
+	p := githubProposer(t, s)
+	files, err := p.Files(t.Context(), "octo", "shop", "main", "./apps/")
+	if err != nil || strings.Join(files, ",") != "apps/db/kustomization.yaml,apps/web.yaml" {
+		t.Errorf("Files: %q, %v; want the two under apps/, sorted", files, err)
+	}
+	if _, err := p.Files(t.Context(), "octo", "shop", "main", "apps"); !errors.Is(err, pullrequest.ErrTooLarge) {
+		t.Errorf("truncated tree: %v, want ErrTooLarge", err)
+	}
+}
+
+// A refusal names the host, method and path, and never the token, even
+// when the host echoes it.
+func TestGitHubErrorNamesRequestNotToken(t *testing.T) {
+	s := serveGitHub(t, exchange{method: "GET", path: ghRepo + "/git/ref/heads/main", status: 403,
+		body: `{"message":"Resource not accessible by token ` + githubToken + `"}`})
+	_, err := githubProposer(t, s).Propose(t.Context(), change("octo"))
+	noSecret(t, err, githubToken, "github: GET repos/octo/shop/git/ref/heads/main", "403")
+}
+
+// A GitHub App installation needs no token.
+func TestNewTakesGitHubApp(t *testing.T) {
+	app := &gitstatus.GitHubApp{AppID: 1, InstallationID: 2, PrivateKey: testKey(t)}
+	if _, err := pullrequest.New(gitstatus.Host{URL: "https://github.com", Type: gitstatus.GitHub, GitHubApp: app}, nil); err != nil {
+		t.Errorf("GitHub App: %v", err)
+	}
+	if _, err := pullrequest.New(gitstatus.Host{URL: "https://gitlab.com", Type: gitstatus.GitLab}, nil); err == nil || !strings.Contains(err.Error(), "no token") {
+		t.Errorf("GitLab without a token: %v, want refused", err)
+	}
+}

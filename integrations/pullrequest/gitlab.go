@@ -1,0 +1,215 @@
+package pullrequest
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"unicode/utf8"
+
+	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+)
+
+// gitlabTreePages bounds the pages of a tree listed (100 entries each,
+// directories included).
+const gitlabTreePages = 2 * MaxFiles / 100
+
+// GitLab proposes through the GitLab REST API: one commit (Commits API)
+// on branch, started from the base branch and forced, so that the branch is
+// rebuilt at every update; then the open merge request from it is updated,
+// or one is created. The project is owner/repo (owner may hold subgroups),
+// its path inside the instance.
+type GitLab struct {
+	Client *gitlab.Client
+	Token  string // scrubbed from errors
+}
+
+func (g *GitLab) err(op string, resp *gitlab.Response, err error) error {
+	return gitstatus.GitLabError("gitlab: "+op, resp, err, g.Token)
+}
+
+func notFound(resp *gitlab.Response) bool {
+	return resp != nil && resp.Response != nil && resp.StatusCode == http.StatusNotFound
+}
+
+func (g *GitLab) Propose(ctx context.Context, c Change) (PullRequest, error) {
+	branch, err := branchOf(c.Key)
+	if err != nil {
+		return PullRequest{}, err
+	}
+	project := c.Owner + "/" + c.Repo
+	pid := gitlab.PathEscape(project)
+	actions := make([]*gitlab.CommitActionOptions, 0, len(c.Files))
+	for _, f := range c.Files {
+		// The Commits API refuses "update" of a file the start branch does
+		// not have, and "create" of one it has.
+		action := gitlab.FileUpdate
+		_, resp, err := g.Client.RepositoryFiles.GetFileMetaData(project, f.Path, &gitlab.GetFileMetaDataOptions{Ref: &c.Base}, gitlab.WithContext(ctx))
+		switch {
+		case notFound(resp):
+			action = gitlab.FileCreate
+		case err != nil:
+			return PullRequest{}, g.err(fmt.Sprintf("HEAD projects/%s/repository/files/%s", pid, gitlab.PathEscape(f.Path)), resp, err)
+		}
+		a := &gitlab.CommitActionOptions{Action: &action, FilePath: new(f.Path), Content: new(string(f.Content))}
+		if !utf8.Valid(f.Content) {
+			a.Content, a.Encoding = new(base64.StdEncoding.EncodeToString(f.Content)), new("base64")
+		}
+		actions = append(actions, a)
+	}
+	_, resp, err := g.Client.Commits.CreateCommit(project, &gitlab.CreateCommitOptions{
+		Branch: &branch, StartBranch: &c.Base, Force: new(true), CommitMessage: &c.Message, Actions: actions,
+	}, gitlab.WithContext(ctx))
+	if err != nil {
+		return PullRequest{}, g.err(fmt.Sprintf("POST projects/%s/repository/commits", pid), resp, err)
+	}
+	open, err := g.find(ctx, project, branch, "opened")
+	if err != nil {
+		return PullRequest{}, err
+	}
+	if open != nil {
+		mr, resp, err := g.Client.MergeRequests.UpdateMergeRequest(project, open.IID, &gitlab.UpdateMergeRequestOptions{
+			Title: &c.Title, Description: &c.Body,
+		}, gitlab.WithContext(ctx))
+		if err != nil {
+			return PullRequest{}, g.err(fmt.Sprintf("PUT projects/%s/merge_requests/%d", pid, open.IID), resp, err)
+		}
+		return gitlabPullRequest(&mr.BasicMergeRequest), nil
+	}
+	mr, resp, err := g.Client.MergeRequests.CreateMergeRequest(project, &gitlab.CreateMergeRequestOptions{
+		SourceBranch: &branch, TargetBranch: &c.Base, Title: &c.Title, Description: &c.Body,
+	}, gitlab.WithContext(ctx))
+	if err != nil {
+		return PullRequest{}, g.err(fmt.Sprintf("POST projects/%s/merge_requests", pid), resp, err)
+	}
+	return gitlabPullRequest(&mr.BasicMergeRequest), nil
+}
+
+// find is the newest merge request from branch in state ("" any), nil
+// when there is none.
+func (g *GitLab) find(ctx context.Context, project, branch, state string) (*gitlab.BasicMergeRequest, error) {
+	opt := &gitlab.ListProjectMergeRequestsOptions{
+		ListOptions:  gitlab.ListOptions{PerPage: 1},
+		SourceBranch: &branch, OrderBy: new("created_at"), Sort: new("desc"),
+	}
+	if state != "" {
+		opt.State = &state
+	}
+	mrs, resp, err := g.Client.MergeRequests.ListProjectMergeRequests(project, opt, gitlab.WithContext(ctx))
+	if err != nil {
+		return nil, g.err(fmt.Sprintf("GET projects/%s/merge_requests", gitlab.PathEscape(project)), resp, err)
+	}
+	if len(mrs) == 0 {
+		return nil, nil
+	}
+	return mrs[0], nil
+}
+
+func (g *GitLab) Last(ctx context.Context, owner, repo, key string) (*PullRequest, error) {
+	branch, err := branchOf(key)
+	if err != nil {
+		return nil, err
+	}
+	mr, err := g.find(ctx, owner+"/"+repo, branch, "")
+	if err != nil || mr == nil {
+		return nil, err
+	}
+	p := gitlabPullRequest(mr)
+	return &p, nil
+}
+
+// boundedBuffer takes at most MaxFileBytes, so that client-go stops
+// copying a larger body. It has no ReadFrom (bytes.Buffer's would take
+// everything), so io.Copy calls Write.
+type boundedBuffer struct {
+	buf  bytes.Buffer
+	over bool
+}
+
+func (b *boundedBuffer) Write(p []byte) (int, error) {
+	if b.buf.Len()+len(p) > MaxFileBytes {
+		b.over = true
+		return 0, ErrTooLarge
+	}
+	return b.buf.Write(p)
+}
+
+func (g *GitLab) File(ctx context.Context, owner, repo, ref, path string) ([]byte, error) {
+	// GetRawFile reads the whole body; the request is built here to
+	// bound it.
+	p := fmt.Sprintf("projects/%s/repository/files/%s/raw", gitlab.PathEscape(owner+"/"+repo), gitlab.PathEscape(path))
+	what := "GET " + p + "?ref=" + ref
+	req, err := g.Client.NewRequest(http.MethodGet, p, &gitlab.GetRawFileOptions{Ref: &ref}, []gitlab.RequestOptionFunc{gitlab.WithContext(ctx)})
+	if err != nil {
+		return nil, fmt.Errorf("gitlab: %s: %w", what, err)
+	}
+	var buf boundedBuffer
+	resp, err := g.Client.Do(req, &buf)
+	switch {
+	case buf.over:
+		return nil, fmt.Errorf("gitlab: %s: more than %d bytes: %w", what, MaxFileBytes, ErrTooLarge)
+	case notFound(resp):
+		return nil, fmt.Errorf("gitlab: %s: %w", what, ErrNotFound)
+	case err != nil:
+		return nil, g.err(what, resp, err)
+	}
+	return buf.buf.Bytes(), nil
+}
+
+func (g *GitLab) Files(ctx context.Context, owner, repo, ref, dir string) ([]string, error) {
+	project := owner + "/" + repo
+	what := fmt.Sprintf("GET projects/%s/repository/tree", gitlab.PathEscape(project))
+	opt := &gitlab.ListTreeOptions{Ref: &ref, Recursive: new(true), ListOptions: gitlab.ListOptions{PerPage: 100, Page: 1}}
+	if d := cleanDir(dir); d != "" {
+		opt.Path = &d // listed by GitLab; a directory it does not have is a 404
+	}
+	var paths []string
+	for page := 1; ; page++ {
+		if page > gitlabTreePages {
+			return nil, fmt.Errorf("gitlab: %s: more than %d pages: %w", what, gitlabTreePages, ErrTooLarge)
+		}
+		nodes, resp, err := g.Client.Repositories.ListTree(project, opt, gitlab.WithContext(ctx))
+		if err != nil {
+			if notFound(resp) || errors.Is(err, gitlab.ErrNotFound) {
+				return nil, fmt.Errorf("gitlab: %s: %q on %q: %w", what, dir, ref, ErrNotFound)
+			}
+			return nil, g.err(what, resp, err)
+		}
+		for _, n := range nodes {
+			if n.Type == "blob" && under(n.Path, dir) {
+				paths = append(paths, n.Path)
+			}
+		}
+		if len(paths) > MaxFiles {
+			return nil, fmt.Errorf("gitlab: %s: more than %d files under %q: %w", what, MaxFiles, dir, ErrTooLarge)
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opt.Page = resp.NextPage
+	}
+	slices.Sort(paths)
+	return paths, nil
+}
+
+func gitlabPullRequest(mr *gitlab.BasicMergeRequest) PullRequest {
+	p := PullRequest{Number: mr.IID, URL: mr.WebURL, State: Open}
+	switch mr.State {
+	case "merged":
+		p.State = Merged
+		if mr.MergedAt != nil {
+			p.ClosedAt = *mr.MergedAt
+		}
+	case "closed":
+		p.State = Closed
+		if mr.ClosedAt != nil {
+			p.ClosedAt = *mr.ClosedAt
+		}
+	}
+	return p
+}

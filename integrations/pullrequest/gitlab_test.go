@@ -1,0 +1,159 @@
+package pullrequest_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/pullrequest"
+)
+
+const gitlabToken = "glpat-secret0123456789"
+
+// The project group/sub/shop (a subgroup) is addressed by its escaped
+// full path, "." escaped too as client-go does.
+const glProject = "/api/v4/projects/group%2Fsub%2Fshop"
+
+func gitlabProposer(t *testing.T, s *script) pullrequest.Proposer {
+	t.Helper()
+	p, err := pullrequest.New(gitstatus.Host{URL: s.URL, Type: gitstatus.GitLab, Token: gitlabToken}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func serveGitLab(t *testing.T, want ...exchange) *script {
+	return serve(t, "PRIVATE-TOKEN", gitlabToken, want...)
+}
+
+// glCommit are the requests that make the one commit of change("group/sub"):
+// web.yaml is on main (update), web-pdb.yaml is not (create); the branch
+// starts from main and is forced.
+func glCommit() []exchange {
+	return []exchange{
+		{method: "HEAD", path: glProject + "/repository/files/apps%2Fweb%2Eyaml", query: "ref=main", status: 200,
+			header: map[string]string{"X-Gitlab-File-Path": "apps/web.yaml", "X-Gitlab-Size": "14", "X-Gitlab-Blob-Id": "b1"}},
+		{method: "HEAD", path: glProject + "/repository/files/apps%2Fweb-pdb%2Eyaml", query: "ref=main", status: 404},
+		{method: "POST", path: glProject + "/repository/commits", status: 201, body: `{"id":"c2","short_id":"c2"}`,
+			check: jsonFields(map[string]any{
+				"branch": prBranch, "start_branch": "main", "force": true, "commit_message": "web: data 20Gi",
+				"actions": []map[string]any{
+					{"action": "update", "file_path": "apps/web.yaml", "content": "storage: 20Gi\n"},
+					{"action": "create", "file_path": "apps/web-pdb.yaml", "content": "kind: PodDisruptionBudget\n"},
+				},
+			})},
+	}
+}
+
+const glOpenQuery = "source_branch=" + prBranch + "&state=opened&order_by=created_at&sort=desc&per_page=1"
+
+func TestGitLabOpensMergeRequest(t *testing.T) {
+	want := append(glCommit(),
+		exchange{method: "GET", path: glProject + "/merge_requests", query: glOpenQuery, status: 200, body: `[]`},
+		exchange{method: "POST", path: glProject + "/merge_requests", status: 201,
+			body: `{"id":90,"iid":3,"state":"opened","web_url":"https://gitlab.example.com/group/sub/shop/-/merge_requests/3"}`,
+			check: jsonFields(map[string]any{"source_branch": prBranch, "target_branch": "main",
+				"title": "Grow shop/web data to 20Gi", "description": "data-web-0 is 91% full."})},
+	)
+	s := serveGitLab(t, want...)
+	pr, err := gitlabProposer(t, s).Propose(t.Context(), change("group/sub"))
+	if err != nil || pr.Number != 3 || pr.State != pullrequest.Open || pr.URL != "https://gitlab.example.com/group/sub/shop/-/merge_requests/3" {
+		t.Fatalf("Propose: %+v, %v; want open merge request 3", pr, err)
+	}
+}
+
+func TestGitLabUpdatesOpenMergeRequest(t *testing.T) {
+	want := append(glCommit(),
+		exchange{method: "GET", path: glProject + "/merge_requests", query: glOpenQuery, status: 200, body: `[{"id":90,"iid":3,"state":"opened"}]`},
+		exchange{method: "PUT", path: glProject + "/merge_requests/3", status: 200, body: `{"id":90,"iid":3,"state":"opened"}`,
+			check: jsonFields(map[string]any{"title": "Grow shop/web data to 20Gi", "description": "data-web-0 is 91% full."})},
+	)
+	s := serveGitLab(t, want...)
+	pr, err := gitlabProposer(t, s).Propose(t.Context(), change("group/sub"))
+	if err != nil || pr.Number != 3 || pr.State != pullrequest.Open {
+		t.Fatalf("Propose: %+v, %v; want merge request 3 updated", pr, err)
+	}
+}
+
+func TestGitLabLast(t *testing.T) {
+	cases := []struct {
+		name, body string
+		want       *pullrequest.PullRequest
+	}{
+		{"none", `[]`, nil},
+		{"open", `[{"iid":3,"state":"opened","merged_at":null,"closed_at":null}]`, &pullrequest.PullRequest{Number: 3, State: pullrequest.Open}},
+		{"merged", `[{"iid":4,"state":"merged","merged_at":"2026-03-01T10:00:00.000Z","closed_at":null}]`,
+			&pullrequest.PullRequest{Number: 4, State: pullrequest.Merged, ClosedAt: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}},
+		{"closed", `[{"iid":5,"state":"closed","merged_at":null,"closed_at":"2026-03-02T11:00:00.000Z"}]`,
+			&pullrequest.PullRequest{Number: 5, State: pullrequest.Closed, ClosedAt: time.Date(2026, 3, 2, 11, 0, 0, 0, time.UTC)}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// No state: GitLab lists merge requests in every state.
+			s := serveGitLab(t, exchange{method: "GET", path: glProject + "/merge_requests", status: 200, body: tc.body,
+				query: "source_branch=" + prBranch + "&order_by=created_at&sort=desc&per_page=1"})
+			got, err := gitlabProposer(t, s).Last(t.Context(), "group/sub", "shop", prKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (got == nil) != (tc.want == nil) || (got != nil && (got.Number != tc.want.Number || got.State != tc.want.State || !got.ClosedAt.Equal(tc.want.ClosedAt))) {
+				t.Errorf("Last = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestGitLabFile(t *testing.T) {
+	path := glProject + "/repository/files/apps%2Fweb%2Eyaml/raw"
+	plain := map[string]string{"Content-Type": "text/plain"}
+	s := serveGitLab(t,
+		exchange{method: "GET", path: path, query: "ref=main", status: 200, body: "storage: 10Gi\n", header: plain},
+		exchange{method: "GET", path: path, query: "ref=main", status: 404, body: `{"message":"404 File Not Found"}`},
+		exchange{method: "GET", path: path, query: "ref=main", status: 200, body: strings.Repeat("x", pullrequest.MaxFileBytes+1), header: plain},
+	)
+	p := gitlabProposer(t, s)
+	if got, err := p.File(t.Context(), "group/sub", "shop", "main", "apps/web.yaml"); err != nil || string(got) != "storage: 10Gi\n" {
+		t.Errorf("File: %q, %v", got, err)
+	}
+	if _, err := p.File(t.Context(), "group/sub", "shop", "main", "apps/web.yaml"); !errors.Is(err, pullrequest.ErrNotFound) {
+		t.Errorf("404: %v, want ErrNotFound", err)
+	}
+	if _, err := p.File(t.Context(), "group/sub", "shop", "main", "apps/web.yaml"); !errors.Is(err, pullrequest.ErrTooLarge) {
+		t.Errorf("over MaxFileBytes: %v, want ErrTooLarge", err)
+	}
+}
+
+// Files lists the tree under dir recursively, page after page (X-Next-Page),
+// and keeps the blobs, sorted.
+func TestGitLabFiles(t *testing.T) {
+	q := "path=apps&recursive=true&ref=main&per_page=100&page="
+	s := serveGitLab(t,
+		exchange{method: "GET", path: glProject + "/repository/tree", query: q + "1", status: 200,
+			header: map[string]string{"X-Next-Page": "2", "X-Page": "1"},
+			body:   `[{"id":"a","name":"web.yaml","type":"blob","path":"apps/web.yaml","mode":"100644"},{"id":"b","name":"db","type":"tree","path":"apps/db","mode":"040000"}]`},
+		exchange{method: "GET", path: glProject + "/repository/tree", query: q + "2", status: 200,
+			header: map[string]string{"X-Next-Page": "", "X-Page": "2"},
+			body:   `[{"id":"c","name":"kustomization.yaml","type":"blob","path":"apps/db/kustomization.yaml","mode":"100644"}]`},
+		exchange{method: "GET", path: glProject + "/repository/tree", query: "path=none&recursive=true&ref=main&per_page=100&page=1", status: 404,
+			body: `{"message":"404 Tree Not Found"}`},
+	)
+	p := gitlabProposer(t, s)
+	files, err := p.Files(t.Context(), "group/sub", "shop", "main", "./apps/")
+	if err != nil || strings.Join(files, ",") != "apps/db/kustomization.yaml,apps/web.yaml" {
+		t.Errorf("Files: %q, %v; want the two under apps/, sorted", files, err)
+	}
+	if _, err := p.Files(t.Context(), "group/sub", "shop", "main", "none"); !errors.Is(err, pullrequest.ErrNotFound) {
+		t.Errorf("a directory GitLab does not have: %v, want ErrNotFound", err)
+	}
+}
+
+func TestGitLabErrorNamesRequestNotToken(t *testing.T) {
+	want := glCommit()
+	want[2].status, want[2].body = 403, `{"message":"403 Forbidden - token `+gitlabToken+` may not push"}`
+	s := serveGitLab(t, want...)
+	_, err := gitlabProposer(t, s).Propose(t.Context(), change("group/sub"))
+	noSecret(t, err, gitlabToken, "gitlab: POST projects/group%2Fsub%2Fshop/repository/commits", "403")
+}
