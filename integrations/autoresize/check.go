@@ -1,8 +1,8 @@
 package autoresize
 
 import (
-	"context"
 	"bytes"
+	"context"
 	"fmt"
 	"strings"
 	"time"
