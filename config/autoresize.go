@@ -88,8 +88,8 @@ func defaultAutoresize() Autoresize {
 }
 
 func (a Autoresize) validate(bad func(key string, value any, format string, args ...any)) {
-	if a.Interval < 10*time.Second {
-		bad("autoresize.interval", a.Interval, "is shorter than 10s: each check queries Prometheus and the Git host")
+	if a.Interval < time.Second {
+		bad("autoresize.interval", a.Interval, "is shorter than 1s: each check queries Prometheus and the Git host")
 	}
 	if a.Window < time.Minute {
 		bad("autoresize.window", a.Window, "is shorter than 1m: the growth rate needs samples")

@@ -16,7 +16,6 @@ import (
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
 	"github.com/claimwarden/claimwarden/integrations/usage"
 	"github.com/claimwarden/claimwarden/policies"
-	"github.com/claimwarden/claimwarden/reconciler/assess"
 	"github.com/claimwarden/claimwarden/reconciler/gate"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
@@ -45,7 +44,7 @@ type check struct {
 
 // run decides and proposes, writing what it did into st.
 func (j *check) run(ctx context.Context, st *v1alpha1.AutoresizeStatus) {
-	where, err := Locate(ctx, j.c.Client, j.src.Source)
+	where, err := Locate(ctx, j.c.Reader, j.src.Source)
 	if err != nil {
 		st.Message = err.Error()
 		return
@@ -76,38 +75,27 @@ func (j *check) run(ctx context.Context, st *v1alpha1.AutoresizeStatus) {
 		st.PullRequest, st.State = last.URL, string(last.State)
 	}
 
-	facts := gate.ClusterFacts(j.c.Client, j.sts.Namespace, policies.Source(j.src.Source))
-	growths, denied, err := Propose(ctx, j.c.Policies, State{
-		Live: j.sts, Claims: j.claims, Usage: j.used, SinceLast: sinceClosed(last, j.now), Facts: facts,
-	})
+	d, err := Decide(ctx, j.c.Policies, State{
+		Live: j.sts, Claims: j.claims, Usage: j.used, SinceLast: sinceClosed(last, j.now),
+		Facts: gate.ClusterFacts(j.c.Client, j.sts.Namespace, policies.Source(j.src.Source)),
+	}, j.src.IgnoredLabels)
 	if err != nil {
 		j.fail(st, err)
 		return
 	}
-	if len(growths) == 0 {
-		st.Message = "no claim needs to grow"
-		if len(denied) > 0 {
-			st.Message = "the autoresize question was denied: " + strings.Join(denied, "; ")
-		}
+	if len(d.Growths) == 0 {
+		st.Message = nothingText(d.Denied, last, j.now)
 		return
 	}
-	a, err := assess.Assess(ctx, j.c.Policies, assess.Input{
-		Live: j.sts, Desired: Grown(j.sts, growths), Recreate: true, Claims: j.claims,
-		IgnoredLabels: j.src.IgnoredLabels, Facts: facts,
-	})
-	if err != nil {
-		j.fail(st, err)
-		return
-	}
-	req := Request{StatefulSet: keyOf(j.sts), Source: j.src.Source, Growths: growths, Growth: a.Growth,
+	req := Request{StatefulSet: keyOf(j.sts), Source: j.src.Source, Growths: d.Growths, Growth: d.Assessment.Growth,
 		Context: gitstatus.StatusContext(j.c.StatusContextPrefix, j.sts.Namespace, j.sts.Name)}
-	if a.Verdict.Denied() {
-		st.Message = fmt.Sprintf("growing %s is denied: %s", req.sizes(), a.Denial())
+	if d.Assessment.Verdict.Denied() {
+		st.Message = fmt.Sprintf("growing %s is denied: %s", req.sizes(), d.Assessment.Denial())
 		j.c.Recorder.Eventf(j.sts, nil, j.src.Source, corev1.EventTypeWarning, ReasonDenied, "Autoresize", "%s", st.Message)
 		return
 	}
 
-	files, err := j.edit(ctx, host, repo, where, growths)
+	files, err := j.edit(ctx, host, repo, where, d.Growths)
 	if err != nil {
 		j.fail(st, err)
 		return
@@ -178,6 +166,20 @@ func (j *check) onBranch(ctx context.Context, host pullrequest.Proposer, repo gi
 func (j *check) fail(st *v1alpha1.AutoresizeStatus, err error) {
 	st.Message = "autoresize failed: " + err.Error()
 	j.c.Recorder.Eventf(j.sts, nil, j.src.Source, corev1.EventTypeWarning, ReasonFailed, "Autoresize", "%s", st.Message)
+}
+
+// nothingText says why nothing is proposed: the denied questions, or the
+// cooldown a closed pull request started.
+func nothingText(denied []string, last *pullrequest.PullRequest, now time.Time) string {
+	msg := "no claim needs to grow"
+	if since := sinceClosed(last, now); since != nil {
+		msg += fmt.Sprintf(" (the last pull request was %s %s ago; the autoresize policy waits autoresize_cooldown_seconds after it)",
+			last.State, since.Round(time.Second))
+	}
+	if len(denied) > 0 {
+		msg = "the autoresize question was denied: " + strings.Join(denied, "; ")
+	}
+	return msg
 }
 
 // sinceClosed is how long ago the last pull request was merged or closed:

@@ -54,8 +54,11 @@ type Options struct {
 // requests, every Interval (a manager.Runnable on the leader).
 type Controller struct {
 	// Client reads from the manager's cache and writes the
-	// VolumeClaimRollouts' status.autoresize.
+	// VolumeClaimRollouts' status.autoresize; Reader reads the GitOps
+	// tools' objects from the API server (the controller may get them,
+	// not watch them).
 	Client    client.Client
+	Reader    client.Reader
 	Proposals *proposal.Store
 	Usage     Usage
 	Policies  policies.Evaluator

@@ -12,6 +12,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/integrations/usage"
 	"github.com/claimwarden/claimwarden/policies"
+	"github.com/claimwarden/claimwarden/reconciler/assess"
 	"github.com/claimwarden/claimwarden/reconciler/diff"
 	"github.com/claimwarden/claimwarden/reconciler/gate"
 	"github.com/claimwarden/claimwarden/reconciler/plan"
@@ -165,6 +166,39 @@ func templateSize(sts *appsv1.StatefulSet, name string) resource.Quantity {
 		return sts.Spec.VolumeClaimTemplates[i].Spec.Resources.Requests[corev1.ResourceStorage]
 	}
 	return resource.Quantity{}
+}
+
+// Decision is what autoresize decides for one StatefulSet.
+type Decision struct {
+	// Growths are the templates to grow; none when nothing needs to.
+	Growths []Growth
+	// Denied are the autoresize questions a policy denied (one that
+	// could not be evaluated): their claims propose nothing.
+	Denied []string
+	// Assessment is the grown templates asked as any proposal is (the
+	// StatefulSet re-created to carry them, every claim patched); zero
+	// without growths. A pull request is opened only when it denies
+	// nothing.
+	Assessment assess.Assessment
+}
+
+// Decide asks the autoresize questions about s and then the grown
+// templates as a proposal, as the rollout will once the pull request is
+// merged: max-step, quota-fits and the organisation's rules decide over the
+// whole proposal before a pull request asks a person to merge it.
+func Decide(ctx context.Context, ev policies.Evaluator, s State, ignoredLabels []string) (Decision, error) {
+	growths, denied, err := Propose(ctx, ev, s)
+	if err != nil || len(growths) == 0 {
+		return Decision{Denied: denied}, err
+	}
+	a, err := assess.Assess(ctx, ev, assess.Input{
+		Live: s.Live, Desired: Grown(s.Live, growths), Recreate: true, Claims: s.Claims,
+		IgnoredLabels: ignoredLabels, Facts: s.Facts, Server: s.Server,
+	})
+	if err != nil {
+		return Decision{}, err
+	}
+	return Decision{Growths: growths, Denied: denied, Assessment: a}, nil
 }
 
 // Grown is live with every growth's template at its new size: the

@@ -114,9 +114,10 @@ func (g *Gitea) Last(ctx context.Context, owner, repo, key string) (*PullRequest
 	return &p, nil
 }
 
-// find is the newest pull request from branch in state, nil when none is
-// among the newest maxPages pages.
+// find is the newest (highest-numbered) pull request from branch in
+// state, nil when none is among the newest maxPages pages.
 func (g *Gitea) find(client *gitea.Client, owner, repo, branch string, state gitea.StateType) (*gitea.PullRequest, error) {
+	var newest *gitea.PullRequest
 	for page := 1; page <= maxPages; page++ {
 		prs, resp, err := client.ListRepoPullRequests(owner, repo, gitea.ListPullRequestsOptions{
 			ListOptions: gitea.ListOptions{Page: page, PageSize: 50}, State: state,
@@ -125,15 +126,15 @@ func (g *Gitea) find(client *gitea.Client, owner, repo, branch string, state git
 			return nil, gitstatus.GiteaError(fmt.Sprintf("gitea: GET repos/%s/%s/pulls", owner, repo), resp, err, g.Token)
 		}
 		for _, pr := range prs {
-			if pr.Head != nil && pr.Head.Ref == branch {
-				return pr, nil
+			if pr.Head != nil && pr.Head.Ref == branch && (newest == nil || pr.Index > newest.Index) {
+				newest = pr
 			}
 		}
 		if len(prs) < 50 {
-			return nil, nil
+			break
 		}
 	}
-	return nil, nil
+	return newest, nil
 }
 
 func (g *Gitea) File(ctx context.Context, owner, repo, ref, path string) ([]byte, error) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -77,6 +79,9 @@ type cluster struct {
 	admin      client.Client
 	kubeconfig string // the controller's: admin credentials impersonating the ServiceAccount
 	binary     string
+	// volumeStats is the host:port of the simulator's kubelet-style
+	// volume statistics (/metrics), which Prometheus scrapes.
+	volumeStats string
 }
 
 var (
@@ -129,11 +134,22 @@ func setup(ctx context.Context) (*cluster, error) {
 			fmt.Fprintln(os.Stderr, "storagesim:", err)
 		}
 	}()
+	stats, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		// Served until the test binary exits, like the simulator.
+		srv := &http.Server{Handler: sim.MetricsHandler(), ReadHeaderTimeout: 10 * time.Second}
+		if err := srv.Serve(stats); err != nil {
+			fmt.Fprintln(os.Stderr, "storagesim metrics:", err)
+		}
+	}()
 	kubeconfig := filepath.Join(env.Dir, "claimwarden.kubeconfig")
 	if err := writeImpersonatingKubeconfig(kubeconfig, saUser); err != nil {
 		return nil, err
 	}
-	return &cluster{admin: admin, kubeconfig: kubeconfig, binary: bin}, nil
+	return &cluster{admin: admin, kubeconfig: kubeconfig, binary: bin, volumeStats: stats.Addr().String()}, nil
 }
 
 // controllerBinary returns bin/claimwarden, where `make build` puts it.

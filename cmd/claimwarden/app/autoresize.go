@@ -55,6 +55,7 @@ func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engin
 	}
 	return mgr.Add(&autoresize.Controller{
 		Client:    mgr.GetClient(),
+		Reader:    mgr.GetAPIReader(),
 		Proposals: store,
 		Usage:     usage.Reader{API: promv1.NewAPI(api), Window: a.Window},
 		Policies:  engine,

@@ -1,0 +1,159 @@
+package autoresize
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/claimwarden/claimwarden/integrations/usage"
+	"github.com/claimwarden/claimwarden/policies"
+	"github.com/claimwarden/claimwarden/reconciler/gate"
+)
+
+const gi = int64(1) << 30
+
+// shipped is the shipped policies, as the controller loads them.
+func shipped(t *testing.T) *policies.Engine {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	e, err := policies.New(ctx, policies.Options{PollInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// shop is StatefulSet shop/web: two replicas with templates logs (1Gi) and
+// data (10Gi) on class fast, its claims at those sizes, and the facts of
+// namespace shop with a requests.storage quota of hard, 22Gi used.
+func shop(hard string) State {
+	sts := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"},
+		Spec: appsv1.StatefulSetSpec{Replicas: ptr.To(int32(2)), VolumeClaimTemplates: []corev1.PersistentVolumeClaim{
+			template("logs", "1Gi"), template("data", "10Gi"),
+		}},
+	}
+	var claims []corev1.PersistentVolumeClaim
+	for _, name := range []string{"logs-web-0", "logs-web-1", "data-web-0", "data-web-1"} {
+		size := "10Gi"
+		if strings.HasPrefix(name, "logs") {
+			size = "1Gi"
+		}
+		c := template(name, size)
+		c.Namespace = "shop"
+		c.Status.Capacity = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)}
+		claims = append(claims, c)
+	}
+	quota := corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "storage"},
+		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourceRequestsStorage: resource.MustParse(hard)}},
+		Status:     corev1.ResourceQuotaStatus{Used: corev1.ResourceList{corev1.ResourceRequestsStorage: resource.MustParse("22Gi")}},
+	}
+	fast := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "fast"}, AllowVolumeExpansion: ptr.To(true)}
+	return State{
+		Live: sts, Claims: claims,
+		Usage: map[string]usage.Usage{
+			"data-web-0": {CapacityBytes: 10 * gi, UsedBytes: 85 * gi / 10},
+			"data-web-1": {CapacityBytes: 10 * gi, UsedBytes: 5 * gi},
+			"logs-web-0": {CapacityBytes: gi, UsedBytes: gi / 10},
+		},
+		Facts: gate.Facts{
+			Namespace:      func(context.Context) (*corev1.Namespace, error) { return nil, nil },
+			ResourceQuotas: func(context.Context) ([]corev1.ResourceQuota, error) { return []corev1.ResourceQuota{quota}, nil },
+			StorageClass: func(context.Context, *corev1.PersistentVolumeClaim) (*storagev1.StorageClass, error) {
+				return fast, nil
+			},
+			Source: policies.Source{Kind: "Kustomization", Namespace: "flux-system", Name: "shop"},
+		},
+	}
+}
+
+func template(name, size string) corev1.PersistentVolumeClaim {
+	return corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			StorageClassName: ptr.To("fast"),
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)}},
+		},
+	}
+}
+
+// A claim at 85% proposes its template's growth, to the size that leaves
+// 30% free in whole GiB (13Gi), and only its template grows; the grown
+// templates are then asked as a proposal and allowed.
+func TestDecideGrowsTheTemplateOfTheFullClaim(t *testing.T) {
+	d, err := Decide(context.Background(), shipped(t), shop("100Gi"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Growths) != 1 {
+		t.Fatalf("growths %+v, want data's only", d.Growths)
+	}
+	g := d.Growths[0]
+	if g.Template != "data" || g.Index != 1 || g.From.String() != "10Gi" || g.To.String() != "13Gi" {
+		t.Errorf("growth %s[%d] %s → %s, want data[1] 10Gi → 13Gi", g.Template, g.Index, g.From.String(), g.To.String())
+	}
+	if len(g.Claims) != 1 || g.Claims[0].Name != "data-web-0" || !strings.Contains(strings.Join(g.Claims[0].Messages, " "), "85% used") {
+		t.Errorf("claims %+v, want data-web-0 with the policy's words", g.Claims)
+	}
+	if d.Assessment.Verdict.Denied() {
+		t.Errorf("the grown templates are denied: %s", d.Assessment.Denial())
+	}
+	// Both claims of the template grow by 3Gi: 6Gi, counted for the quota.
+	if got := d.Assessment.Growth[string(corev1.ResourceRequestsStorage)]; got != 6*gi {
+		t.Errorf("requests.storage growth %d, want 6Gi", got)
+	}
+}
+
+// The grown templates are decided over the whole proposal: with 5Gi of
+// quota left, the 6Gi the two claims grow is denied, and no pull request
+// would ask a person to merge what the rollout would refuse.
+func TestDecideAsksTheGrownTemplatesAsAProposal(t *testing.T) {
+	d, err := Decide(context.Background(), shipped(t), shop("27Gi"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Growths) != 1 || !d.Assessment.Verdict.Denied() || !strings.Contains(d.Assessment.Denial(), "quota") {
+		t.Errorf("growths %d, denial %q; want data's growth denied by the quota", len(d.Growths), d.Assessment.Denial())
+	}
+}
+
+// Within the cooldown of the last closed pull request nothing grows;
+// after it, the same usage proposes again.
+func TestDecideWaitsOutTheCooldown(t *testing.T) {
+	for since, want := range map[time.Duration]int{time.Hour: 0, 25 * time.Hour: 1} {
+		s := shop("100Gi")
+		s.SinceLast = &since
+		d, err := Decide(context.Background(), shipped(t), s, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Growths) != want {
+			t.Errorf("%s after the last pull request: %d growths, want %d", since, len(d.Growths), want)
+		}
+	}
+}
+
+// Claims the kubelets do not report, and claims of ordinals the
+// StatefulSet does not have, are not asked about.
+func TestQuestionsOnlyForReportedClaimsOfTheReplicas(t *testing.T) {
+	s := shop("100Gi")
+	s.Live.Spec.Replicas = ptr.To(int32(1))
+	var got []string
+	for _, q := range questions(s) {
+		got = append(got, q.Claim)
+	}
+	if strings.Join(got, ",") != "logs-web-0,data-web-0" {
+		t.Errorf("questions about %v, want logs-web-0 and data-web-0", got)
+	}
+}

@@ -1,0 +1,159 @@
+package autoresize
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/claimwarden/claimwarden/integrations/gitedit"
+	"github.com/claimwarden/claimwarden/integrations/pullrequest"
+)
+
+// repo is a branch's files in memory.
+type repo map[string]string
+
+func (r repo) File(_ context.Context, p string) ([]byte, error) {
+	if s, ok := r[p]; ok {
+		return []byte(s), nil
+	}
+	return nil, fmt.Errorf("%s: %w", p, pullrequest.ErrNotFound)
+}
+
+func (r repo) Files(_ context.Context, dir string) ([]string, error) {
+	var out []string
+	for p := range r {
+		if dir == "" || strings.HasPrefix(p, dir+"/") {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+const webManifest = `# web's database
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: web
+spec:
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec:
+      resources:
+        requests:
+          storage: 10Gi # grown by autoresize
+`
+
+var web = gitedit.Target{Namespace: "shop", StatefulSet: "web", Template: "data"}
+
+func edit(t *testing.T, r repo, w Where, key string) []pullrequest.File {
+	t.Helper()
+	files, err := Edit(context.Background(), r, w, web, 0, "13Gi", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// onlyLine reports whether after differs from before in exactly the one
+// line, which reads want.
+func onlyLine(before, after, want string) bool {
+	b, a := strings.Split(before, "\n"), strings.Split(after, "\n")
+	if len(a) != len(b) {
+		return false
+	}
+	changed := 0
+	for i := range b {
+		if a[i] != b[i] {
+			changed++
+			if strings.TrimSpace(a[i]) != want {
+				return false
+			}
+		}
+	}
+	return changed == 1
+}
+
+// Under a Kustomization's path without a kustomization file, the one
+// manifest that sets the size is edited, on its line only; other
+// directories are not read.
+func TestEditPlainManifests(t *testing.T) {
+	r := repo{
+		"apps/shop/web.yaml":     webManifest,
+		"apps/shop/service.yaml": "apiVersion: v1\nkind: Service\nmetadata: {name: web}\n",
+		"apps/other/web.yaml":    webManifest,
+	}
+	files := edit(t, r, Where{Dir: "apps/shop"}, "")
+	if len(files) != 1 || files[0].Path != "apps/shop/web.yaml" || !onlyLine(webManifest, string(files[0].Content), "storage: 13Gi # grown by autoresize") {
+		t.Fatalf("edits %+v, want apps/shop/web.yaml's size line", files)
+	}
+	r["apps/shop/copy.yaml"] = webManifest
+	if _, err := Edit(context.Background(), r, Where{Dir: "apps/shop"}, web, 0, "13Gi", ""); err == nil || !strings.Contains(err.Error(), "several manifests") {
+		t.Errorf("two manifests setting the size: %v, want refused", err)
+	}
+	if files, err := Edit(context.Background(), repo{"apps/shop/web.yaml": strings.Replace(webManifest, "10Gi", "13Gi", 1)}, Where{Dir: "apps/shop"}, web, 0, "13Gi", ""); err != nil || files != nil {
+		t.Errorf("Git at the size already: %+v, %v; want nothing to change", files, err)
+	}
+}
+
+// With a kustomization file the overlay is edited: here the manifest it
+// lists among its resources.
+func TestEditOverlay(t *testing.T) {
+	r := repo{
+		"apps/shop/kustomization.yaml": "resources:\n- web.yaml\n",
+		"apps/shop/web.yaml":           webManifest,
+	}
+	files := edit(t, r, Where{Dir: "apps/shop"}, "")
+	if len(files) != 1 || files[0].Path != "apps/shop/web.yaml" || !onlyLine(webManifest, string(files[0].Content), "storage: 13Gi # grown by autoresize") {
+		t.Errorf("edits %+v, want the listed manifest's size line", files)
+	}
+}
+
+const chartTemplate = `apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: {{ .Release.Name }}
+  namespace: {{ .Release.Namespace }}
+spec:
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec:
+      resources:
+        requests:
+          storage: {{ .Values.persistence.size }}
+`
+
+// A chart in Git is rendered to find the value: the last values file
+// whose value moves the size is edited, or the chart's values.yaml.
+func TestEditHelmValues(t *testing.T) {
+	r := repo{
+		"charts/web/Chart.yaml":                  "apiVersion: v2\nname: web\nversion: 1.0.0\n",
+		"charts/web/templates/statefulset.yaml":  chartTemplate,
+		"charts/web/values.yaml":                 "persistence:\n  size: 1Gi\nreplicas: 1\n",
+		"envs/prod/values.yaml":                  "# prod\npersistence:\n  size: 10Gi # the database\n",
+		"envs/prod/unrelated.yaml":               "limits:\n  size: 10Gi\n",
+	}
+	w := Where{Chart: "charts/web", ValuesFiles: []string{"envs/prod/values.yaml", "envs/prod/unrelated.yaml"}, Release: types.NamespacedName{Namespace: "shop", Name: "web"}}
+	files := edit(t, r, w, "")
+	if len(files) != 1 || files[0].Path != "envs/prod/values.yaml" || !onlyLine(r["envs/prod/values.yaml"], string(files[0].Content), "size: 13Gi # the database") {
+		t.Errorf("edits %+v, want the prod values' size line", files)
+	}
+
+	w.ValuesFiles = nil
+	r["charts/web/values.yaml"] = "persistence:\n  size: 10Gi\n"
+	files = edit(t, r, w, "")
+	if len(files) != 1 || files[0].Path != "charts/web/values.yaml" {
+		t.Errorf("edits %+v, want the chart's values.yaml", files)
+	}
+	if _, err := Edit(context.Background(), r, Where{Chart: "charts/none"}, web, 0, "13Gi", ""); err == nil {
+		t.Error("a chart that is not there: no error")
+	}
+	if _, err := Edit(context.Background(), repo{"charts/web/Chart.yaml": "name: [", "charts/web/values.yaml": ""}, Where{Chart: "charts/web"}, web, 0, "13Gi", ""); err == nil || errors.Is(err, pullrequest.ErrNotFound) {
+		t.Errorf("a broken chart: %v, want its error", err)
+	}
+}
