@@ -85,6 +85,7 @@ func TestChartRulesAreConfigRBACs(t *testing.T) {
 		{"ClusterRole", "claimwarden-argocd", "config/components/argocd/role.yaml"},
 		{"Role", "claimwarden-argocd-token", "config/components/argocd/token_role.yaml"},
 		{"Role", "claimwarden-gitstatus", "config/components/gitstatus/role.yaml"},
+		{"Role", "claimwarden-autoresize", "config/components/autoresize/role.yaml"},
 		{"ClusterRole", "claimwarden-restarts", "config/components/restarts/role.yaml"},
 	} {
 		got := find(objs, c.kind, c.name)
@@ -135,6 +136,19 @@ func TestChartIntegrationRBACOnlyWhenOn(t *testing.T) {
 	vap = find(helm, "ValidatingAdmissionPolicy", "claimwarden-helm-requests-only")
 	if vap == nil || !strings.Contains(string(toYAML(t, vap.Object)), "system:serviceaccount:claimwarden-system:claimwarden") {
 		t.Error("the HelmRelease admission policy does not name the chart's ServiceAccount")
+	}
+	// autoresize.hosts' write credentials are read with autoresize on
+	// (namespaces opted in), not with hosts alone, and apart from
+	// gitStatus.hosts'.
+	host := `[{"url":"https://github.com","type":"github","tokenSecretRef":{"name":"w"}}]`
+	if find(mustTemplate(t, "--set-json", "config.autoresize.hosts="+host), "Role", "claimwarden-autoresize") != nil {
+		t.Error("config.autoresize.hosts without namespaces renders the autoresize Role")
+	}
+	auto := mustTemplate(t, "--set-json", "config.autoresize.hosts="+host,
+		"--set-json", `config.autoresize.namespaces=[{"namespace":"shop","repositoryPrefixes":["https://github.com/example"]}]`)
+	role, binding := find(auto, "Role", "claimwarden-autoresize"), find(auto, "RoleBinding", "claimwarden-autoresize")
+	if role == nil || binding == nil || role.GetNamespace() != namespace || binding.GetNamespace() != namespace || find(auto, "Role", "claimwarden-gitstatus") != nil {
+		t.Error("config.autoresize.namespaces does not render the autoresize Role and RoleBinding alone, in the release namespace")
 	}
 }
 

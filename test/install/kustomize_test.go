@@ -35,7 +35,7 @@ func TestConfigDefaultValidates(t *testing.T) {
 			t.Fatal(err)
 		}
 		k := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- " + rel + "/config/default\ncomponents:\n"
-		for _, c := range []string{"convergence", "flux", "flux-substitute-configmaps", "flux-substitute-secrets", "helm", "argocd", "gitstatus"} {
+		for _, c := range []string{"convergence", "flux", "flux-substitute-configmaps", "flux-substitute-secrets", "helm", "argocd", "gitstatus", "autoresize"} {
 			k += "- " + rel + "/config/components/" + c + "\n"
 		}
 		if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(k), 0o644); err != nil {

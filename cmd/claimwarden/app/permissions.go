@@ -96,20 +96,34 @@ func requiredPermissions(cfg config.Config) []permission {
 				permission{"create", "", "pods/eviction", ns, "", "restarts"})
 		}
 	}
-	var secretNS []string
-	for _, h := range cfg.GitStatus.Hosts {
-		if h.TokenSecretRef != nil {
-			secretNS = append(secretNS, h.TokenSecretRef.Namespace)
-		}
-		if h.GitHubApp != nil {
-			secretNS = append(secretNS, h.GitHubApp.PrivateKeySecretRef.Namespace)
-		}
-	}
-	slices.Sort(secretNS)
-	for _, ns := range slices.Compact(secretNS) {
+	for _, ns := range hostSecretNamespaces(cfg.GitStatus.Hosts) {
 		out = append(out, permission{"watch", "", "secrets", ns, "", "gitstatus"})
 	}
+	if cfg.Autoresize.Enabled() {
+		// The write credentials are watched as the status tokens are
+		// (gitstatus.NewCredentials), under a component of their own.
+		for _, ns := range hostSecretNamespaces(cfg.Autoresize.Hosts) {
+			out = append(out, permission{"watch", "", "secrets", ns, "", "autoresize"})
+		}
+	}
 	return out
+}
+
+// hostSecretNamespaces are the namespaces, sorted and each once, of the
+// Secrets a list of Git hosts names (tokens and GitHub App keys): where
+// their credentials are watched.
+func hostSecretNamespaces(hosts []config.GitHost) []string {
+	var out []string
+	for _, h := range hosts {
+		if h.TokenSecretRef != nil {
+			out = append(out, h.TokenSecretRef.Namespace)
+		}
+		if h.GitHubApp != nil {
+			out = append(out, h.GitHubApp.PrivateKeySecretRef.Namespace)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // checkPermissions asks the API server (SelfSubjectAccessReviews, which

@@ -57,6 +57,37 @@ func TestRequiredPermissions(t *testing.T) {
 		t.Errorf("two hosts with Secrets in one namespace ask %d times, want once", n)
 	}
 
+	// Autoresize's write credentials are watched where autoresize.hosts
+	// names them, under their own component, and only with namespaces
+	// opted in; gitStatus.hosts keeps its own.
+	cfg = config.Config{Flux: config.Flux{Enabled: true}}
+	cfg.GitStatus.Hosts = []config.GitHost{{TokenSecretRef: &config.SecretKeyRef{Namespace: "cw", Name: "status"}}}
+	cfg.Autoresize.Hosts = []config.GitHost{
+		{TokenSecretRef: &config.SecretKeyRef{Namespace: "cw", Name: "write"}},
+		{GitHubApp: &config.GitHubApp{PrivateKeySecretRef: config.SecretKeyRef{Namespace: "ops", Name: "app"}}},
+		{TokenSecretRef: &config.SecretKeyRef{Namespace: "ops", Name: "write"}},
+	}
+	if got, want := components(cfg), []string{"convergence", "flux", "gitstatus"}; !slices.Equal(got, want) {
+		t.Errorf("autoresize.hosts without autoresize.namespaces: needs %v, want %v", got, want)
+	}
+	cfg.Autoresize.Namespaces = []config.AutoresizeNamespace{{Namespace: "shop", RepositoryPrefixes: []string{"https://github.com/team"}}}
+	if got, want := components(cfg), []string{"autoresize", "convergence", "flux", "gitstatus"}; !slices.Equal(got, want) {
+		t.Errorf("autoresize.namespaces: needs %v, want %v", got, want)
+	}
+	var autoresize []permission
+	for _, p := range requiredPermissions(cfg) {
+		if p.component == "autoresize" {
+			autoresize = append(autoresize, p)
+		}
+	}
+	if want := []permission{{"watch", "", "secrets", "cw", "", "autoresize"}, {"watch", "", "secrets", "ops", "", "autoresize"}}; !slices.Equal(autoresize, want) {
+		t.Errorf("autoresize.hosts with Secrets in cw and ops (twice): asks %v, want %v", autoresize, want)
+	}
+	cfg.GitStatus.Hosts = nil
+	if got, want := components(cfg), []string{"autoresize", "convergence", "flux"}; !slices.Equal(got, want) {
+		t.Errorf("autoresize without gitStatus.hosts: needs %v, want %v", got, want)
+	}
+
 	cfg = config.Config{Namespaces: []string{"a"}, Flux: config.Flux{HelmReleases: true, Namespaces: []string{"apps"}}}
 	if got, want := components(cfg), []string{"convergence", "helm"}; !slices.Equal(got, want) {
 		t.Errorf("flux.helmReleases: needs %v, want %v", got, want)

@@ -99,6 +99,11 @@ subjects:
 {{- if and .Values.config.gitStatus .Values.config.gitStatus.hosts -}}true{{- end -}}
 {{- end -}}
 
+{{/* Autoresize is on when namespaces are opted in (config.Autoresize.Enabled). */}}
+{{- define "claimwarden.autoresizeOn" -}}
+{{- if dig "autoresize" "namespaces" list .Values.config -}}true{{- end -}}
+{{- end -}}
+
 {{/* Convergence (re-creating StatefulSets) comes with every GitOps integration. */}}
 {{- define "claimwarden.convergenceOn" -}}
 {{- if or (dig "flux" "enabled" false .Values.config) (dig "flux" "helmReleases" false .Values.config) (dig "argocd" "enabled" false .Values.config) (dig "helm" "enabled" false .Values.config) -}}true{{- end -}}
