@@ -128,12 +128,12 @@ func (c *Controller) checkOne(ctx context.Context, rule *Rule, sts *appsv1.State
 	}
 	st.Usage = fullest(claims, used)
 	c.Metrics.observe(key, claims, used)
-	p, ok := c.Proposals.Get(key)
-	if !ok || p.Source.Repository == "" {
-		st.Message = "no GitOps tool proposed it from a Git repository: there is nowhere to propose a resize"
+	src, ignored, err := sourceOf(ctx, c.Reader, c.Proposals, sts)
+	if err != nil {
+		st.Message = err.Error()
 		return st
 	}
-	job := &check{c: c, rule: rule, sts: sts, src: p, claims: claims, used: used, now: now}
+	job := &check{c: c, rule: rule, sts: sts, src: src, ignoredLabels: ignored, claims: claims, used: used, now: now}
 	job.run(ctx, &st)
 	return st
 }

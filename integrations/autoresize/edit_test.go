@@ -132,11 +132,11 @@ spec:
 // whose value moves the size is edited, or the chart's values.yaml.
 func TestEditHelmValues(t *testing.T) {
 	r := repo{
-		"charts/web/Chart.yaml":                  "apiVersion: v2\nname: web\nversion: 1.0.0\n",
-		"charts/web/templates/statefulset.yaml":  chartTemplate,
-		"charts/web/values.yaml":                 "persistence:\n  size: 1Gi\nreplicas: 1\n",
-		"envs/prod/values.yaml":                  "# prod\npersistence:\n  size: 10Gi # the database\n",
-		"envs/prod/unrelated.yaml":               "limits:\n  size: 10Gi\n",
+		"charts/web/Chart.yaml":                 "apiVersion: v2\nname: web\nversion: 1.0.0\n",
+		"charts/web/templates/statefulset.yaml": chartTemplate,
+		"charts/web/values.yaml":                "persistence:\n  size: 1Gi\nreplicas: 1\n",
+		"envs/prod/values.yaml":                 "# prod\npersistence:\n  size: 10Gi # the database\n",
+		"envs/prod/unrelated.yaml":              "limits:\n  size: 10Gi\n",
 	}
 	w := Where{Chart: "charts/web", ValuesFiles: []string{"envs/prod/values.yaml", "envs/prod/unrelated.yaml"}, Release: types.NamespacedName{Namespace: "shop", Name: "web"}}
 	files := edit(t, r, w, "")

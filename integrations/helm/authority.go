@@ -12,10 +12,6 @@ import (
 	"github.com/claimwarden/claimwarden/reconciler/authority"
 )
 
-// helmReleaseNamespaceLabel is the label helm-controller's post-renderer
-// puts beside helmReleaseNameLabel (the HelmRelease's namespace).
-const helmReleaseNamespaceLabel = "helm.toolkit.fluxcd.io/namespace"
-
 // Authority implements source.Tool: helm-controller releases a HelmRelease
 // as its spec.serviceAccountName, or, locked down with
 // --default-service-account, as that account of the HelmRelease's
@@ -34,9 +30,9 @@ func (*HelmReleases) Manages(_ context.Context, obj client.Object, live *appsv1.
 	if err := releaseOwns(live, hr.GetReleaseName(), hr.GetReleaseNamespace()); err != nil {
 		return err
 	}
-	if live.Labels[helmReleaseNameLabel] != hr.Name || live.Labels[helmReleaseNamespaceLabel] != hr.Namespace {
+	if live.Labels[HelmReleaseNameLabel] != hr.Name || live.Labels[HelmReleaseNamespaceLabel] != hr.Namespace {
 		return fmt.Errorf("the live StatefulSet's labels %s=%q and %s=%q do not name HelmRelease %s/%s",
-			helmReleaseNameLabel, live.Labels[helmReleaseNameLabel], helmReleaseNamespaceLabel, live.Labels[helmReleaseNamespaceLabel], hr.Namespace, hr.Name)
+			HelmReleaseNameLabel, live.Labels[HelmReleaseNameLabel], HelmReleaseNamespaceLabel, live.Labels[HelmReleaseNamespaceLabel], hr.Namespace, hr.Name)
 	}
 	return nil
 }
@@ -62,8 +58,8 @@ func (*CLIReleases) Manages(_ context.Context, obj client.Object, live *appsv1.S
 	if live.Namespace != obj.GetNamespace() {
 		return fmt.Errorf("the Helm release %s is recorded in namespace %s, not %s", rec.name, obj.GetNamespace(), live.Namespace)
 	}
-	if hr := live.Labels[helmReleaseNameLabel]; hr != "" {
-		return fmt.Errorf("the live StatefulSet is Flux HelmRelease %s's (label %s)", hr, helmReleaseNameLabel)
+	if hr := live.Labels[HelmReleaseNameLabel]; hr != "" {
+		return fmt.Errorf("the live StatefulSet is Flux HelmRelease %s's (label %s)", hr, HelmReleaseNameLabel)
 	}
 	return releaseOwns(live, rec.name, obj.GetNamespace())
 }

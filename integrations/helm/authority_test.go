@@ -36,7 +36,7 @@ func TestCLIReleaseManagesItsNamespaceOnly(t *testing.T) {
 		{"another namespace's release of the same name", ownedStatefulSet("platform", "shop", "platform", nil), "recorded in namespace tenant-a"},
 		{"another namespace, annotated as the tenant's", ownedStatefulSet("platform", "shop", "tenant-a", nil), "recorded in namespace tenant-a"},
 		{"another release", ownedStatefulSet("tenant-a", "billing", "tenant-a", nil), "does not carry"},
-		{"a HelmRelease's", ownedStatefulSet("tenant-a", "shop", "tenant-a", map[string]string{helmReleaseNameLabel: "shop"}), "Flux HelmRelease"},
+		{"a HelmRelease's", ownedStatefulSet("tenant-a", "shop", "tenant-a", map[string]string{HelmReleaseNameLabel: "shop"}), "Flux HelmRelease"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := (&CLIReleases{}).Manages(context.Background(), rec, c.live)
@@ -70,14 +70,14 @@ func tenantHelmRelease() *helmv2.HelmRelease {
 }
 
 func TestHelmReleaseManagesWhatHelmControllerLabelled(t *testing.T) {
-	mine := map[string]string{helmReleaseNameLabel: "shop", helmReleaseNamespaceLabel: "tenant-a"}
+	mine := map[string]string{HelmReleaseNameLabel: "shop", HelmReleaseNamespaceLabel: "tenant-a"}
 	for _, c := range []struct {
 		name string
 		live *appsv1.StatefulSet
 		why  string
 	}{
 		{"its own", ownedStatefulSet("tenant-a", "shop", "tenant-a", mine), ""},
-		{"another namespace's release of the same name", ownedStatefulSet("platform", "shop", "platform", map[string]string{helmReleaseNameLabel: "shop", helmReleaseNamespaceLabel: "platform"}), "does not carry"},
+		{"another namespace's release of the same name", ownedStatefulSet("platform", "shop", "platform", map[string]string{HelmReleaseNameLabel: "shop", HelmReleaseNamespaceLabel: "platform"}), "does not carry"},
 		{"the CLI's release", ownedStatefulSet("tenant-a", "shop", "tenant-a", nil), "do not name HelmRelease"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

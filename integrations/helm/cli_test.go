@@ -95,7 +95,7 @@ func TestCLIReleases(t *testing.T) {
 	ns := "ci"
 	owned := map[string]string{annotationReleaseName: "web", annotationReleaseNamespace: ns}
 	fluxed := liveStatefulSet(ns, "fluxed", owned)
-	fluxed.Labels = map[string]string{helmReleaseNameLabel: "web"}
+	fluxed.Labels = map[string]string{HelmReleaseNameLabel: "web"}
 	create(t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
 		liveStatefulSet(ns, "web", owned), liveStatefulSet(ns, "stranger", nil), fluxed,
 		cliRecord(t, ns, 1, rcommon.StatusDeployed, "Install complete"),

@@ -160,7 +160,7 @@ func TestOneNudgePerFailedRelease(t *testing.T) {
 		// are live and the HelmRelease's, stranger is not live yet.
 		record := cliRecord(t, "shop", 4, rcommon.StatusFailed, immutable)
 		owned := map[string]string{annotationReleaseName: "web", annotationReleaseNamespace: "shop"}
-		labelled := map[string]string{helmReleaseNameLabel: "web", helmReleaseNamespaceLabel: "shop"}
+		labelled := map[string]string{HelmReleaseNameLabel: "web", HelmReleaseNamespaceLabel: "shop"}
 		web, fluxed := liveStatefulSet("shop", "web", owned), liveStatefulSet("shop", "fluxed", owned)
 		web.Labels, fluxed.Labels = labelled, labelled
 		create(t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, repo, chart, hr, record, web, fluxed)

@@ -13,9 +13,13 @@ const (
 	managedByHelm              = "Helm"
 )
 
-// helmReleaseNameLabel is the label helm-controller's post-renderer puts on
-// everything a HelmRelease applies (with the HelmRelease's name).
-const helmReleaseNameLabel = "helm.toolkit.fluxcd.io/name"
+// HelmReleaseNameLabel and HelmReleaseNamespaceLabel are the labels
+// helm-controller's post-renderer puts on everything a HelmRelease
+// applies, naming the HelmRelease.
+const (
+	HelmReleaseNameLabel      = "helm.toolkit.fluxcd.io/name"
+	HelmReleaseNamespaceLabel = "helm.toolkit.fluxcd.io/namespace"
+)
 
 // withOwnership sets Helm's ownership metadata on sts as Helm does when it
 // applies the manifest, so that a StatefulSet claimwarden re-creates from
