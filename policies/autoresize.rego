@@ -10,11 +10,13 @@
 # autoresize_horizon_seconds at its recent rate; never within
 # autoresize_cooldown_seconds of the last proposal. The proposed size is
 # then asked about as any claim change, so max-step, quota-fits and the
-# organisation's rules still decide. A malformed parameter proposes nothing
-# and warns.
+# organisation's rules still decide. When the volume fills within
+# autoresize_emergency_seconds (null, the default: never), the proposal says
+# "now": the claims grow at once, before the pull request is merged. A
+# malformed parameter proposes nothing and warns.
 package claimwarden.claims
 
-resize contains {"policy": "autoresize", "to": to, "msg": msg} if {
+resize contains {"policy": "autoresize", "to": to, "msg": msg, "now": now} if {
 	input.change.kind == "autoresize"
 	a := input.autoresize
 	_autoresize_params_valid
@@ -24,8 +26,20 @@ resize contains {"policy": "autoresize", "to": to, "msg": msg} if {
 	to := _autoresize_target(a)
 	to > a.requestBytes
 	not "autoresize" in _disabled_ids
-	msg := sprintf("%s: %s; proposing %s (the request is %s)", [claim_ref, concat(", ", sort(why)), format_bytes(to), format_bytes(a.requestBytes)])
+	now := _autoresize_emergency(a)
+	msg := sprintf("%s: %s; proposing %s (the request is %s)%s", [claim_ref, concat(", ", sort(why)), format_bytes(to), format_bytes(a.requestBytes), _autoresize_now_text(now)])
 }
+
+# The volume fills sooner than a pull request is merged: grow it now.
+_autoresize_emergency(a) if {
+	is_number(params.autoresize_emergency_seconds)
+	is_number(a.secondsToFull)
+	a.secondsToFull <= params.autoresize_emergency_seconds
+} else := false
+
+_autoresize_now_text(true) := sprintf("; it fills within autoresize_emergency_seconds %v: growing the claims now, before the merge", [params.autoresize_emergency_seconds])
+
+_autoresize_now_text(false) := ""
 
 # The volume is full enough, or fills soon enough, to grow.
 _autoresize_triggers(a) := {why |
@@ -98,19 +112,30 @@ _autoresize_params_valid if {
 	_autoresize_max_valid
 }
 
-_autoresize_max_valid if params.autoresize_max_bytes == null
+_autoresize_max_valid if {
+	params.autoresize_max_bytes == null
+	_autoresize_emergency_valid
+}
+
+_autoresize_emergency_valid if params.autoresize_emergency_seconds == null
+
+_autoresize_emergency_valid if {
+	is_number(params.autoresize_emergency_seconds)
+	params.autoresize_emergency_seconds >= 0
+}
 
 _autoresize_max_valid if {
 	is_number(params.autoresize_max_bytes)
 	params.autoresize_max_bytes > 0
+	_autoresize_emergency_valid
 }
 
 warn contains {"policy": "autoresize", "msg": msg} if {
 	input.change.kind == "autoresize"
 	not _autoresize_params_valid
 	not "autoresize" in _disabled_ids
-	values := {name: params[name] | some name in array.concat(_autoresize_numbers, ["autoresize_max_bytes"])}
-	msg := sprintf("autoresize parameters (policies.params) are malformed, so nothing is proposed: numbers ≥ 0, autoresize_target_free_percent below 100, autoresize_max_bytes null or > 0; got %s", [json.marshal(values)])
+	values := {name: params[name] | some name in array.concat(_autoresize_numbers, ["autoresize_max_bytes", "autoresize_emergency_seconds"])}
+	msg := sprintf("autoresize parameters (policies.params) are malformed, so nothing is proposed: numbers ≥ 0, autoresize_target_free_percent below 100, autoresize_max_bytes null or > 0, autoresize_emergency_seconds null or ≥ 0; got %s", [json.marshal(values)])
 }
 
 warn contains {"policy": "autoresize", "msg": msg} if {

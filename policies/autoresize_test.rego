@@ -12,6 +12,8 @@ mock_autoresize(used, cap, request) := {
 
 resizes := {[r.to, r.msg] | some r in resize; r.policy == "autoresize"}
 
+now := {r.now | some r in resize; r.policy == "autoresize"}
+
 with_autoresize(fields) := object.union(mock_autoresize(1, 10, 10), {"autoresize": fields})
 
 test_autoresize_proposes_the_size_that_leaves_the_target_free if {
@@ -78,4 +80,17 @@ test_autoresize_asks_nothing_of_other_questions if {
 
 	# An empty volume of no reported capacity triggers nothing.
 	count(resize) == 0 with input as mock_autoresize(0, 0, 10)
+}
+
+test_autoresize_grows_now_only_within_the_emergency_bound if {
+	now == {false} with input as with_autoresize({"secondsToFull": 7200})
+	now == {false} with input as with_autoresize({"secondsToFull": 7200}) with data.claimwarden.params as {"autoresize_emergency_seconds": 3600}
+	now == {true} with input as with_autoresize({"secondsToFull": 1800}) with data.claimwarden.params as {"autoresize_emergency_seconds": 3600}
+	some [_, msg] in resizes with input as with_autoresize({"secondsToFull": 1800}) with data.claimwarden.params as {"autoresize_emergency_seconds": 3600}
+	endswith(msg, "; it fills within autoresize_emergency_seconds 3600: growing the claims now, before the merge")
+}
+
+test_autoresize_refuses_a_malformed_emergency_bound if {
+	count(resize) == 0 with input as with_autoresize({"secondsToFull": 1800}) with data.claimwarden.params as {"autoresize_emergency_seconds": "soon"}
+	count(warn) == 1 with input as with_autoresize({"secondsToFull": 1800}) with data.claimwarden.params as {"autoresize_emergency_seconds": "soon"}
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // wantResizeShape is quoted by every wrong-shape denial of resize.
-const wantResizeShape = `want a set of {"policy": string, "to": whole bytes > 0, "msg": string} objects`
+const wantResizeShape = `want a set of {"policy": string, "to": whole bytes > 0, "msg": string, "now": optional boolean} objects`
 
 // readResizes reads rule set resize from its binding, as readReasons reads
 // deny and warn: a malformed proposal is reported in errs (a denial), never
@@ -59,5 +59,13 @@ func readResize(v ast.Value) (Resize, bool) {
 	if !ok || to <= 0 {
 		return Resize{}, false
 	}
-	return Resize{Policy: policy, ToBytes: to, Message: msg}, true
+	r := Resize{Policy: policy, ToBytes: to, Message: msg}
+	if t := o.Get(ast.InternedTerm("now")); t != nil {
+		b, ok := t.Value.(ast.Boolean)
+		if !ok {
+			return Resize{}, false
+		}
+		r.Now = bool(b)
+	}
+	return r, true
 }

@@ -19,6 +19,7 @@ default_params := {
 	"autoresize_min_step_bytes": 1073741824,
 	"autoresize_max_bytes": null,
 	"autoresize_cooldown_seconds": 86400,
+	"autoresize_emergency_seconds": null,
 	"max_step_percent": 100,
 	"max_step_bytes": null,
 	"max_cost_increase": null,

@@ -113,6 +113,7 @@ test_params_are_the_defaults_without_configuration if {
 		"autoresize_used_percent": 80, "autoresize_inodes_percent": 90, "autoresize_horizon_seconds": 604800,
 		"autoresize_target_free_percent": 30, "autoresize_min_step_bytes": 1073741824, "autoresize_max_bytes": null,
 		"autoresize_cooldown_seconds": 86400,
+		"autoresize_emergency_seconds": null,
 	} with input as {}
 }
 
@@ -125,6 +126,7 @@ test_configured_params_override_defaults_key_by_key if {
 		"autoresize_used_percent": 80, "autoresize_inodes_percent": 90, "autoresize_horizon_seconds": 604800,
 		"autoresize_target_free_percent": 30, "autoresize_min_step_bytes": 1073741824, "autoresize_max_bytes": null,
 		"autoresize_cooldown_seconds": 86400,
+		"autoresize_emergency_seconds": null,
 	}
 }
 

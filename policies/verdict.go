@@ -13,6 +13,11 @@ type Resize struct {
 	Policy  string `json:"policy"`
 	ToBytes int64  `json:"to"`
 	Message string `json:"msg"`
+	// Now asks to grow the claim at once, before the pull request is
+	// merged (the emergency path): its volume fills sooner than a person
+	// can merge. Optional ("now": true); the grown claim is larger than
+	// its template until the merge, which KEP-4650 counts as compatible.
+	Now bool `json:"now,omitempty"`
 }
 
 // Verdict is the decision for one Input.

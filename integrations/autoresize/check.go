@@ -33,20 +33,18 @@ const KeyPrefix = "autoresize/"
 
 // check is one StatefulSet's check.
 type check struct {
-	c    *Controller
-	rule *Rule
-	sts  *appsv1.StatefulSet
-	src  v1alpha1.Source
-	// ignoredLabels are the proposal's (proposal.Proposal.IgnoredLabels).
-	ignoredLabels []string
-	claims        []corev1.PersistentVolumeClaim
-	used          map[string]usage.Usage
-	now           time.Time
+	c      *Controller
+	rule   *Rule
+	sts    *appsv1.StatefulSet
+	src    source
+	claims []corev1.PersistentVolumeClaim
+	used   map[string]usage.Usage
+	now    time.Time
 }
 
 // run decides and proposes, writing what it did into st.
 func (j *check) run(ctx context.Context, st *v1alpha1.AutoresizeStatus) {
-	where, err := Locate(ctx, j.c.Reader, j.src)
+	where, err := Locate(ctx, j.c.Reader, j.src.Source)
 	if err != nil {
 		st.Message = err.Error()
 		return
@@ -79,8 +77,8 @@ func (j *check) run(ctx context.Context, st *v1alpha1.AutoresizeStatus) {
 
 	d, err := Decide(ctx, j.c.Policies, State{
 		Live: j.sts, Claims: j.claims, Usage: j.used, SinceLast: sinceClosed(last, j.now),
-		Facts: gate.ClusterFacts(j.c.Client, j.sts.Namespace, policies.Source(j.src)),
-	}, j.ignoredLabels)
+		Facts: gate.ClusterFacts(j.c.Client, j.sts.Namespace, policies.Source(j.src.Source)),
+	}, j.src.IgnoredLabels)
 	if err != nil {
 		j.fail(st, err)
 		return
@@ -89,11 +87,11 @@ func (j *check) run(ctx context.Context, st *v1alpha1.AutoresizeStatus) {
 		st.Message = nothingText(d.Denied, last, j.now)
 		return
 	}
-	req := Request{StatefulSet: keyOf(j.sts), Source: j.src, Growths: d.Growths, Growth: d.Assessment.Growth,
+	req := Request{StatefulSet: keyOf(j.sts), Source: j.src.Source, Growths: d.Growths, Growth: d.Assessment.Growth,
 		Context: gitstatus.StatusContext(j.c.StatusContextPrefix, j.sts.Namespace, j.sts.Name)}
 	if d.Assessment.Verdict.Denied() {
 		st.Message = fmt.Sprintf("growing %s is denied: %s", req.sizes(), d.Assessment.Denial())
-		j.c.Recorder.Eventf(j.sts, nil, j.src, corev1.EventTypeWarning, ReasonDenied, "Autoresize", "%s", st.Message)
+		j.c.Recorder.Eventf(j.sts, nil, j.src.Source, corev1.EventTypeWarning, ReasonDenied, "Autoresize", "%s", st.Message)
 		return
 	}
 
@@ -104,10 +102,14 @@ func (j *check) run(ctx context.Context, st *v1alpha1.AutoresizeStatus) {
 	}
 	st.Proposed = req.sizes()
 	if len(files) == 0 {
-		st.Message = fmt.Sprintf("Git sets %s already: waiting for %s to apply it", req.sizes(), toolText(j.src))
+		st.Message = fmt.Sprintf("Git sets %s already: waiting for %s to apply it", req.sizes(), toolText(j.src.Source))
 		return
 	}
-	if last != nil && last.State == pullrequest.Open && j.onBranch(ctx, host, repo, key, files) {
+	req.GrownNow, err = j.growNow(ctx, d.Growths)
+	if err != nil {
+		j.fail(st, err)
+	}
+	if last != nil && last.State == pullrequest.Open && len(req.GrownNow) == 0 && j.onBranch(ctx, host, repo, key, files) {
 		st.Message = fmt.Sprintf("pull request %s proposes %s", last.URL, req.sizes())
 		return
 	}
@@ -122,7 +124,10 @@ func (j *check) run(ctx context.Context, st *v1alpha1.AutoresizeStatus) {
 	j.c.Metrics.proposed(last, pr)
 	st.PullRequest, st.State = pr.URL, string(pr.State)
 	st.Message = fmt.Sprintf("pull request %s proposes %s", pr.URL, req.sizes())
-	j.c.Recorder.Eventf(j.sts, nil, j.src, corev1.EventTypeNormal, ReasonProposed, "Autoresize", "proposed %s in pull request %s", req.sizes(), pr.URL)
+	if len(req.GrownNow) > 0 {
+		st.Message = fmt.Sprintf("grew %s now, before the merge (emergency); %s", strings.Join(req.GrownNow, ", "), st.Message)
+	}
+	j.c.Recorder.Eventf(j.sts, nil, j.src.Source, corev1.EventTypeNormal, ReasonProposed, "Autoresize", "proposed %s in pull request %s", req.sizes(), pr.URL)
 }
 
 // edit is the change of files in Git for every growth, each edit made on
@@ -167,7 +172,7 @@ func (j *check) onBranch(ctx context.Context, host pullrequest.Proposer, repo gi
 // cache that failed) as a Warning event and in the status.
 func (j *check) fail(st *v1alpha1.AutoresizeStatus, err error) {
 	st.Message = "autoresize failed: " + err.Error()
-	j.c.Recorder.Eventf(j.sts, nil, j.src, corev1.EventTypeWarning, ReasonFailed, "Autoresize", "%s", st.Message)
+	j.c.Recorder.Eventf(j.sts, nil, j.src.Source, corev1.EventTypeWarning, ReasonFailed, "Autoresize", "%s", st.Message)
 }
 
 // nothingText says why nothing is proposed: the denied questions, or the

@@ -20,6 +20,7 @@ import (
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
 	"github.com/claimwarden/claimwarden/integrations/usage"
 	"github.com/claimwarden/claimwarden/policies"
+	"github.com/claimwarden/claimwarden/reconciler/authority"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
@@ -48,6 +49,10 @@ type Options struct {
 	// StatusContextPrefix starts the commit status context the pull
 	// request's body names (gitStatus.contextPrefix).
 	StatusContextPrefix string
+	// DefaultServiceAccount is the Flux controllers'
+	// --default-service-account (flux.defaultServiceAccount): the
+	// identity a tool object without one of its own applies as.
+	DefaultServiceAccount string
 }
 
 // Controller proposes the resizes of the opted-in StatefulSets as pull
@@ -64,6 +69,9 @@ type Controller struct {
 	Policies  policies.Evaluator
 	Proposers Proposers
 	Recorder  outcome.Recorder
+	// Authority checks that the tool's identity may patch the claims the
+	// emergency path grows before the merge.
+	Authority authority.Checker
 	Metrics   *Metrics
 	Log       logr.Logger
 	Options
@@ -128,12 +136,12 @@ func (c *Controller) checkOne(ctx context.Context, rule *Rule, sts *appsv1.State
 	}
 	st.Usage = fullest(claims, used)
 	c.Metrics.observe(key, claims, used)
-	src, ignored, err := sourceOf(ctx, c.Reader, c.Proposals, sts)
+	src, err := c.sourceOf(ctx, sts)
 	if err != nil {
 		st.Message = err.Error()
 		return st
 	}
-	job := &check{c: c, rule: rule, sts: sts, src: src, ignoredLabels: ignored, claims: claims, used: used, now: now}
+	job := &check{c: c, rule: rule, sts: sts, src: src, claims: claims, used: used, now: now}
 	job.run(ctx, &st)
 	return st
 }

@@ -52,6 +52,9 @@ type ClaimGrowth struct {
 	ToBytes int64
 	// Messages are the resize proposals' messages and the warnings.
 	Messages []string
+	// Now says a policy asked to grow the claim at once, before the
+	// merge (the emergency path).
+	Now bool
 }
 
 // Propose asks the autoresize question about every claim of s with usage
@@ -77,6 +80,7 @@ func Propose(ctx context.Context, ev policies.Evaluator, s State) (growths []Gro
 		for _, r := range a.Verdict.Resizes {
 			c.ToBytes = max(c.ToBytes, r.ToBytes)
 			c.Messages = append(c.Messages, r.Message)
+			c.Now = c.Now || r.Now
 		}
 		if c.ToBytes == 0 {
 			continue

@@ -13,7 +13,6 @@ import (
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/integrations/flux"
 	"github.com/claimwarden/claimwarden/integrations/helm"
-	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
 // owner is a GitOps tool as autoresize finds it from a StatefulSet at
@@ -24,43 +23,65 @@ type owner struct {
 	kind                      string
 	nameLabel, namespaceLabel string
 	object                    func() client.Object
-	manages                   func(ctx context.Context, obj client.Object, live *appsv1.StatefulSet) error
+	tool                      interface {
+		Manages(ctx context.Context, obj client.Object, live *appsv1.StatefulSet) error
+		Authority(ctx context.Context, obj client.Object) (*v1alpha1.Identity, error)
+	}
 }
 
-// owners are the tools autoresize proposes for. Their Manages read only
-// obj and live, so a zero tool serves.
-var owners = []owner{
-	{
-		kind: kustomizev1.KustomizationKind, nameLabel: flux.LabelKustomizationName, namespaceLabel: flux.LabelKustomizationNamespace,
-		object: func() client.Object { return &kustomizev1.Kustomization{} }, manages: (&flux.Kustomizations{}).Manages,
-	},
-	{
-		kind: helmv2.HelmReleaseKind, nameLabel: helm.HelmReleaseNameLabel, namespaceLabel: helm.HelmReleaseNamespaceLabel,
-		object: func() client.Object { return &helmv2.HelmRelease{} }, manages: (&helm.HelmReleases{}).Manages,
-	},
+// owners are the tools autoresize proposes for, locked down as the Flux
+// controllers are (--default-service-account). Their Manages and
+// Authority read only obj, live and that account.
+func owners(defaultServiceAccount string) []owner {
+	return []owner{
+		{
+			kind: kustomizev1.KustomizationKind, nameLabel: flux.LabelKustomizationName, namespaceLabel: flux.LabelKustomizationNamespace,
+			object: func() client.Object { return &kustomizev1.Kustomization{} },
+			tool:   &flux.Kustomizations{DefaultServiceAccount: defaultServiceAccount},
+		},
+		{
+			kind: helmv2.HelmReleaseKind, nameLabel: helm.HelmReleaseNameLabel, namespaceLabel: helm.HelmReleaseNamespaceLabel,
+			object: func() client.Object { return &helmv2.HelmRelease{} },
+			tool:   &helm.HelmReleases{DefaultServiceAccount: defaultServiceAccount},
+		},
+	}
+}
+
+// source is the GitOps object that applies a StatefulSet, and what its
+// proposal carries.
+type source struct {
+	v1alpha1.Source
+	// IgnoredLabels are the proposal's template labels never copied onto
+	// claims; Authority the identity the tool applies as (nil: as itself).
+	IgnoredLabels []string
+	Authority     *v1alpha1.Identity
 }
 
 // sourceOf is the GitOps object that applies live: the one of its newest
 // proposal, or the one the tools' labels name and whose record confirms it.
-func sourceOf(ctx context.Context, r client.Reader, store *proposal.Store, live *appsv1.StatefulSet) (v1alpha1.Source, []string, error) {
-	if p, ok := store.Get(keyOf(live)); ok {
-		return p.Source, p.IgnoredLabels, nil
+func (c *Controller) sourceOf(ctx context.Context, live *appsv1.StatefulSet) (source, error) {
+	if p, ok := c.Proposals.Get(keyOf(live)); ok {
+		return source{Source: p.Source, IgnoredLabels: p.IgnoredLabels, Authority: p.Authority}, nil
 	}
-	for _, o := range owners {
+	for _, o := range owners(c.DefaultServiceAccount) {
 		name := live.Labels[o.nameLabel]
 		if name == "" {
 			continue
 		}
 		key := types.NamespacedName{Namespace: live.Labels[o.namespaceLabel], Name: name}
 		obj := o.object()
-		if err := r.Get(ctx, key, obj); err != nil {
-			return v1alpha1.Source{}, nil, fmt.Errorf("its label %s names %s %s: %w", o.nameLabel, o.kind, key, err)
+		if err := c.Reader.Get(ctx, key, obj); err != nil {
+			return source{}, fmt.Errorf("its label %s names %s %s: %w", o.nameLabel, o.kind, key, err)
 		}
-		if err := o.manages(ctx, obj, live); err != nil {
-			return v1alpha1.Source{}, nil, fmt.Errorf("its labels name %s %s, which does not apply it: %w", o.kind, key, err)
+		if err := o.tool.Manages(ctx, obj, live); err != nil {
+			return source{}, fmt.Errorf("its labels name %s %s, which does not apply it: %w", o.kind, key, err)
 		}
-		return v1alpha1.Source{Kind: o.kind, Namespace: key.Namespace, Name: key.Name}, nil, nil
+		id, err := o.tool.Authority(ctx, obj)
+		if err != nil {
+			return source{}, err
+		}
+		return source{Source: v1alpha1.Source{Kind: o.kind, Namespace: key.Namespace, Name: key.Name}, Authority: id}, nil
 	}
-	return v1alpha1.Source{}, nil, fmt.Errorf("no Flux Kustomization or HelmRelease applies it (labels %s, %s): there is no repository to propose a resize to",
+	return source{}, fmt.Errorf("no Flux Kustomization or HelmRelease applies it (labels %s, %s): there is no repository to propose a resize to",
 		flux.LabelKustomizationName, helm.HelmReleaseNameLabel)
 }

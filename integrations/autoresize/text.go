@@ -27,6 +27,8 @@ type Request struct {
 	Quotas []string
 	// Context is the commit status context the merge commit gets.
 	Context string
+	// GrownNow are the claims grown before the merge (the emergency path).
+	GrownNow []string
 }
 
 // Title is the pull request's title.
@@ -81,6 +83,10 @@ func (r Request) Body() string {
 			b.WriteString(" Namespace quotas now: " + strings.Join(r.Quotas, "; ") + ".")
 		}
 		b.WriteString("\n")
+	}
+	if len(r.GrownNow) > 0 {
+		fmt.Fprintf(&b, "\n**Grown now**: the claims `%s` fill sooner than this pull request can be merged (`autoresize_emergency_seconds`), so claimwarden grew them already, before the merge. A claim larger than its template is compatible; merging makes Git say what the cluster has.\n",
+			strings.Join(r.GrownNow, "`, `"))
 	}
 	fmt.Fprintf(&b, "\n**On merge**: %s applies the new size; claimwarden re-creates the StatefulSet with it (orphaning, so no Pod restarts), grows each claim, and posts the commit status `%s` on the merge commit.\n", toolText(r.Source), r.Context)
 	b.WriteString("\nThis pull request is updated in place while it is open. Closing it unmerged pauses autoresize of this StatefulSet for the cooldown (`autoresize_cooldown_seconds`).\n")

@@ -139,12 +139,16 @@ func moves(before, after []byte, t Target, size string) bool {
 	if len(a) != len(b) {
 		return false
 	}
-	own := t.Namespace + "/" + t.StatefulSet + "/" + t.Template
+	// A chart that names no namespace renders into the release's, where
+	// the target is (isTarget).
+	own := func(k string) bool {
+		return k == t.Namespace+"/"+t.StatefulSet+"/"+t.Template || k == "/"+t.StatefulSet+"/"+t.Template
+	}
 	for k, v := range b {
 		switch {
-		case k == own && a[k] != size:
+		case own(k) && a[k] != size:
 			return false
-		case k != own && a[k] != v:
+		case !own(k) && a[k] != v:
 			return false
 		}
 	}

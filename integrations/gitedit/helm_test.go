@@ -117,6 +117,17 @@ func TestSetValuesSizeAsksForAKeyWhenRenderingCannotTell(t *testing.T) {
 	}
 }
 
+// A chart that names no namespace (most do not: Helm applies into the
+// release's) is rendered and edited alike.
+func TestSetValuesSizeOfAChartWithoutNamespaces(t *testing.T) {
+	r := release("primary: {persistence: {size: 8Gi}}\nreplica: {persistence: {size: 8Gi}}\nlogs: {size: 1Gi}\n")
+	r.Chart.Templates[0].Data = []byte(strings.ReplaceAll(dbTemplate, "  namespace: {{ $.Release.Namespace }}\n", ""))
+	out, changed, err := SetValuesSize(r, primary, "20Gi", "")
+	if err != nil || !changed || string(out) != "primary: {persistence: {size: 20Gi}}\nreplica: {persistence: {size: 8Gi}}\nlogs: {size: 1Gi}\n" {
+		t.Errorf("SetValuesSize = %q, %v, %v; want the primary's size only", out, changed, err)
+	}
+}
+
 func TestSetValuesSizeUnchangedAtThatSize(t *testing.T) {
 	values := "primary:\n  persistence:\n    size: 20Gi\n"
 	out, changed, err := SetValuesSize(release(values), primary, "20Gi", "")

@@ -32,7 +32,7 @@ const autoresizeCooldown = 20 * time.Second
 // and pull requests on the Gitea at g (one token, in two Secrets), usage
 // from the Prometheus at promURL, every StatefulSet of every namespace
 // opted in for the user's repositories, checked every second.
-func autoresizeConfig(t *testing.T, cl *cluster, g *giteasrv.Server, promURL string) string {
+func autoresizeConfig(t *testing.T, cl *cluster, g *giteasrv.Server, promURL string, params ...string) string {
 	t.Helper()
 	statuses := giteaSecret(t, cl, g.Token, "gitea-status")
 	writes := giteaSecret(t, cl, g.Token, "gitea-write")
@@ -42,7 +42,7 @@ func autoresizeConfig(t *testing.T, cl *cluster, g *giteasrv.Server, promURL str
 policies:
   params:
     autoresize_cooldown_seconds: %[5]d
-autoresize:
+%[7]sautoresize:
   interval: 1s
   window: 1m
   prometheus: {url: %[3]s}
@@ -50,7 +50,7 @@ autoresize:
   - {namespace: "*", repositoryPrefixes: ["%[1]s/%[6]s"], allStatefulSets: true}
   hosts:
   - {url: %[1]s, type: gitea, tokenSecretRef: {name: %[4]s}}
-`, g.URL, statuses, promURL, writes, int(autoresizeCooldown.Seconds()), g.User)
+`, g.URL, statuses, promURL, writes, int(autoresizeCooldown.Seconds()), g.User, paramLines(params))
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
@@ -58,13 +58,30 @@ autoresize:
 	return path
 }
 
+// paramLines are "key: value" policy parameters as lines of policies.params.
+func paramLines(params []string) string {
+	var b strings.Builder
+	for _, p := range params {
+		b.WriteString("    " + p + "\n")
+	}
+	return b.String()
+}
+
 // fill sets how much each of claims holds, in the simulator.
 func fill(t *testing.T, c client.Client, ns, used string, claims ...string) {
+	t.Helper()
+	fillAt(t, c, ns, used, "0", claims...)
+}
+
+// fillAt sets how much each of claims holds and how fast it fills (per
+// minute), in the simulator.
+func fillAt(t *testing.T, c client.Client, ns, used, perMinute string, claims ...string) {
 	t.Helper()
 	for _, name := range claims {
 		pvc := claim(t, c, ns, name)
 		patch := client.MergeFrom(pvc.DeepCopy())
 		setAnnotation(pvc, storagesim.UsedAnnotation, used)
+		setAnnotation(pvc, storagesim.FillPerMinuteAnnotation, perMinute)
 		if err := c.Patch(context.Background(), pvc, patch); err != nil {
 			t.Fatal(err)
 		}
@@ -88,6 +105,7 @@ func pullRequests(ctx context.Context, sdk *gitea.Client, owner, repo string) ([
 // newest open, and returns the newest.
 func waitPullRequests(t *testing.T, sdk *gitea.Client, owner, repo string, n int, ctl *controller) *gitea.PullRequest {
 	t.Helper()
+	defer logAutoresizeStatus(t)
 	var newest *gitea.PullRequest
 	waitFor(t, fmt.Sprintf("pull request %d open in %s", n, repo), []*controller{ctl}, func(ctx context.Context) (bool, error) {
 		prs, err := pullRequests(ctx, sdk, owner, repo)
@@ -103,6 +121,24 @@ func waitPullRequests(t *testing.T, sdk *gitea.Client, owner, repo string, n int
 		return len(prs) == n && newest.State == gitea.StateOpen, nil
 	})
 	return newest
+}
+
+// logAutoresizeStatus logs, when t failed, what autoresize last said about
+// every StatefulSet of t's namespace.
+func logAutoresizeStatus(t *testing.T) {
+	if !t.Failed() {
+		return
+	}
+	var list v1alpha1.VolumeClaimRolloutList
+	if err := shared.admin.List(context.Background(), &list); err != nil {
+		t.Logf("listing the rollouts: %v", err)
+		return
+	}
+	for _, vcr := range list.Items {
+		if a := vcr.Status.Autoresize; a != nil {
+			t.Logf("%s/%s status.autoresize: %+v", vcr.Namespace, vcr.Name, *a)
+		}
+	}
 }
 
 // autoresizeStatus waits until the rollout's status.autoresize was written

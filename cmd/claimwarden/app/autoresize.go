@@ -17,6 +17,7 @@ import (
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
 	"github.com/claimwarden/claimwarden/integrations/usage"
 	"github.com/claimwarden/claimwarden/policies"
+	"github.com/claimwarden/claimwarden/reconciler/authority"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
@@ -66,11 +67,13 @@ func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engin
 			}
 			return pullrequest.New(h, nil)
 		},
-		Recorder: outcome.NewRecorder(mgr.GetEventRecorder(v1alpha1.ControllerName)),
-		Metrics:  autoresize.NewMetrics(),
-		Log:      log,
+		Recorder:  outcome.NewRecorder(mgr.GetEventRecorder(v1alpha1.ControllerName)),
+		Authority: authority.NewReviews(mgr.GetClient(), 0),
+		Metrics:   autoresize.NewMetrics(),
+		Log:       log,
 		Options: autoresize.Options{
 			Rules: a.Rules(), Interval: a.Interval, StatusContextPrefix: cfg.GitStatus.ContextPrefix,
+			DefaultServiceAccount: cfg.Flux.DefaultServiceAccount,
 		},
 	})
 }

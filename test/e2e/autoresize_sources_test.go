@@ -1,0 +1,211 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"code.gitea.io/sdk/gitea"
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/test/fluxenv"
+	giteasrv "github.com/claimwarden/claimwarden/test/gitea"
+	"github.com/claimwarden/claimwarden/test/promenv"
+)
+
+// overlayKustomization is an overlay that takes the StatefulSet, and its
+// size, from a base.
+const overlayKustomization = `# production
+resources:
+- ../../base
+`
+
+// mergeResize waits for the one autoresize pull request of repo, checks
+// that its diff is want's lines only (removed, added, trimmed), merges it
+// and returns the merge commit.
+func mergeResize(t *testing.T, sdk *gitea.Client, owner, repo string, wantRemoved, wantAdded []string, ctl *controller) string {
+	t.Helper()
+	pr := waitPullRequests(t, sdk, owner, repo, 1, ctl)
+	diff, _, err := sdk.GetPullRequestDiff(owner, repo, pr.Index, gitea.PullRequestDiffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	removed, added := changedLines(string(diff))
+	trim := func(lines []string) string {
+		out := make([]string, len(lines))
+		for i, l := range lines {
+			out[i] = strings.TrimSpace(l)
+		}
+		return strings.Join(out, "\n")
+	}
+	if trim(removed) != strings.Join(wantRemoved, "\n") || trim(added) != strings.Join(wantAdded, "\n") {
+		t.Errorf("the pull request removes %q and adds %q; want %q and %q:\n%s", removed, added, wantRemoved, wantAdded, diff)
+	}
+	if merged, _, err := sdk.MergePullRequest(owner, repo, pr.Index, gitea.MergePullRequestOption{Style: gitea.MergeStyleMerge}); err != nil || !merged {
+		t.Fatalf("merging the pull request: %v (merged %v)", err, merged)
+	}
+	pr, _, err = sdk.GetPullRequest(owner, repo, pr.Index)
+	if err != nil || pr.MergedCommitID == nil {
+		t.Fatalf("the merged pull request: %+v, %v", pr, err)
+	}
+	return *pr.MergedCommitID
+}
+
+// Autoresize edits what sets the size where it is set: (b) a kustomize
+// overlay whose size comes from its base gets a patch; (c) a Flux
+// HelmRelease of a chart in Git gets its values file's value, found by
+// rendering the chart. Each merge is applied by Flux and converged. (e) A
+// volume that fills within autoresize_emergency_seconds grows before the
+// merge, and its pull request says so.
+func TestAutoresizeSources(t *testing.T) {
+	cl := started(t)
+	startFlux(t)
+	g := startGitea(t)
+	prom := promenv.StartT(t, time.Second, cl.volumeStats)
+	ctl := startController(t, cl, "autoresize-sources", "--flux", "--flux-helm-releases", "--flux-artifact-cache-dir", t.TempDir(),
+		"--config", autoresizeConfig(t, cl, g, prom.URL, "autoresize_horizon_seconds: 600", "autoresize_emergency_seconds: 600"))
+	sdk, err := gitea.NewClient(g.URL, gitea.SetToken(g.Token), gitea.SetHTTPClient(&http.Client{Transport: &http.Transport{Proxy: nil}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("overlay", func(t *testing.T) {
+		t.Parallel()
+		testAutoresizeOverlay(t, cl, g, sdk, ctl)
+	})
+	t.Run("helm values", func(t *testing.T) {
+		t.Parallel()
+		testAutoresizeHelmValues(t, cl, g, sdk, ctl)
+	})
+	t.Run("emergency", func(t *testing.T) {
+		t.Parallel()
+		testAutoresizeEmergency(t, cl, g, sdk, ctl)
+	})
+}
+
+func testAutoresizeEmergency(t *testing.T, cl *cluster, g *giteasrv.Server, sdk *gitea.Client, ctl *controller) {
+	ctx := context.Background()
+	s, pods := setupFluxScenario(t, cl, g, ctl, "autoresize-emergency")
+	claims := claimNames("web", 2)
+	// 500Mi of 1Gi, filling 100Mi a minute: full in about 5 minutes, within
+	// autoresize_horizon_seconds and autoresize_emergency_seconds (600);
+	// grown to 2Gi, in 15, beyond them.
+	fillAt(t, cl.admin, s.ns, "500Mi", "100Mi", claims...)
+	pr := waitPullRequests(t, sdk, g.User, s.repo, 1, ctl)
+	for _, name := range claims {
+		waitFor(t, name+" grown to 2Gi before the merge", []*controller{ctl}, func(ctx context.Context) (bool, error) {
+			pvc := claim(t, cl.admin, s.ns, name)
+			return request(pvc) == "2Gi" && capacity(pvc) == "2Gi", nil
+		})
+	}
+	st := autoresizeStatus(t, cl.admin, s.sts, time.Time{}, "the emergency said", func(a *v1alpha1.AutoresizeStatus) bool {
+		return a.PullRequest == pr.HTMLURL && a.State == "open"
+	}, ctl)
+	pr, _, err := sdk.GetPullRequest(g.User, s.repo, pr.Index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(pr.Body, "**Grown now**") || !strings.Contains(pr.Body, "data-web-0") {
+		t.Errorf("the pull request does not say the claims were grown before the merge:\n%s", pr.Body)
+	}
+	if pr.State != gitea.StateOpen {
+		t.Errorf("pull request %s, want it open: Git has to catch up", pr.State)
+	}
+	t.Logf("status.autoresize: %+v", *st)
+
+	sha := mergeResize(t, sdk, g.User, s.repo, []string{"storage: 1Gi"}, []string{"storage: 2Gi"}, ctl)
+	if _, err := fluxenv.RequestReconcile(ctx, cl.admin, fluxenv.GitRepository(s.ks.Namespace, s.ks.Name, "", 0)); err != nil {
+		t.Fatal(err)
+	}
+	s.kustomization(sha, "Ready after the merge", func(ks *kustomizev1.Kustomization) bool {
+		return ready(ks) && ks.Status.LastAppliedRevision == "main@sha1:"+sha
+	})
+	waitRolloutDone(t, cl.admin, s.sts, 2, "2Gi", ctl)
+	after := &appsv1.StatefulSet{}
+	if err := cl.admin.Get(ctx, s.sts, after); err != nil {
+		t.Fatal(err)
+	}
+	assertPodsKept(t, cl.admin, after, pods)
+	waitStatus(t, g, s.repo, sha, "claimwarden/"+s.ns+"/web", "success", "2/2 claims compatible", ctl)
+}
+
+func testAutoresizeOverlay(t *testing.T, cl *cluster, g *giteasrv.Server, sdk *gitea.Client, ctl *controller) {
+	ctx := context.Background()
+	const name = "autoresize-overlay"
+	url, err := g.CreateRepo(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &fluxScenario{t: t, cl: cl, g: g, ctl: ctl, repo: name, ns: namespace(t, cl.admin),
+		ks: types.NamespacedName{Namespace: "flux-system", Name: name}}
+	s.sts = types.NamespacedName{Namespace: s.ns, Name: "web"}
+	first, err := g.PushCommit(ctx, name, map[string]string{
+		"base/statefulset.yaml":            fmt.Sprintf(fluxStatefulSet, "1Gi"),
+		"base/kustomization.yaml":          fluxKustomizationFile,
+		"overlays/prod/kustomization.yaml": overlayKustomization,
+	}, "web at 1Gi, from the base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.admin.Create(ctx, fluxenv.GitRepository(s.ks.Namespace, name, url, time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	ks := fluxenv.Kustomization(s.ks.Namespace, name, name, "./overlays/prod")
+	ks.Spec.TargetNamespace = s.ns
+	if err := cl.admin.Create(ctx, ks); err != nil {
+		t.Fatal(err)
+	}
+	s.kustomization(first, "Ready", ready)
+	waitRolloutDone(t, cl.admin, s.sts, 2, "1Gi", ctl)
+	sts := &appsv1.StatefulSet{}
+	if err := cl.admin.Get(ctx, s.sts, sts); err != nil {
+		t.Fatal(err)
+	}
+	pods := podUIDs(t, cl.admin, sts)
+
+	fill(t, cl.admin, s.ns, "900Mi", claimNames("web", 2)...)
+	// The patch is added to the overlay, every line of it kept; the base
+	// is not touched.
+	sha := mergeResize(t, sdk, g.User, name, nil, []string{
+		"", "patches:", "- target:", "kind: StatefulSet", "name: web", "patch: |-", "- op: replace",
+		"path: /spec/volumeClaimTemplates/0/spec/resources/requests/storage", "value: 2Gi",
+	}, ctl)
+	if _, err := fluxenv.RequestReconcile(ctx, cl.admin, fluxenv.GitRepository(s.ks.Namespace, name, "", 0)); err != nil {
+		t.Fatal(err)
+	}
+	s.kustomization(sha, "Ready after the merge", func(ks *kustomizev1.Kustomization) bool {
+		return ready(ks) && ks.Status.LastAppliedRevision == "main@sha1:"+sha
+	})
+	waitRolloutDone(t, cl.admin, s.sts, 2, "2Gi", ctl)
+	after := &appsv1.StatefulSet{}
+	if err := cl.admin.Get(ctx, s.sts, after); err != nil {
+		t.Fatal(err)
+	}
+	assertPodsKept(t, cl.admin, after, pods)
+	waitStatus(t, g, name, sha, "claimwarden/"+s.ns+"/web", "success", "2/2 claims compatible", ctl)
+}
+
+func testAutoresizeHelmValues(t *testing.T, cl *cluster, g *giteasrv.Server, sdk *gitea.Client, ctl *controller) {
+	ctx := context.Background()
+	s, pods := setupHelmScenario(t, cl, g, ctl, "autoresize-helm")
+	fill(t, cl.admin, s.sts.Namespace, "900Mi", claimNames("web", 2)...)
+	sha := mergeResize(t, sdk, g.User, s.repo, []string{"size: 1Gi"}, []string{"size: 2Gi"}, ctl)
+	if _, err := fluxenv.RequestReconcile(ctx, cl.admin, fluxenv.GitRepository(s.hr.Namespace, s.hr.Name, "", 0)); err != nil {
+		t.Fatal(err)
+	}
+	s.release(sha, "deployed after claimwarden converged the merge", func(hr *helmv2.HelmRelease) bool { return deployed(hr) })
+	waitRolloutDone(t, cl.admin, s.sts, 2, "2Gi", ctl)
+	after := &appsv1.StatefulSet{}
+	if err := cl.admin.Get(ctx, s.sts, after); err != nil {
+		t.Fatal(err)
+	}
+	assertPodsKept(t, cl.admin, after, pods)
+	waitStatus(t, g, s.repo, sha, "claimwarden/"+s.sts.Namespace+"/web", "success", "2/2 claims compatible", ctl)
+}
