@@ -16,6 +16,7 @@ import (
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
 	"github.com/claimwarden/claimwarden/integrations/usage"
 	"github.com/claimwarden/claimwarden/policies"
+	"github.com/claimwarden/claimwarden/reconciler/diff"
 	"github.com/claimwarden/claimwarden/reconciler/gate"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
@@ -84,7 +85,7 @@ func (j *check) run(ctx context.Context, st *v1alpha1.AutoresizeStatus) {
 		return
 	}
 	if len(d.Growths) == 0 {
-		st.Message = nothingText(d.Denied, last, j.now)
+		st.Message = nothingText(d.Denied, last, j.now) + aheadText(j.sts, j.claims, last)
 		return
 	}
 	req := Request{StatefulSet: keyOf(j.sts), Source: j.src.Source, Growths: d.Growths, Growth: d.Assessment.Growth,
@@ -128,6 +129,7 @@ func (j *check) run(ctx context.Context, st *v1alpha1.AutoresizeStatus) {
 		st.Message = fmt.Sprintf("grew %s now, before the merge (emergency); %s", strings.Join(req.GrownNow, ", "), st.Message)
 	}
 	j.c.Recorder.Eventf(j.sts, nil, j.src.Source, corev1.EventTypeNormal, ReasonProposed, "Autoresize", "proposed %s in pull request %s", req.sizes(), pr.URL)
+	j.c.Log.Info("proposed a resize", "statefulset", keyOf(j.sts), "sizes", req.sizes(), "pullRequest", pr.URL, "grownNow", req.GrownNow)
 }
 
 // edit is the change of files in Git for every growth, each edit made on
@@ -171,6 +173,7 @@ func (j *check) onBranch(ctx context.Context, host pullrequest.Proposer, repo gi
 // fail reports an error of the check (a Git host, a policy engine or the
 // cache that failed) as a Warning event and in the status.
 func (j *check) fail(st *v1alpha1.AutoresizeStatus, err error) {
+	j.c.Log.Error(err, "autoresize failed", "statefulset", keyOf(j.sts))
 	st.Message = "autoresize failed: " + err.Error()
 	j.c.Recorder.Eventf(j.sts, nil, j.src.Source, corev1.EventTypeWarning, ReasonFailed, "Autoresize", "%s", st.Message)
 }
@@ -187,6 +190,29 @@ func nothingText(denied []string, last *pullrequest.PullRequest, now time.Time) 
 		msg = "the autoresize question was denied: " + strings.Join(denied, "; ")
 	}
 	return msg
+}
+
+// aheadText says which claims are larger than their template while the
+// pull request that makes Git say so is open: grown before the merge.
+func aheadText(sts *appsv1.StatefulSet, claims []corev1.PersistentVolumeClaim, last *pullrequest.PullRequest) string {
+	if last == nil || last.State != pullrequest.Open {
+		return ""
+	}
+	var ahead []string
+	for _, pvc := range claims {
+		tmpl, ok := diff.TemplateOf(pvc.Name, sts.Name)
+		if !ok {
+			continue
+		}
+		size := templateSize(sts, tmpl)
+		if req := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; !size.IsZero() && req.Cmp(size) > 0 {
+			ahead = append(ahead, pvc.Name)
+		}
+	}
+	if len(ahead) == 0 {
+		return fmt.Sprintf("; pull request %s is open", last.URL)
+	}
+	return fmt.Sprintf("; %s grown before the merge of pull request %s (emergency)", strings.Join(ahead, ", "), last.URL)
 }
 
 // sinceClosed is how long ago the last pull request was merged or closed:

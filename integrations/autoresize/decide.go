@@ -76,7 +76,7 @@ func Propose(ctx context.Context, ev policies.Evaluator, s State) (growths []Gro
 			denied = append(denied, fmt.Sprintf("%s: %s", a.Claim, plan.DenialText(a.Verdict.Denials)))
 			continue
 		}
-		c := ClaimGrowth{Name: a.Claim, Usage: s.Usage[a.Claim]}
+		c := ClaimGrowth{Name: a.Claim, Usage: current(s.Usage[a.Claim], a.PVC)}
 		for _, r := range a.Verdict.Resizes {
 			c.ToBytes = max(c.ToBytes, r.ToBytes)
 			c.Messages = append(c.Messages, r.Message)
@@ -126,9 +126,10 @@ func questions(s State) []plan.Question {
 			name := diff.ClaimName(tmpl.Name, s.Live.Name, ord)
 			pvc := byName[name]
 			u, ok := s.Usage[name]
-			if pvc == nil || !ok {
+			if pvc == nil || !ok || resizing(pvc) {
 				continue
 			}
+			u = current(u, pvc)
 			out = append(out, plan.Question{Claim: name, PVC: pvc, Input: policies.Input{
 				Change: policies.Change{
 					Kind: policies.KindAutoresize, Namespace: s.Live.Namespace, StatefulSet: s.Live.Name,
@@ -140,6 +141,26 @@ func questions(s State) []plan.Question {
 		}
 	}
 	return out
+}
+
+// resizing reports whether a claim's request is above its capacity: a
+// resize is in flight, and what the kubelet reports is of the smaller
+// volume. Asked now, the policies would grow it again on top of the
+// request (the runaway of an autoresizer that does not wait).
+func resizing(pvc *corev1.PersistentVolumeClaim) bool {
+	req := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
+	capacity, ok := pvc.Status.Capacity[corev1.ResourceStorage]
+	return !ok || req.Cmp(capacity) > 0
+}
+
+// current is u with the claim's capacity when the API server reports a
+// larger one than the kubelet's last sample (a resize finished since the
+// scrape): the fullness is of the volume as it is.
+func current(u usage.Usage, pvc *corev1.PersistentVolumeClaim) usage.Usage {
+	if c, ok := pvc.Status.Capacity[corev1.ResourceStorage]; ok && c.Value() > u.CapacityBytes {
+		u.CapacityBytes = c.Value()
+	}
+	return u
 }
 
 func autoresizeInput(pvc *corev1.PersistentVolumeClaim, u usage.Usage, sinceLast *time.Duration) *policies.Autoresize {

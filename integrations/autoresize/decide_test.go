@@ -157,3 +157,21 @@ func TestQuestionsOnlyForReportedClaimsOfTheReplicas(t *testing.T) {
 		t.Errorf("questions about %v, want logs-web-0 and data-web-0", got)
 	}
 }
+
+// A claim whose resize is in flight is not asked (the kubelet reports the
+// smaller volume, and the policies would grow it again on top of its
+// request); once resized, its fullness is of the new capacity even before
+// the kubelet's next sample.
+func TestDecideWaitsForAResizeInFlight(t *testing.T) {
+	s := shop("100Gi")
+	s.Claims[2].Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("13Gi")
+	d, err := Decide(context.Background(), shipped(t), s, nil)
+	if err != nil || len(d.Growths) != 0 {
+		t.Errorf("growths %+v (%v) while data-web-0 resizes to 13Gi, want none", d.Growths, err)
+	}
+	s.Claims[2].Status.Capacity[corev1.ResourceStorage] = resource.MustParse("13Gi")
+	d, err = Decide(context.Background(), shipped(t), s, nil)
+	if err != nil || len(d.Growths) != 0 {
+		t.Errorf("growths %+v (%v) with data-web-0 at 13Gi (8.5Gi used: 65%%), want none", d.Growths, err)
+	}
+}

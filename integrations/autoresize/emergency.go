@@ -55,6 +55,7 @@ func (j *check) growNow(ctx context.Context, growths []Growth) ([]string, error)
 			return grown, fmt.Errorf("growing PVC %s/%s to %s now: %w", j.sts.Namespace, g.name, g.to.String(), err)
 		}
 		grown = append(grown, g.name)
+		j.c.Log.Info("grew a claim before its pull request is merged", "statefulset", keyOf(j.sts), "pvc", g.name, "to", g.to.String())
 		j.c.Recorder.Eventf(j.sts, nil, j.src.Source, corev1.EventTypeWarning, ReasonGrownNow, "Autoresize",
 			"grew claim %s to %s before the pull request is merged: its volume fills sooner than a merge", g.name, g.to.String())
 	}

@@ -126,10 +126,13 @@ func fullText(d time.Duration, ok bool) string {
 	if !ok {
 		return "—"
 	}
-	if d >= 48*time.Hour {
+	switch {
+	case d >= 48*time.Hour:
 		return fmt.Sprintf("%.0f days", d.Hours()/24)
+	case d >= time.Hour:
+		return fmt.Sprintf("%.0fh", d.Hours())
 	}
-	return d.Round(time.Minute).String()
+	return fmt.Sprintf("%.0fm", math.Ceil(d.Minutes()))
 }
 
 // amountText is a quota resource's amount: bytes for storage, a count

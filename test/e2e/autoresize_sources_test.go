@@ -99,6 +99,7 @@ func testAutoresizeEmergency(t *testing.T, cl *cluster, g *giteasrv.Server, sdk 
 	// grown to 2Gi, in 15, beyond them.
 	fillAt(t, cl.admin, s.ns, "500Mi", "100Mi", claims...)
 	pr := waitPullRequests(t, sdk, g.User, s.repo, 1, ctl)
+	defer logAutoresizeStatus(t)
 	for _, name := range claims {
 		waitFor(t, name+" grown to 2Gi before the merge", []*controller{ctl}, func(ctx context.Context) (bool, error) {
 			pvc := claim(t, cl.admin, s.ns, name)
