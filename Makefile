@@ -49,10 +49,10 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 RELEASE_TOOL := $(TESTENV)/release
 COSIGN_KEY ?=
 
-.PHONY: help build build-chaos chaos chaos-storm testenv tools image release test fuzz lint generate demo demo-flux demo-helm demo-argocd bench compat clean
+.PHONY: help build build-chaos chaos chaos-storm testenv tools image release test fuzz lint generate demo demo-flux demo-helm demo-argocd demo-autoresize bench compat clean
 
 help: ## list targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
 build: ## build bin/claimwarden (static)
 	$(GOBUILD) -o $(BIN)/claimwarden ./cmd/claimwarden
@@ -138,6 +138,10 @@ demo-helm: build ## the same story as chart bumps released by a Flux HelmRelease
 demo-argocd: build ## the same story synced by Argo CD: claimwarden reads Git through its API and syncs once converged
 	bash test/testenv/build.sh core gitea argocd tools
 	$(GO) run ./test/demo -story argocd
+
+demo-autoresize: build ## a filling volume: Prometheus reads the usage, claimwarden opens a pull request in Gitea, the merge is applied by Flux and grows the claims
+	bash test/testenv/build.sh core gitea flux prometheus
+	$(GO) run ./test/demo -story autoresize
 
 bench: testenv build ## diff/plan/policy/check benchmarks, then the scale tiers on the real control plane (about an hour)
 	$(GO) test -run XXX -bench . -benchmem ./reconciler/...

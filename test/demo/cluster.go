@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/claimwarden/claimwarden/test/controllerproc"
 	"github.com/claimwarden/claimwarden/test/fluxenv"
 	"github.com/claimwarden/claimwarden/test/gitea"
+	"github.com/claimwarden/claimwarden/test/promenv"
 	"github.com/claimwarden/claimwarden/test/storagesim"
 	"github.com/claimwarden/claimwarden/test/testenv"
 )
@@ -41,7 +43,12 @@ type cluster struct {
 	gitea *gitea.Server
 	flux  *fluxenv.Flux
 	argo  *argoenv.ArgoCD
+	// prom scrapes the simulator's volume statistics, which stats serves,
+	// for the autoresize story.
+	prom  *promenv.Server
+	stats *http.Server
 
+	sim       *storagesim.Simulator
 	simCancel context.CancelFunc
 	simDone   chan struct{} // closed when the simulator has returned simErr
 	simErr    error
@@ -148,6 +155,7 @@ func (cl *cluster) startSimulator(delay time.Duration) error {
 	if delay == 0 {
 		sim.Delay = -1 // the simulator's zero means its default; -delay 0 means instant
 	}
+	cl.sim = sim
 	ctx, cancel := context.WithCancel(context.Background())
 	cl.simCancel, cl.simDone = cancel, make(chan struct{})
 	go func() {
@@ -157,7 +165,7 @@ func (cl *cluster) startSimulator(delay time.Duration) error {
 	return nil
 }
 
-// alive returns an error once the controller, Flux, Argo CD or the simulator has
+// alive returns an error once the controller, Flux, Argo CD, Prometheus or the simulator has
 // stopped on its own, so that waits fail at once with the reason instead of at
 // their deadline. (A Gitea that died fails the next request to it.)
 func (cl *cluster) alive() error {
@@ -174,6 +182,11 @@ func (cl *cluster) alive() error {
 			return err
 		}
 	}
+	if cl.prom != nil {
+		if err := cl.prom.Exited(); err != nil {
+			return err
+		}
+	}
 	select {
 	case <-cl.simDone:
 		cl.simTold = true
@@ -183,13 +196,20 @@ func (cl *cluster) alive() error {
 	}
 }
 
-// stop stops the controller, then Flux or Argo CD and Gitea, then the simulator, then
+// stop stops the controller, then Prometheus and the volume statistics it
+// scrapes, then Flux or Argo CD and Gitea, then the simulator, then
 // the control plane, so that nothing is left talking to an API server that is
 // gone. keepLogs keeps the environment's directory (after a failure).
 func (cl *cluster) stop(keepLogs bool) error {
 	var errs []error
 	if cl.ctrl != nil {
 		errs = append(errs, cl.ctrl.Stop(stopGrace))
+	}
+	if cl.prom != nil {
+		errs = append(errs, cl.prom.Stop())
+	}
+	if cl.stats != nil {
+		errs = append(errs, cl.stats.Close())
 	}
 	if cl.flux != nil {
 		errs = append(errs, cl.flux.Stop())
@@ -222,6 +242,9 @@ func (cl *cluster) stop(keepLogs bool) error {
 // components names what stop stops, for the story's last line.
 func (cl *cluster) components() string {
 	parts := "the controller, "
+	if cl.prom != nil {
+		parts += "Prometheus, "
+	}
 	switch {
 	case cl.flux != nil:
 		parts += "Flux, "

@@ -16,13 +16,23 @@ import (
 // StatefulSet at size, makes the tool fetch it and returns the timeline that
 // prints what follows. stop ends the watches.
 func pushAndFollow(ctx context.Context, cl *cluster, o options, tool gitOpsTool, from, size, message string, sts types.UID, vcr *v1alpha1.VolumeClaimRollout, out *printer) (*followed, string, func(), error) {
-	// The watches start before the push, so nothing the commit causes is missed.
+	return followAfter(ctx, cl, tool, "the push", sts, vcr, out, func() (string, error) {
+		return push(ctx, cl, o, tool, from, size, message, out)
+	})
+}
+
+// followAfter starts following the objects of the story, lets act make the
+// commit (a push, a merge) and returns it, makes the tool fetch it and
+// returns the timeline that prints what follows, timed from act as what.
+// stop ends the watches.
+func followAfter(ctx context.Context, cl *cluster, tool gitOpsTool, what string, sts types.UID, vcr *v1alpha1.VolumeClaimRollout, out *printer, act func() (string, error)) (*followed, string, func(), error) {
+	// The watches start before the commit, so nothing it causes is missed.
 	f, err := cl.follow(ctx, timelineSources(tool)...)
 	if err != nil {
 		return nil, "", nil, err
 	}
 	began := time.Now()
-	sha, err := push(ctx, cl, o, tool, from, size, message, out)
+	sha, err := act()
 	if err == nil {
 		err = tool.fetch(ctx, cl, out)
 	}
@@ -30,7 +40,7 @@ func pushAndFollow(ctx context.Context, cl *cluster, o options, tool gitOpsTool,
 		f.stop()
 		return nil, "", nil, err
 	}
-	out.note("What follows, as it happens (time since the push):")
+	out.note("What follows, as it happens (time since " + what + "):")
 	return &followed{timeline: newTimeline(out, tool, began, sha, sts, vcr), f: f}, sha, f.stop, nil
 }
 

@@ -102,17 +102,23 @@ func push(ctx context.Context, cl *cluster, o options, tool gitOpsTool, from, si
 	}
 	out.cmd(fmt.Sprintf("git commit -am %q && git push    # %s", message, short(sha)))
 	if from != "" {
-		for _, l := range changedLines(tool.files(o, from), tool.files(o, size)) {
-			switch l[0] {
-			case '-':
-				l = out.paint(red, l)
-			case '+':
-				l = out.paint(green, l)
-			}
-			out.note(l)
-		}
+		showChange(changedLines(tool.files(o, from), tool.files(o, size)), out)
 	}
 	return sha, nil
+}
+
+// showChange prints changedLines' lines, the removed ones red and the added
+// ones green, as `git diff` colours them.
+func showChange(lines []string, out *printer) {
+	for _, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "-"):
+			l = out.paint(red, l)
+		case strings.HasPrefix(l, "+"):
+			l = out.paint(green, l)
+		}
+		out.note(l)
+	}
 }
 
 // changedLines is what `git diff` would show of the change from before to

@@ -113,7 +113,17 @@ func gitopsAllowed(ctx context.Context, cl *cluster, o options, tool gitOpsTool,
 		return outcome{}, nil, err
 	}
 	defer stop()
-	err = t.until(ctx, cl, rolloutTimeout(o), func() (bool, error) {
+	grown, vcr, err := converged(ctx, cl, o, tool, t, sha, before.UID, pods, out)
+	grown.change = sizeBefore + " → " + sizeAfter
+	return grown, vcr, err
+}
+
+// converged follows t until the tool applied its commit sha and claimwarden
+// re-created the StatefulSet (uid before) and grew every claim to sizeAfter,
+// then checks the Pods were kept and reads the commit status back from
+// Gitea. The outcome's change is the caller's to say.
+func converged(ctx context.Context, cl *cluster, o options, tool gitOpsTool, t *followed, sha string, before types.UID, pods map[string]types.UID, out *printer) (outcome, *v1alpha1.VolumeClaimRollout, error) {
+	err := t.until(ctx, cl, rolloutTimeout(o), func() (bool, error) {
 		if s := stalled(t.vcr); s != nil && proposedBy(t.vcr, sha) {
 			return false, fmt.Errorf("VolumeClaimRollout %s stalled (%s): %s", stsKey, s.Reason, s.Message)
 		}
@@ -129,7 +139,7 @@ func gitopsAllowed(ctx context.Context, cl *cluster, o options, tool gitOpsTool,
 	} else {
 		out.warn(tool.firstNote(t.timeline))
 	}
-	out.ok(fmt.Sprintf("+%-6s claimwarden re-created StatefulSet %s with the new template: uid %s → %s", t.recreated, stsName, before.UID, t.sts))
+	out.ok(fmt.Sprintf("+%-6s claimwarden re-created StatefulSet %s with the new template: uid %s → %s", t.recreated, stsName, before, t.sts))
 	out.ok(fmt.Sprintf("+%-6s %s", t.applied, tool.appliedNote(t.timeline)))
 	out.ok(fmt.Sprintf("+%-6s every claim grown to %s, one at a time, highest ordinal first (%d %s events): vcr/%s Ready",
 		grown, sizeAfter, t.patched, patchedReason, stsName))
@@ -157,7 +167,6 @@ func gitopsAllowed(ctx context.Context, cl *cluster, o options, tool gitOpsTool,
 	}
 	return outcome{
 		sha:         sha,
-		change:      sizeBefore + " → " + sizeAfter,
 		gitops:      tool.verdict(t.timeline),
 		claimwarden: fmt.Sprintf("re-created %s, claims grown in %s", stsName, grown),
 		status:      "success: " + desc,

@@ -50,10 +50,14 @@ func writeControllerConfig(ctx context.Context, cl *cluster) (string, error) {
 	if err := controllerSecret(ctx, cl, giteaTokenSecret, token); err != nil {
 		return "", err
 	}
-	path := filepath.Join(cl.env.Dir, "claimwarden.yaml")
+	path := configPath(cl)
 	body := fmt.Sprintf("gitStatus:\n  hosts:\n  - url: %s\n    type: gitea\n    tokenSecretRef: {name: %s}\n", cl.gitea.URL, giteaTokenSecret)
 	return path, os.WriteFile(path, []byte(body), 0o600)
 }
+
+// configPath is the controller's configuration file, which stories may
+// extend after writeControllerConfig.
+func configPath(cl *cluster) string { return filepath.Join(cl.env.Dir, "claimwarden.yaml") }
 
 // controllerSecret stores token under the key "token" in Secret name of the
 // controller's namespace, creating the namespace first if need be.

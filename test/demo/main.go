@@ -1,4 +1,4 @@
-// Command demo tells claimwarden's story on a local control plane. Four stories:
+// Command demo tells claimwarden's story on a local control plane. Five stories:
 //
 //   - kubectl (`make demo`): a StatefulSet whose volumeClaimTemplates cannot be
 //     changed, the orphan delete and re-create users do today, and claimwarden
@@ -17,14 +17,19 @@
 //   - argocd (`make demo-argocd`): the same commits synced by an Argo CD
 //     Application with automated sync; claimwarden reads the desired
 //     StatefulSet through argocd-server's API with a token of its own account,
-//     and syncs the Application once it converged the StatefulSet.
+//     and syncs the Application once it converged the StatefulSet;
+//   - autoresize (`make demo-autoresize`): the flux story's StatefulSet fills
+//     up; a real Prometheus scrapes the simulated kubelet's volume statistics,
+//     claimwarden opens a pull request in Gitea that grows the size line, a
+//     person merges it, Flux applies it, claimwarden grows the claims without
+//     restarting a Pod and posts "success" on the merge commit.
 //
 // Run it from the repository root after `make testenv build`:
 //
-//	go run ./test/demo [-story kubectl|flux|helm|argocd] [-delay 3s] [-replicas 3] [-keep]
+//	go run ./test/demo [-story kubectl|flux|helm|argocd|autoresize] [-delay 3s] [-replicas 3] [-keep]
 //
 // The control plane (etcd, kube-apiserver, kube-controller-manager,
-// kube-scheduler, kwok), Gitea, Flux (with Helm), Argo CD (with Redis) and the controller
+// kube-scheduler, kwok), Gitea, Flux (with Helm), Argo CD (with Redis), Prometheus and the controller
 // are the real programs; only the storage is simulated (test/storagesim).
 package main
 
@@ -49,7 +54,7 @@ type options struct {
 
 func main() {
 	var o options
-	flag.StringVar(&o.story, "story", "kubectl", "the story to tell: kubectl (the orphan re-create by hand), flux (commits in Gitea applied by Flux), helm (chart bumps in Gitea released by a Flux HelmRelease) or argocd (commits in Gitea synced by Argo CD)")
+	flag.StringVar(&o.story, "story", "kubectl", "the story to tell: kubectl (the orphan re-create by hand), flux (commits in Gitea applied by Flux), helm (chart bumps in Gitea released by a Flux HelmRelease), argocd (commits in Gitea synced by Argo CD) or autoresize (a filling volume, a pull request from claimwarden, merged and applied by Flux)")
 	flag.DurationVar(&o.delay, "delay", 3*time.Second, "how long each simulated volume resize takes")
 	flag.IntVar(&o.replicas, "replicas", 3, "replicas (and claims) of the demo StatefulSet")
 	flag.BoolVar(&o.keep, "keep", false, "leave the cluster running after the story, until Ctrl-C")

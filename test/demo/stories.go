@@ -58,4 +58,12 @@ var stories = map[string]story{
 		},
 		hints: argoHints,
 	},
+	"autoresize": {
+		title:    "claimwarden demo, autoresize: a filling volume becomes a pull request, the merge grows it",
+		starting: "Starting a local control plane, Gitea, Flux, Prometheus and claimwarden",
+		real:     ", Gitea, Flux's source-controller and kustomize-controller, Prometheus",
+		setup:    startAutoresize,
+		tell:     tellAutoresize,
+		hints:    autoresizeHints,
+	},
 }

@@ -4,6 +4,9 @@
 //
 //	srv := promenv.StartT(t, time.Second, "127.0.0.1:41234")
 //	api := v1.NewAPI(srv.Client(t))
+//
+// A program without a test (the demo) calls Start with a directory of its
+// own, and Stop.
 package promenv
 
 import (
@@ -41,18 +44,32 @@ type Server struct {
 // and stops it when the test ends. It returns once Prometheus is ready.
 func StartT(t *testing.T, interval time.Duration, targets ...string) *Server {
 	t.Helper()
-	bin, err := testenv.BinDir()
+	s, err := Start(t.TempDir(), interval, targets...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	t.Cleanup(func() { _ = s.Stop() })
+	return s
+}
+
+// Start is StartT for a program without a test (the demo): Prometheus keeps
+// its configuration, data and log in dir and runs until Stop. It returns
+// once Prometheus is ready; on error nothing is left running.
+func Start(dir string, interval time.Duration, targets ...string) (*Server, error) {
+	bin, err := testenv.BinDir()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
 	ports, err := testenv.FreePorts(1)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	config := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(config, []byte(scrapeConfig(interval, targets)), 0o644); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
 	proc, err := testenv.StartProcess(testenv.ProcessOptions{
@@ -63,15 +80,26 @@ func StartT(t *testing.T, interval time.Duration, targets ...string) *Server {
 		Log: filepath.Join(dir, "prometheus.log"),
 	})
 	if err != nil {
-		t.Fatalf("starting prometheus (run make testenv): %v", err)
+		return nil, fmt.Errorf("starting prometheus (run make testenv): %w", err)
 	}
 	s := &Server{URL: "http://" + addr, proc: proc}
-	t.Cleanup(func() { _ = proc.Stop(stopGrace) })
 	if err := s.waitReady(); err != nil {
-		t.Fatalf("%v; prometheus log:\n%s", err, testenv.TailFile(proc.LogPath(), 30))
+		err = fmt.Errorf("%w; prometheus log:\n%s", err, testenv.TailFile(proc.LogPath(), 30))
+		_ = s.Stop()
+		return nil, err
 	}
-	return s
+	return s, nil
 }
+
+// Stop stops Prometheus, with a grace period to flush its head block.
+func (s *Server) Stop() error { return s.proc.Stop(stopGrace) }
+
+// Exited returns an error once Prometheus has stopped on its own (nil while
+// it runs), so that a program waiting on it can fail at once.
+func (s *Server) Exited() error { return s.proc.Exited() }
+
+// LogPath is the file Prometheus logs to.
+func (s *Server) LogPath() string { return s.proc.LogPath() }
 
 // scrapeConfig is the configuration: every target in the job kubelet.
 func scrapeConfig(interval time.Duration, targets []string) string {
@@ -115,9 +143,15 @@ func (s *Server) waitReady() error {
 // Client is an API client of the server.
 func (s *Server) Client(t *testing.T) api.Client {
 	t.Helper()
-	c, err := api.NewClient(api.Config{Address: s.URL, RoundTripper: &http.Transport{Proxy: nil}})
+	c, err := s.NewClient()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// NewClient is Client without a test.
+func (s *Server) NewClient() (api.Client, error) {
+	// No proxy: the server is on loopback.
+	return api.NewClient(api.Config{Address: s.URL, RoundTripper: &http.Transport{Proxy: nil}})
 }
