@@ -59,11 +59,11 @@ func locateKustomization(ctx context.Context, c client.Reader, key types.Namespa
 	}
 	ref := ks.Spec.SourceRef
 	if ref.Kind != sourcev1.GitRepositoryKind {
-		return Where{}, fmt.Errorf("Kustomization %s: spec.sourceRef is a %s, not a GitRepository: no pull request can change it", key, ref.Kind)
+		return Where{}, fmt.Errorf("the Kustomization %s builds from a %s (spec.sourceRef), not a GitRepository: no pull request can change it", key, ref.Kind)
 	}
 	w, err := gitRepository(ctx, c, namespaced(ref.Namespace, key.Namespace, ref.Name))
 	if err != nil {
-		return Where{}, fmt.Errorf("Kustomization %s: %w", key, err)
+		return Where{}, fmt.Errorf("the Kustomization %s: %w", key, err)
 	}
 	w.Dir = repoPath(ks.Spec.Path)
 	return w, nil

@@ -156,8 +156,7 @@ func TestBitbucketCloudFile(t *testing.T) {
 
 // The directory is listed at every depth, following next on the API host.
 func TestBitbucketCloudFiles(t *testing.T) {
-	var s *script
-	s = serveBBC(t,
+	s := serveBBC(t,
 		exchange{method: "GET", path: bbcRepo + "/src/main/apps/", query: "max_depth=100&pagelen=100", status: 200},
 		exchange{method: "GET", path: bbcRepo + "/src/main/apps/", query: "max_depth=100&pagelen=100&page=2", status: 200,
 			body: `{"values":[{"type":"commit_file","path":"apps/db/kustomization.yaml"}]}`},
