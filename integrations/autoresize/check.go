@@ -45,7 +45,7 @@ type check struct {
 
 // run decides and proposes, writing what it did into st.
 func (j *check) run(ctx context.Context, st *v1alpha1.AutoresizeStatus) {
-	where, err := Locate(ctx, j.c.Reader, j.src.Source)
+	where, err := Locate(ctx, j.c.Reader, j.src.Source, j.c.NoCrossNamespaceRefs)
 	if err != nil {
 		st.Message = err.Error()
 		return

@@ -53,6 +53,9 @@ type Options struct {
 	// --default-service-account (flux.defaultServiceAccount): the
 	// identity a tool object without one of its own applies as.
 	DefaultServiceAccount string
+	// NoCrossNamespaceRefs is the Flux controllers'
+	// --no-cross-namespace-refs (flux.noCrossNamespaceRefs).
+	NoCrossNamespaceRefs bool
 }
 
 // Controller proposes the resizes of the opted-in StatefulSets as pull

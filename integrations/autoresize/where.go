@@ -42,26 +42,34 @@ var ErrNoBranch = errors.New("follows no branch")
 const fluxDefaultBranch = "master"
 
 // Locate is where the tool object of src reads its StatefulSets from.
-func Locate(ctx context.Context, c client.Reader, src v1alpha1.Source) (Where, error) {
+// noCrossNamespaceRefs mirrors the Flux controllers' flag: a source in
+// another namespace than the tool object's is refused, as Flux refuses it.
+func Locate(ctx context.Context, c client.Reader, src v1alpha1.Source, noCrossNamespaceRefs bool) (Where, error) {
+	l := locator{c: c, noCrossNamespaceRefs: noCrossNamespaceRefs}
 	switch src.Kind {
 	case kustomizev1.KustomizationKind:
-		return locateKustomization(ctx, c, types.NamespacedName{Namespace: src.Namespace, Name: src.Name})
+		return l.kustomization(ctx, types.NamespacedName{Namespace: src.Namespace, Name: src.Name})
 	case helmv2.HelmReleaseKind:
-		return locateHelmRelease(ctx, c, types.NamespacedName{Namespace: src.Namespace, Name: src.Name})
+		return l.helmRelease(ctx, types.NamespacedName{Namespace: src.Namespace, Name: src.Name})
 	}
 	return Where{}, fmt.Errorf("proposed by a %s: autoresize proposes pull requests for Flux Kustomizations and HelmReleases of charts in Git", src.Kind)
 }
 
-func locateKustomization(ctx context.Context, c client.Reader, key types.NamespacedName) (Where, error) {
+type locator struct {
+	c                    client.Reader
+	noCrossNamespaceRefs bool
+}
+
+func (l locator) kustomization(ctx context.Context, key types.NamespacedName) (Where, error) {
 	var ks kustomizev1.Kustomization
-	if err := c.Get(ctx, key, &ks); err != nil {
+	if err := l.c.Get(ctx, key, &ks); err != nil {
 		return Where{}, fmt.Errorf("reading Kustomization %s: %w", key, err)
 	}
 	ref := ks.Spec.SourceRef
 	if ref.Kind != sourcev1.GitRepositoryKind {
 		return Where{}, fmt.Errorf("the Kustomization %s builds from a %s (spec.sourceRef), not a GitRepository: no pull request can change it", key, ref.Kind)
 	}
-	w, err := gitRepository(ctx, c, namespaced(ref.Namespace, key.Namespace, ref.Name))
+	w, err := l.gitRepository(ctx, key.Namespace, ref.Namespace, ref.Name)
 	if err != nil {
 		return Where{}, fmt.Errorf("the Kustomization %s: %w", key, err)
 	}
@@ -69,16 +77,16 @@ func locateKustomization(ctx context.Context, c client.Reader, key types.Namespa
 	return w, nil
 }
 
-func locateHelmRelease(ctx context.Context, c client.Reader, key types.NamespacedName) (Where, error) {
+func (l locator) helmRelease(ctx context.Context, key types.NamespacedName) (Where, error) {
 	var hr helmv2.HelmRelease
-	if err := c.Get(ctx, key, &hr); err != nil {
+	if err := l.c.Get(ctx, key, &hr); err != nil {
 		return Where{}, fmt.Errorf("reading HelmRelease %s: %w", key, err)
 	}
 	if hr.Spec.Chart == nil || hr.Spec.Chart.Spec.SourceRef.Kind != sourcev1.GitRepositoryKind {
 		return Where{}, fmt.Errorf("HelmRelease %s: its chart is not from a GitRepository (spec.chart.spec.sourceRef): its values are not in a file of the chart's repository", key)
 	}
 	spec := hr.Spec.Chart.Spec
-	w, err := gitRepository(ctx, c, namespaced(spec.SourceRef.Namespace, key.Namespace, spec.SourceRef.Name))
+	w, err := l.gitRepository(ctx, key.Namespace, spec.SourceRef.Namespace, spec.SourceRef.Name)
 	if err != nil {
 		return Where{}, fmt.Errorf("HelmRelease %s: %w", key, err)
 	}
@@ -90,9 +98,18 @@ func locateHelmRelease(ctx context.Context, c client.Reader, key types.Namespace
 	return w, nil
 }
 
-func gitRepository(ctx context.Context, c client.Reader, key types.NamespacedName) (Where, error) {
+// gitRepository is where the GitRepository name of namespace ns (the
+// tool object's when empty) points, for a tool object of namespace from.
+func (l locator) gitRepository(ctx context.Context, from, ns, name string) (Where, error) {
+	if ns == "" {
+		ns = from
+	}
+	if l.noCrossNamespaceRefs && ns != from {
+		return Where{}, fmt.Errorf("its source is in namespace %s: cross-namespace references are not allowed (flux.noCrossNamespaceRefs)", ns)
+	}
+	key := types.NamespacedName{Namespace: ns, Name: name}
 	var repo sourcev1.GitRepository
-	if err := c.Get(ctx, key, &repo); err != nil {
+	if err := l.c.Get(ctx, key, &repo); err != nil {
 		return Where{}, fmt.Errorf("reading GitRepository %s: %w", key, err)
 	}
 	w := Where{Repository: repo.Spec.URL, Branch: fluxDefaultBranch}
@@ -114,11 +131,4 @@ func gitRepository(ctx context.Context, c client.Reader, key types.NamespacedNam
 // at the root), from the root without a leading slash; "" is the root.
 func repoPath(p string) string {
 	return strings.TrimPrefix(path.Clean("/"+p), "/")
-}
-
-func namespaced(ns, def, name string) types.NamespacedName {
-	if ns == "" {
-		ns = def
-	}
-	return types.NamespacedName{Namespace: ns, Name: name}
 }

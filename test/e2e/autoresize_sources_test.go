@@ -48,14 +48,42 @@ func mergeResize(t *testing.T, sdk *gitea.Client, owner, repo string, wantRemove
 	if trim(removed) != strings.Join(wantRemoved, "\n") || trim(added) != strings.Join(wantAdded, "\n") {
 		t.Errorf("the pull request removes %q and adds %q; want %q and %q:\n%s", removed, added, wantRemoved, wantAdded, diff)
 	}
-	if merged, _, err := sdk.MergePullRequest(owner, repo, pr.Index, gitea.MergePullRequestOption{Style: gitea.MergeStyleMerge}); err != nil || !merged {
-		t.Fatalf("merging the pull request: %v (merged %v)", err, merged)
+	return mergePullRequest(t, sdk, owner, repo, pr.Index)
+}
+
+// mergePullRequest merges pull request number as a person would and
+// returns the merge commit.
+func mergePullRequest(t *testing.T, sdk *gitea.Client, owner, repo string, number int64) string {
+	t.Helper()
+	if merged, _, err := sdk.MergePullRequest(owner, repo, number, gitea.MergePullRequestOption{Style: gitea.MergeStyleMerge}); err != nil || !merged {
+		t.Fatalf("merging pull request %d: %v (merged %v)", number, err, merged)
 	}
-	pr, _, err = sdk.GetPullRequest(owner, repo, pr.Index)
+	pr, _, err := sdk.GetPullRequest(owner, repo, number)
 	if err != nil || pr.MergedCommitID == nil {
 		t.Fatalf("the merged pull request: %+v, %v", pr, err)
 	}
 	return *pr.MergedCommitID
+}
+
+// grownAfterMerge makes Flux fetch the merge commit sha and waits until it
+// applied it, claimwarden converged it and grew the claims to size with
+// the Pods kept, and the commit has success.
+func (s *fluxScenario) grownAfterMerge(sha, size string, pods map[string]types.UID) {
+	s.t.Helper()
+	ctx := context.Background()
+	if _, err := fluxenv.RequestReconcile(ctx, s.cl.admin, fluxenv.GitRepository(s.ks.Namespace, s.ks.Name, "", 0)); err != nil {
+		s.t.Fatal(err)
+	}
+	s.kustomization(sha, "Ready after the merge", func(ks *kustomizev1.Kustomization) bool {
+		return ready(ks) && ks.Status.LastAppliedRevision == "main@sha1:"+sha
+	})
+	waitRolloutDone(s.t, s.cl.admin, s.sts, 2, size, s.ctl)
+	after := &appsv1.StatefulSet{}
+	if err := s.cl.admin.Get(ctx, s.sts, after); err != nil {
+		s.t.Fatal(err)
+	}
+	assertPodsKept(s.t, s.cl.admin, after, pods)
+	waitStatus(s.t, s.g, s.repo, sha, "claimwarden/"+s.ns+"/web", "success", "2/2 claims compatible", s.ctl)
 }
 
 // Autoresize edits what sets the size where it is set: (b) a kustomize
@@ -91,7 +119,6 @@ func TestAutoresizeSources(t *testing.T) {
 }
 
 func testAutoresizeEmergency(t *testing.T, cl *cluster, g *giteasrv.Server, sdk *gitea.Client, ctl *controller) {
-	ctx := context.Background()
 	s, pods := setupFluxScenario(t, cl, g, ctl, "autoresize-emergency")
 	claims := claimNames("web", 2)
 	// 500Mi of 1Gi, filling 100Mi a minute: full in about 5 minutes, within
@@ -122,19 +149,7 @@ func testAutoresizeEmergency(t *testing.T, cl *cluster, g *giteasrv.Server, sdk 
 	t.Logf("status.autoresize: %+v", *st)
 
 	sha := mergeResize(t, sdk, g.User, s.repo, []string{"storage: 1Gi"}, []string{"storage: 2Gi"}, ctl)
-	if _, err := fluxenv.RequestReconcile(ctx, cl.admin, fluxenv.GitRepository(s.ks.Namespace, s.ks.Name, "", 0)); err != nil {
-		t.Fatal(err)
-	}
-	s.kustomization(sha, "Ready after the merge", func(ks *kustomizev1.Kustomization) bool {
-		return ready(ks) && ks.Status.LastAppliedRevision == "main@sha1:"+sha
-	})
-	waitRolloutDone(t, cl.admin, s.sts, 2, "2Gi", ctl)
-	after := &appsv1.StatefulSet{}
-	if err := cl.admin.Get(ctx, s.sts, after); err != nil {
-		t.Fatal(err)
-	}
-	assertPodsKept(t, cl.admin, after, pods)
-	waitStatus(t, g, s.repo, sha, "claimwarden/"+s.ns+"/web", "success", "2/2 claims compatible", ctl)
+	s.grownAfterMerge(sha, "2Gi", pods)
 }
 
 func testAutoresizeOverlay(t *testing.T, cl *cluster, g *giteasrv.Server, sdk *gitea.Client, ctl *controller) {
@@ -178,19 +193,7 @@ func testAutoresizeOverlay(t *testing.T, cl *cluster, g *giteasrv.Server, sdk *g
 		"", "patches:", "- target:", "kind: StatefulSet", "name: web", "patch: |-", "- op: replace",
 		"path: /spec/volumeClaimTemplates/0/spec/resources/requests/storage", "value: 2Gi",
 	}, ctl)
-	if _, err := fluxenv.RequestReconcile(ctx, cl.admin, fluxenv.GitRepository(s.ks.Namespace, name, "", 0)); err != nil {
-		t.Fatal(err)
-	}
-	s.kustomization(sha, "Ready after the merge", func(ks *kustomizev1.Kustomization) bool {
-		return ready(ks) && ks.Status.LastAppliedRevision == "main@sha1:"+sha
-	})
-	waitRolloutDone(t, cl.admin, s.sts, 2, "2Gi", ctl)
-	after := &appsv1.StatefulSet{}
-	if err := cl.admin.Get(ctx, s.sts, after); err != nil {
-		t.Fatal(err)
-	}
-	assertPodsKept(t, cl.admin, after, pods)
-	waitStatus(t, g, name, sha, "claimwarden/"+s.ns+"/web", "success", "2/2 claims compatible", ctl)
+	s.grownAfterMerge(sha, "2Gi", pods)
 }
 
 func testAutoresizeHelmValues(t *testing.T, cl *cluster, g *giteasrv.Server, sdk *gitea.Client, ctl *controller) {

@@ -11,13 +11,10 @@ import (
 	"time"
 
 	"code.gitea.io/sdk/gitea"
-	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
-	"github.com/claimwarden/claimwarden/test/fluxenv"
 	giteasrv "github.com/claimwarden/claimwarden/test/gitea"
 	"github.com/claimwarden/claimwarden/test/promenv"
 	"github.com/claimwarden/claimwarden/test/storagesim"
@@ -207,28 +204,7 @@ func TestAutoresizeThroughPullRequests(t *testing.T) {
 		t.Errorf("status.autoresize.usage %q, want 88%% of a claim", st.Usage)
 	}
 
-	merged, _, err := sdk.MergePullRequest(g.User, s.repo, pr.Index, gitea.MergePullRequestOption{Style: gitea.MergeStyleMerge})
-	if err != nil || !merged {
-		t.Fatalf("merging the pull request: %v (merged %v)", err, merged)
-	}
-	pr, _, err = sdk.GetPullRequest(g.User, s.repo, pr.Index)
-	if err != nil || pr.MergedCommitID == nil {
-		t.Fatalf("the merged pull request: %+v, %v", pr, err)
-	}
-	mergeSHA := *pr.MergedCommitID
-	if _, err := fluxenv.RequestReconcile(ctx, cl.admin, fluxenv.GitRepository(s.ks.Namespace, s.ks.Name, "", 0)); err != nil {
-		t.Fatal(err)
-	}
-	s.kustomization(mergeSHA, "Ready after claimwarden converged the merge", func(ks *kustomizev1.Kustomization) bool {
-		return ready(ks) && ks.Status.LastAppliedRevision == "main@sha1:"+mergeSHA
-	})
-	waitRolloutDone(t, cl.admin, s.sts, 2, "2Gi", ctl)
-	after := &appsv1.StatefulSet{}
-	if err := cl.admin.Get(ctx, s.sts, after); err != nil {
-		t.Fatal(err)
-	}
-	assertPodsKept(t, cl.admin, after, pods)
-	waitStatus(t, g, s.repo, mergeSHA, "claimwarden/"+s.ns+"/web", "success", "2/2 claims compatible", ctl)
+	s.grownAfterMerge(mergePullRequest(t, sdk, g.User, s.repo, pr.Index), "2Gi", pods)
 	grown := time.Now()
 	autoresizeStatus(t, cl.admin, s.sts, grown, "nothing to grow at 44%", func(a *v1alpha1.AutoresizeStatus) bool {
 		return strings.HasPrefix(a.Usage, "44%") && a.State == "merged"

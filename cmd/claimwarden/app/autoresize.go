@@ -73,7 +73,7 @@ func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engin
 		Log:       log,
 		Options: autoresize.Options{
 			Rules: a.Rules(), Interval: a.Interval, StatusContextPrefix: cfg.GitStatus.ContextPrefix,
-			DefaultServiceAccount: cfg.Flux.DefaultServiceAccount,
+			DefaultServiceAccount: cfg.Flux.DefaultServiceAccount, NoCrossNamespaceRefs: cfg.Flux.NoCrossNamespaceRefs,
 		},
 	})
 }
