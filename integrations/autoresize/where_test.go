@@ -78,7 +78,9 @@ func TestLocate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	src := func(kind, name string) v1alpha1.Source { return v1alpha1.Source{Kind: kind, Namespace: "apps", Name: name} }
+	src := func(kind, name string) v1alpha1.Source {
+		return v1alpha1.Source{Kind: kind, Namespace: "apps", Name: name}
+	}
 
 	for name, want := range map[string]Where{
 		"shop":    {Repository: "https://git.example.com/acme/fleet.git", Branch: "prod", Dir: "clusters/prod/shop"},
