@@ -213,3 +213,23 @@ func (c *BitbucketCloud) Files(ctx context.Context, owner, repo, ref, dir string
 	}
 	return nil, fmt.Errorf("%s: more than %d pages: %w", c.b.op(http.MethodGet, path), maxPagesListed, ErrTooLarge)
 }
+
+func (c *BitbucketCloud) DefaultBranch(ctx context.Context, owner, repo string) (string, error) {
+	r, err := cloudRepo(owner, repo)
+	if err != nil {
+		return "", err
+	}
+	var answer struct {
+		MainBranch *struct {
+			Name string `json:"name"`
+		} `json:"mainbranch"`
+	}
+	if _, err := c.b.call(ctx, http.MethodGet, r, "", nil, &answer); err != nil {
+		return "", err
+	}
+	var name string
+	if answer.MainBranch != nil {
+		name = answer.MainBranch.Name
+	}
+	return defaultBranch(c.b.op(http.MethodGet, r), name)
+}

@@ -175,3 +175,19 @@ func TestBitbucketCloudErrorNamesRequestNotToken(t *testing.T) {
 	_, err := bbcProposer(t, s).Propose(t.Context(), change("acme"))
 	noSecret(t, err, bbcToken, "bitbucket-cloud: GET /2.0/repositories/acme/shop/refs/branches/main", "403")
 }
+
+func TestBitbucketCloudDefaultBranch(t *testing.T) {
+	s := serveBBC(t,
+		exchange{method: "GET", path: bbcRepo, status: 200, body: `{"full_name":"acme/shop","mainbranch":{"type":"branch","name":"trunk"}}`},
+		exchange{method: "GET", path: bbcRepo, status: 200, body: `{"full_name":"acme/shop","mainbranch":null}`},
+		exchange{method: "GET", path: bbcRepo, status: 404, body: `{"type":"error","error":{"message":"Repository acme/shop not found for ` + bbcToken + `"}}`},
+	)
+	p := bbcProposer(t, s)
+	if got, err := p.DefaultBranch(t.Context(), "acme", "shop"); err != nil || got != "trunk" {
+		t.Errorf("DefaultBranch: %q, %v; want trunk", got, err)
+	}
+	_, err := p.DefaultBranch(t.Context(), "acme", "shop")
+	noSecret(t, err, bbcToken, "bitbucket-cloud: GET /2.0/repositories/acme/shop", "no default branch")
+	_, err = p.DefaultBranch(t.Context(), "acme", "shop")
+	noSecret(t, err, bbcToken, "bitbucket-cloud: GET /2.0/repositories/acme/shop", "404")
+}

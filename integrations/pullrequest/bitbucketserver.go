@@ -222,3 +222,19 @@ func (s *BitbucketServer) Files(ctx context.Context, owner, repo, ref, dir strin
 	}
 	return nil, fmt.Errorf("%s: more than %d pages: %w", s.b.op(http.MethodGet, path), maxPagesListed, ErrTooLarge)
 }
+
+func (s *BitbucketServer) DefaultBranch(ctx context.Context, owner, repo string) (string, error) {
+	r, err := serverRepo(owner, repo)
+	if err != nil {
+		return "", err
+	}
+	// displayId is the branch's name; id is its ref (refs/heads/...).
+	path := "/rest/api/1.0" + r + "/default-branch"
+	var answer struct {
+		DisplayID string `json:"displayId"`
+	}
+	if _, err := s.b.call(ctx, http.MethodGet, path, "", nil, &answer); err != nil {
+		return "", err
+	}
+	return defaultBranch(s.b.op(http.MethodGet, path), answer.DisplayID)
+}

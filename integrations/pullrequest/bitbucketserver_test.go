@@ -143,3 +143,20 @@ func TestBitbucketServerErrorNamesRequestNotToken(t *testing.T) {
 	_, err := bbsProposer(t, s).Propose(t.Context(), change("SHOP"))
 	noSecret(t, err, bbsToken, "bitbucket-server: GET /rest/api/1.0/projects/SHOP/repos/shop/commits", "401")
 }
+
+func TestBitbucketServerDefaultBranch(t *testing.T) {
+	path := bbsRepo + "/default-branch"
+	s := serveBBS(t,
+		exchange{method: "GET", path: path, status: 200, body: `{"id":"refs/heads/trunk","displayId":"trunk","type":"BRANCH","isDefault":true}`},
+		exchange{method: "GET", path: path, status: 200, body: `{}`},
+		exchange{method: "GET", path: path, status: 404, body: `{"errors":[{"message":"Repository SHOP/shop has no default branch (` + bbsToken + `)"}]}`},
+	)
+	p := bbsProposer(t, s)
+	if got, err := p.DefaultBranch(t.Context(), "SHOP", "shop"); err != nil || got != "trunk" {
+		t.Errorf("DefaultBranch: %q, %v; want trunk", got, err)
+	}
+	_, err := p.DefaultBranch(t.Context(), "SHOP", "shop")
+	noSecret(t, err, bbsToken, "bitbucket-server: GET "+path, "no default branch")
+	_, err = p.DefaultBranch(t.Context(), "SHOP", "shop")
+	noSecret(t, err, bbsToken, "bitbucket-server: GET "+path, "404")
+}

@@ -182,6 +182,19 @@ func (g *Gitea) Files(ctx context.Context, owner, repo, ref, dir string) ([]stri
 	return paths, nil
 }
 
+func (g *Gitea) DefaultBranch(ctx context.Context, owner, repo string) (string, error) {
+	client, err := g.client(ctx)
+	if err != nil {
+		return "", err
+	}
+	what := fmt.Sprintf("gitea: GET repos/%s/%s", owner, repo)
+	r, resp, err := client.GetRepo(owner, repo)
+	if err != nil {
+		return "", gitstatus.GiteaError(what, resp, err, g.Token)
+	}
+	return defaultBranch(what, r.DefaultBranch)
+}
+
 func pullRequestOf(pr *gitea.PullRequest) PullRequest {
 	p := PullRequest{Number: pr.Index, URL: pr.HTMLURL, State: Open}
 	switch {

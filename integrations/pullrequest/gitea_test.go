@@ -151,6 +151,11 @@ func TestGiteaReadsFiles(t *testing.T) {
 	if _, err := p.File(ctx, srv.User, "shop", "main", "big.yaml"); !errors.Is(err, pullrequest.ErrTooLarge) {
 		t.Errorf("a file over the bound: %v, want ErrTooLarge", err)
 	}
+	if got, err := p.DefaultBranch(ctx, srv.User, "shop"); err != nil || got != "main" {
+		t.Errorf("DefaultBranch: %q, %v; want main", got, err)
+	}
+	_, err = p.DefaultBranch(ctx, srv.User, "none")
+	noSecret(t, err, srv.Token, "gitea: GET repos/"+srv.User+"/none", "404")
 }
 
 func TestKeysThatAreNoBranchAreRefused(t *testing.T) {

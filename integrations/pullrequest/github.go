@@ -197,6 +197,15 @@ func (g *GitHub) Files(ctx context.Context, owner, repo, ref, dir string) ([]str
 	return paths, nil
 }
 
+func (g *GitHub) DefaultBranch(ctx context.Context, owner, repo string) (string, error) {
+	what := fmt.Sprintf("GET repos/%s/%s", owner, repo)
+	r, resp, err := g.Client.Repositories.Get(ctx, owner, repo)
+	if err != nil {
+		return "", g.err(what, resp, err)
+	}
+	return defaultBranch("github: "+what, r.GetDefaultBranch())
+}
+
 // get sends GET u (relative to the API) and returns the body unread, for
 // the caller to bound; a 404 wraps ErrNotFound.
 func (g *GitHub) get(ctx context.Context, what, u, accept string) (io.ReadCloser, error) {

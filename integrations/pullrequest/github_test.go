@@ -180,3 +180,19 @@ func TestNewTakesGitHubApp(t *testing.T) {
 		t.Errorf("GitLab without a token: %v, want refused", err)
 	}
 }
+
+func TestGitHubDefaultBranch(t *testing.T) {
+	s := serveGitHub(t,
+		exchange{method: "GET", path: ghRepo, status: 200, body: `{"name":"shop","default_branch":"trunk"}`},
+		exchange{method: "GET", path: ghRepo, status: 200, body: `{"name":"shop"}`},
+		exchange{method: "GET", path: ghRepo, status: 404, body: `{"message":"Not Found for ` + githubToken + `"}`},
+	)
+	p := githubProposer(t, s)
+	if got, err := p.DefaultBranch(t.Context(), "octo", "shop"); err != nil || got != "trunk" {
+		t.Errorf("DefaultBranch: %q, %v; want trunk", got, err)
+	}
+	_, err := p.DefaultBranch(t.Context(), "octo", "shop")
+	noSecret(t, err, githubToken, "github: GET repos/octo/shop", "no default branch")
+	_, err = p.DefaultBranch(t.Context(), "octo", "shop")
+	noSecret(t, err, githubToken, "github: GET repos/octo/shop", "404")
+}

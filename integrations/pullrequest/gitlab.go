@@ -197,6 +197,16 @@ func (g *GitLab) Files(ctx context.Context, owner, repo, ref, dir string) ([]str
 	return paths, nil
 }
 
+func (g *GitLab) DefaultBranch(ctx context.Context, owner, repo string) (string, error) {
+	project := owner + "/" + repo
+	what := "GET projects/" + gitlab.PathEscape(project)
+	p, resp, err := g.Client.Projects.GetProject(project, nil, gitlab.WithContext(ctx))
+	if err != nil {
+		return "", g.err(what, resp, err)
+	}
+	return defaultBranch("gitlab: "+what, p.DefaultBranch)
+}
+
 func gitlabPullRequest(mr *gitlab.BasicMergeRequest) PullRequest {
 	p := PullRequest{Number: mr.IID, URL: mr.WebURL, State: Open}
 	switch mr.State {

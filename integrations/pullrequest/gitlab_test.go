@@ -157,3 +157,19 @@ func TestGitLabErrorNamesRequestNotToken(t *testing.T) {
 	_, err := gitlabProposer(t, s).Propose(t.Context(), change("group/sub"))
 	noSecret(t, err, gitlabToken, "gitlab: POST projects/group%2Fsub%2Fshop/repository/commits", "403")
 }
+
+func TestGitLabDefaultBranch(t *testing.T) {
+	s := serveGitLab(t,
+		exchange{method: "GET", path: glProject, status: 200, body: `{"id":12,"path_with_namespace":"group/sub/shop","default_branch":"trunk"}`},
+		exchange{method: "GET", path: glProject, status: 200, body: `{"id":12,"path_with_namespace":"group/sub/shop","default_branch":""}`},
+		exchange{method: "GET", path: glProject, status: 404, body: `{"message":"404 Project Not Found for ` + gitlabToken + `"}`},
+	)
+	p := gitlabProposer(t, s)
+	if got, err := p.DefaultBranch(t.Context(), "group/sub", "shop"); err != nil || got != "trunk" {
+		t.Errorf("DefaultBranch: %q, %v; want trunk", got, err)
+	}
+	_, err := p.DefaultBranch(t.Context(), "group/sub", "shop")
+	noSecret(t, err, gitlabToken, "gitlab: GET projects/group%2Fsub%2Fshop", "no default branch")
+	_, err = p.DefaultBranch(t.Context(), "group/sub", "shop")
+	noSecret(t, err, gitlabToken, "gitlab: GET projects/group%2Fsub%2Fshop", "404")
+}

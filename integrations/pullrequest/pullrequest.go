@@ -75,6 +75,10 @@ type Proposer interface {
 	// Gitea and GitHub (the whole tree is filtered) and wraps ErrNotFound
 	// on GitLab and Bitbucket (the host lists dir itself).
 	Files(ctx context.Context, owner, repo, ref, dir string) ([]string, error)
+	// DefaultBranch is the repository's default branch (what a clone
+	// checks out, what Argo CD's targetRevision HEAD follows); an error
+	// when the host answers none.
+	DefaultBranch(ctx context.Context, owner, repo string) (string, error)
 }
 
 const (
@@ -96,6 +100,15 @@ var (
 // dash and underscore (namespace/name are), none starting with a dot or
 // ending in .lock, so that the branch is a valid ref (git check-ref-format).
 var keyPattern = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$`)
+
+// defaultBranch is branch, or an error naming op when the host answered
+// none (an empty repository has no default branch).
+func defaultBranch(op, branch string) (string, error) {
+	if branch == "" {
+		return "", fmt.Errorf("%s: the repository has no default branch", op)
+	}
+	return branch, nil
+}
 
 func branchOf(key string) (string, error) {
 	if !keyPattern.MatchString(key) || len(key) > 200 || strings.Contains(key, "..") || strings.Contains(key+"/", ".lock/") {
