@@ -8,6 +8,8 @@
 package argocd
 
 import (
+	"encoding/json"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -60,6 +62,15 @@ type appSource struct {
 	Chart          string         `json:"chart,omitempty"`
 	Ref            string         `json:"ref,omitempty"`
 	Kustomize      *kustomizeSpec `json:"kustomize,omitempty"`
+	Helm           *helmSpec      `json:"helm,omitempty"`
+}
+
+// helmSpec is what a Helm source renders with.
+type helmSpec struct {
+	ValueFiles   []string         `json:"valueFiles,omitempty"`
+	Values       string           `json:"values,omitempty"`
+	ValuesObject *json.RawMessage `json:"valuesObject,omitempty"`
+	ReleaseName  string           `json:"releaseName,omitempty"`
 }
 
 type kustomizeSpec struct {

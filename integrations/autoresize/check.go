@@ -65,6 +65,12 @@ func (j *check) run(ctx context.Context, st *v1alpha1.AutoresizeStatus) {
 		j.fail(st, err)
 		return
 	}
+	if where.Branch == DefaultBranch {
+		if where.Branch, err = host.DefaultBranch(ctx, repo.Owner, repo.Name); err != nil {
+			j.fail(st, err)
+			return
+		}
+	}
 	key := KeyPrefix + j.sts.Namespace + "/" + j.sts.Name
 	last, err := host.Last(ctx, repo.Owner, repo.Name, key)
 	if err != nil {

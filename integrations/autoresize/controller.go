@@ -49,10 +49,6 @@ type Options struct {
 	// StatusContextPrefix starts the commit status context the pull
 	// request's body names (gitStatus.contextPrefix).
 	StatusContextPrefix string
-	// DefaultServiceAccount is the Flux controllers'
-	// --default-service-account (flux.defaultServiceAccount): the
-	// identity a tool object without one of its own applies as.
-	DefaultServiceAccount string
 	// NoCrossNamespaceRefs is the Flux controllers'
 	// --no-cross-namespace-refs (flux.noCrossNamespaceRefs).
 	NoCrossNamespaceRefs bool
@@ -75,8 +71,11 @@ type Controller struct {
 	// Authority checks that the tool's identity may patch the claims the
 	// emergency path grows before the merge.
 	Authority authority.Checker
-	Metrics   *Metrics
-	Log       logr.Logger
+	// Owners are the GitOps tools a StatefulSet at rest (no proposal) is
+	// found to be applied by (FluxOwners, ArgoCDOwner).
+	Owners  []Owner
+	Metrics *Metrics
+	Log     logr.Logger
 	Options
 }
 

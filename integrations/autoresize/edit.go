@@ -42,6 +42,13 @@ func Edit(ctx context.Context, f Files, w Where, t gitedit.Target, index int, si
 	if err != nil {
 		return nil, err
 	}
+	if w.DetectChart && slices.Contains(files, path.Join(w.Dir, "Chart.yaml")) {
+		if w.InlineValues {
+			return nil, errors.New("the chart's values are set in the Application itself (helm.values, helm.valuesObject), not in a file of the repository: move them to a values file (helm.valueFiles) for autoresize to edit")
+		}
+		w.Chart = w.Dir
+		return editValues(ctx, f, w, t, size, key)
+	}
 	for _, name := range kustomizationNames {
 		p := path.Join(w.Dir, name)
 		if slices.Contains(files, p) {

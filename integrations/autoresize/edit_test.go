@@ -157,3 +157,24 @@ func TestEditHelmValues(t *testing.T) {
 		t.Errorf("a broken chart: %v, want its error", err)
 	}
 }
+
+// An Argo CD path holding a Chart.yaml is a chart: its values files (the
+// Application's, relative to the path) are edited; values the Application
+// sets itself are not in Git, and that is said.
+func TestEditDetectsAnArgoCDChart(t *testing.T) {
+	r := repo{
+		"charts/web/Chart.yaml":                 "apiVersion: v2\nname: web\nversion: 1.0.0\n",
+		"charts/web/templates/statefulset.yaml": chartTemplate,
+		"charts/web/values.yaml":                "persistence:\n  size: 1Gi\n",
+		"charts/web/values-prod.yaml":           "persistence:\n  size: 10Gi\n",
+	}
+	w := Where{Dir: "charts/web", DetectChart: true, ValuesFiles: []string{"charts/web/values-prod.yaml"}, Release: types.NamespacedName{Namespace: "shop", Name: "web"}}
+	files := edit(t, r, w, "")
+	if len(files) != 1 || files[0].Path != "charts/web/values-prod.yaml" || string(files[0].Content) != "persistence:\n  size: 13Gi\n" {
+		t.Errorf("edits %+v, want values-prod.yaml's size", files)
+	}
+	w.InlineValues = true
+	if _, err := Edit(context.Background(), r, w, web, 0, "13Gi", ""); err == nil || !strings.Contains(err.Error(), "helm.valueFiles") {
+		t.Errorf("inline values: %v, want refused, naming helm.valueFiles", err)
+	}
+}

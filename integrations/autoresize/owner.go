@@ -3,6 +3,7 @@ package autoresize
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
@@ -11,39 +12,67 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/integrations/argocd"
 	"github.com/claimwarden/claimwarden/integrations/flux"
 	"github.com/claimwarden/claimwarden/integrations/helm"
 )
 
-// owner is a GitOps tool as autoresize finds it from a StatefulSet at
-// rest: the labels it puts on what it applies name the tool object, and
+// Owner is a GitOps tool as autoresize finds it from a StatefulSet at
+// rest: what the StatefulSet says applies it (the tool's labels or
+// tracking annotation, which the tenant writes) names the tool object, and
 // the tool's own record of what it applies (source.Tool's Manages) must
-// confirm it. Labels are the tenant's to write; the record is the tool's.
-type owner struct {
-	kind                      string
-	nameLabel, namespaceLabel string
-	object                    func() client.Object
-	tool                      interface {
+// confirm it.
+type Owner struct {
+	Kind string
+	// Find names the tool object the StatefulSet says applies it; false
+	// when it names none.
+	Find      func(live *appsv1.StatefulSet) (types.NamespacedName, bool)
+	NewObject func() client.Object
+	Tool      interface {
 		Manages(ctx context.Context, obj client.Object, live *appsv1.StatefulSet) error
 		Authority(ctx context.Context, obj client.Object) (*v1alpha1.Identity, error)
 	}
 }
 
-// owners are the tools autoresize proposes for, locked down as the Flux
-// controllers are (--default-service-account). Their Manages and
+// FluxOwners are Flux's Kustomizations and HelmReleases, locked down as
+// the Flux controllers are (--default-service-account). Their Manages and
 // Authority read only obj, live and that account.
-func owners(defaultServiceAccount string) []owner {
-	return []owner{
+func FluxOwners(defaultServiceAccount string) []Owner {
+	return []Owner{
 		{
-			kind: kustomizev1.KustomizationKind, nameLabel: flux.LabelKustomizationName, namespaceLabel: flux.LabelKustomizationNamespace,
-			object: func() client.Object { return &kustomizev1.Kustomization{} },
-			tool:   &flux.Kustomizations{DefaultServiceAccount: defaultServiceAccount},
+			Kind:      kustomizev1.KustomizationKind,
+			Find:      labelled(flux.LabelKustomizationName, flux.LabelKustomizationNamespace),
+			NewObject: func() client.Object { return &kustomizev1.Kustomization{} },
+			Tool:      &flux.Kustomizations{DefaultServiceAccount: defaultServiceAccount},
 		},
 		{
-			kind: helmv2.HelmReleaseKind, nameLabel: helm.HelmReleaseNameLabel, namespaceLabel: helm.HelmReleaseNamespaceLabel,
-			object: func() client.Object { return &helmv2.HelmRelease{} },
-			tool:   &helm.HelmReleases{DefaultServiceAccount: defaultServiceAccount},
+			Kind:      helmv2.HelmReleaseKind,
+			Find:      labelled(helm.HelmReleaseNameLabel, helm.HelmReleaseNamespaceLabel),
+			NewObject: func() client.Object { return &helmv2.HelmRelease{} },
+			Tool:      &helm.HelmReleases{DefaultServiceAccount: defaultServiceAccount},
 		},
+	}
+}
+
+// ArgoCDOwner is Argo CD's Applications, found by the tracking-id
+// annotation; tool is the integration's (its Manages reads the AppProject
+// and argocd-cm of the control plane's namespace).
+func ArgoCDOwner(tool *argocd.Applications, controlPlane string) Owner {
+	return Owner{
+		Kind: argocd.ApplicationKind,
+		Find: func(live *appsv1.StatefulSet) (types.NamespacedName, bool) {
+			return argocd.TrackedApplication(live, controlPlane)
+		},
+		NewObject: tool.NewObject,
+		Tool:      tool,
+	}
+}
+
+// labelled finds the tool object named by labels name and namespace.
+func labelled(name, namespace string) func(*appsv1.StatefulSet) (types.NamespacedName, bool) {
+	return func(live *appsv1.StatefulSet) (types.NamespacedName, bool) {
+		n := live.Labels[name]
+		return types.NamespacedName{Namespace: live.Labels[namespace], Name: n}, n != ""
 	}
 }
 
@@ -55,33 +84,35 @@ type source struct {
 	// claims; Authority the identity the tool applies as (nil: as itself).
 	IgnoredLabels []string
 	Authority     *v1alpha1.Identity
+	// Object is the tool object, when it was read to find it.
+	Object client.Object
 }
 
 // sourceOf is the GitOps object that applies live: the one of its newest
-// proposal, or the one the tools' labels name and whose record confirms it.
+// proposal, or the one the StatefulSet names whose tool's record confirms it.
 func (c *Controller) sourceOf(ctx context.Context, live *appsv1.StatefulSet) (source, error) {
 	if p, ok := c.Proposals.Get(keyOf(live)); ok {
 		return source{Source: p.Source, IgnoredLabels: p.IgnoredLabels, Authority: p.Authority}, nil
 	}
-	for _, o := range owners(c.DefaultServiceAccount) {
-		name := live.Labels[o.nameLabel]
-		if name == "" {
+	var kinds []string
+	for _, o := range c.Owners {
+		kinds = append(kinds, o.Kind)
+		key, ok := o.Find(live)
+		if !ok {
 			continue
 		}
-		key := types.NamespacedName{Namespace: live.Labels[o.namespaceLabel], Name: name}
-		obj := o.object()
+		obj := o.NewObject()
 		if err := c.Reader.Get(ctx, key, obj); err != nil {
-			return source{}, fmt.Errorf("its label %s names %s %s: %w", o.nameLabel, o.kind, key, err)
+			return source{}, fmt.Errorf("it names %s %s: %w", o.Kind, key, err)
 		}
-		if err := o.tool.Manages(ctx, obj, live); err != nil {
-			return source{}, fmt.Errorf("its labels name %s %s, which does not apply it: %w", o.kind, key, err)
+		if err := o.Tool.Manages(ctx, obj, live); err != nil {
+			return source{}, fmt.Errorf("it names %s %s, which does not apply it: %w", o.Kind, key, err)
 		}
-		id, err := o.tool.Authority(ctx, obj)
+		id, err := o.Tool.Authority(ctx, obj)
 		if err != nil {
 			return source{}, err
 		}
-		return source{Source: v1alpha1.Source{Kind: o.kind, Namespace: key.Namespace, Name: key.Name}, Authority: id}, nil
+		return source{Source: v1alpha1.Source{Kind: o.Kind, Namespace: key.Namespace, Name: key.Name}, Authority: id, Object: obj}, nil
 	}
-	return source{}, fmt.Errorf("no Flux Kustomization or HelmRelease applies it (labels %s, %s): there is no repository to propose a resize to",
-		flux.LabelKustomizationName, helm.HelmReleaseNameLabel)
+	return source{}, fmt.Errorf("no %s applies it: there is no repository to propose a resize to", strings.Join(kinds, ", "))
 }

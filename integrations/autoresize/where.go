@@ -5,15 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"regexp"
 	"strings"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/integrations/argocd"
 )
 
 // Where is where a GitOps tool reads a StatefulSet from in Git: the pull
@@ -31,7 +34,16 @@ type Where struct {
 	Chart       string
 	ValuesFiles []string
 	Release     types.NamespacedName
+	// DetectChart says the directory is a chart when it holds a
+	// Chart.yaml (as Argo CD detects one), released with ValuesFiles
+	// (relative to Dir then); InlineValues that the tool sets values of
+	// its own, which no file edit changes.
+	DetectChart, InlineValues bool
 }
+
+// DefaultBranch is Where.Branch for "the repository's default branch"
+// (Argo CD's targetRevision HEAD): the host says which.
+const DefaultBranch = ""
 
 // ErrNoBranch says the tool follows no branch (a tag, a semver range, a
 // commit): there is nowhere to propose a change to.
@@ -51,8 +63,10 @@ func Locate(ctx context.Context, c client.Reader, src v1alpha1.Source, noCrossNa
 		return l.kustomization(ctx, types.NamespacedName{Namespace: src.Namespace, Name: src.Name})
 	case helmv2.HelmReleaseKind:
 		return l.helmRelease(ctx, types.NamespacedName{Namespace: src.Namespace, Name: src.Name})
+	case argocd.ApplicationKind:
+		return l.application(ctx, types.NamespacedName{Namespace: src.Namespace, Name: src.Name})
 	}
-	return Where{}, fmt.Errorf("proposed by a %s: autoresize proposes pull requests for Flux Kustomizations and HelmReleases of charts in Git", src.Kind)
+	return Where{}, fmt.Errorf("proposed by a %s: autoresize proposes pull requests for Flux Kustomizations, HelmReleases of charts in Git and Argo CD Applications", src.Kind)
 }
 
 type locator struct {
@@ -96,6 +110,44 @@ func (l locator) helmRelease(ctx context.Context, key types.NamespacedName) (Whe
 	}
 	w.Release = types.NamespacedName{Namespace: hr.GetReleaseNamespace(), Name: hr.GetReleaseName()}
 	return w, nil
+}
+
+func (l locator) application(ctx context.Context, key types.NamespacedName) (Where, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(argocd.ApplicationGVK)
+	if err := l.c.Get(ctx, key, u); err != nil {
+		return Where{}, fmt.Errorf("reading Application %s: %w", key, err)
+	}
+	g, err := argocd.GitSourceOf(u)
+	if err != nil {
+		return Where{}, fmt.Errorf("Application %s: %w", key, err)
+	}
+	branch, err := argoBranch(g.TargetRevision)
+	if err != nil {
+		return Where{}, fmt.Errorf("Application %s: spec.source.targetRevision %q %w: there is no branch to propose a change to", key, g.TargetRevision, err)
+	}
+	w := Where{Repository: g.RepoURL, Branch: branch, Dir: repoPath(g.Path), DetectChart: true, InlineValues: g.HelmInlineValues, Release: g.Release}
+	for _, f := range g.HelmValueFiles {
+		w.ValuesFiles = append(w.ValuesFiles, repoPath(path.Join(w.Dir, f)))
+	}
+	return w, nil
+}
+
+// commitSHA is a full commit SHA (SHA-1 or SHA-256), which Argo CD takes
+// as a fixed revision.
+var commitSHA = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
+
+// argoBranch is the branch an Argo CD targetRevision follows:
+// DefaultBranch for HEAD (or none), the branch of refs/heads/..., and a
+// name taken as a branch; a commit or a tag follows none.
+func argoBranch(rev string) (string, error) {
+	switch {
+	case rev == "" || rev == "HEAD":
+		return DefaultBranch, nil
+	case commitSHA.MatchString(rev), strings.HasPrefix(rev, "refs/tags/"):
+		return "", ErrNoBranch
+	}
+	return strings.TrimPrefix(rev, "refs/heads/"), nil
 }
 
 // gitRepository is where the GitRepository name of namespace ns (the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/config"
+	"github.com/claimwarden/claimwarden/integrations/argocd"
 	"github.com/claimwarden/claimwarden/integrations/autoresize"
 	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
@@ -30,7 +31,7 @@ func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engin
 		return nil
 	}
 	if store == nil {
-		return errors.New("autoresize proposes pull requests to the repositories GitOps tools apply from: enable flux or flux.helmReleases")
+		return errors.New("autoresize proposes pull requests to the repositories GitOps tools apply from: enable flux, flux.helmReleases or argocd")
 	}
 	creds, err := gitstatus.NewCredentials(mgr.GetConfig(), mgr.GetScheme(), hostConfigs(a.Hosts))
 	if err != nil {
@@ -69,11 +70,27 @@ func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engin
 		},
 		Recorder:  outcome.NewRecorder(mgr.GetEventRecorder(v1alpha1.ControllerName)),
 		Authority: authority.NewReviews(mgr.GetClient(), 0),
+		Owners:    autoresizeOwners(mgr, cfg),
 		Metrics:   autoresize.NewMetrics(),
 		Log:       log,
 		Options: autoresize.Options{
 			Rules: a.Rules(), Interval: a.Interval, StatusContextPrefix: cfg.GitStatus.ContextPrefix,
-			DefaultServiceAccount: cfg.Flux.DefaultServiceAccount, NoCrossNamespaceRefs: cfg.Flux.NoCrossNamespaceRefs,
+			NoCrossNamespaceRefs: cfg.Flux.NoCrossNamespaceRefs,
 		},
 	})
+}
+
+// autoresizeOwners are the enabled GitOps tools, for StatefulSets at rest.
+// Argo CD's is the integration's tool without an API client: finding what
+// an Application manages reads only its AppProject and argocd-cm.
+func autoresizeOwners(mgr ctrl.Manager, cfg config.Config) []autoresize.Owner {
+	var out []autoresize.Owner
+	if cfg.Flux.Enabled || cfg.Flux.HelmReleases {
+		out = append(out, autoresize.FluxOwners(cfg.Flux.DefaultServiceAccount)...)
+	}
+	if cfg.ArgoCD.Enabled {
+		apps := argocd.NewApplications(mgr.GetAPIReader(), nil, mgr.GetEventRecorder(v1alpha1.ControllerName), false, cfg.ArgoCD.ControlPlaneNamespace)
+		out = append(out, autoresize.ArgoCDOwner(apps, cfg.ArgoCD.ControlPlaneNamespace))
+	}
+	return out
 }
