@@ -14,7 +14,7 @@ import (
 // path, and for a chart there the values files (relative to the path).
 type GitSource struct {
 	RepoURL, TargetRevision, Path string
-	HelmValueFiles               []string
+	HelmValueFiles                []string
 	// HelmInlineValues says the Application sets values itself
 	// (helm.values, helm.valuesObject): they are not in a file of the
 	// repository.
