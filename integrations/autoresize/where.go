@@ -120,11 +120,11 @@ func (l locator) application(ctx context.Context, key types.NamespacedName) (Whe
 	}
 	g, err := argocd.GitSourceOf(u)
 	if err != nil {
-		return Where{}, fmt.Errorf("Application %s: %w", key, err)
+		return Where{}, fmt.Errorf("the Application %s: %w", key, err)
 	}
 	branch, err := argoBranch(g.TargetRevision)
 	if err != nil {
-		return Where{}, fmt.Errorf("Application %s: spec.source.targetRevision %q %w: there is no branch to propose a change to", key, g.TargetRevision, err)
+		return Where{}, fmt.Errorf("the Application %s: spec.source.targetRevision %q %w: there is no branch to propose a change to", key, g.TargetRevision, err)
 	}
 	w := Where{Repository: g.RepoURL, Branch: branch, Dir: repoPath(g.Path), DetectChart: true, InlineValues: g.HelmInlineValues, Release: g.Release}
 	for _, f := range g.HelmValueFiles {
