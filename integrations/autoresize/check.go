@@ -41,49 +41,28 @@ type check struct {
 	claims []corev1.PersistentVolumeClaim
 	used   map[string]usage.Usage
 	now    time.Time
+	// skipped says why no pull request can be opened, when none can.
+	skipped string
 }
 
-// run decides and proposes, writing what it did into st.
+// run decides and proposes, writing what it did into st: where Git sets
+// the StatefulSet's sizes and its pull request, what the policies decide,
+// then the pull request (and the emergency growth).
 func (j *check) run(ctx context.Context, st *v1alpha1.AutoresizeStatus) {
-	where, err := Locate(ctx, j.c.Reader, j.src.Source, j.c.NoCrossNamespaceRefs)
-	if err != nil {
-		st.Message = err.Error()
-		return
-	}
-	if !j.rule.allows(where.Repository) {
-		st.Message = fmt.Sprintf("the repository %s is not among autoresize's repositoryPrefixes for namespace %s: no pull request is opened there",
-			proposal.RepositoryURL(where.Repository), j.sts.Namespace)
-		return
-	}
-	repo, err := gitstatus.ParseRepositoryURL(where.Repository)
-	if err != nil {
-		st.Message = err.Error()
-		return
-	}
-	host, err := j.c.Proposers(repo)
+	g, err := j.git(ctx)
 	if err != nil {
 		j.fail(st, err)
 		return
 	}
-	if where.Branch == DefaultBranch {
-		if where.Branch, err = host.DefaultBranch(ctx, repo.Owner, repo.Name); err != nil {
-			j.fail(st, err)
-			return
-		}
-	}
-	key := KeyPrefix + j.sts.Namespace + "/" + j.sts.Name
-	last, err := host.Last(ctx, repo.Owner, repo.Name, key)
-	if err != nil {
-		j.fail(st, err)
+	if g == nil {
+		st.Message = j.skipped
 		return
 	}
-	j.c.Metrics.seen(key, last)
-	if last != nil {
-		st.PullRequest, st.State = last.URL, string(last.State)
+	if g.last != nil {
+		st.PullRequest, st.State = g.last.URL, string(g.last.State)
 	}
-
 	d, err := Decide(ctx, j.c.Policies, State{
-		Live: j.sts, Claims: j.claims, Usage: j.used, SinceLast: sinceClosed(last, j.now),
+		Live: j.sts, Claims: j.claims, Usage: j.used, SinceLast: sinceClosed(g.last, j.now),
 		Facts: gate.ClusterFacts(j.c.Client, j.sts.Namespace, policies.Source(j.src.Source)),
 	}, j.src.IgnoredLabels)
 	if err != nil {
@@ -91,44 +70,95 @@ func (j *check) run(ctx context.Context, st *v1alpha1.AutoresizeStatus) {
 		return
 	}
 	if len(d.Growths) == 0 {
-		st.Message = nothingText(d.Denied, last, j.now) + aheadText(j.sts, j.claims, last)
+		st.Message = nothingText(d.Denied, g.last, j.now) + aheadText(j.sts, j.claims, g.last)
 		return
 	}
 	req := Request{StatefulSet: keyOf(j.sts), Source: j.src.Source, Growths: d.Growths, Growth: d.Assessment.Growth,
 		Context: gitstatus.StatusContext(j.c.StatusContextPrefix, j.sts.Namespace, j.sts.Name)}
+	st.Proposed = req.sizes()
 	if d.Assessment.Verdict.Denied() {
 		st.Message = fmt.Sprintf("growing %s is denied: %s", req.sizes(), d.Assessment.Denial())
 		j.c.Recorder.Eventf(j.sts, nil, j.src.Source, corev1.EventTypeWarning, ReasonDenied, "Autoresize", "%s", st.Message)
 		return
 	}
-
-	files, err := j.edit(ctx, host, repo, where, d.Growths)
-	if err != nil {
+	if err := j.propose(ctx, st, g, req); err != nil {
 		j.fail(st, err)
-		return
 	}
-	st.Proposed = req.sizes()
+}
+
+// gitSide is where Git sets a StatefulSet's sizes and its pull request.
+type gitSide struct {
+	where Where
+	repo  gitstatus.Repository
+	host  pullrequest.Proposer
+	key   string
+	last  *pullrequest.PullRequest
+}
+
+// git is where the StatefulSet's tool reads it from in Git, with the Git
+// host and the StatefulSet's last pull request; nil, saying why in
+// j.skipped, where no pull request can be opened (no branch, a repository
+// the operator does not allow).
+func (j *check) git(ctx context.Context) (*gitSide, error) {
+	where, err := Locate(ctx, j.c.Reader, j.src.Source, j.c.NoCrossNamespaceRefs)
+	if err != nil {
+		j.skipped = err.Error()
+		return nil, nil
+	}
+	if !j.rule.allows(where.Repository) {
+		j.skipped = fmt.Sprintf("the repository %s is not among autoresize's repositoryPrefixes for namespace %s: no pull request is opened there",
+			proposal.RepositoryURL(where.Repository), j.sts.Namespace)
+		return nil, nil
+	}
+	repo, err := gitstatus.ParseRepositoryURL(where.Repository)
+	if err != nil {
+		j.skipped = err.Error()
+		return nil, nil
+	}
+	g := &gitSide{where: where, repo: repo, key: KeyPrefix + j.sts.Namespace + "/" + j.sts.Name}
+	if g.host, err = j.c.Proposers(repo); err != nil {
+		return nil, err
+	}
+	if g.where.Branch == DefaultBranch {
+		if g.where.Branch, err = g.host.DefaultBranch(ctx, repo.Owner, repo.Name); err != nil {
+			return nil, err
+		}
+	}
+	if g.last, err = g.host.Last(ctx, repo.Owner, repo.Name, g.key); err != nil {
+		return nil, err
+	}
+	j.c.Metrics.seen(g.key, g.last)
+	return g, nil
+}
+
+// propose edits Git's files, grows what must grow now, and opens or
+// updates the pull request; an open one that proposes the change already
+// is left as it is (a push per check would notify its reviewers for
+// nothing).
+func (j *check) propose(ctx context.Context, st *v1alpha1.AutoresizeStatus, g *gitSide, req Request) error {
+	files, err := j.edit(ctx, g, req.Growths)
+	if err != nil {
+		return err
+	}
 	if len(files) == 0 {
 		st.Message = fmt.Sprintf("Git sets %s already: waiting for %s to apply it", req.sizes(), toolText(j.src.Source))
-		return
+		return nil
 	}
-	req.GrownNow, err = j.growNow(ctx, d.Growths)
-	if err != nil {
-		j.fail(st, err)
+	req.GrownNow, err = j.growNow(ctx, req.Growths)
+	grewErr := err
+	open := g.last != nil && g.last.State == pullrequest.Open
+	if open && len(req.GrownNow) == 0 && grewErr == nil && j.onBranch(ctx, g, files) {
+		st.Message = fmt.Sprintf("pull request %s proposes %s", g.last.URL, req.sizes())
+		return nil
 	}
-	if last != nil && last.State == pullrequest.Open && len(req.GrownNow) == 0 && j.onBranch(ctx, host, repo, key, files) {
-		st.Message = fmt.Sprintf("pull request %s proposes %s", last.URL, req.sizes())
-		return
-	}
-	pr, err := host.Propose(ctx, pullrequest.Change{
-		Owner: repo.Owner, Repo: repo.Name, Base: where.Branch, Key: key, Files: files,
+	pr, err := g.host.Propose(ctx, pullrequest.Change{
+		Owner: g.repo.Owner, Repo: g.repo.Name, Base: g.where.Branch, Key: g.key, Files: files,
 		Title: req.Title(), Body: req.Body(), Message: req.Message(),
 	})
 	if err != nil {
-		j.fail(st, err)
-		return
+		return err
 	}
-	j.c.Metrics.proposed(last, pr)
+	j.c.Metrics.proposed(g.last, pr)
 	st.PullRequest, st.State = pr.URL, string(pr.State)
 	st.Message = fmt.Sprintf("pull request %s proposes %s", pr.URL, req.sizes())
 	if len(req.GrownNow) > 0 {
@@ -136,16 +166,17 @@ func (j *check) run(ctx context.Context, st *v1alpha1.AutoresizeStatus) {
 	}
 	j.c.Recorder.Eventf(j.sts, nil, j.src.Source, corev1.EventTypeNormal, ReasonProposed, "Autoresize", "proposed %s in pull request %s", req.sizes(), pr.URL)
 	j.c.Log.Info("proposed a resize", "statefulset", keyOf(j.sts), "sizes", req.sizes(), "pullRequest", pr.URL, "grownNow", req.GrownNow)
+	return grewErr
 }
 
 // edit is the change of files in Git for every growth, each edit made on
 // the files as the previous ones left them.
-func (j *check) edit(ctx context.Context, host pullrequest.Proposer, repo gitstatus.Repository, where Where, growths []Growth) ([]pullrequest.File, error) {
-	f := &edited{base: branchFiles{host: host, repo: repo, ref: where.Branch}, files: map[string][]byte{}}
+func (j *check) edit(ctx context.Context, g *gitSide, growths []Growth) ([]pullrequest.File, error) {
+	f := &edited{base: branchFiles{host: g.host, repo: g.repo, ref: g.where.Branch}, files: map[string][]byte{}}
 	var order []string
-	for _, g := range growths {
-		t := gitedit.Target{Namespace: j.sts.Namespace, StatefulSet: j.sts.Name, Template: g.Template}
-		out, err := Edit(ctx, f, where, t, g.Index, g.To.String(), j.sts.Annotations[v1alpha1.SizeValueAnnotation])
+	for _, growth := range growths {
+		t := gitedit.Target{Namespace: j.sts.Namespace, StatefulSet: j.sts.Name, Template: growth.Template}
+		out, err := Edit(ctx, f, g.where, t, growth.Index, growth.To.String(), j.sts.Annotations[v1alpha1.SizeValueAnnotation])
 		if err != nil {
 			return nil, err
 		}
@@ -166,9 +197,9 @@ func (j *check) edit(ctx context.Context, host pullrequest.Proposer, repo gitsta
 // onBranch reports whether the pull request's branch holds files already:
 // the open pull request proposes this change, and is left as it is (a
 // push per check would notify its reviewers for nothing).
-func (j *check) onBranch(ctx context.Context, host pullrequest.Proposer, repo gitstatus.Repository, key string, files []pullrequest.File) bool {
+func (j *check) onBranch(ctx context.Context, g *gitSide, files []pullrequest.File) bool {
 	for _, f := range files {
-		got, err := host.File(ctx, repo.Owner, repo.Name, pullrequest.BranchPrefix+key, f.Path)
+		got, err := g.host.File(ctx, g.repo.Owner, g.repo.Name, pullrequest.BranchPrefix+g.key, f.Path)
 		if err != nil || !bytes.Equal(got, f.Content) {
 			return false
 		}
