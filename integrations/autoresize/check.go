@@ -62,7 +62,7 @@ func (j *check) run(ctx context.Context, st *v1alpha1.AutoresizeStatus) {
 		st.PullRequest, st.State = g.last.URL, string(g.last.State)
 	}
 	d, err := Decide(ctx, j.c.Policies, State{
-		Live: j.sts, Claims: j.claims, Usage: j.used, SinceLast: sinceClosed(g.last, j.now),
+		Live: j.sts, Claims: j.claims, Usage: j.used, SinceLast: sinceClosed(g.last, j.now), MaxClaims: j.c.MaxClaims,
 		Facts: gate.ClusterFacts(j.c.Client, j.sts.Namespace, policies.Source(j.src.Source)),
 	}, j.src.IgnoredLabels)
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -52,6 +51,9 @@ type Options struct {
 	// NoCrossNamespaceRefs is the Flux controllers'
 	// --no-cross-namespace-refs (flux.noCrossNamespaceRefs).
 	NoCrossNamespaceRefs bool
+	// MaxClaims bounds templates × replicas of a StatefulSet
+	// (maxClaimsPerStatefulSet; diff.Ordinals).
+	MaxClaims int
 }
 
 // Controller proposes the resizes of the opted-in StatefulSets as pull
@@ -130,14 +132,13 @@ func (c *Controller) checkOne(ctx context.Context, rule *Rule, sts *appsv1.State
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
 	st := v1alpha1.AutoresizeStatus{LastChecked: metaTime(now)}
-	key := types.NamespacedName{Namespace: sts.Namespace, Name: sts.Name}
 	claims, err := c.claims(ctx, sts)
 	if err != nil {
 		st.Message = err.Error()
 		return st
 	}
 	st.Usage = fullest(claims, used)
-	c.Metrics.observe(key, claims, used)
+	c.Metrics.observe(claims, used)
 	src, err := c.sourceOf(ctx, sts)
 	if err != nil {
 		st.Message = err.Error()
@@ -148,27 +149,21 @@ func (c *Controller) checkOne(ctx context.Context, rule *Rule, sts *appsv1.State
 	return st
 }
 
-// claims are the claims of sts's templates' ordinals.
+// claims are the claims of sts's templates and ordinals, resizing or not.
 func (c *Controller) claims(ctx context.Context, sts *appsv1.StatefulSet) ([]corev1.PersistentVolumeClaim, error) {
+	slots, err := claimSlots(sts, c.MaxClaims)
+	if err != nil {
+		return nil, err
+	}
 	var list corev1.PersistentVolumeClaimList
 	if err := c.Client.List(ctx, &list, client.InNamespace(sts.Namespace)); err != nil {
 		return nil, fmt.Errorf("listing claims in namespace %s: %w", sts.Namespace, err)
 	}
-	names := map[string]bool{}
-	for _, q := range questions(State{Live: sts, Claims: list.Items, Usage: allUsed(list.Items)}) {
-		names[q.Claim] = true
+	names := make(map[string]bool, len(slots))
+	for _, slot := range slots {
+		names[slot.name] = true
 	}
 	return slices.DeleteFunc(list.Items, func(pvc corev1.PersistentVolumeClaim) bool { return !names[pvc.Name] }), nil
-}
-
-// allUsed marks every claim as reported, to list a StatefulSet's claims
-// with questions.
-func allUsed(pvcs []corev1.PersistentVolumeClaim) map[string]usage.Usage {
-	out := make(map[string]usage.Usage, len(pvcs))
-	for _, p := range pvcs {
-		out[p.Name] = usage.Usage{}
-	}
-	return out
 }
 
 // fullest is the status's usage text: the fullest claim's, e.g. "85% data-web-0".

@@ -31,6 +31,8 @@ type State struct {
 	SinceLast *time.Duration
 	Facts     gate.Facts
 	Server    policies.Server
+	// MaxClaims bounds templates × replicas (diff.Ordinals).
+	MaxClaims int
 }
 
 // Growth is what the policies propose for one claim template: the
@@ -62,9 +64,9 @@ type ClaimGrowth struct {
 // none grows). A verdict that denies (a policy that cannot be evaluated)
 // proposes nothing for its claim, and its denial is returned in denied.
 func Propose(ctx context.Context, ev policies.Evaluator, s State) (growths []Growth, denied []string, err error) {
-	questions := questions(s)
-	if len(questions) == 0 {
-		return nil, nil, nil
+	questions, err := questions(s)
+	if err != nil || len(questions) == 0 {
+		return nil, nil, err
 	}
 	answers, err := gate.Ask(ctx, ev, questions, s.Facts)
 	if err != nil {
@@ -109,38 +111,59 @@ func Propose(ctx context.Context, ev policies.Evaluator, s State) (growths []Gro
 }
 
 // questions are the autoresize questions of s: one per claim of a
-// template whose volume the kubelet reports.
-func questions(s State) []plan.Question {
+// template whose volume the kubelet reports and whose resize is not in
+// flight.
+func questions(s State) ([]plan.Question, error) {
+	slots, err := claimSlots(s.Live, s.MaxClaims)
+	if err != nil {
+		return nil, err
+	}
 	byName := map[string]*corev1.PersistentVolumeClaim{}
 	for i := range s.Claims {
 		byName[s.Claims[i].Name] = &s.Claims[i]
 	}
-	replicas := int32(1)
-	if s.Live.Spec.Replicas != nil {
-		replicas = *s.Live.Spec.Replicas
-	}
 	var out []plan.Question
-	for i := range s.Live.Spec.VolumeClaimTemplates {
-		tmpl := &s.Live.Spec.VolumeClaimTemplates[i]
-		for ord := range replicas {
-			name := diff.ClaimName(tmpl.Name, s.Live.Name, ord)
-			pvc := byName[name]
-			u, ok := s.Usage[name]
-			if pvc == nil || !ok || resizing(pvc) {
-				continue
-			}
-			u = current(u, pvc)
-			out = append(out, plan.Question{Claim: name, PVC: pvc, Input: policies.Input{
-				Change: policies.Change{
-					Kind: policies.KindAutoresize, Namespace: s.Live.Namespace, StatefulSet: s.Live.Name,
-					Claim: name, Template: tmpl.Name, Ordinal: ord,
-				},
-				PVC: pvc, Template: tmpl, StatefulSet: s.Live,
-				Autoresize: autoresizeInput(pvc, u, s.SinceLast),
-			}})
+	for _, slot := range slots {
+		pvc := byName[slot.name]
+		u, ok := s.Usage[slot.name]
+		if pvc == nil || !ok || resizing(pvc) {
+			continue
+		}
+		out = append(out, plan.Question{Claim: slot.name, PVC: pvc, Input: policies.Input{
+			Change: policies.Change{
+				Kind: policies.KindAutoresize, Namespace: s.Live.Namespace, StatefulSet: s.Live.Name,
+				Claim: slot.name, Template: slot.template.Name, Ordinal: slot.ordinal,
+			},
+			PVC: pvc, Template: slot.template, StatefulSet: s.Live,
+			Autoresize: autoresizeInput(pvc, current(u, pvc), s.SinceLast),
+		}})
+	}
+	return out, nil
+}
+
+// claimSlot is a claim a StatefulSet's template and ordinal make.
+type claimSlot struct {
+	name     string
+	template *corev1.PersistentVolumeClaim
+	ordinal  int32
+}
+
+// claimSlots are the claims sts's templates make for its ordinals
+// (diff.Ordinals: spec.ordinals.start, and at most maxClaims), template by
+// template.
+func claimSlots(sts *appsv1.StatefulSet, maxClaims int) ([]claimSlot, error) {
+	start, count, err := diff.Ordinals(sts, maxClaims)
+	if err != nil {
+		return nil, err
+	}
+	var out []claimSlot
+	for i := range sts.Spec.VolumeClaimTemplates {
+		tmpl := &sts.Spec.VolumeClaimTemplates[i]
+		for ord := start; ord < start+count; ord++ {
+			out = append(out, claimSlot{name: diff.ClaimName(tmpl.Name, sts.Name, ord), template: tmpl, ordinal: ord})
 		}
 	}
-	return out
+	return out, nil
 }
 
 // resizing reports whether a claim's request is above its capacity: a
@@ -218,7 +241,7 @@ func Decide(ctx context.Context, ev policies.Evaluator, s State, ignoredLabels [
 	}
 	a, err := assess.Assess(ctx, ev, assess.Input{
 		Live: s.Live, Desired: Grown(s.Live, growths), Recreate: true, Claims: s.Claims,
-		IgnoredLabels: ignoredLabels, Facts: s.Facts, Server: s.Server,
+		IgnoredLabels: ignoredLabels, MaxClaims: s.MaxClaims, Facts: s.Facts, Server: s.Server,
 	})
 	if err != nil {
 		return Decision{}, err

@@ -2,6 +2,7 @@ package autoresize
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -149,8 +150,12 @@ func TestDecideWaitsOutTheCooldown(t *testing.T) {
 func TestQuestionsOnlyForReportedClaimsOfTheReplicas(t *testing.T) {
 	s := shop("100Gi")
 	s.Live.Spec.Replicas = ptr.To(int32(1))
+	qs, err := questions(s)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var got []string
-	for _, q := range questions(s) {
+	for _, q := range qs {
 		got = append(got, q.Claim)
 	}
 	if strings.Join(got, ",") != "logs-web-0,data-web-0" {
@@ -173,5 +178,27 @@ func TestDecideWaitsForAResizeInFlight(t *testing.T) {
 	d, err = Decide(context.Background(), shipped(t), s, nil)
 	if err != nil || len(d.Growths) != 0 {
 		t.Errorf("growths %+v (%v) with data-web-0 at 13Gi (8.5Gi used: 65%%), want none", d.Growths, err)
+	}
+}
+
+// The claims of a StatefulSet are its templates' for its ordinals, from
+// spec.ordinals.start, and a StatefulSet of more claims than the bound is
+// refused (diff.Ordinals).
+func TestClaimSlots(t *testing.T) {
+	s := shop("100Gi")
+	s.Live.Spec.Ordinals = &appsv1.StatefulSetOrdinals{Start: 5}
+	slots, err := claimSlots(s.Live, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, slot := range slots {
+		got = append(got, fmt.Sprintf("%s/%s/%d", slot.name, slot.template.Name, slot.ordinal))
+	}
+	if strings.Join(got, ",") != "logs-web-5/logs/5,logs-web-6/logs/6,data-web-5/data/5,data-web-6/data/6" {
+		t.Errorf("slots %v, want ordinals 5 and 6 of both templates", got)
+	}
+	if _, err := claimSlots(s.Live, 3); err == nil || !strings.Contains(err.Error(), "maxClaimsPerStatefulSet") {
+		t.Errorf("4 claims over a bound of 3: %v, want refused", err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
@@ -43,7 +42,7 @@ type Metrics struct {
 func NewMetrics() *Metrics { return &Metrics{ended: map[string]int64{}} }
 
 // observe exports the claims' usage.
-func (m *Metrics) observe(_ types.NamespacedName, claims []corev1.PersistentVolumeClaim, used map[string]usage.Usage) {
+func (m *Metrics) observe(claims []corev1.PersistentVolumeClaim, used map[string]usage.Usage) {
 	for _, pvc := range claims {
 		u, ok := used[pvc.Name]
 		if !ok {

@@ -75,7 +75,7 @@ func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engin
 		Log:       log,
 		Options: autoresize.Options{
 			Rules: a.Rules(), Interval: a.Interval, StatusContextPrefix: cfg.GitStatus.ContextPrefix,
-			NoCrossNamespaceRefs: cfg.Flux.NoCrossNamespaceRefs,
+			NoCrossNamespaceRefs: cfg.Flux.NoCrossNamespaceRefs, MaxClaims: cfg.MaxClaimsPerStatefulSet,
 		},
 	})
 }
