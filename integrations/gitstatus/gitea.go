@@ -107,7 +107,7 @@ func (p *giteaProvider) Shows(ctx context.Context, repo Repository, sha string, 
 // DefaultHTTPTimeout. Pass its errors through GiteaError; the repository
 // is named by Host.RepositoryPath.
 func NewGiteaClient(ctx context.Context, h Host, hc *http.Client) (*gitea.Client, error) {
-	base, hc, err := checkHost(h, hc)
+	base, hc, err := CheckHost(h, hc)
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ func newGitHubProvider(base *url.URL, h Host, hc *http.Client) (Provider, error)
 // through it. hc nil means a client with DefaultHTTPTimeout. It makes no
 // request. Pass its errors through GitHubError.
 func NewGitHubClient(h Host, hc *http.Client) (*github.Client, error) {
-	base, hc, err := checkHost(h, hc)
+	base, hc, err := CheckHost(h, hc)
 	if err != nil {
 		return nil, err
 	}

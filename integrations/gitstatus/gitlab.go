@@ -52,7 +52,7 @@ func newGitLabProvider(base *url.URL, h Host, hc *http.Client) (Provider, error)
 // hc nil means a client with DefaultHTTPTimeout. It makes no request. Pass
 // its errors through GitLabError; a project is named by Host.RepositoryPath.
 func NewGitLabClient(h Host, hc *http.Client) (*gitlab.Client, error) {
-	base, hc, err := checkHost(h, hc)
+	base, hc, err := CheckHost(h, hc)
 	if err != nil {
 		return nil, err
 	}

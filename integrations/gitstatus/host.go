@@ -144,7 +144,7 @@ func hostnameOf(hostport string) string {
 // a rotated token); GitHub App installation tokens are cached across
 // providers (see github.go).
 func NewProvider(h Host, hc *http.Client) (Provider, error) {
-	base, hc, err := checkHost(h, hc)
+	base, hc, err := CheckHost(h, hc)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +166,7 @@ func NewProvider(h Host, hc *http.Client) (Provider, error) {
 // checkHost validates h's URL and credentials, for NewProvider and the
 // New*Client functions alike, and returns the base URL (see parseBaseURL)
 // and hc, or a client with DefaultHTTPTimeout when hc is nil.
-func checkHost(h Host, hc *http.Client) (*url.URL, *http.Client, error) {
+func CheckHost(h Host, hc *http.Client) (*url.URL, *http.Client, error) {
 	if hc == nil {
 		hc = &http.Client{Timeout: DefaultHTTPTimeout}
 	}

@@ -22,23 +22,17 @@ const maxPages = 10
 // request is created or edited.
 type Gitea struct {
 	// Base is the instance's URL; Token a token that may write the
-	// repositories (separate from the commit-status tokens).
+	// repositories (separate from the commit-status tokens); HTTP carries
+	// the requests (nil: a client with gitstatus.DefaultHTTPTimeout).
 	Base  *url.URL
 	Token string
 	HTTP  *http.Client
 }
 
+// client is the commit statuses' Gitea client (one per operation: it holds
+// ctx), with this host's write token.
 func (g *Gitea) client(ctx context.Context) (*gitea.Client, error) {
-	hc := g.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	c, err := gitea.NewClient(g.Base.String(), gitea.SetHTTPClient(hc), gitea.SetToken(g.Token),
-		gitea.SetContext(ctx), gitea.SetGiteaVersion(""))
-	if err != nil {
-		return nil, fmt.Errorf("gitea: git host %s: %w", g.Base.Redacted(), err)
-	}
-	return c, nil
+	return gitstatus.NewGiteaClient(ctx, gitstatus.Host{URL: g.Base.String(), Type: gitstatus.Gitea, Token: g.Token}, g.HTTP)
 }
 
 func (g *Gitea) Propose(ctx context.Context, c Change) (PullRequest, error) {

@@ -3,24 +3,19 @@ package pullrequest
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 
 	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 )
 
-// New returns the Proposer of host h, with its credential; hc carries
-// every request (nil: http.DefaultClient for Gitea and Bitbucket, a client
-// with gitstatus.DefaultHTTPTimeout for GitHub and GitLab). Building one
+// New returns the Proposer of host h, with its credential, checked as
+// commit statuses check it (gitstatus.CheckHost: an http(s) URL without
+// user information, a token or, for GitHub, an App); hc carries every
+// request (nil: a client with gitstatus.DefaultHTTPTimeout). Building one
 // makes no request.
 func New(h gitstatus.Host, hc *http.Client) (Proposer, error) {
-	base, err := url.Parse(h.URL)
-	if err != nil || (base.Scheme != "https" && base.Scheme != "http") || base.Host == "" || base.User != nil {
-		return nil, fmt.Errorf("git host %q is not an http or https URL without user information", h.URL)
-	}
-	// A GitHub App installation writes without a token (gitstatus refuses
-	// an App on other types).
-	if h.Token == "" && (h.Type != gitstatus.GitHub || h.GitHubApp == nil) {
-		return nil, fmt.Errorf("git host %s: no token: opening pull requests requires one with write access", base.Redacted())
+	base, hc, err := gitstatus.CheckHost(h, hc)
+	if err != nil {
+		return nil, err
 	}
 	switch h.Type {
 	case gitstatus.Gitea:
