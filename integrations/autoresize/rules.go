@@ -44,13 +44,5 @@ func (r *Rule) optedIn(annotations map[string]string) bool {
 // allows reports whether the rule lets pull requests go to repository.
 func (r *Rule) allows(repository string) bool {
 	repo, err := proposal.LocateRepository(repository)
-	if err != nil {
-		return false
-	}
-	for _, p := range r.RepositoryPrefixes {
-		if prefix, err := proposal.LocateRepository(p); err == nil && repo.Under(prefix) {
-			return true
-		}
-	}
-	return false
+	return err == nil && repo.UnderAny(r.RepositoryPrefixes)
 }

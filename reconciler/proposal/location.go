@@ -93,6 +93,18 @@ func locateURL(clean string) (host, path string, err error) {
 	return host, u.Path, nil
 }
 
+// UnderAny reports whether l is under one of prefixes, repository URLs in
+// any form Git takes (or prefixes of them); one that does not read as such
+// matches nothing.
+func (l Location) UnderAny(prefixes []string) bool {
+	for _, p := range prefixes {
+		if prefix, err := LocateRepository(p); err == nil && l.Under(prefix) {
+			return true
+		}
+	}
+	return false
+}
+
 // Under reports whether l is prefix or below it, path element by path
 // element, so that .../org does not take in .../org-evil.
 func (l Location) Under(prefix Location) bool {

@@ -122,10 +122,8 @@ func annotationsAllowed(rules []AnnotationRule, namespace, repository string) (o
 		if rule.Namespace != namespace && rule.Namespace != "*" {
 			continue
 		}
-		for _, p := range rule.RepositoryPrefixes {
-			if prefix, err := proposal.LocateRepository(p); err == nil && repo.Under(prefix) {
-				return true, ""
-			}
+		if repo.UnderAny(rule.RepositoryPrefixes) {
+			return true, ""
 		}
 	}
 	return false, fmt.Sprintf("the operator's allow-list (gitStatus.workloadAnnotations) does not include the repository %s for namespace %s", shown, namespace)
