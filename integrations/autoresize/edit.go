@@ -72,51 +72,40 @@ func editOverlay(ctx context.Context, f Files, p string, t gitedit.Target, index
 			return f.File(ctx, name)
 		},
 	}, t, index, size)
-	if err != nil {
+	return pullrequestFiles(edits), err
+}
+
+// editManifests edits the one manifest under dir that sets the size.
+func editManifests(ctx context.Context, f Files, files []string, dir string, t gitedit.Target, size string) ([]pullrequest.File, error) {
+	var manifests []string
+	for _, p := range files {
+		if ext := path.Ext(p); ext == ".yaml" || ext == ".yml" {
+			manifests = append(manifests, p)
+		}
+	}
+	edits, err := gitedit.SetSizeInOne(manifests, func(p string) ([]byte, error) { return f.File(ctx, p) }, t, size)
+	var several *gitedit.SetInSeveral
+	switch {
+	case errors.Is(err, gitedit.ErrNotSet):
+		return nil, fmt.Errorf("no manifest under %q sets the size of %s", "/"+dir, t)
+	case errors.As(err, &several):
+		return nil, fmt.Errorf("several manifests under %q set the size of %s; not edited", "/"+dir, t)
+	case err != nil:
 		return nil, err
+	}
+	return pullrequestFiles(edits), nil
+}
+
+// pullrequestFiles are edits as a pull request's files; nil for none.
+func pullrequestFiles(edits []gitedit.Edit) []pullrequest.File {
+	if len(edits) == 0 {
+		return nil
 	}
 	out := make([]pullrequest.File, 0, len(edits))
 	for _, e := range edits {
 		out = append(out, pullrequest.File{Path: e.Path, Content: e.Content})
 	}
-	return out, nil
-}
-
-// editManifests edits the one manifest under dir that sets the size.
-func editManifests(ctx context.Context, f Files, files []string, dir string, t gitedit.Target, size string) ([]pullrequest.File, error) {
-	var found []pullrequest.File
-	var same bool
-	for _, p := range files {
-		switch path.Ext(p) {
-		case ".yaml", ".yml":
-		default:
-			continue
-		}
-		src, err := f.File(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		out, changed, err := gitedit.SetSize(src, t, size)
-		switch {
-		case errors.Is(err, gitedit.ErrNotSet):
-			continue
-		case err != nil:
-			return nil, fmt.Errorf("%s: %w", p, err)
-		case changed:
-			found = append(found, pullrequest.File{Path: p, Content: out})
-		default:
-			same = true
-		}
-	}
-	switch {
-	case len(found) == 0 && same:
-		return nil, nil
-	case len(found) == 1 && !same:
-		return found, nil
-	case len(found) == 0:
-		return nil, fmt.Errorf("no manifest under %q sets the size of %s", "/"+dir, t)
-	}
-	return nil, fmt.Errorf("several manifests under %q set the size of %s; not edited", "/"+dir, t)
+	return out
 }
 
 // editValues edits the values file of a chart in Git that sets the size:

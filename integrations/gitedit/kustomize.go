@@ -106,38 +106,24 @@ func (o Overlay) editResource(root *yaml.RNode, t Target, size string) ([]Edit, 
 	if err != nil || list == nil || list.YNode().Kind != yaml.SequenceNode {
 		return nil, fmt.Errorf("%s: %w", t, ErrNotSet)
 	}
-	var found []Edit
+	var paths []string
 	for _, entry := range list.Content() {
-		if entry.Kind != yaml.ScalarNode || strings.Contains(entry.Value, "://") || !isManifestName(entry.Value) {
-			continue
+		if entry.Kind == yaml.ScalarNode && !strings.Contains(entry.Value, "://") && isManifestName(entry.Value) {
+			paths = append(paths, path.Join(path.Dir(o.Path), entry.Value))
 		}
-		p := path.Join(path.Dir(o.Path), entry.Value)
+	}
+	edits, err := SetSizeInOne(paths, func(p string) ([]byte, error) {
 		src, err := o.Read(p)
 		if err != nil {
-			continue
+			return nil, nil // not a file of the overlay: sets nothing
 		}
-		out, changed, err := SetSize(src, t, size)
-		switch {
-		case errors.Is(err, ErrNotSet):
-			continue
-		case err != nil:
-			return nil, fmt.Errorf("%s: %w", p, err)
-		case changed:
-			found = append(found, Edit{Path: p, Content: out})
-		default:
-			found = append(found, Edit{Path: p})
-		}
+		return src, nil
+	}, t, size)
+	var several *SetInSeveral
+	if errors.As(err, &several) {
+		return nil, fmt.Errorf("%s: %d resources set the size of %s; not edited", o.Path, len(several.Paths), t)
 	}
-	switch len(found) {
-	case 0:
-		return nil, fmt.Errorf("%s: %w", t, ErrNotSet)
-	case 1:
-		if found[0].Content == nil {
-			return nil, nil
-		}
-		return found, nil
-	}
-	return nil, fmt.Errorf("%s: %d resources set the size of %s; not edited", o.Path, len(found), t)
+	return edits, err
 }
 
 // isManifestName reports whether name is a YAML or JSON file's.

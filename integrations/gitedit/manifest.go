@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -74,4 +75,51 @@ func findSize(src []byte, t Target) (setting, error) {
 		return setting{}, fmt.Errorf("%s: %w", t, ErrNotSet)
 	}
 	return found, nil
+}
+
+// SetInSeveral says that several files set the target's size: which one
+// to edit is ambiguous, and none is.
+type SetInSeveral struct{ Paths []string }
+
+func (e *SetInSeveral) Error() string {
+	return strings.Join(e.Paths, ", ") + " all set the size; not edited"
+}
+
+// SetSizeInOne is SetSize over files: of the files at paths, read by
+// read, exactly one may set the target's size, and it is edited (no Edit
+// when it has that size already). An error wrapping ErrNotSet when none
+// sets it, a *SetInSeveral when more than one does.
+func SetSizeInOne(paths []string, read func(path string) ([]byte, error), t Target, size string) ([]Edit, error) {
+	var found []Edit
+	for _, p := range paths {
+		src, err := read(p)
+		if err != nil {
+			return nil, err
+		}
+		out, changed, err := SetSize(src, t, size)
+		switch {
+		case errors.Is(err, ErrNotSet):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("%s: %w", p, err)
+		case changed:
+			found = append(found, Edit{Path: p, Content: out})
+		default:
+			found = append(found, Edit{Path: p})
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, fmt.Errorf("%s: %w", t, ErrNotSet)
+	case 1:
+		if found[0].Content == nil {
+			return nil, nil
+		}
+		return found, nil
+	}
+	several := &SetInSeveral{}
+	for _, e := range found {
+		several.Paths = append(several.Paths, e.Path)
+	}
+	return nil, several
 }

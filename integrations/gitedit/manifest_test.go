@@ -137,3 +137,25 @@ func TestSetSizeRefusesWhatItCannotEditSafely(t *testing.T) {
 		t.Errorf("err %v, want ErrNotSet", err)
 	}
 }
+
+// Of several files, the one that sets the size is edited; none, or two,
+// are refused saying which.
+func TestSetSizeInOne(t *testing.T) {
+	sts := "kind: StatefulSet\nmetadata: {name: web}\nspec:\n  volumeClaimTemplates:\n  - metadata: {name: data}\n    spec: {resources: {requests: {storage: 10Gi}}}\n"
+	files := map[string]string{"a.yaml": "kind: Service\nmetadata: {name: web}\n", "b.yaml": sts, "c.yaml": sts}
+	read := func(p string) ([]byte, error) { return []byte(files[p]), nil }
+	edits, err := SetSizeInOne([]string{"a.yaml", "b.yaml"}, read, web, "20Gi")
+	if err != nil || len(edits) != 1 || edits[0].Path != "b.yaml" || !strings.Contains(string(edits[0].Content), "storage: 20Gi") {
+		t.Errorf("edits %+v, %v; want b.yaml at 20Gi", edits, err)
+	}
+	if edits, err := SetSizeInOne([]string{"b.yaml"}, read, web, "10Gi"); err != nil || edits != nil {
+		t.Errorf("at the size already: %+v, %v; want no edit", edits, err)
+	}
+	if _, err := SetSizeInOne([]string{"a.yaml"}, read, web, "20Gi"); !errors.Is(err, ErrNotSet) {
+		t.Errorf("none sets it: %v, want ErrNotSet", err)
+	}
+	var several *SetInSeveral
+	if _, err := SetSizeInOne([]string{"b.yaml", "c.yaml"}, read, web, "20Gi"); !errors.As(err, &several) || strings.Join(several.Paths, ",") != "b.yaml,c.yaml" {
+		t.Errorf("two set it: %v, want SetInSeveral naming both", err)
+	}
+}
