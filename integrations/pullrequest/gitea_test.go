@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claimwarden/claimwarden/test/fixtures"
+
 	"code.gitea.io/sdk/gitea"
 
 	"github.com/claimwarden/claimwarden/integrations/gitedit"
@@ -79,7 +81,7 @@ func TestGiteaProposesOnePullRequestPerKey(t *testing.T) {
 		t.Fatalf("propose: %+v, %v", first, err)
 	}
 	diff := prDiff(t, sdk, srv.User, first.Number)
-	if removed, added := changedLines(diff); len(removed) != 1 || len(added) != 1 || added[0] != "            storage: 20Gi" {
+	if removed, added := fixtures.DiffLines(diff); len(removed) != 1 || len(added) != 1 || added[0] != "            storage: 20Gi" {
 		t.Errorf("pull request diff removes %q and adds %q, want the one size line:\n%s", removed, added, diff)
 	}
 
@@ -89,7 +91,7 @@ func TestGiteaProposesOnePullRequestPerKey(t *testing.T) {
 	if err != nil || second.Number != first.Number {
 		t.Fatalf("second proposal: %+v, %v; want pull request %d updated", second, err, first.Number)
 	}
-	if _, added := changedLines(prDiff(t, sdk, srv.User, first.Number)); len(added) != 1 || added[0] != "            storage: 30Gi" {
+	if _, added := fixtures.DiffLines(prDiff(t, sdk, srv.User, first.Number)); len(added) != 1 || added[0] != "            storage: 30Gi" {
 		t.Errorf("after the update the pull request adds %q, want the 30Gi line only", added)
 	}
 	pr, _, err := sdk.GetPullRequest(srv.User, "shop", first.Number)
@@ -112,7 +114,7 @@ func TestGiteaProposesOnePullRequestPerKey(t *testing.T) {
 	if err != nil || third.Number == first.Number || third.State != pullrequest.Open {
 		t.Fatalf("after the close: %+v, %v; want a new open pull request", third, err)
 	}
-	if _, added := changedLines(prDiff(t, sdk, srv.User, third.Number)); len(added) != 1 || added[0] != "            storage: 40Gi" {
+	if _, added := fixtures.DiffLines(prDiff(t, sdk, srv.User, third.Number)); len(added) != 1 || added[0] != "            storage: 40Gi" {
 		t.Errorf("the new pull request adds %q, want the 40Gi line only", added)
 	}
 }
@@ -174,18 +176,4 @@ func prDiff(t *testing.T, sdk *gitea.Client, owner string, number int64) string 
 		t.Fatal(fmt.Errorf("pull request %d diff: %w", number, err))
 	}
 	return string(d)
-}
-
-// changedLines are the lines a unified diff removes and adds.
-func changedLines(diff string) (removed, added []string) {
-	for _, l := range strings.Split(diff, "\n") {
-		switch {
-		case strings.HasPrefix(l, "---"), strings.HasPrefix(l, "+++"):
-		case strings.HasPrefix(l, "-"):
-			removed = append(removed, l[1:])
-		case strings.HasPrefix(l, "+"):
-			added = append(added, l[1:])
-		}
-	}
-	return removed, added
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claimwarden/claimwarden/test/fixtures"
+
 	"code.gitea.io/sdk/gitea"
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
@@ -37,7 +39,7 @@ func mergeResize(t *testing.T, sdk *gitea.Client, owner, repo string, wantRemove
 	if err != nil {
 		t.Fatal(err)
 	}
-	removed, added := changedLines(string(diff))
+	removed, added := fixtures.DiffLines(string(diff))
 	trim := func(lines []string) string {
 		out := make([]string, len(lines))
 		for i, l := range lines {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claimwarden/claimwarden/test/fixtures"
+
 	"code.gitea.io/sdk/gitea"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -188,7 +190,7 @@ func TestAutoresizeThroughPullRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if removed, added := changedLines(string(diff)); len(removed) != 1 || len(added) != 1 ||
+	if removed, added := fixtures.DiffLines(string(diff)); len(removed) != 1 || len(added) != 1 ||
 		strings.TrimSpace(removed[0]) != "storage: 1Gi" || strings.TrimSpace(added[0]) != "storage: 2Gi" {
 		t.Errorf("the pull request removes %q and adds %q; want the size line 1Gi → 2Gi only:\n%s", removed, added, diff)
 	}
@@ -259,18 +261,4 @@ func TestAutoresizeThroughPullRequests(t *testing.T) {
 	if err != nil || len(prs) != 3 || prs[0].Index != third.Index || prs[0].Head.Sha != head {
 		t.Errorf("after the restart: %d pull requests (%v), newest %d at %s; want %d unchanged at %s", len(prs), err, prs[0].Index, prs[0].Head.Sha, third.Index, head)
 	}
-}
-
-// changedLines are the lines a unified diff removes and adds.
-func changedLines(diff string) (removed, added []string) {
-	for _, l := range strings.Split(diff, "\n") {
-		switch {
-		case strings.HasPrefix(l, "---"), strings.HasPrefix(l, "+++"):
-		case strings.HasPrefix(l, "-"):
-			removed = append(removed, l[1:])
-		case strings.HasPrefix(l, "+"):
-			added = append(added, l[1:])
-		}
-	}
-	return removed, added
 }
