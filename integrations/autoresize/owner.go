@@ -84,8 +84,6 @@ type source struct {
 	// claims; Authority the identity the tool applies as (nil: as itself).
 	IgnoredLabels []string
 	Authority     *v1alpha1.Identity
-	// Object is the tool object, when it was read to find it.
-	Object client.Object
 }
 
 // sourceOf is the GitOps object that applies live: the one of its newest
@@ -112,7 +110,7 @@ func (c *Controller) sourceOf(ctx context.Context, live *appsv1.StatefulSet) (so
 		if err != nil {
 			return source{}, err
 		}
-		return source{Source: v1alpha1.Source{Kind: o.Kind, Namespace: key.Namespace, Name: key.Name}, Authority: id, Object: obj}, nil
+		return source{Source: v1alpha1.Source{Kind: o.Kind, Namespace: key.Namespace, Name: key.Name}, Authority: id}, nil
 	}
 	return source{}, fmt.Errorf("no %s applies it: there is no repository to propose a resize to", strings.Join(kinds, ", "))
 }
