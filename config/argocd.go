@@ -1,12 +1,12 @@
 package config
 
 import (
-	"net/url"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/claimwarden/claimwarden/integrations/argocd"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
-	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Defaults of the argocd keys.
@@ -82,12 +82,9 @@ func (a ArgoCD) validate(bad func(key string, value any, format string, args ...
 	}
 	a.TokenSecretRef.validate("argocd.tokenSecretRef", bad)
 	shown := proposal.RedactURL(a.Server)
-	u, err := url.Parse(a.Server)
+	u, ok := httpURL("argocd.server", a.Server, bad)
 	switch {
-	case err != nil:
-		bad("argocd.server", shown, "is not a URL: %v", urlErrorCause(err))
-	case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		bad("argocd.server", shown, "is not an http or https URL")
+	case !ok:
 	case u.User != nil:
 		bad("argocd.server", shown, "holds a user name or password: the token comes from argocd.tokenSecretRef")
 	case u.Scheme == "http" && !a.Plaintext:

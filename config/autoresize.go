@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"net/url"
 	"time"
 
 	"github.com/claimwarden/claimwarden/integrations/autoresize"
@@ -104,11 +103,7 @@ func (a Autoresize) validate(bad func(key string, value any, format string, args
 	}
 	if a.Prometheus.URL == "" {
 		bad("autoresize.prometheus.url", "", "is empty: autoresize reads the volumes' usage from a Prometheus HTTP API")
-	} else if u, err := url.Parse(a.Prometheus.URL); err != nil {
-		bad("autoresize.prometheus.url", proposal.RedactURL(a.Prometheus.URL), "is not a URL: %v", urlErrorCause(err))
-	} else if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		bad("autoresize.prometheus.url", proposal.RedactURL(a.Prometheus.URL), "is not an http or https URL")
-	} else if u.User != nil {
+	} else if u, ok := httpURL("autoresize.prometheus.url", a.Prometheus.URL, bad); ok && u.User != nil {
 		bad("autoresize.prometheus.url", proposal.RedactURL(a.Prometheus.URL), "holds a user name or password: use bearerTokenFile")
 	}
 	if len(a.Hosts) == 0 {

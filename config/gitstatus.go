@@ -183,23 +183,12 @@ func (g GitStatus) validate(bad func(key string, value any, format string, args 
 		bad("gitStatus.contextPrefix", g.ContextPrefix, `starts or ends with "/": contexts are <prefix>/<namespace>/<statefulset>`)
 	}
 	if g.TargetURL != "" {
-		shown := proposal.RedactURL(g.TargetURL)
-		if u, err := url.Parse(g.TargetURL); err != nil {
-			bad("gitStatus.targetURL", shown, "is not a URL: %v", urlErrorCause(err))
-		} else if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad("gitStatus.targetURL", shown, "is not an http or https URL")
-		} else if u.User != nil {
-			bad("gitStatus.targetURL", shown, "holds a user name or password, which every status would publish")
+		if u, ok := httpURL("gitStatus.targetURL", g.TargetURL, bad); ok && u.User != nil {
+			bad("gitStatus.targetURL", proposal.RedactURL(g.TargetURL), "holds a user name or password, which every status would publish")
 		}
 	}
-
 	if g.FluxEventsAddr != "" {
-		shown := proposal.RedactURL(g.FluxEventsAddr)
-		if u, err := url.Parse(g.FluxEventsAddr); err != nil {
-			bad("gitStatus.fluxEventsAddr", shown, "is not a URL: %v", urlErrorCause(err))
-		} else if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad("gitStatus.fluxEventsAddr", shown, "is not an http or https URL")
-		}
+		httpURL("gitStatus.fluxEventsAddr", g.FluxEventsAddr, bad)
 	}
 
 	g.validateWorkloadAnnotations(bad)
@@ -216,18 +205,16 @@ func validateHosts(list string, hosts []GitHost, bad func(key string, value any,
 		entry := fmt.Sprintf("%s[%d]", list, i)
 		shown := proposal.RedactURL(h.URL)
 
-		if u, err := url.Parse(h.URL); err != nil {
-			bad(key("url"), shown, "is not a URL: %v", urlErrorCause(err))
-		} else if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad(key("url"), shown, "is not an http or https URL")
-		} else if u.User != nil {
+		switch u, ok := httpURL(key("url"), h.URL, bad); {
+		case !ok:
+		case u.User != nil:
 			bad(key("url"), shown, "holds a user name or password: reference a Secret in tokenSecretRef instead")
-		} else if host := hostOf(u); firstWithHost[host] != 0 {
+		case firstWithHost[hostOf(u)] != 0:
 			// Repositories are matched to hosts by host name and port: a
 			// second entry for the same one could never be chosen.
-			bad(key("url"), shown, "names the same host (%s) as %s[%d]", host, list, firstWithHost[host]-1)
-		} else {
-			firstWithHost[host] = i + 1
+			bad(key("url"), shown, "names the same host (%s) as %s[%d]", hostOf(u), list, firstWithHost[hostOf(u)]-1)
+		default:
+			firstWithHost[hostOf(u)] = i + 1
 		}
 
 		if !slices.Contains(gitHostTypes, h.Type) {
@@ -328,6 +315,22 @@ func hostOf(u *url.URL) string {
 		host += ":" + port
 	}
 	return host
+}
+
+// httpURL parses raw, the value of key, as an http or https URL with a
+// host; when it is not one it says why through bad (the value redacted)
+// and returns false.
+func httpURL(key, raw string, bad func(key string, value any, format string, args ...any)) (*url.URL, bool) {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		bad(key, proposal.RedactURL(raw), "is not a URL: %v", urlErrorCause(err))
+		return nil, false
+	case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		bad(key, proposal.RedactURL(raw), "is not an http or https URL")
+		return nil, false
+	}
+	return u, true
 }
 
 // urlErrorCause is url.Parse's error without the URL it quotes, which may
