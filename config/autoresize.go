@@ -16,7 +16,8 @@ import (
 // Namespaces is empty (the default).
 type Autoresize struct {
 	// Namespaces opt namespaces in, each with the repositories its pull
-	// requests may go to. File only.
+	// requests may go to; for a namespace the first entry naming it or
+	// "*" applies. File only.
 	Namespaces []AutoresizeNamespace `mapstructure:"namespaces"`
 
 	// Prometheus is the Prometheus HTTP API the kubelets' volume
