@@ -29,6 +29,10 @@ type Release struct {
 	// Values is the values file's content; its values override the
 	// chart's defaults.
 	Values []byte
+	// Under and Over are the release's other values, unedited, in the
+	// order the tool merges them (the later wins): the values files before
+	// Values, and those after it (later files, a HelmRelease's spec.values).
+	Under, Over [][]byte
 }
 
 // SetValuesSize returns r.Values with the value that sets the target's
@@ -37,7 +41,8 @@ type Release struct {
 // as the template's current size is changed alone and the chart rendered,
 // and the one that moves the target's size, and no other template's, is
 // it. key, a dotted path (persistence.size, replicas[0].size), names the
-// value where rendering cannot tell (none or several move it).
+// value where rendering cannot tell (none or several move it). An error
+// wrapping ErrNotSet when no value of the file sets the size.
 func SetValuesSize(r Release, t Target, size, key string) ([]byte, bool, error) {
 	if len(r.Values) > MaxFileBytes {
 		return nil, false, fmt.Errorf("the values file has %d bytes, more than the %d edited", len(r.Values), MaxFileBytes)
@@ -46,6 +51,13 @@ func SetValuesSize(r Release, t Target, size, key string) ([]byte, bool, error) 
 	if err != nil {
 		return nil, false, fmt.Errorf("reading the values file: %w", err)
 	}
+	return r.setValue(r.Values, setting{node: root.YNode()}, "the values file", t, size, key)
+}
+
+// setValue returns src with the one scalar under values (the mapping of
+// r.Values, where it sits in src) that sets the target's size set to size;
+// what names values in errors.
+func (r Release) setValue(src []byte, values setting, what string, t Target, size, key string) ([]byte, bool, error) {
 	before, err := r.render(nil, "")
 	if err != nil {
 		return nil, false, err
@@ -55,10 +67,10 @@ func SetValuesSize(r Release, t Target, size, key string) ([]byte, bool, error) 
 		return nil, false, err
 	}
 	if current == size {
-		return r.Values, false, nil
+		return src, false, nil
 	}
 	var found []leaf
-	for _, l := range candidates(root.YNode(), current, key) {
+	for _, l := range candidates(values, current, key) {
 		after, err := r.render(l.path, size)
 		if err != nil {
 			return nil, false, err
@@ -69,16 +81,16 @@ func SetValuesSize(r Release, t Target, size, key string) ([]byte, bool, error) 
 	}
 	switch len(found) {
 	case 0:
-		return nil, false, fmt.Errorf("%s: no value of the values file sets its size %s (name it with %s)", t, current, keyAdvice(key))
+		return nil, false, fmt.Errorf("%s: no value of %s sets its size %s (name it with %s): %w", t, what, current, keyAdvice(key), ErrNotSet)
 	case 1:
 	default:
 		names := make([]string, len(found))
 		for i, l := range found {
 			names[i] = l.path.String()
 		}
-		return nil, false, fmt.Errorf("%s: the values %s all set its size; name one with %s", t, strings.Join(names, ", "), keyAdvice(key))
+		return nil, false, fmt.Errorf("%s: the values %s of %s all set its size; name one with %s", t, strings.Join(names, ", "), what, keyAdvice(key))
 	}
-	out, err := splice(r.Values, found[0].node, size, found[0].flow)
+	out, err := splice(src, found[0].node, size, found[0].flow)
 	if err != nil {
 		return nil, false, fmt.Errorf("values %s: %w", found[0].path, err)
 	}
@@ -92,17 +104,23 @@ func keyAdvice(key string) string {
 	return "the StatefulSet's annotation claimwarden.dev/size-value"
 }
 
-// render renders the chart with the values file, with the value at path
-// set to value when path is not nil, and returns the manifests.
+// render renders the chart with the release's values, the value at path
+// of the edited values set to value when path is not nil, and returns the
+// manifests.
 func (r Release) render(path valuePath, value string) ([]byte, error) {
-	vals, err := common.ReadValues(r.Values)
-	if err != nil {
-		return nil, fmt.Errorf("reading the values file: %w", err)
-	}
-	if path != nil {
-		if err := path.set(vals, value); err != nil {
-			return nil, err
+	vals := map[string]any{}
+	for i, layer := range slices.Concat(r.Under, [][]byte{r.Values}, r.Over) {
+		v, err := common.ReadValues(layer)
+		if err != nil {
+			return nil, fmt.Errorf("reading values: %w", err)
 		}
+		if i == len(r.Under) && path != nil {
+			if err := path.set(v, value); err != nil {
+				return nil, err
+			}
+		}
+		// MergeTables keeps its first argument's values: the later layer's.
+		vals = util.MergeTables(v, vals)
 	}
 	top, err := util.ToRenderValues(r.Chart, vals, r.Options, nil)
 	if err != nil {
@@ -188,10 +206,10 @@ type leaf struct {
 	path valuePath
 }
 
-// candidates are the scalars under n that read as size current (as a
+// candidates are the scalars under values that read as size current (as a
 // quantity: 10Gi is 10240Mi), or the one at key when key is given, at most
 // MaxCandidates.
-func candidates(n *yaml.Node, current, key string) []leaf {
+func candidates(values setting, current, key string) []leaf {
 	want, err := resource.ParseQuantity(current)
 	if err != nil {
 		return nil
@@ -217,7 +235,7 @@ func candidates(n *yaml.Node, current, key string) []leaf {
 			}
 		}
 	}
-	walk(n, nil, false)
+	walk(values.node, nil, values.flow)
 	return out
 }
 

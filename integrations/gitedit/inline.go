@@ -1,0 +1,93 @@
+package gitedit
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Inline is the values a tool object sets in its own manifest: the
+// mapping at Field of the document of Kind and Name (and Namespace, unless
+// the document names none), such as a HelmRelease's spec.values.
+type Inline struct {
+	Kind, Namespace, Name string
+	Field                 []string
+}
+
+func (in Inline) String() string {
+	return fmt.Sprintf("%s %s/%s's %s", in.Kind, in.Namespace, in.Name, strings.Join(in.Field, "."))
+}
+
+// ErrNotHeld says that no document of the file is the tool object whose
+// values are edited; it wraps ErrNotSet.
+var ErrNotHeld = fmt.Errorf("the file does not hold it: %w", ErrNotSet)
+
+// SetInlineValuesSize is SetValuesSize for values set in a manifest: src,
+// a manifest file, with the value of in's mapping that sets the target's
+// size set to size, and whether that changed anything. The mapping is the
+// edited values of r (r.Values is not read). ErrNotHeld when src holds
+// no such document, an error wrapping ErrNotSet when its mapping sets no
+// size.
+func SetInlineValuesSize(r Release, src []byte, in Inline, t Target, size, key string) ([]byte, bool, error) {
+	values, err := findInline(src, in)
+	if err != nil {
+		return nil, false, err
+	}
+	s, err := yaml.NewRNode(values.node).String()
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", in, err)
+	}
+	r.Values = []byte(s)
+	return r.setValue(src, values, in.String(), t, size, key)
+}
+
+// findInline is the mapping in's document sets in src.
+func findInline(src []byte, in Inline) (setting, error) {
+	if len(src) > MaxFileBytes {
+		return setting{}, fmt.Errorf("%d bytes, more than the %d edited", len(src), MaxFileBytes)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	var found setting
+	for {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return setting{}, fmt.Errorf("reading YAML: %w", err)
+		}
+		if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+			continue
+		}
+		root := yaml.NewRNode(doc.Content[0])
+		if root.YNode().Kind != yaml.MappingNode || root.GetKind() != in.Kind || root.GetName() != in.Name {
+			continue
+		}
+		if ns := root.GetNamespace(); ns != "" && ns != in.Namespace {
+			continue
+		}
+		if found.node != nil {
+			return setting{}, fmt.Errorf("%s %s/%s: on lines %d and %d; not edited", in.Kind, in.Namespace, in.Name, found.node.Line, root.YNode().Line)
+		}
+		n, flow := root.YNode(), false
+		for _, key := range in.Field {
+			flow = flow || n.Style&yaml.FlowStyle != 0
+			if n = valueOf(n, key); n == nil {
+				break
+			}
+		}
+		if n == nil || n.Kind != yaml.MappingNode {
+			return setting{}, fmt.Errorf("%s: no mapping: %w", in, ErrNotSet)
+		}
+		found = setting{node: n, flow: flow}
+	}
+	if found.node == nil {
+		return setting{}, ErrNotHeld
+	}
+	return found, nil
+}
