@@ -4,7 +4,7 @@ import (
 	"errors"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -19,6 +19,10 @@ type GitSource struct {
 	// (helm.values, helm.valuesObject): they are not in a file of the
 	// repository.
 	HelmInlineValues bool
+	// HelmValues and HelmValuesObject are those values (helm.values, a
+	// string of YAML; helm.valuesObject, as JSON), when set.
+	HelmValues       string
+	HelmValuesObject []byte
 	// Release is the Helm release a chart renders as: helm.releaseName
 	// (default the Application's name) into the destination namespace.
 	Release types.NamespacedName
@@ -46,6 +50,10 @@ func GitSourceOf(u *unstructured.Unstructured) (GitSource, error) {
 	if h := src.Helm; h != nil {
 		g.HelmValueFiles = h.ValueFiles
 		g.HelmInlineValues = strings.TrimSpace(h.Values) != "" || h.ValuesObject != nil
+		g.HelmValues = h.Values
+		if h.ValuesObject != nil {
+			g.HelmValuesObject = *h.ValuesObject
+		}
 		if h.ReleaseName != "" {
 			g.Release.Name = h.ReleaseName
 		}
@@ -56,7 +64,7 @@ func GitSourceOf(u *unstructured.Unstructured) (GitSource, error) {
 // TrackedApplication is the Application whose tracking-id annotation the
 // live StatefulSet carries; false when it carries none. It is what the
 // StatefulSet claims, not a record: Manages confirms it.
-func TrackedApplication(live *appsv1.StatefulSet, controlPlane string) (types.NamespacedName, bool) {
+func TrackedApplication(live metav1.Object, controlPlane string) (types.NamespacedName, bool) {
 	id, err := parseTrackingID(live.GetAnnotations()[annotationTrackingID])
 	if err != nil || id.App == "" {
 		return types.NamespacedName{}, false

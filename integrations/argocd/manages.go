@@ -6,23 +6,32 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Manages implements source.Tool: the live StatefulSet is the
-// Application's when the Application applies to this cluster, its
-// AppProject permits it (as argocd-application-controller checks a live
-// resource: IsAppNamespacePermitted, IsLiveResourcePermitted) and Argo
-// CD's tracking-id on the live object names the Application. Whatever
-// cannot be read or is not understood refuses.
+// Application's when the Application applies it (Applies).
 func (r *Applications) Manages(ctx context.Context, obj client.Object, live *appsv1.StatefulSet) error {
-	u := obj.(*unstructured.Unstructured)
-	app, err := applicationOf(u)
+	return r.Applies(ctx, obj, schema.GroupKind(statefulSetKind), live)
+}
+
+// Applies says why the Application app does not apply the live object of
+// kind gk, or nil: it does when the Application applies to this cluster,
+// its AppProject permits the object (as argocd-application-controller
+// checks a live resource: IsAppNamespacePermitted,
+// IsLiveResourcePermitted) and Argo CD's tracking-id on the live object
+// names the Application and the object. Whatever cannot be read or is not
+// understood refuses.
+func (r *Applications) Applies(ctx context.Context, app client.Object, gk schema.GroupKind, live metav1.Object) error {
+	u := app.(*unstructured.Unstructured)
+	a, err := applicationOf(u)
 	if err != nil {
 		return fmt.Errorf("the Application cannot be read: %w", err)
 	}
-	if err := inCluster(app.Spec.Destination); err != nil {
+	if err := inCluster(a.Spec.Destination); err != nil {
 		return err
 	}
 	s, err := r.settings(ctx)
@@ -32,14 +41,14 @@ func (r *Applications) Manages(ctx context.Context, obj client.Object, live *app
 	if err := understood(s); err != nil {
 		return err
 	}
-	proj, err := r.project(ctx, app.projectName())
+	proj, err := r.project(ctx, a.projectName())
 	if err != nil {
 		return err
 	}
-	if err := projectPermits(proj.Spec, app.projectName(), u.GetNamespace(), r.controlPlane, live.Namespace); err != nil {
+	if err := projectPermits(proj.Spec, a.projectName(), u.GetNamespace(), r.controlPlane, groupKind(gk), live.GetNamespace()); err != nil {
 		return err
 	}
-	return trackedBy(live, instanceName(u.GetNamespace(), u.GetName(), r.controlPlane), s.installationID)
+	return trackedBy(live, groupKind(gk), instanceName(u.GetNamespace(), u.GetName(), r.controlPlane), s.installationID)
 }
 
 // understood says why Argo CD's settings keep claimwarden from telling what
@@ -57,16 +66,16 @@ func understood(s settings) error {
 }
 
 // projectPermits says why the AppProject project does not let an
-// Application in appNamespace apply a StatefulSet in namespace of this
-// cluster, or nil.
-func projectPermits(p projectSpec, project, appNamespace, controlPlane, namespace string) error {
+// Application in appNamespace apply an object of kind gk in namespace of
+// this cluster, or nil.
+func projectPermits(p projectSpec, project, appNamespace, controlPlane string, gk groupKind, namespace string) error {
 	switch {
 	case !appNamespacePermitted(p, appNamespace, controlPlane):
 		return fmt.Errorf("AppProject %s does not allow Applications in namespace %s (sourceNamespaces)", project, appNamespace)
 	case p.PermitOnlyProjectScopedClusters:
 		return fmt.Errorf("AppProject %s permits only project-scoped clusters, whose Secrets claimwarden does not read", project)
-	case !namespacedKindPermitted(p, statefulSetKind):
-		return fmt.Errorf("AppProject %s does not permit apps/StatefulSet (namespaceResourceWhitelist, namespaceResourceBlacklist)", project)
+	case !namespacedKindPermitted(p, gk):
+		return fmt.Errorf("AppProject %s does not permit %s/%s (namespaceResourceWhitelist, namespaceResourceBlacklist)", project, gk.Group, gk.Kind)
 	case !destinationPermitted(p.Destinations, namespace):
 		return fmt.Errorf("AppProject %s has no destination for namespace %s of %s", project, namespace, inClusterServer)
 	}

@@ -120,3 +120,40 @@ func TestManagesWithoutSettings(t *testing.T) {
 		t.Errorf("Manages without argocd-cm = %v, want a refusal naming it", err)
 	}
 }
+
+// An Application applies another (app of apps) as it applies a
+// StatefulSet: the child's tracking-id names the parent and the child as
+// an argoproj.io/Application, and the parent's project permits that kind
+// in the child's namespace.
+func TestAppliesAnApplication(t *testing.T) {
+	const rootProject = `
+apiVersion: argoproj.io/v1alpha1
+kind: AppProject
+metadata: {namespace: argocd, name: root}
+spec:
+  destinations: [{server: https://kubernetes.default.svc, namespace: argocd}]
+`
+	ctx := context.Background()
+	root := shopApp(t, "argocd", "root", "{server: https://kubernetes.default.svc, namespace: argocd}")
+	root.SetName("root")
+	gk := ApplicationGVK.GroupKind()
+	for _, tc := range []struct {
+		name, id, project, want string
+	}{
+		{name: "applied", id: "root:argoproj.io/Application:argocd/shop", project: rootProject},
+		{name: "tracked as a StatefulSet", id: "root:apps/StatefulSet:argocd/shop", project: rootProject, want: "names another resource"},
+		{name: "another parent", id: "other:argoproj.io/Application:argocd/shop", project: rootProject, want: `names Application "other"`},
+		{name: "kind not permitted", id: "root:argoproj.io/Application:argocd/shop",
+			project: strings.Replace(rootProject, "spec:", "spec:\n  namespaceResourceWhitelist: [{group: apps, kind: StatefulSet}]", 1),
+			want:    "does not permit argoproj.io/Application"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			child := shopApp(t, "argocd", "shop", "{server: https://kubernetes.default.svc, namespace: shop}")
+			child.SetAnnotations(map[string]string{"argocd.argoproj.io/tracking-id": tc.id})
+			err := argoCD(t, nil, tc.project).Applies(ctx, root, gk, child)
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("Applies = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

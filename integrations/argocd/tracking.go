@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Annotations Argo CD records its resources with (common/common.go).
@@ -43,12 +43,12 @@ func instanceName(appNamespace, appName, controlPlane string) string {
 	return appNamespace + "_" + appName
 }
 
-// trackedBy says why the live StatefulSet is not one Argo CD's annotation
+// trackedBy says why the live object of kind gk is not one Argo CD's annotation
 // tracking records for the Application instance, or nil. Argo CD owns a
 // resource whose tracking-id names the instance and the resource itself (a
 // copied annotation names another: isSelfReferencedObj), and with an
 // installation ID only one carrying that ID (getAppInstanceValue).
-func trackedBy(live *appsv1.StatefulSet, instance, installationID string) error {
+func trackedBy(live metav1.Object, gk groupKind, instance, installationID string) error {
 	ann := live.GetAnnotations()
 	if installationID != "" && ann[annotationInstallationID] != installationID {
 		return fmt.Errorf("it is not marked with Argo CD's installation ID %q (%s)", installationID, annotationInstallationID)
@@ -64,7 +64,7 @@ func trackedBy(live *appsv1.StatefulSet, instance, installationID string) error 
 	if id.App != instance {
 		return fmt.Errorf("its tracking-id names Application %q, not %q", id.App, instance)
 	}
-	if id.Group != statefulSetKind.Group || id.Kind != statefulSetKind.Kind || id.Namespace != live.Namespace || id.Name != live.Name {
+	if id.Group != gk.Group || id.Kind != gk.Kind || id.Namespace != live.GetNamespace() || id.Name != live.GetName() {
 		return fmt.Errorf("its tracking-id %q names another resource", value)
 	}
 	return nil

@@ -71,7 +71,7 @@ func TestTrackedBy(t *testing.T) {
 		{"no installation's", map[string]string{id: "shop:apps/StatefulSet:shop/web"}, "shop", "eu-1", `installation ID "eu-1"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := trackedBy(tracked(tc.annotations), tc.instance, tc.installationID)
+			err := trackedBy(tracked(tc.annotations), statefulSetKind, tc.instance, tc.installationID)
 			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 				t.Errorf("trackedBy(%v, %q) = %v, want %q", tc.annotations, tc.instance, err, tc.want)
 			}

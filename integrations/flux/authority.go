@@ -7,6 +7,7 @@ import (
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -31,11 +32,24 @@ func (k *Kustomizations) Authority(_ context.Context, obj client.Object) (*v1alp
 // those of that namespace. The kustomize.toolkit.fluxcd.io labels are not
 // asked: whoever edits a StatefulSet can set them.
 func (*Kustomizations) Manages(_ context.Context, obj client.Object, live *appsv1.StatefulSet) error {
-	ks := obj.(*kustomizev1.Kustomization)
-	if t := ks.Spec.TargetNamespace; t != "" && live.Namespace != t {
+	return Applies(obj.(*kustomizev1.Kustomization), schema.GroupKind{Group: appsv1.GroupName, Kind: "StatefulSet"}, live.Namespace, live.Name)
+}
+
+// Applies says why the Kustomization parent does not apply the object of
+// kind gk live, or nil (Applies of its inventory): autoresize's parent
+// tool objects.
+func (*Kustomizations) Applies(_ context.Context, parent client.Object, gk schema.GroupKind, live metav1.Object) error {
+	return Applies(parent.(*kustomizev1.Kustomization), gk, live.GetNamespace(), live.GetName())
+}
+
+// Applies says why the Kustomization does not apply the object of kind gk
+// named namespace/name, or nil: it does when its inventory records it,
+// within its spec.targetNamespace if it has one.
+func Applies(ks *kustomizev1.Kustomization, gk schema.GroupKind, namespace, name string) error {
+	if t := ks.Spec.TargetNamespace; t != "" && namespace != t {
 		return fmt.Errorf("the Kustomization %s/%s applies into namespace %s (spec.targetNamespace)", ks.Namespace, ks.Name, t)
 	}
-	id := manifests.InventoryID(live.Namespace, live.Name, schema.GroupKind{Group: appsv1.GroupName, Kind: "StatefulSet"})
+	id := manifests.InventoryID(namespace, name, gk)
 	if ks.Status.Inventory == nil || !slices.ContainsFunc(ks.Status.Inventory.Entries, func(e kustomizev1.ResourceRef) bool { return e.ID == id }) {
 		return fmt.Errorf("it is not in the inventory of Kustomization %s/%s (status.inventory)", ks.Namespace, ks.Name)
 	}
