@@ -93,6 +93,8 @@ type gitSide struct {
 	host  pullrequest.Proposer
 	key   string
 	last  *pullrequest.PullRequest
+	// chart reads the chart's branch when it is in another repository.
+	chart Files
 }
 
 // git is where the StatefulSet's tool reads it from in Git, with the Git
@@ -100,7 +102,7 @@ type gitSide struct {
 // j.skipped, where no pull request can be opened (no branch, a repository
 // the operator does not allow).
 func (j *check) git(ctx context.Context) (*gitSide, error) {
-	where, err := Locate(ctx, j.c.Reader, j.src.Source, j.c.NoCrossNamespaceRefs)
+	where, err := Locator{Reader: j.c.Reader, Parents: j.c.Owners, NoCrossNamespaceRefs: j.c.NoCrossNamespaceRefs}.Locate(ctx, j.src.Source)
 	if err != nil {
 		j.skipped = err.Error()
 		return nil, nil
@@ -127,8 +129,40 @@ func (j *check) git(ctx context.Context) (*gitSide, error) {
 	if g.last, err = g.host.Last(ctx, repo.Owner, repo.Name, g.key); err != nil {
 		return nil, err
 	}
+	if where.ChartRepository != "" {
+		if g.chart, err = j.chartFiles(ctx, where); err != nil || g.chart == nil {
+			return nil, err
+		}
+	}
 	j.c.Metrics.seen(g.key, g.last)
 	return g, nil
+}
+
+// chartFiles reads the chart's branch in its own repository, which the
+// operator must allow as the pull request's (its files are read with the
+// same credentials); nil, saying why in j.skipped, where it does not.
+func (j *check) chartFiles(ctx context.Context, where Where) (Files, error) {
+	if !j.rule.allows(where.ChartRepository) {
+		j.skipped = fmt.Sprintf("the chart's repository %s is not among autoresize's repositoryPrefixes for namespace %s: it is not read",
+			proposal.RepositoryURL(where.ChartRepository), j.sts.Namespace)
+		return nil, nil
+	}
+	repo, err := gitstatus.ParseRepositoryURL(where.ChartRepository)
+	if err != nil {
+		j.skipped = err.Error()
+		return nil, nil
+	}
+	host, err := j.c.Proposers(repo)
+	if err != nil {
+		return nil, err
+	}
+	branch := where.ChartBranch
+	if branch == DefaultBranch {
+		if branch, err = host.DefaultBranch(ctx, repo.Owner, repo.Name); err != nil {
+			return nil, err
+		}
+	}
+	return branchFiles{host: host, repo: repo, ref: branch}, nil
 }
 
 // propose edits Git's files, grows what must grow now, and opens or
@@ -173,10 +207,14 @@ func (j *check) propose(ctx context.Context, st *v1alpha1.AutoresizeStatus, g *g
 // the files as the previous ones left them.
 func (j *check) edit(ctx context.Context, g *gitSide, growths []Growth) ([]pullrequest.File, error) {
 	f := &edited{base: branchFiles{host: g.host, repo: g.repo, ref: g.where.Branch}, files: map[string][]byte{}}
+	var chart Files = f
+	if g.chart != nil {
+		chart = g.chart
+	}
 	var order []string
 	for _, growth := range growths {
 		t := gitedit.Target{Namespace: j.sts.Namespace, StatefulSet: j.sts.Name, Template: growth.Template}
-		out, err := Edit(ctx, f, g.where, t, growth.Index, growth.To.String(), j.sts.Annotations[v1alpha1.SizeValueAnnotation])
+		out, err := Edit(ctx, f, chart, g.where, t, growth.Index, growth.To.String(), j.sts.Annotations[v1alpha1.SizeValueAnnotation])
 		if err != nil {
 			return nil, err
 		}

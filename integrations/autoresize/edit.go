@@ -15,6 +15,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/integrations/gitedit"
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
 // Files reads one branch of a repository.
@@ -30,24 +31,23 @@ const maxChartBytes = 16 << 20
 var kustomizationNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
 
 // Edit is the change of files in Git that sets the size of template index
-// of t to size where w says the tool reads it: the values file of a chart
-// (found by rendering; key names the value when rendering cannot tell), a
-// kustomize overlay's patch or manifest, or the one plain manifest under
-// the path that sets it. Nothing when Git has that size already.
-func Edit(ctx context.Context, f Files, w Where, t gitedit.Target, index int, size, key string) ([]pullrequest.File, error) {
+// of t to size where w says the tool reads it: the values a HelmRelease
+// sets in its manifest or the values file of a chart (found by rendering;
+// key names the value when rendering cannot tell), a kustomize overlay's
+// patch or manifest, or the one plain manifest under the path that sets
+// it. f reads w's branch, chart the chart's (f when the same). Nothing
+// when Git has that size already.
+func Edit(ctx context.Context, f, chart Files, w Where, t gitedit.Target, index int, size, key string) ([]pullrequest.File, error) {
 	if w.Chart != "" {
-		return editValues(ctx, f, w, t, size, key)
+		return editValues(ctx, f, chart, w, t, size, key)
 	}
 	files, err := f.Files(ctx, w.Dir)
 	if err != nil {
 		return nil, err
 	}
 	if w.DetectChart && slices.Contains(files, path.Join(w.Dir, "Chart.yaml")) {
-		if w.InlineValues {
-			return nil, errors.New("the chart's values are set in the Application itself (helm.values, helm.valuesObject), not in a file of the repository: move them to a values file (helm.valueFiles) for autoresize to edit")
-		}
 		w.Chart = w.Dir
-		return editValues(ctx, f, w, t, size, key)
+		return editValues(ctx, f, f, w, t, size, key)
 	}
 	for _, name := range kustomizationNames {
 		p := path.Join(w.Dir, name)
@@ -108,11 +108,13 @@ func pullrequestFiles(edits []gitedit.Edit) []pullrequest.File {
 	return out
 }
 
-// editValues edits the values file of a chart in Git that sets the size:
-// the last of the release's values files whose value moves the size when
-// the chart is rendered with it, or the chart's values.yaml.
-func editValues(ctx context.Context, f Files, w Where, t gitedit.Target, size, key string) ([]pullrequest.File, error) {
-	chart, err := loadChart(ctx, f, w.Chart)
+// editValues edits the value that sets the size where the tool's values
+// are: the HelmRelease's spec.values in its manifest when a value there
+// sets it, else the last of the release's values files whose value sets
+// it, or the chart's values.yaml. Each is rendered with the release's
+// other values, as the tool merges them.
+func editValues(ctx context.Context, f, chartFiles Files, w Where, t gitedit.Target, size, key string) ([]pullrequest.File, error) {
+	chart, err := loadChart(ctx, chartFiles, w.Chart)
 	if err != nil {
 		return nil, err
 	}
@@ -120,25 +122,83 @@ func editValues(ctx context.Context, f Files, w Where, t gitedit.Target, size, k
 	if len(valuesFiles) == 0 {
 		valuesFiles = []string{path.Join(w.Chart, "values.yaml")}
 	}
-	var errs []error
-	for _, p := range slices.Backward(valuesFiles) {
-		src, err := f.File(ctx, p)
-		if err != nil {
+	layers := make([][]byte, len(valuesFiles))
+	for i, p := range valuesFiles {
+		if layers[i], err = chartFiles.File(ctx, p); err != nil {
 			return nil, err
 		}
-		out, changed, err := gitedit.SetValuesSize(gitedit.Release{
-			Chart: chart, Options: common.ReleaseOptions{Name: w.Release.Name, Namespace: w.Release.Namespace}, Values: src,
-		}, t, size, key)
+	}
+	r := gitedit.Release{Chart: chart, Options: common.ReleaseOptions{Name: w.Release.Name, Namespace: w.Release.Namespace}}
+	if w.Inline != nil && len(w.HelmValues) > 0 {
+		r.Under = slices.Concat(layers, w.HelmValues[:len(w.HelmValues)-1])
+		out, err := editInline(ctx, f, w, r, t, size, key)
+		if !errors.Is(err, gitedit.ErrNotSet) {
+			return out, err
+		}
+		if w.ChartRepository != "" {
+			return nil, fmt.Errorf("%w; the chart's values files are in %s, not in the repository of the manifest: set the size in %s", err, proposal.RepositoryURL(w.ChartRepository), w.Inline)
+		}
+	}
+	var notSet []error
+	for i, p := range slices.Backward(valuesFiles) {
+		r.Values, r.Under = layers[i], layers[:i]
+		r.Over = slices.Concat(layers[i+1:], w.HelmValues)
+		out, changed, err := gitedit.SetValuesSize(r, t, size, key)
 		switch {
+		case errors.Is(err, gitedit.ErrNotSet):
+			notSet = append(notSet, fmt.Errorf("%s: %w", p, err))
 		case err != nil:
-			errs = append(errs, fmt.Errorf("%s: %w", p, err))
+			return nil, fmt.Errorf("%s: %w", p, err)
 		case changed:
 			return []pullrequest.File{{Path: p, Content: out}}, nil
 		default:
 			return nil, nil
 		}
 	}
-	return nil, errors.Join(errs...)
+	if len(w.HelmValues) > 0 && w.Inline == nil {
+		notSet = append(notSet, errors.New("the tool object sets values itself (a HelmRelease's spec.values, an Application's helm.values or helm.valuesObject), and no Flux Kustomization or Argo CD Application applies it from Git, where they would be edited"))
+	}
+	return nil, errors.Join(notSet...)
+}
+
+// editInline edits the value of the HelmRelease's spec.values that sets
+// the size, in the one manifest under w.Dir that holds the HelmRelease.
+func editInline(ctx context.Context, f Files, w Where, r gitedit.Release, t gitedit.Target, size, key string) ([]pullrequest.File, error) {
+	files, err := f.Files(ctx, w.Dir)
+	if err != nil {
+		return nil, err
+	}
+	var found []pullrequest.File
+	for _, p := range files {
+		if ext := path.Ext(p); ext != ".yaml" && ext != ".yml" {
+			continue
+		}
+		src, err := f.File(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		out, changed, err := gitedit.SetInlineValuesSize(r, src, *w.Inline, t, size, key)
+		switch {
+		case errors.Is(err, gitedit.ErrNotHeld):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("%s: %w", p, err)
+		case changed:
+			found = append(found, pullrequest.File{Path: p, Content: out})
+		default:
+			found = append(found, pullrequest.File{Path: p})
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, fmt.Errorf("no manifest under %q holds %s: %w", "/"+w.Dir, w.Inline, gitedit.ErrNotSet)
+	case 1:
+		if found[0].Content == nil {
+			return nil, nil
+		}
+		return found, nil
+	}
+	return nil, fmt.Errorf("several manifests under %q hold %s; not edited", "/"+w.Dir, w.Inline)
 }
 
 // loadChart reads the chart in directory dir, bounded in files and bytes.

@@ -53,7 +53,7 @@ var web = gitedit.Target{Namespace: "shop", StatefulSet: "web", Template: "data"
 
 func edit(t *testing.T, r repo, w Where, key string) []pullrequest.File {
 	t.Helper()
-	files, err := Edit(context.Background(), r, w, web, 0, "13Gi", key)
+	files, err := Edit(context.Background(), r, r, w, web, 0, "13Gi", key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,10 +93,11 @@ func TestEditPlainManifests(t *testing.T) {
 		t.Fatalf("edits %+v, want apps/shop/web.yaml's size line", files)
 	}
 	r["apps/shop/copy.yaml"] = webManifest
-	if _, err := Edit(context.Background(), r, Where{Dir: "apps/shop"}, web, 0, "13Gi", ""); err == nil || !strings.Contains(err.Error(), "several manifests") {
+	if _, err := Edit(context.Background(), r, r, Where{Dir: "apps/shop"}, web, 0, "13Gi", ""); err == nil || !strings.Contains(err.Error(), "several manifests") {
 		t.Errorf("two manifests setting the size: %v, want refused", err)
 	}
-	if files, err := Edit(context.Background(), repo{"apps/shop/web.yaml": strings.Replace(webManifest, "10Gi", "13Gi", 1)}, Where{Dir: "apps/shop"}, web, 0, "13Gi", ""); err != nil || files != nil {
+	grown := repo{"apps/shop/web.yaml": strings.Replace(webManifest, "10Gi", "13Gi", 1)}
+	if files, err := Edit(context.Background(), grown, grown, Where{Dir: "apps/shop"}, web, 0, "13Gi", ""); err != nil || files != nil {
 		t.Errorf("Git at the size already: %+v, %v; want nothing to change", files, err)
 	}
 }
@@ -150,17 +151,18 @@ func TestEditHelmValues(t *testing.T) {
 	if len(files) != 1 || files[0].Path != "charts/web/values.yaml" {
 		t.Errorf("edits %+v, want the chart's values.yaml", files)
 	}
-	if _, err := Edit(context.Background(), r, Where{Chart: "charts/none"}, web, 0, "13Gi", ""); err == nil {
+	if _, err := Edit(context.Background(), r, r, Where{Chart: "charts/none"}, web, 0, "13Gi", ""); err == nil {
 		t.Error("a chart that is not there: no error")
 	}
-	if _, err := Edit(context.Background(), repo{"charts/web/Chart.yaml": "name: [", "charts/web/values.yaml": ""}, Where{Chart: "charts/web"}, web, 0, "13Gi", ""); err == nil || errors.Is(err, pullrequest.ErrNotFound) {
+	broken := repo{"charts/web/Chart.yaml": "name: [", "charts/web/values.yaml": ""}
+	if _, err := Edit(context.Background(), broken, broken, Where{Chart: "charts/web"}, web, 0, "13Gi", ""); err == nil || errors.Is(err, pullrequest.ErrNotFound) {
 		t.Errorf("a broken chart: %v, want its error", err)
 	}
 }
 
 // An Argo CD path holding a Chart.yaml is a chart: its values files (the
-// Application's, relative to the path) are edited; values the Application
-// sets itself are not in Git, and that is said.
+// Application's, relative to the path) are edited, rendered under the
+// values the Application sets itself.
 func TestEditDetectsAnArgoCDChart(t *testing.T) {
 	r := repo{
 		"charts/web/Chart.yaml":                 "apiVersion: v2\nname: web\nversion: 1.0.0\n",
@@ -173,8 +175,71 @@ func TestEditDetectsAnArgoCDChart(t *testing.T) {
 	if len(files) != 1 || files[0].Path != "charts/web/values-prod.yaml" || string(files[0].Content) != "persistence:\n  size: 13Gi\n" {
 		t.Errorf("edits %+v, want values-prod.yaml's size", files)
 	}
-	w.InlineValues = true
-	if _, err := Edit(context.Background(), r, w, web, 0, "13Gi", ""); err == nil || !strings.Contains(err.Error(), "helm.valueFiles") {
-		t.Errorf("inline values: %v, want refused, naming helm.valueFiles", err)
+	// Values the Application sets itself render over the files: where
+	// they set the size and no parent applies the Application from Git,
+	// that is said.
+	w.HelmValues = [][]byte{[]byte("persistence: {size: 10Gi}\n")}
+	if _, err := Edit(context.Background(), r, r, w, web, 0, "13Gi", ""); err == nil || !strings.Contains(err.Error(), "helm.valuesObject") {
+		t.Errorf("inline values: %v, want refused, naming helm.valuesObject", err)
+	}
+	w.HelmValues = [][]byte{[]byte("image: web:2\n")}
+	if files := edit(t, r, w, ""); len(files) != 1 || files[0].Path != "charts/web/values-prod.yaml" {
+		t.Errorf("inline values that leave the size to the files: edits %+v, want values-prod.yaml", files)
+	}
+}
+
+// webRelease is a HelmRelease manifest that sets values itself.
+const webRelease = `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: web
+spec:
+  chart:
+    spec: {chart: ./charts/web, sourceRef: {kind: GitRepository, name: apps}}
+  values:
+    persistence:
+      size: 10Gi # the shop's orders
+`
+
+// A HelmRelease's spec.values override its values files: a value there
+// that sets the size is edited in the HelmRelease's manifest under the
+// Kustomization's path; one that does not leaves the values files to
+// edit, rendered under spec.values.
+func TestEditHelmReleaseValues(t *testing.T) {
+	r := repo{
+		"charts/web/Chart.yaml":                 "apiVersion: v2\nname: web\nversion: 1.0.0\n",
+		"charts/web/templates/statefulset.yaml": chartTemplate,
+		"charts/web/values.yaml":                "persistence:\n  size: 1Gi\n",
+		"apps/shop/web.yaml":                    webRelease,
+		"apps/shop/service.yaml":                "apiVersion: v1\nkind: Service\nmetadata: {name: web}\n",
+	}
+	w := Where{Dir: "apps/shop", Chart: "charts/web", Release: types.NamespacedName{Namespace: "shop", Name: "web"},
+		HelmValues: [][]byte{[]byte("persistence: {size: 10Gi}\n")},
+		Inline:     &gitedit.Inline{Kind: "HelmRelease", Namespace: "shop", Name: "web", Field: []string{"spec", "values"}}}
+	files := edit(t, r, w, "")
+	if len(files) != 1 || files[0].Path != "apps/shop/web.yaml" || !onlyLine(webRelease, string(files[0].Content), "size: 13Gi # the shop's orders") {
+		t.Fatalf("edits %+v, want the HelmRelease's spec.values size line", files)
+	}
+
+	// spec.values sets something else: the chart's values.yaml is edited.
+	r["apps/shop/web.yaml"] = strings.Replace(webRelease, "persistence:\n      size: 10Gi # the shop's orders", "image: {tag: \"1.2\"}", 1)
+	r["charts/web/values.yaml"] = "persistence:\n  size: 10Gi\n"
+	w.HelmValues = [][]byte{[]byte("image: {tag: \"1.2\"}\n")}
+	files = edit(t, r, w, "")
+	if len(files) != 1 || files[0].Path != "charts/web/values.yaml" || string(files[0].Content) != "persistence:\n  size: 13Gi\n" {
+		t.Errorf("edits %+v, want the chart's values.yaml", files)
+	}
+	// ... unless the chart is in another repository than the manifest.
+	w.ChartRepository = "https://git.example/charts"
+	if _, err := Edit(context.Background(), r, r, w, web, 0, "13Gi", ""); err == nil || !strings.Contains(err.Error(), "set the size in HelmRelease shop/web's spec.values") {
+		t.Errorf("values files in another repository: %v, want refused", err)
+	}
+
+	// spec.values sets the size, but the values file is the one edited
+	// when the HelmRelease is not applied from Git: rendering says no
+	// value of the file moves it.
+	w = Where{Chart: "charts/web", Release: w.Release, HelmValues: [][]byte{[]byte("persistence: {size: 10Gi}\n")}}
+	if _, err := Edit(context.Background(), r, r, w, web, 0, "13Gi", ""); !errors.Is(err, gitedit.ErrNotSet) || !strings.Contains(err.Error(), "sets values itself") {
+		t.Errorf("a size set by spec.values outside Git: %v, want ErrNotSet", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -26,7 +27,7 @@ type Owner struct {
 	Kind string
 	// Find names the tool object the StatefulSet says applies it; false
 	// when it names none.
-	Find      func(live *appsv1.StatefulSet) (types.NamespacedName, bool)
+	Find      func(live metav1.Object) (types.NamespacedName, bool)
 	NewObject func() client.Object
 	Tool      interface {
 		Manages(ctx context.Context, obj client.Object, live *appsv1.StatefulSet) error
@@ -60,7 +61,7 @@ func FluxOwners(defaultServiceAccount string) []Owner {
 func ArgoCDOwner(tool *argocd.Applications, controlPlane string) Owner {
 	return Owner{
 		Kind: argocd.ApplicationKind,
-		Find: func(live *appsv1.StatefulSet) (types.NamespacedName, bool) {
+		Find: func(live metav1.Object) (types.NamespacedName, bool) {
 			return argocd.TrackedApplication(live, controlPlane)
 		},
 		NewObject: tool.NewObject,
@@ -69,10 +70,10 @@ func ArgoCDOwner(tool *argocd.Applications, controlPlane string) Owner {
 }
 
 // labelled finds the tool object named by labels name and namespace.
-func labelled(name, namespace string) func(*appsv1.StatefulSet) (types.NamespacedName, bool) {
-	return func(live *appsv1.StatefulSet) (types.NamespacedName, bool) {
-		n := live.Labels[name]
-		return types.NamespacedName{Namespace: live.Labels[namespace], Name: n}, n != ""
+func labelled(name, namespace string) func(metav1.Object) (types.NamespacedName, bool) {
+	return func(live metav1.Object) (types.NamespacedName, bool) {
+		n := live.GetLabels()[name]
+		return types.NamespacedName{Namespace: live.GetLabels()[namespace], Name: n}, n != ""
 	}
 }
 

@@ -11,12 +11,17 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/integrations/argocd"
+	"github.com/claimwarden/claimwarden/integrations/gitedit"
 )
 
 // Where is where a GitOps tool reads a StatefulSet from in Git: the pull
@@ -36,9 +41,20 @@ type Where struct {
 	Release     types.NamespacedName
 	// DetectChart says the directory is a chart when it holds a
 	// Chart.yaml (as Argo CD detects one), released with ValuesFiles
-	// (relative to Dir then); InlineValues that the tool sets values of
-	// its own, which no file edit changes.
-	DetectChart, InlineValues bool
+	// (relative to Dir then).
+	DetectChart bool
+	// HelmValues are the values the tool object sets itself, as YAML, in
+	// the order the tool merges them over the values files (a HelmRelease's
+	// spec.values; an Application's helm.values, then helm.valuesObject).
+	HelmValues [][]byte
+	// Inline names the last of those values in the tool object's own
+	// manifest when a parent tool object applies it from Git (a
+	// Kustomization a HelmRelease, an Application an Application):
+	// Repository, Branch and Dir are then the parent's, and the value that
+	// sets the size is edited in the manifest under Dir. ChartRepository
+	// and ChartBranch are the chart's, when elsewhere.
+	Inline                       *gitedit.Inline
+	ChartRepository, ChartBranch string
 }
 
 // DefaultBranch is Where.Branch for "the repository's default branch"
@@ -53,32 +69,44 @@ var ErrNoBranch = errors.New("follows no branch")
 // (source-controller's default).
 const fluxDefaultBranch = "master"
 
+// Locator finds where tool objects read their StatefulSets from in Git.
+type Locator struct {
+	Reader client.Reader
+	// Parents are the tools whose objects may apply another tool object (a
+	// Kustomization a HelmRelease, an Application an Application): the
+	// values a tool object sets itself are edited where its parent
+	// applies it from.
+	Parents []Owner
+	// NoCrossNamespaceRefs mirrors the Flux controllers' flag: a source
+	// in another namespace than the tool object's is refused, as Flux
+	// refuses it.
+	NoCrossNamespaceRefs bool
+}
+
 // Locate is where the tool object of src reads its StatefulSets from.
-// noCrossNamespaceRefs mirrors the Flux controllers' flag: a source in
-// another namespace than the tool object's is refused, as Flux refuses it.
-func Locate(ctx context.Context, c client.Reader, src v1alpha1.Source, noCrossNamespaceRefs bool) (Where, error) {
-	l := locator{c: c, noCrossNamespaceRefs: noCrossNamespaceRefs}
+func (l Locator) Locate(ctx context.Context, src v1alpha1.Source) (Where, error) {
+	key := types.NamespacedName{Namespace: src.Namespace, Name: src.Name}
 	switch src.Kind {
 	case kustomizev1.KustomizationKind:
-		return l.kustomization(ctx, types.NamespacedName{Namespace: src.Namespace, Name: src.Name})
+		return l.kustomization(ctx, key)
 	case helmv2.HelmReleaseKind:
-		return l.helmRelease(ctx, types.NamespacedName{Namespace: src.Namespace, Name: src.Name})
+		return l.helmRelease(ctx, key)
 	case argocd.ApplicationKind:
-		return l.application(ctx, types.NamespacedName{Namespace: src.Namespace, Name: src.Name})
+		return l.application(ctx, key)
 	}
 	return Where{}, fmt.Errorf("proposed by a %s: autoresize proposes pull requests for Flux Kustomizations, HelmReleases of charts in Git and Argo CD Applications", src.Kind)
 }
 
-type locator struct {
-	c                    client.Reader
-	noCrossNamespaceRefs bool
-}
-
-func (l locator) kustomization(ctx context.Context, key types.NamespacedName) (Where, error) {
+func (l Locator) kustomization(ctx context.Context, key types.NamespacedName) (Where, error) {
 	var ks kustomizev1.Kustomization
-	if err := l.c.Get(ctx, key, &ks); err != nil {
+	if err := l.Reader.Get(ctx, key, &ks); err != nil {
 		return Where{}, fmt.Errorf("reading Kustomization %s: %w", key, err)
 	}
+	return l.kustomizationSource(ctx, &ks)
+}
+
+func (l Locator) kustomizationSource(ctx context.Context, ks *kustomizev1.Kustomization) (Where, error) {
+	key := client.ObjectKeyFromObject(ks)
 	ref := ks.Spec.SourceRef
 	if ref.Kind != sourcev1.GitRepositoryKind {
 		return Where{}, fmt.Errorf("the Kustomization %s builds from a %s (spec.sourceRef), not a GitRepository: no pull request can change it", key, ref.Kind)
@@ -91,9 +119,9 @@ func (l locator) kustomization(ctx context.Context, key types.NamespacedName) (W
 	return w, nil
 }
 
-func (l locator) helmRelease(ctx context.Context, key types.NamespacedName) (Where, error) {
+func (l Locator) helmRelease(ctx context.Context, key types.NamespacedName) (Where, error) {
 	var hr helmv2.HelmRelease
-	if err := l.c.Get(ctx, key, &hr); err != nil {
+	if err := l.Reader.Get(ctx, key, &hr); err != nil {
 		return Where{}, fmt.Errorf("reading HelmRelease %s: %w", key, err)
 	}
 	if hr.Spec.Chart == nil || hr.Spec.Chart.Spec.SourceRef.Kind != sourcev1.GitRepositoryKind {
@@ -109,28 +137,132 @@ func (l locator) helmRelease(ctx context.Context, key types.NamespacedName) (Whe
 		w.ValuesFiles = append(w.ValuesFiles, repoPath(f))
 	}
 	w.Release = types.NamespacedName{Namespace: hr.GetReleaseNamespace(), Name: hr.GetReleaseName()}
-	return w, nil
+	if !setsValues(hr.Spec.Values) {
+		return w, nil
+	}
+	values, err := yaml.JSONToYAML(hr.Spec.Values.Raw)
+	if err != nil {
+		return Where{}, fmt.Errorf("HelmRelease %s: spec.values: %w", key, err)
+	}
+	w.HelmValues = [][]byte{values}
+	m, ok, err := l.manifestOf(ctx, &hr, schema.GroupKind{Group: helmv2.GroupVersion.Group, Kind: helmv2.HelmReleaseKind})
+	if err != nil || !ok {
+		return w, err
+	}
+	m.Chart, m.ValuesFiles, m.Release, m.HelmValues = w.Chart, w.ValuesFiles, w.Release, w.HelmValues
+	m.Inline = &gitedit.Inline{Kind: helmv2.HelmReleaseKind, Namespace: hr.Namespace, Name: hr.Name, Field: []string{"spec", "values"}}
+	return m.chartIn(w), nil
 }
 
-func (l locator) application(ctx context.Context, key types.NamespacedName) (Where, error) {
+// chartIn is w with the chart's repository and branch, c's, named when
+// they are not w's.
+func (w Where) chartIn(c Where) Where {
+	if w.Repository != c.Repository || w.Branch != c.Branch {
+		w.ChartRepository, w.ChartBranch = c.Repository, c.Branch
+	}
+	return w
+}
+
+// manifestOf is where the tool object obj of kind gk is in Git: where the
+// parent tool object that applies it reads from (its repository, branch
+// and path). The parent is found as a StatefulSet's tool is, by what obj
+// says (labels, tracking-id; whoever edits obj can set them), and its own
+// record must confirm it. False when obj names no parent. The parent's own
+// values are not looked for: a chain of parents is not followed.
+func (l Locator) manifestOf(ctx context.Context, obj client.Object, gk schema.GroupKind) (Where, bool, error) {
+	for _, o := range l.Parents {
+		p, ok := o.Tool.(applier)
+		if !ok {
+			continue
+		}
+		key, ok := o.Find(obj)
+		if !ok {
+			continue
+		}
+		parent := o.NewObject()
+		if err := l.Reader.Get(ctx, key, parent); err != nil {
+			return Where{}, false, fmt.Errorf("%s %s/%s names %s %s: %w", gk.Kind, obj.GetNamespace(), obj.GetName(), o.Kind, key, err)
+		}
+		if err := p.Applies(ctx, parent, gk, obj); err != nil {
+			return Where{}, false, fmt.Errorf("%s %s/%s names %s %s, which does not apply it: %w", gk.Kind, obj.GetNamespace(), obj.GetName(), o.Kind, key, err)
+		}
+		var w Where
+		var err error
+		switch parent := parent.(type) {
+		case *kustomizev1.Kustomization:
+			w, err = l.kustomizationSource(ctx, parent)
+		case *unstructured.Unstructured:
+			w, _, err = applicationSource(parent)
+		default:
+			err = fmt.Errorf("a %s applies it, from no Git source autoresize reads", o.Kind)
+		}
+		return w, true, err
+	}
+	return Where{}, false, nil
+}
+
+// applier is a tool whose objects apply tool objects.
+type applier interface {
+	Applies(ctx context.Context, parent client.Object, gk schema.GroupKind, obj metav1.Object) error
+}
+
+// setsValues reports whether a HelmRelease's spec.values sets any.
+func setsValues(v *apiextensionsv1.JSON) bool {
+	if v == nil {
+		return false
+	}
+	raw := strings.TrimSpace(string(v.Raw))
+	return raw != "" && raw != "null" && raw != "{}"
+}
+
+func (l Locator) application(ctx context.Context, key types.NamespacedName) (Where, error) {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(argocd.ApplicationGVK)
-	if err := l.c.Get(ctx, key, u); err != nil {
+	if err := l.Reader.Get(ctx, key, u); err != nil {
 		return Where{}, fmt.Errorf("reading Application %s: %w", key, err)
 	}
+	w, g, err := applicationSource(u)
+	if err != nil || !g.HelmInlineValues {
+		return w, err
+	}
+	// Argo CD merges the values files, then helm.values, then
+	// helm.valuesObject.
+	if g.HelmValues != "" {
+		w.HelmValues = append(w.HelmValues, []byte(g.HelmValues))
+	}
+	if g.HelmValuesObject == nil {
+		return w, nil
+	}
+	obj, err := yaml.JSONToYAML(g.HelmValuesObject)
+	if err != nil {
+		return Where{}, fmt.Errorf("the Application %s: spec.source.helm.valuesObject: %w", key, err)
+	}
+	w.HelmValues = append(w.HelmValues, obj)
+	m, ok, err := l.manifestOf(ctx, u, argocd.ApplicationGVK.GroupKind())
+	if err != nil || !ok {
+		return w, err
+	}
+	m.Chart, m.ValuesFiles, m.Release, m.HelmValues = w.Dir, w.ValuesFiles, w.Release, w.HelmValues
+	m.Inline = &gitedit.Inline{Kind: argocd.ApplicationKind, Namespace: key.Namespace, Name: key.Name, Field: []string{"spec", "source", "helm", "valuesObject"}}
+	return m.chartIn(w), nil
+}
+
+// applicationSource is where the Application u reads from.
+func applicationSource(u *unstructured.Unstructured) (Where, argocd.GitSource, error) {
+	key := client.ObjectKeyFromObject(u)
 	g, err := argocd.GitSourceOf(u)
 	if err != nil {
-		return Where{}, fmt.Errorf("the Application %s: %w", key, err)
+		return Where{}, g, fmt.Errorf("the Application %s: %w", key, err)
 	}
 	branch, err := argoBranch(g.TargetRevision)
 	if err != nil {
-		return Where{}, fmt.Errorf("the Application %s: spec.source.targetRevision %q %w: there is no branch to propose a change to", key, g.TargetRevision, err)
+		return Where{}, g, fmt.Errorf("the Application %s: spec.source.targetRevision %q %w: there is no branch to propose a change to", key, g.TargetRevision, err)
 	}
-	w := Where{Repository: g.RepoURL, Branch: branch, Dir: repoPath(g.Path), DetectChart: true, InlineValues: g.HelmInlineValues, Release: g.Release}
+	w := Where{Repository: g.RepoURL, Branch: branch, Dir: repoPath(g.Path), DetectChart: true, Release: g.Release}
 	for _, f := range g.HelmValueFiles {
 		w.ValuesFiles = append(w.ValuesFiles, repoPath(path.Join(w.Dir, f)))
 	}
-	return w, nil
+	return w, g, nil
 }
 
 // commitSHA is a full commit SHA (SHA-1 or SHA-256), which Argo CD takes
@@ -152,16 +284,16 @@ func argoBranch(rev string) (string, error) {
 
 // gitRepository is where the GitRepository name of namespace ns (the
 // tool object's when empty) points, for a tool object of namespace from.
-func (l locator) gitRepository(ctx context.Context, from, ns, name string) (Where, error) {
+func (l Locator) gitRepository(ctx context.Context, from, ns, name string) (Where, error) {
 	if ns == "" {
 		ns = from
 	}
-	if l.noCrossNamespaceRefs && ns != from {
+	if l.NoCrossNamespaceRefs && ns != from {
 		return Where{}, fmt.Errorf("its source is in namespace %s: cross-namespace references are not allowed (flux.noCrossNamespaceRefs)", ns)
 	}
 	key := types.NamespacedName{Namespace: ns, Name: name}
 	var repo sourcev1.GitRepository
-	if err := l.c.Get(ctx, key, &repo); err != nil {
+	if err := l.Reader.Get(ctx, key, &repo); err != nil {
 		return Where{}, fmt.Errorf("reading GitRepository %s: %w", key, err)
 	}
 	w := Where{Repository: repo.Spec.URL, Branch: fluxDefaultBranch}

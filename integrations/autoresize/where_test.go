@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,6 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/integrations/flux"
+	"github.com/claimwarden/claimwarden/integrations/gitedit"
 	"github.com/claimwarden/claimwarden/test/testenv"
 )
 
@@ -78,6 +82,7 @@ func TestLocate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	l := Locator{Reader: c, Parents: FluxOwners("")}
 	src := func(kind, name string) v1alpha1.Source {
 		return v1alpha1.Source{Kind: kind, Namespace: "apps", Name: name}
 	}
@@ -87,27 +92,28 @@ func TestLocate(t *testing.T) {
 		"outside": {Repository: "https://git.example.com/acme/fleet.git", Branch: "prod", Dir: "etc"},
 		"cross":   {Repository: "https://git.example.com/acme/common.git", Branch: "master"},
 	} {
-		got, err := Locate(ctx, c, src(kustomizev1.KustomizationKind, name), false)
+		got, err := l.Locate(ctx, src(kustomizev1.KustomizationKind, name))
 		if err != nil || got.Repository != want.Repository || got.Branch != want.Branch || got.Dir != want.Dir || got.Chart != "" {
 			t.Errorf("Kustomization %s: %+v, %v; want %+v", name, got, err, want)
 		}
 	}
-	if _, err := Locate(ctx, c, src(kustomizev1.KustomizationKind, "cross"), true); err == nil || !strings.Contains(err.Error(), "flux.noCrossNamespaceRefs") {
+	if _, err := (Locator{Reader: c, NoCrossNamespaceRefs: true}).Locate(ctx, src(kustomizev1.KustomizationKind, "cross")); err == nil || !strings.Contains(err.Error(), "flux.noCrossNamespaceRefs") {
 		t.Errorf("a cross-namespace source under --no-cross-namespace-refs: %v, want refused", err)
 	}
-	if _, err := Locate(ctx, c, src(kustomizev1.KustomizationKind, "tag"), false); !errors.Is(err, ErrNoBranch) {
+	if _, err := l.Locate(ctx, src(kustomizev1.KustomizationKind, "tag")); !errors.Is(err, ErrNoBranch) {
 		t.Errorf("a GitRepository at a tag: %v, want ErrNoBranch", err)
 	}
 
-	got, err := Locate(ctx, c, src(helmv2.HelmReleaseKind, "db"), false)
+	got, err := l.Locate(ctx, src(helmv2.HelmReleaseKind, "db"))
 	if err != nil || got.Branch != "prod" || got.Chart != "charts/db" || strings.Join(got.ValuesFiles, ",") != "envs/prod/values.yaml,charts/db/values.yaml" ||
 		got.Release != (types.NamespacedName{Namespace: "shop", Name: "shop-db"}) {
 		t.Errorf("HelmRelease db: %+v, %v; want the chart and values files in fleet@prod, released as shop/shop-db", got, err)
 	}
-	if _, err := Locate(ctx, c, src(helmv2.HelmReleaseKind, "packaged"), false); err == nil || !strings.Contains(err.Error(), "not from a GitRepository") {
+	if _, err := l.Locate(ctx, src(helmv2.HelmReleaseKind, "packaged")); err == nil || !strings.Contains(err.Error(), "not from a GitRepository") {
 		t.Errorf("a chart from a Helm repository: %v, want refused", err)
 	}
-	if _, err := Locate(ctx, c, v1alpha1.Source{Kind: "Application", Namespace: "argocd", Name: "shop"}, false); err == nil {
+	testLocateHelmReleaseValues(t, l, hr)
+	if _, err := l.Locate(ctx, v1alpha1.Source{Kind: "Application", Namespace: "argocd", Name: "shop"}); err == nil {
 		t.Error("an Argo CD Application: no error")
 	}
 }
@@ -124,5 +130,62 @@ func TestArgoBranch(t *testing.T) {
 		if _, err := argoBranch(rev); !errors.Is(err, ErrNoBranch) {
 			t.Errorf("%q: %v, want ErrNoBranch", rev, err)
 		}
+	}
+}
+
+// A HelmRelease that sets spec.values is edited in its own manifest when a
+// Kustomization applies it: the labels name the Kustomization, its
+// inventory confirms it, and the pull request goes to its repository with
+// the chart read from the chart's. Labels the inventory does not confirm
+// are refused; without labels only the values files are edited.
+func testLocateHelmReleaseValues(t *testing.T, l Locator, hr func(name, sourceKind string) *helmv2.HelmRelease) {
+	ctx := context.Background()
+	c := l.Reader.(client.Client)
+	valued := func(name, ks string) *helmv2.HelmRelease {
+		o := hr(name, sourcev1.GitRepositoryKind)
+		o.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{"persistence":{"size":"10Gi"}}`)}
+		if ks != "" {
+			o.Labels = map[string]string{flux.LabelKustomizationName: ks, flux.LabelKustomizationNamespace: "apps"}
+		}
+		return o
+	}
+	for _, o := range []client.Object{valued("valued", "shop"), valued("elsewhere", "cross"), valued("forged", "shop"), valued("byhand", "")} {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	applied := func(ks string, releases ...string) {
+		k := &kustomizev1.Kustomization{}
+		if err := c.Get(ctx, types.NamespacedName{Namespace: "apps", Name: ks}, k); err != nil {
+			t.Fatal(err)
+		}
+		k.Status.Inventory = &kustomizev1.ResourceInventory{}
+		for _, r := range releases {
+			k.Status.Inventory.Entries = append(k.Status.Inventory.Entries, kustomizev1.ResourceRef{ID: "apps_" + r + "_helm.toolkit.fluxcd.io_HelmRelease", Version: "v2"})
+		}
+		if err := c.Status().Update(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	applied("shop", "valued")
+	applied("cross", "elsewhere")
+	inline := gitedit.Inline{Kind: "HelmRelease", Namespace: "apps", Name: "valued", Field: []string{"spec", "values"}}
+
+	got, err := l.Locate(ctx, v1alpha1.Source{Kind: helmv2.HelmReleaseKind, Namespace: "apps", Name: "valued"})
+	if err != nil || got.Inline == nil || !reflect.DeepEqual(*got.Inline, inline) || got.Dir != "clusters/prod/shop" || got.Chart != "charts/db" ||
+		got.ChartRepository != "" || len(got.HelmValues) != 1 || string(got.HelmValues[0]) != "persistence:\n  size: 10Gi\n" {
+		t.Errorf("HelmRelease valued: %+v, %v; want its manifest under the Kustomization shop's path, the chart beside it", got, err)
+	}
+	got, err = l.Locate(ctx, v1alpha1.Source{Kind: helmv2.HelmReleaseKind, Namespace: "apps", Name: "elsewhere"})
+	if err != nil || got.Inline == nil || got.Repository != "https://git.example.com/acme/common.git" || got.Branch != "master" ||
+		got.ChartRepository != "https://git.example.com/acme/fleet.git" || got.ChartBranch != "prod" {
+		t.Errorf("HelmRelease elsewhere: %+v, %v; want the pull request to common@master, the chart read from fleet@prod", got, err)
+	}
+	if _, err := l.Locate(ctx, v1alpha1.Source{Kind: helmv2.HelmReleaseKind, Namespace: "apps", Name: "forged"}); err == nil || !strings.Contains(err.Error(), "does not apply it") {
+		t.Errorf("labels naming a Kustomization whose inventory does not hold it: %v, want refused", err)
+	}
+	got, err = l.Locate(ctx, v1alpha1.Source{Kind: helmv2.HelmReleaseKind, Namespace: "apps", Name: "byhand"})
+	if err != nil || got.Inline != nil || got.Chart != "charts/db" || len(got.HelmValues) == 0 {
+		t.Errorf("HelmRelease byhand: %+v, %v; want the values files, rendered under its spec.values", got, err)
 	}
 }

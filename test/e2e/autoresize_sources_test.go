@@ -14,7 +14,11 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/test/fluxenv"
@@ -93,7 +97,9 @@ func (s *fluxScenario) grownAfterMerge(sha, size string, pods map[string]types.U
 // HelmRelease of a chart in Git gets its values file's value, found by
 // rendering the chart. Each merge is applied by Flux and converged. (e) A
 // volume that fills within autoresize_emergency_seconds grows before the
-// merge, and its pull request says so.
+// merge, and its pull request says so. (c') A HelmRelease applied by a
+// Kustomization that sets the size in its spec.values gets that value
+// edited in its manifest.
 func TestAutoresizeSources(t *testing.T) {
 	cl := started(t)
 	startFlux(t)
@@ -113,6 +119,10 @@ func TestAutoresizeSources(t *testing.T) {
 	t.Run("helm values", func(t *testing.T) {
 		t.Parallel()
 		testAutoresizeHelmValues(t, cl, g, sdk, ctl)
+	})
+	t.Run("helm release values", func(t *testing.T) {
+		t.Parallel()
+		testAutoresizeHelmReleaseValues(t, cl, g, sdk, ctl)
 	})
 	t.Run("emergency", func(t *testing.T) {
 		t.Parallel()
@@ -214,4 +224,81 @@ func testAutoresizeHelmValues(t *testing.T, cl *cluster, g *giteasrv.Server, sdk
 	}
 	assertPodsKept(t, cl.admin, after, pods)
 	waitStatus(t, g, s.repo, sha, "claimwarden/"+s.sts.Namespace+"/web", "success", "2/2 claims compatible", ctl)
+}
+
+// testAutoresizeHelmReleaseValues: a Kustomization applies a HelmRelease
+// whose spec.values sets the size over the chart's default; the pull
+// request edits that line of the HelmRelease's manifest, not the chart's
+// values.yaml. On merge Flux applies the HelmRelease, helm-controller's
+// upgrade fails on the templates, claimwarden converges and nudges it.
+func testAutoresizeHelmReleaseValues(t *testing.T, cl *cluster, g *giteasrv.Server, sdk *gitea.Client, ctl *controller) {
+	ctx := context.Background()
+	name := "autoresize-hr-values"
+	url, err := g.CreateRepo(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := namespace(t, cl.admin)
+	bindHelmReleaseSecrets(t, cl, ns)
+	hr := fluxenv.HelmRelease("", name, name, "./chart")
+	hr.Spec.Chart.Spec.SourceRef.Namespace = "flux-system"
+	hr.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{"size":"1Gi"}`)}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(hr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(obj, "status")
+	unstructured.RemoveNestedField(obj, "metadata", "creationTimestamp")
+	manifest, err := yaml.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := g.PushCommit(ctx, name, map[string]string{
+		"chart/Chart.yaml":                 fmt.Sprintf(helmChartFile, "1.0.0"),
+		"chart/values.yaml":                fmt.Sprintf(helmValuesFile, "500Mi"),
+		"chart/templates/statefulset.yaml": helmStatefulSetTemplate,
+		"deploy/web.yaml":                  string(manifest),
+	}, "web at 1Gi, set by the HelmRelease")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.admin.Create(ctx, fluxenv.GitRepository("flux-system", name, url, time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	ks := fluxenv.Kustomization("flux-system", name, name, "./deploy")
+	ks.Spec.TargetNamespace = ns
+	if err := cl.admin.Create(ctx, ks); err != nil {
+		t.Fatal(err)
+	}
+	s := &helmScenario{t: t, cl: cl, g: g, ctl: ctl, repo: name,
+		hr: types.NamespacedName{Namespace: ns, Name: name}, sts: types.NamespacedName{Namespace: ns, Name: "web"}}
+	s.release(first, "installed", deployed)
+	waitRolloutDone(t, cl.admin, s.sts, 2, "1Gi", ctl)
+	sts := &appsv1.StatefulSet{}
+	if err := cl.admin.Get(ctx, s.sts, sts); err != nil {
+		t.Fatal(err)
+	}
+	pods := podUIDs(t, cl.admin, sts)
+
+	fill(t, cl.admin, ns, "900Mi", claimNames("web", 2)...)
+	pr := waitPullRequests(t, sdk, g.User, name, 1, ctl)
+	diff, _, err := sdk.GetPullRequestDiff(g.User, name, pr.Index, gitea.PullRequestDiffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(diff), "+++ b/deploy/web.yaml") || strings.Contains(string(diff), "chart/values.yaml") {
+		t.Errorf("the pull request does not edit the HelmRelease's manifest only:\n%s", diff)
+	}
+	sha := mergeResize(t, sdk, g.User, name, []string{"size: 1Gi"}, []string{"size: 2Gi"}, ctl)
+	if _, err := fluxenv.RequestReconcile(ctx, cl.admin, fluxenv.GitRepository("flux-system", name, "", 0)); err != nil {
+		t.Fatal(err)
+	}
+	s.release(sha, "deployed after claimwarden converged the merge", deployed)
+	waitRolloutDone(t, cl.admin, s.sts, 2, "2Gi", ctl)
+	after := &appsv1.StatefulSet{}
+	if err := cl.admin.Get(ctx, s.sts, after); err != nil {
+		t.Fatal(err)
+	}
+	assertPodsKept(t, cl.admin, after, pods)
+	waitStatus(t, g, name, sha, "claimwarden/"+ns+"/web", "success", "2/2 claims compatible", ctl)
 }

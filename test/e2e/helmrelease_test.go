@@ -138,6 +138,20 @@ func failedOnTemplates(hr *helmv2.HelmRelease) bool {
 	return !ok && hr.Status.History.Latest().Status == "failed" && converge.IsTemplatesImmutableMessage(msg)
 }
 
+// bindHelmReleaseSecrets makes the release records of namespace ns
+// readable where config/components/helm says to bind its Secret role: in
+// the storage namespace.
+func bindHelmReleaseSecrets(t *testing.T, cl *cluster, ns string) {
+	t.Helper()
+	if err := cl.admin.Create(context.Background(), &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "claimwarden-helm-release-secrets"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "claimwarden-helm-release-secrets"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: serviceAccount, Namespace: controllerNamespace}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // setupHelmScenario creates a Gitea repository with the chart at 1Gi, a
 // GitRepository and a HelmRelease for it, and waits until helm-controller
 // installed it and its Pods and claims are ready.
@@ -148,15 +162,7 @@ func setupHelmScenario(t *testing.T, cl *cluster, g *gitea.Server, ctl *controll
 		t.Fatal(err)
 	}
 	ns := namespace(t, cl.admin)
-	// The release records are readable where config/components/helm says to
-	// bind its Secret role: in the storage namespace.
-	if err := cl.admin.Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "claimwarden-helm-release-secrets"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "claimwarden-helm-release-secrets"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: serviceAccount, Namespace: controllerNamespace}},
-	}); err != nil {
-		t.Fatal(err)
-	}
+	bindHelmReleaseSecrets(t, cl, ns)
 	s := &helmScenario{t: t, cl: cl, g: g, ctl: ctl, repo: name,
 		hr: types.NamespacedName{Namespace: ns, Name: name}, sts: types.NamespacedName{Namespace: ns, Name: "web"}}
 	s.first = s.push("1Gi", "1.0.0", "web at 1Gi")
