@@ -58,6 +58,9 @@ func (j *check) run(ctx context.Context, st *v1alpha1.AutoresizeStatus) {
 		st.Message = j.skipped
 		return
 	}
+	if g.release != nil {
+		defer g.release()
+	}
 	if g.last != nil {
 		st.PullRequest, st.State = g.last.URL, string(g.last.State)
 	}
@@ -93,8 +96,10 @@ type gitSide struct {
 	host  pullrequest.Proposer
 	key   string
 	last  *pullrequest.PullRequest
-	// chart reads the chart's branch when it is in another repository.
-	chart Files
+	// chart reads the chart when it is in another repository or in an
+	// artifact, and release frees what it holds.
+	chart   Files
+	release func()
 }
 
 // git is where the StatefulSet's tool reads it from in Git, with the Git
@@ -129,7 +134,12 @@ func (j *check) git(ctx context.Context) (*gitSide, error) {
 	if g.last, err = g.host.Last(ctx, repo.Owner, repo.Name, g.key); err != nil {
 		return nil, err
 	}
-	if where.ChartRepository != "" {
+	switch {
+	case where.HelmChart != nil:
+		if g.chart, g.release, err = j.chartArtifact(ctx, *where.HelmChart); err != nil {
+			return nil, err
+		}
+	case where.ChartRepository != "":
 		if g.chart, err = j.chartFiles(ctx, where); err != nil || g.chart == nil {
 			return nil, err
 		}

@@ -75,8 +75,11 @@ type Controller struct {
 	Authority authority.Checker
 	// Owners are the GitOps tools a StatefulSet at rest (no proposal) is
 	// found to be applied by (FluxOwners, ArgoCDOwner).
-	Owners  []Owner
-	Metrics *Metrics
+	Owners []Owner
+	// Artifacts reads the charts HelmReleases take from Helm repositories
+	// (a HelmChart's artifact); nil without Flux's artifact cache.
+	Artifacts Artifacts
+	Metrics   *Metrics
 	Log     logr.Logger
 	Options
 }

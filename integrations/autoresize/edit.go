@@ -135,7 +135,10 @@ func editValues(ctx context.Context, f, chartFiles Files, w Where, t gitedit.Tar
 		if !errors.Is(err, gitedit.ErrNotSet) {
 			return out, err
 		}
-		if w.ChartRepository != "" {
+		switch {
+		case w.HelmChart != nil:
+			return nil, fmt.Errorf("%w; the chart is from a Helm repository (HelmChart %s): set the size in %s", err, w.HelmChart, w.Inline)
+		case w.ChartRepository != "":
 			return nil, fmt.Errorf("%w; the chart's values files are in %s, not in the repository of the manifest: set the size in %s", err, proposal.RepositoryURL(w.ChartRepository), w.Inline)
 		}
 	}

@@ -243,3 +243,27 @@ func TestEditHelmReleaseValues(t *testing.T) {
 		t.Errorf("a size set by spec.values outside Git: %v, want ErrNotSet", err)
 	}
 }
+
+// A chart from a Helm repository is read from its artifact; only the
+// HelmRelease's spec.values, in Git, can be edited.
+func TestEditHelmReleaseValuesOfAPackagedChart(t *testing.T) {
+	chart := repo{
+		"web/Chart.yaml":                 "apiVersion: v2\nname: web\nversion: 1.0.0\n",
+		"web/templates/statefulset.yaml": chartTemplate,
+		"web/values.yaml":                "persistence:\n  size: 1Gi\n",
+	}
+	git := repo{"apps/shop/web.yaml": webRelease}
+	w := Where{Dir: "apps/shop", Chart: "web", Release: types.NamespacedName{Namespace: "shop", Name: "web"},
+		HelmChart:  &types.NamespacedName{Namespace: "flux-system", Name: "shop-web"},
+		HelmValues: [][]byte{[]byte("persistence: {size: 10Gi}\n")},
+		Inline:     &gitedit.Inline{Kind: "HelmRelease", Namespace: "shop", Name: "web", Field: []string{"spec", "values"}}}
+	files, err := Edit(context.Background(), git, chart, w, web, 0, "13Gi", "")
+	if err != nil || len(files) != 1 || files[0].Path != "apps/shop/web.yaml" || !onlyLine(webRelease, string(files[0].Content), "size: 13Gi # the shop's orders") {
+		t.Fatalf("edits %+v, %v; want the HelmRelease's spec.values size line", files, err)
+	}
+	git["apps/shop/web.yaml"] = strings.Replace(webRelease, "persistence:\n      size: 10Gi # the shop's orders", "image: {tag: \"1.2\"}", 1)
+	w.HelmValues = [][]byte{[]byte("image: {tag: \"1.2\"}\n")}
+	if _, err := Edit(context.Background(), git, chart, w, web, 0, "13Gi", ""); err == nil || !strings.Contains(err.Error(), "from a Helm repository") {
+		t.Errorf("the size from the packaged chart's values: %v, want refused, saying the chart is from a Helm repository", err)
+	}
+}

@@ -55,6 +55,10 @@ type Where struct {
 	// and ChartBranch are the chart's, when elsewhere.
 	Inline                       *gitedit.Inline
 	ChartRepository, ChartBranch string
+	// HelmChart is, for a chart from a Helm repository, the HelmChart
+	// whose artifact holds it (Chart is its directory there); only values
+	// the HelmRelease sets itself can be edited then.
+	HelmChart *types.NamespacedName
 }
 
 // DefaultBranch is Where.Branch for "the repository's default branch"
@@ -124,20 +128,18 @@ func (l Locator) helmRelease(ctx context.Context, key types.NamespacedName) (Whe
 	if err := l.Reader.Get(ctx, key, &hr); err != nil {
 		return Where{}, fmt.Errorf("reading HelmRelease %s: %w", key, err)
 	}
-	if hr.Spec.Chart == nil || hr.Spec.Chart.Spec.SourceRef.Kind != sourcev1.GitRepositoryKind {
-		return Where{}, fmt.Errorf("HelmRelease %s: its chart is not from a GitRepository (spec.chart.spec.sourceRef): its values are not in a file of the chart's repository", key)
+	if hr.Spec.Chart == nil {
+		return Where{}, fmt.Errorf("HelmRelease %s: no spec.chart (a chartRef): its chart is not in a Git repository or a Helm repository autoresize reads", key)
 	}
-	spec := hr.Spec.Chart.Spec
-	w, err := l.gitRepository(ctx, key.Namespace, spec.SourceRef.Namespace, spec.SourceRef.Name)
+	w, err := l.helmChart(ctx, &hr)
 	if err != nil {
 		return Where{}, fmt.Errorf("HelmRelease %s: %w", key, err)
 	}
-	w.Chart = repoPath(spec.Chart)
-	for _, f := range spec.ValuesFiles {
-		w.ValuesFiles = append(w.ValuesFiles, repoPath(f))
-	}
 	w.Release = types.NamespacedName{Namespace: hr.GetReleaseNamespace(), Name: hr.GetReleaseName()}
 	if !setsValues(hr.Spec.Values) {
+		if w.HelmChart != nil {
+			return Where{}, fmt.Errorf("HelmRelease %s: its chart is from a HelmRepository and it sets no spec.values: no file in Git sets the size", key)
+		}
 		return w, nil
 	}
 	values, err := yaml.JSONToYAML(hr.Spec.Values.Raw)
@@ -146,12 +148,53 @@ func (l Locator) helmRelease(ctx context.Context, key types.NamespacedName) (Whe
 	}
 	w.HelmValues = [][]byte{values}
 	m, ok, err := l.manifestOf(ctx, &hr, schema.GroupKind{Group: helmv2.GroupVersion.Group, Kind: helmv2.HelmReleaseKind})
-	if err != nil || !ok {
-		return w, err
+	switch {
+	case err != nil:
+		return Where{}, err
+	case !ok && w.HelmChart != nil:
+		return Where{}, fmt.Errorf("HelmRelease %s: its chart is from a HelmRepository and no Flux Kustomization applies it from Git: no file in Git sets the size", key)
+	case !ok:
+		return w, nil
 	}
-	m.Chart, m.ValuesFiles, m.Release, m.HelmValues = w.Chart, w.ValuesFiles, w.Release, w.HelmValues
+	m.Chart, m.ValuesFiles, m.Release, m.HelmValues, m.HelmChart = w.Chart, w.ValuesFiles, w.Release, w.HelmValues, w.HelmChart
 	m.Inline = &gitedit.Inline{Kind: helmv2.HelmReleaseKind, Namespace: hr.Namespace, Name: hr.Name, Field: []string{"spec", "values"}}
+	if w.HelmChart != nil {
+		return m, nil
+	}
 	return m.chartIn(w), nil
+}
+
+// helmChart is where a HelmRelease's chart is: in a GitRepository, or in
+// a HelmRepository, read from the HelmChart source-controller made of it
+// (status.helmChart), with its values files inside the chart.
+func (l Locator) helmChart(ctx context.Context, hr *helmv2.HelmRelease) (Where, error) {
+	spec := hr.Spec.Chart.Spec
+	switch spec.SourceRef.Kind {
+	case sourcev1.GitRepositoryKind:
+		w, err := l.gitRepository(ctx, hr.Namespace, spec.SourceRef.Namespace, spec.SourceRef.Name)
+		if err != nil {
+			return Where{}, err
+		}
+		w.Chart = repoPath(spec.Chart)
+		for _, f := range spec.ValuesFiles {
+			w.ValuesFiles = append(w.ValuesFiles, repoPath(f))
+		}
+		return w, nil
+	case sourcev1.HelmRepositoryKind:
+		if ref := spec.SourceRef.Namespace; l.NoCrossNamespaceRefs && ref != "" && ref != hr.Namespace {
+			return Where{}, fmt.Errorf("its chart's source is in namespace %s: cross-namespace references are not allowed (flux.noCrossNamespaceRefs)", ref)
+		}
+		ns, name, ok := strings.Cut(hr.Status.HelmChart, "/")
+		if !ok {
+			return Where{}, errors.New("its chart is from a HelmRepository and source-controller has made no HelmChart of it yet (status.helmChart)")
+		}
+		w := Where{HelmChart: &types.NamespacedName{Namespace: ns, Name: name}, Chart: path.Base(repoPath(spec.Chart))}
+		for _, f := range spec.ValuesFiles {
+			w.ValuesFiles = append(w.ValuesFiles, path.Join(w.Chart, repoPath(f)))
+		}
+		return w, nil
+	}
+	return Where{}, fmt.Errorf("its chart is from a %s (spec.chart.spec.sourceRef): autoresize reads charts from GitRepositories and HelmRepositories", spec.SourceRef.Kind)
 }
 
 // chartIn is w with the chart's repository and branch, c's, named when

@@ -109,8 +109,8 @@ func TestLocate(t *testing.T) {
 		got.Release != (types.NamespacedName{Namespace: "shop", Name: "shop-db"}) {
 		t.Errorf("HelmRelease db: %+v, %v; want the chart and values files in fleet@prod, released as shop/shop-db", got, err)
 	}
-	if _, err := l.Locate(ctx, src(helmv2.HelmReleaseKind, "packaged")); err == nil || !strings.Contains(err.Error(), "not from a GitRepository") {
-		t.Errorf("a chart from a Helm repository: %v, want refused", err)
+	if _, err := l.Locate(ctx, src(helmv2.HelmReleaseKind, "packaged")); err == nil || !strings.Contains(err.Error(), "no HelmChart of it yet") {
+		t.Errorf("a chart from a Helm repository without its HelmChart: %v, want refused", err)
 	}
 	testLocateHelmReleaseValues(t, l, hr)
 	if _, err := l.Locate(ctx, v1alpha1.Source{Kind: "Application", Namespace: "argocd", Name: "shop"}); err == nil {
@@ -149,9 +149,22 @@ func testLocateHelmReleaseValues(t *testing.T, l Locator, hr func(name, sourceKi
 		}
 		return o
 	}
-	for _, o := range []client.Object{valued("valued", "shop"), valued("elsewhere", "cross"), valued("forged", "shop"), valued("byhand", "")} {
+	packaged := func(name, ks string) *helmv2.HelmRelease {
+		o := valued(name, ks)
+		o.Spec.Chart.Spec.SourceRef.Kind = sourcev1.HelmRepositoryKind
+		o.Spec.Chart.Spec.Chart = "db"
+		return o
+	}
+	for _, o := range []*helmv2.HelmRelease{valued("valued", "shop"), valued("elsewhere", "cross"), valued("forged", "shop"), valued("byhand", ""),
+		packaged("repo-chart", "shop"), packaged("repo-byhand", "")} {
 		if err := c.Create(ctx, o); err != nil {
 			t.Fatal(err)
+		}
+		if o.Spec.Chart.Spec.SourceRef.Kind == sourcev1.HelmRepositoryKind {
+			o.Status.HelmChart = "apps/apps-" + o.GetName()
+			if err := c.Status().Update(ctx, o); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	applied := func(ks string, releases ...string) {
@@ -167,7 +180,7 @@ func testLocateHelmReleaseValues(t *testing.T, l Locator, hr func(name, sourceKi
 			t.Fatal(err)
 		}
 	}
-	applied("shop", "valued")
+	applied("shop", "valued", "repo-chart")
 	applied("cross", "elsewhere")
 	inline := gitedit.Inline{Kind: "HelmRelease", Namespace: "apps", Name: "valued", Field: []string{"spec", "values"}}
 
@@ -183,6 +196,14 @@ func testLocateHelmReleaseValues(t *testing.T, l Locator, hr func(name, sourceKi
 	}
 	if _, err := l.Locate(ctx, v1alpha1.Source{Kind: helmv2.HelmReleaseKind, Namespace: "apps", Name: "forged"}); err == nil || !strings.Contains(err.Error(), "does not apply it") {
 		t.Errorf("labels naming a Kustomization whose inventory does not hold it: %v, want refused", err)
+	}
+	got, err = l.Locate(ctx, v1alpha1.Source{Kind: helmv2.HelmReleaseKind, Namespace: "apps", Name: "repo-chart"})
+	if err != nil || got.Inline == nil || got.HelmChart == nil || *got.HelmChart != (types.NamespacedName{Namespace: "apps", Name: "apps-repo-chart"}) ||
+		got.Chart != "db" || strings.Join(got.ValuesFiles, ",") != "db/envs/prod/values.yaml,db/charts/db/values.yaml" || got.Repository != "https://git.example.com/acme/fleet.git" {
+		t.Errorf("HelmRelease repo-chart: %+v, %v; want its manifest in fleet, the chart in HelmChart apps/apps-repo-chart", got, err)
+	}
+	if _, err := l.Locate(ctx, v1alpha1.Source{Kind: helmv2.HelmReleaseKind, Namespace: "apps", Name: "repo-byhand"}); err == nil || !strings.Contains(err.Error(), "no Flux Kustomization applies it") {
+		t.Errorf("a packaged chart's HelmRelease applied by hand: %v, want refused", err)
 	}
 	got, err = l.Locate(ctx, v1alpha1.Source{Kind: helmv2.HelmReleaseKind, Namespace: "apps", Name: "byhand"})
 	if err != nil || got.Inline != nil || got.Chart != "charts/db" || len(got.HelmValues) == 0 {

@@ -14,6 +14,7 @@ import (
 	"github.com/claimwarden/claimwarden/config"
 	"github.com/claimwarden/claimwarden/integrations/argocd"
 	"github.com/claimwarden/claimwarden/integrations/autoresize"
+	"github.com/claimwarden/claimwarden/integrations/flux"
 	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
 	"github.com/claimwarden/claimwarden/integrations/usage"
@@ -25,7 +26,7 @@ import (
 
 // setupAutoresize adds the autoresize controller, with the write
 // credentials of its Git hosts, when namespaces are opted in.
-func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engine, store *proposal.Store, log logr.Logger) error {
+func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engine, store *proposal.Store, artifacts *flux.Fetcher, log logr.Logger) error {
 	a := cfg.Autoresize
 	if !a.Enabled() {
 		return nil
@@ -55,7 +56,7 @@ func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engin
 	if err != nil {
 		return fmt.Errorf("autoresize.prometheus.url: %w", err)
 	}
-	return mgr.Add(&autoresize.Controller{
+	c := &autoresize.Controller{
 		Client:    mgr.GetClient(),
 		Reader:    mgr.GetAPIReader(),
 		Proposals: store,
@@ -77,7 +78,12 @@ func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engin
 			Rules: a.Rules(), Interval: a.Interval, StatusContextPrefix: cfg.GitStatus.ContextPrefix,
 			NoCrossNamespaceRefs: cfg.Flux.NoCrossNamespaceRefs, MaxClaims: cfg.MaxClaimsPerStatefulSet,
 		},
-	})
+	}
+	// A nil *flux.Fetcher in the interface would not be nil.
+	if artifacts != nil {
+		c.Artifacts = artifacts
+	}
+	return mgr.Add(c)
 }
 
 // autoresizeOwners are the enabled GitOps tools, for StatefulSets at rest.

@@ -67,8 +67,15 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 		// (reconciler/authority says why by review, not impersonation).
 		opts.Authority = authority.NewReviews(mgr.GetClient(), 0)
 	}
+	// One artifact cache: the Kustomization builds' and autoresize's charts
+	// from Helm repositories share its directory and bound.
+	var artifacts *flux.Fetcher
+	if cfg.Flux.Enabled || cfg.Flux.HelmReleases {
+		f := cfg.Flux
+		artifacts = &flux.Fetcher{Dir: f.ArtifactCacheDir, MaxSize: f.MaxArtifactSize, MaxCacheSize: f.MaxCacheSize, Logger: log.WithName("flux")}
+	}
 	// The tools' Nudgers ask them to apply again once a proposal converged.
-	nudgers, err := setupSources(mgr, cfg, opts.Proposals, log)
+	nudgers, err := setupSources(mgr, cfg, opts.Proposals, artifacts, log)
 	if err != nil {
 		return err
 	}
@@ -76,7 +83,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 	if err := rollout.SetupWithManager(mgr, opts); err != nil {
 		return fmt.Errorf("setting up the rollout controller: %w", err)
 	}
-	return setupAutoresize(mgr, cfg, engine, opts.Proposals, log.WithName("autoresize"))
+	return setupAutoresize(mgr, cfg, engine, opts.Proposals, artifacts, log.WithName("autoresize"))
 }
 
 // rolloutOptions maps the configuration onto the rollout controller's
@@ -116,10 +123,10 @@ func newFluxNotifier(ctx context.Context, addr string, log logr.Logger) (*flux.N
 
 // setupSources starts the watcher of every GitOps tool configured, which
 // publish their proposals to store, and returns their Nudgers.
-func setupSources(mgr ctrl.Manager, cfg config.Config, store *proposal.Store, log logr.Logger) ([]outcome.Sink, error) {
+func setupSources(mgr ctrl.Manager, cfg config.Config, store *proposal.Store, artifacts *flux.Fetcher, log logr.Logger) ([]outcome.Sink, error) {
 	var nudgers []outcome.Sink
 	if cfg.Flux.Enabled {
-		nudger, err := setupFlux(mgr, cfg.Flux, store, log.WithName("flux"))
+		nudger, err := setupFlux(mgr, cfg.Flux, store, artifacts)
 		if err != nil {
 			return nil, err
 		}
@@ -162,9 +169,9 @@ func setupSources(mgr ctrl.Manager, cfg config.Config, store *proposal.Store, lo
 
 // setupFlux starts the Kustomization watcher, whose proposals the rollout
 // controller acts on, and returns its Nudger.
-func setupFlux(mgr ctrl.Manager, f config.Flux, store *proposal.Store, log logr.Logger) (*source.Nudger, error) {
+func setupFlux(mgr ctrl.Manager, f config.Flux, store *proposal.Store, artifacts *flux.Fetcher) (*source.Nudger, error) {
 	builder := &flux.Builder{
-		Fetcher: &flux.Fetcher{Dir: f.ArtifactCacheDir, MaxSize: f.MaxArtifactSize, MaxCacheSize: f.MaxCacheSize, Logger: log},
+		Fetcher: artifacts,
 		// Uncached: substituteFrom names a few ConfigMaps and Secrets; a
 		// cache would watch every Secret in the cluster.
 		Reader: mgr.GetAPIReader(),
