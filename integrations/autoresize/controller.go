@@ -80,7 +80,7 @@ type Controller struct {
 	// (a HelmChart's artifact); nil without Flux's artifact cache.
 	Artifacts Artifacts
 	Metrics   *Metrics
-	Log     logr.Logger
+	Log       logr.Logger
 	Options
 }
 
