@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,8 +14,13 @@ import (
 	"code.gitea.io/sdk/gitea"
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"helm.sh/helm/v4/pkg/chart/loader/archive"
+	chartloader "helm.sh/helm/v4/pkg/chart/v2/loader"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	appsv1 "k8s.io/api/apps/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -99,7 +105,8 @@ func (s *fluxScenario) grownAfterMerge(sha, size string, pods map[string]types.U
 // volume that fills within autoresize_emergency_seconds grows before the
 // merge, and its pull request says so. (c') A HelmRelease applied by a
 // Kustomization that sets the size in its spec.values gets that value
-// edited in its manifest.
+// edited in its manifest, also for a chart from a Helm repository (Gitea's
+// package registry), read from source-controller's artifact.
 func TestAutoresizeSources(t *testing.T) {
 	cl := started(t)
 	startFlux(t)
@@ -123,6 +130,10 @@ func TestAutoresizeSources(t *testing.T) {
 	t.Run("helm release values", func(t *testing.T) {
 		t.Parallel()
 		testAutoresizeHelmReleaseValues(t, cl, g, sdk, ctl)
+	})
+	t.Run("helm repository values", func(t *testing.T) {
+		t.Parallel()
+		testAutoresizeHelmRepositoryValues(t, cl, g, sdk, ctl)
 	})
 	t.Run("emergency", func(t *testing.T) {
 		t.Parallel()
@@ -226,23 +237,10 @@ func testAutoresizeHelmValues(t *testing.T, cl *cluster, g *giteasrv.Server, sdk
 	waitStatus(t, g, s.repo, sha, "claimwarden/"+s.sts.Namespace+"/web", "success", "2/2 claims compatible", ctl)
 }
 
-// testAutoresizeHelmReleaseValues: a Kustomization applies a HelmRelease
-// whose spec.values sets the size over the chart's default; the pull
-// request edits that line of the HelmRelease's manifest, not the chart's
-// values.yaml. On merge Flux applies the HelmRelease, helm-controller's
-// upgrade fails on the templates, claimwarden converges and nudges it.
-func testAutoresizeHelmReleaseValues(t *testing.T, cl *cluster, g *giteasrv.Server, sdk *gitea.Client, ctl *controller) {
-	ctx := context.Background()
-	name := "autoresize-hr-values"
-	url, err := g.CreateRepo(ctx, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := namespace(t, cl.admin)
-	bindHelmReleaseSecrets(t, cl, ns)
-	hr := fluxenv.HelmRelease("", name, name, "./chart")
-	hr.Spec.Chart.Spec.SourceRef.Namespace = "flux-system"
-	hr.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{"size":"1Gi"}`)}
+// helmReleaseManifest is hr as a manifest in Git (no status, no
+// creationTimestamp).
+func helmReleaseManifest(t *testing.T, hr *helmv2.HelmRelease) string {
+	t.Helper()
 	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(hr)
 	if err != nil {
 		t.Fatal(err)
@@ -253,23 +251,136 @@ func testAutoresizeHelmReleaseValues(t *testing.T, cl *cluster, g *giteasrv.Serv
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := g.PushCommit(ctx, name, map[string]string{
-		"chart/Chart.yaml":                 fmt.Sprintf(helmChartFile, "1.0.0"),
-		"chart/values.yaml":                fmt.Sprintf(helmValuesFile, "500Mi"),
-		"chart/templates/statefulset.yaml": helmStatefulSetTemplate,
-		"deploy/web.yaml":                  string(manifest),
-	}, "web at 1Gi, set by the HelmRelease")
+	return string(manifest)
+}
+
+// applyHelmRelease pushes files to a new repository, which a Kustomization
+// applies into a new namespace (its path ./deploy), and returns the
+// namespace and the first commit.
+func applyHelmRelease(t *testing.T, cl *cluster, g *giteasrv.Server, name string, files map[string]string) (string, string) {
+	t.Helper()
+	ctx := context.Background()
+	url, err := g.CreateRepo(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := g.PushCommit(ctx, name, files, "web at 1Gi, set by the HelmRelease")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := cl.admin.Create(ctx, fluxenv.GitRepository("flux-system", name, url, time.Minute)); err != nil {
 		t.Fatal(err)
 	}
+	ns := namespace(t, cl.admin)
+	bindHelmReleaseSecrets(t, cl, ns)
 	ks := fluxenv.Kustomization("flux-system", name, name, "./deploy")
 	ks.Spec.TargetNamespace = ns
 	if err := cl.admin.Create(ctx, ks); err != nil {
 		t.Fatal(err)
 	}
+	return ns, first
+}
+
+// testAutoresizeHelmRepositoryValues: as testAutoresizeHelmReleaseValues,
+// the chart packaged in a Helm repository; on merge helm-controller
+// upgrades the same chart version with the new values.
+func testAutoresizeHelmRepositoryValues(t *testing.T, cl *cluster, g *giteasrv.Server, sdk *gitea.Client, ctl *controller) {
+	ctx := context.Background()
+	name := "autoresize-hr-repository"
+	chart, err := chartloader.LoadFiles([]*archive.BufferedFile{
+		{Name: "Chart.yaml", Data: []byte(strings.Replace(fmt.Sprintf(helmChartFile, "1.0.0"), "name: web", "name: packaged-web", 1))},
+		{Name: "values.yaml", Data: []byte(fmt.Sprintf(helmValuesFile, "500Mi"))},
+		{Name: "templates/statefulset.yaml", Data: []byte(helmStatefulSetTemplate)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tgz, err := chartutil.Save(chart, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(tgz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repoURL, err := g.PushChart(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.admin.Create(ctx, &sourcev1.HelmRepository{ObjectMeta: metav1.ObjectMeta{Namespace: "flux-system", Name: name},
+		Spec: sourcev1.HelmRepositorySpec{URL: repoURL, Interval: metav1.Duration{Duration: time.Minute}}}); err != nil {
+		t.Fatal(err)
+	}
+	hr := fluxenv.HelmRelease("", name, name, "packaged-web")
+	hr.Spec.Chart.Spec.SourceRef = helmv2.CrossNamespaceObjectReference{Kind: sourcev1.HelmRepositoryKind, Name: name, Namespace: "flux-system"}
+	hr.Spec.Chart.Spec.ReconcileStrategy, hr.Spec.Chart.Spec.Version = "", "0.1.0"
+	hr.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{"size":"1Gi"}`)}
+	ns, first := applyHelmRelease(t, cl, g, name, map[string]string{"deploy/web.yaml": helmReleaseManifest(t, hr)})
+	key := types.NamespacedName{Namespace: ns, Name: name}
+	installed := waitHelmRelease(t, cl, key, ctl, first[:8]+" installed", func(hr *helmv2.HelmRelease) bool { return deployed(hr) })
+	sts := types.NamespacedName{Namespace: ns, Name: "web"}
+	waitRolloutDone(t, cl.admin, sts, 2, "1Gi", ctl)
+	live := &appsv1.StatefulSet{}
+	if err := cl.admin.Get(ctx, sts, live); err != nil {
+		t.Fatal(err)
+	}
+	pods := podUIDs(t, cl.admin, live)
+
+	fill(t, cl.admin, ns, "900Mi", claimNames("web", 2)...)
+	pr := waitPullRequests(t, sdk, g.User, name, 1, ctl)
+	diff, _, err := sdk.GetPullRequestDiff(g.User, name, pr.Index, gitea.PullRequestDiffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(diff), "+++ b/deploy/web.yaml") {
+		t.Errorf("the pull request does not edit the HelmRelease's manifest:\n%s", diff)
+	}
+	sha := mergeResize(t, sdk, g.User, name, []string{"size: 1Gi"}, []string{"size: 2Gi"}, ctl)
+	if _, err := fluxenv.RequestReconcile(ctx, cl.admin, fluxenv.GitRepository("flux-system", name, "", 0)); err != nil {
+		t.Fatal(err)
+	}
+	waitHelmRelease(t, cl, key, ctl, "upgraded after claimwarden converged the merge", func(hr *helmv2.HelmRelease) bool {
+		return deployed(hr) && hr.Status.History.Latest().Version > installed.Status.History.Latest().Version
+	})
+	waitRolloutDone(t, cl.admin, sts, 2, "2Gi", ctl)
+	after := &appsv1.StatefulSet{}
+	if err := cl.admin.Get(ctx, sts, after); err != nil {
+		t.Fatal(err)
+	}
+	assertPodsKept(t, cl.admin, after, pods)
+	waitStatus(t, g, name, sha, "claimwarden/"+ns+"/web", "success", "2/2 claims compatible", ctl)
+}
+
+// waitHelmRelease waits until cond holds for HelmRelease key.
+func waitHelmRelease(t *testing.T, cl *cluster, key types.NamespacedName, ctl *controller, what string, cond func(*helmv2.HelmRelease) bool) *helmv2.HelmRelease {
+	t.Helper()
+	hr := &helmv2.HelmRelease{}
+	waitFor(t, fmt.Sprintf("HelmRelease %s: %s", key, what), []*controller{ctl}, func(ctx context.Context) (bool, error) {
+		if err := cl.admin.Get(ctx, key, hr); err != nil {
+			return false, err
+		}
+		return hr.Status.History.Latest() != nil && cond(hr), nil
+	})
+	return hr
+}
+
+// testAutoresizeHelmReleaseValues: a Kustomization applies a HelmRelease
+// whose spec.values sets the size over the chart's default; the pull
+// request edits that line of the HelmRelease's manifest, not the chart's
+// values.yaml. On merge Flux applies the HelmRelease, helm-controller's
+// upgrade fails on the templates, claimwarden converges and nudges it.
+func testAutoresizeHelmReleaseValues(t *testing.T, cl *cluster, g *giteasrv.Server, sdk *gitea.Client, ctl *controller) {
+	ctx := context.Background()
+	name := "autoresize-hr-values"
+	hr := fluxenv.HelmRelease("", name, name, "./chart")
+	hr.Spec.Chart.Spec.SourceRef.Namespace = "flux-system"
+	hr.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{"size":"1Gi"}`)}
+	ns, first := applyHelmRelease(t, cl, g, name, map[string]string{
+		"chart/Chart.yaml":                 fmt.Sprintf(helmChartFile, "1.0.0"),
+		"chart/values.yaml":                fmt.Sprintf(helmValuesFile, "500Mi"),
+		"chart/templates/statefulset.yaml": helmStatefulSetTemplate,
+		"deploy/web.yaml":                  helmReleaseManifest(t, hr),
+	})
 	s := &helmScenario{t: t, cl: cl, g: g, ctl: ctl, repo: name,
 		hr: types.NamespacedName{Namespace: ns, Name: name}, sts: types.NamespacedName{Namespace: ns, Name: "web"}}
 	s.release(first, "installed", deployed)

@@ -385,3 +385,24 @@ func (s *Server) pageAll(ctx context.Context, path string, out any) error {
 	}
 	return json.Unmarshal(data, out)
 }
+
+// PushChart uploads a packaged chart (a .tgz) to User's Helm repository in
+// Gitea's package registry and returns the repository's URL.
+func (s *Server) PushChart(ctx context.Context, tgz []byte) (string, error) {
+	repo := s.URL + "/api/packages/" + s.User + "/helm"
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, repo+"/api/charts", bytes.NewReader(tgz))
+	if err != nil {
+		return "", err
+	}
+	req.SetBasicAuth(s.User, s.Token)
+	resp, err := s.http.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return "", &APIError{Method: req.Method, Path: req.URL.Path, StatusCode: resp.StatusCode, Body: strings.TrimSpace(string(body))}
+	}
+	return repo, nil
+}

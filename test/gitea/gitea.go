@@ -312,7 +312,8 @@ func (s *Server) writeConfig(src string, port int) (string, error) {
 		// The default issue indexer (bleve) builds an on-disk index at start-up.
 		{"indexer", [][2]string{{"ISSUE_INDEXER_TYPE", "db"}, {"REPO_INDEXER_ENABLED", "false"}}},
 		{"actions", [][2]string{{"ENABLED", "false"}}},
-		{"packages", [][2]string{{"ENABLED", "false"}}},
+		// The package registry serves Helm repositories (PushChart).
+		{"packages", [][2]string{{"ENABLED", "true"}}},
 		{"session", [][2]string{{"PROVIDER", "memory"}}},
 	}
 	var b strings.Builder
