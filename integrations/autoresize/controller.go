@@ -114,6 +114,7 @@ func (c *Controller) Check(ctx context.Context) {
 			byNamespace[sts.Namespace] = append(byNamespace[sts.Namespace], sts)
 		}
 	}
+	defer c.Metrics.sweep()
 	for _, ns := range slices.Sorted(maps.Keys(byNamespace)) {
 		now := time.Now()
 		used, err := c.Usage.Claims(ctx, ns, now)

@@ -30,24 +30,33 @@ func init() {
 	metrics.Registry.MustRegister(usedRatio, secondsToFull, pullRequestsTotal)
 }
 
-// Metrics remembers which pull requests' ends were counted.
+// Metrics remembers which pull requests' ends were counted, and which
+// claims' series were exported.
 type Metrics struct {
 	mu sync.Mutex
 	// ended is, per key seen, the pull request whose merge or close was
 	// counted or that had ended when the key was first seen; 0 for none.
 	ended map[string]int64
+	// exported and observed are the claims (namespace/name) whose series
+	// the last check and this one exported.
+	exported, observed map[[2]string]bool
 }
 
 // NewMetrics returns empty Metrics.
-func NewMetrics() *Metrics { return &Metrics{ended: map[string]int64{}} }
+func NewMetrics() *Metrics {
+	return &Metrics{ended: map[string]int64{}, exported: map[[2]string]bool{}, observed: map[[2]string]bool{}}
+}
 
 // observe exports the claims' usage.
 func (m *Metrics) observe(claims []corev1.PersistentVolumeClaim, used map[string]usage.Usage) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	for _, pvc := range claims {
 		u, ok := used[pvc.Name]
 		if !ok {
 			continue
 		}
+		m.observed[[2]string{pvc.Namespace, pvc.Name}] = true
 		usedRatio.WithLabelValues(pvc.Namespace, pvc.Name).Set(u.UsedFraction())
 		if d, ok := u.TimeToFull(); ok {
 			secondsToFull.WithLabelValues(pvc.Namespace, pvc.Name).Set(d.Seconds())
@@ -55,6 +64,21 @@ func (m *Metrics) observe(claims []corev1.PersistentVolumeClaim, used map[string
 			secondsToFull.DeleteLabelValues(pvc.Namespace, pvc.Name)
 		}
 	}
+}
+
+// sweep ends a check: the series of claims it did not observe (their
+// StatefulSet left autoresize or was deleted, their usage is gone) are
+// deleted, so the series are bounded by the claims watched now.
+func (m *Metrics) sweep() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k := range m.exported {
+		if !m.observed[k] {
+			usedRatio.DeleteLabelValues(k[0], k[1])
+			secondsToFull.DeleteLabelValues(k[0], k[1])
+		}
+	}
+	m.exported, m.observed = m.observed, map[[2]string]bool{}
 }
 
 // seen counts the end of key's last pull request once. The first look at
