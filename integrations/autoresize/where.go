@@ -269,24 +269,24 @@ func (l Locator) application(ctx context.Context, key types.NamespacedName) (Whe
 		return w, err
 	}
 	// Argo CD merges the values files, then helm.values, then
-	// helm.valuesObject.
+	// helm.valuesObject; the last of them is the one edited.
+	field := "values"
 	if g.HelmValues != "" {
 		w.HelmValues = append(w.HelmValues, []byte(g.HelmValues))
 	}
-	if g.HelmValuesObject == nil {
-		return w, nil
+	if g.HelmValuesObject != nil {
+		obj, err := yaml.JSONToYAML(g.HelmValuesObject)
+		if err != nil {
+			return Where{}, fmt.Errorf("the Application %s: spec.source.helm.valuesObject: %w", key, err)
+		}
+		w.HelmValues, field = append(w.HelmValues, obj), "valuesObject"
 	}
-	obj, err := yaml.JSONToYAML(g.HelmValuesObject)
-	if err != nil {
-		return Where{}, fmt.Errorf("the Application %s: spec.source.helm.valuesObject: %w", key, err)
-	}
-	w.HelmValues = append(w.HelmValues, obj)
 	m, ok, err := l.manifestOf(ctx, u, argocd.ApplicationGVK.GroupKind())
 	if err != nil || !ok {
 		return w, err
 	}
 	m.Chart, m.ValuesFiles, m.Release, m.HelmValues = w.Dir, w.ValuesFiles, w.Release, w.HelmValues
-	m.Inline = &gitedit.Inline{Kind: argocd.ApplicationKind, Namespace: key.Namespace, Name: key.Name, Field: []string{"spec", "source", "helm", "valuesObject"}}
+	m.Inline = &gitedit.Inline{Kind: argocd.ApplicationKind, Namespace: key.Namespace, Name: key.Name, Field: []string{"spec", "source", "helm", field}}
 	return m.chartIn(w), nil
 }
 

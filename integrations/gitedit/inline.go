@@ -81,7 +81,12 @@ func findInline(src []byte, in Inline) (setting, error) {
 				break
 			}
 		}
-		if n == nil || n.Kind != yaml.MappingNode {
+		switch {
+		case n != nil && n.Kind == yaml.ScalarNode && n.Style&yaml.LiteralStyle != 0:
+			if n, err = literalValues(src, n); err != nil {
+				return setting{}, fmt.Errorf("%s: %w", in, err)
+			}
+		case n == nil || n.Kind != yaml.MappingNode:
 			return setting{}, fmt.Errorf("%s: no mapping: %w", in, ErrNotSet)
 		}
 		found = setting{node: n, flow: flow}
@@ -90,4 +95,47 @@ func findInline(src []byte, in Inline) (setting, error) {
 		return setting{}, ErrNotHeld
 	}
 	return found, nil
+}
+
+// literalValues is the mapping a literal block scalar (values: |) holds as
+// text, such as an Application's helm.values, with each node placed where
+// its text is in src: a literal block keeps its lines verbatim behind
+// their indentation. A block with an indentation indicator (|2) is not
+// read; splice checks every position before it edits.
+func literalValues(src []byte, block *yaml.Node) (*yaml.Node, error) {
+	start, err := offset(src, block.Line, block.Column)
+	if err != nil {
+		return nil, err
+	}
+	header, _, _ := strings.Cut(string(src[start:]), "\n")
+	if strings.ContainsAny(strings.TrimSpace(header), "123456789") {
+		return nil, fmt.Errorf("a literal block with an indentation indicator (%s) is not edited", strings.TrimSpace(header))
+	}
+	root, err := yaml.Parse(block.Value)
+	if err != nil {
+		return nil, fmt.Errorf("reading the values it holds: %w", err)
+	}
+	if root.YNode().Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("it holds no mapping: %w", ErrNotSet)
+	}
+	indent := -1
+	for _, line := range strings.Split(string(src[start+len(header):]), "\n")[1:] {
+		if strings.TrimSpace(line) != "" {
+			indent = len(line) - len(strings.TrimLeft(line, " "))
+			break
+		}
+	}
+	if indent < 0 {
+		return nil, fmt.Errorf("its lines are not found: %w", ErrNotSet)
+	}
+	var shift func(n *yaml.Node)
+	shift = func(n *yaml.Node) {
+		n.Line += block.Line
+		n.Column += indent
+		for _, c := range n.Content {
+			shift(c)
+		}
+	}
+	shift(root.YNode())
+	return root.YNode(), nil
 }

@@ -95,3 +95,31 @@ func TestSetValuesSizeInLayers(t *testing.T) {
 		t.Errorf("layers that leave the file's value in force: %q, %v, %v", out, changed, err)
 	}
 }
+
+// An Application's helm.values is YAML in a literal block: the value is
+// found in it and edited where its text is in the manifest.
+func TestSetInlineValuesSizeInALiteralBlock(t *testing.T) {
+	const app = `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: pg, namespace: argocd}
+spec:
+  source:
+    helm:
+      values: |
+        # the shop's database
+        primary:
+          persistence: {size: 10Gi}
+        replica:
+          persistence:
+            size: 10Gi
+`
+	in := Inline{Kind: "Application", Namespace: "argocd", Name: "pg", Field: []string{"spec", "source", "helm", "values"}}
+	out, changed, err := SetInlineValuesSize(release(""), []byte(app), in, primary, "20Gi", "")
+	if want := strings.Replace(app, "{size: 10Gi}", "{size: 20Gi}", 1); err != nil || !changed || string(out) != want {
+		t.Errorf("SetInlineValuesSize = %v, %v:\n%s\nwant\n%s", changed, err, out, want)
+	}
+	indicated := strings.Replace(app, "values: |", "values: |2", 1)
+	if _, _, err := SetInlineValuesSize(release(""), []byte(indicated), in, primary, "20Gi", ""); err == nil || !strings.Contains(err.Error(), "indentation indicator") {
+		t.Errorf("a block with an indentation indicator: %v, want refused", err)
+	}
+}
