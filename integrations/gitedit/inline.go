@@ -1,10 +1,7 @@
 package gitedit
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -47,32 +44,16 @@ func SetInlineValuesSize(r Release, src []byte, in Inline, t Target, size, key s
 
 // findInline is the mapping in's document sets in src.
 func findInline(src []byte, in Inline) (setting, error) {
-	if len(src) > MaxFileBytes {
-		return setting{}, fmt.Errorf("%d bytes, more than the %d edited", len(src), MaxFileBytes)
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(src))
 	var found setting
-	for {
-		var doc yaml.Node
-		err := dec.Decode(&doc)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return setting{}, fmt.Errorf("reading YAML: %w", err)
-		}
-		if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
-			continue
-		}
-		root := yaml.NewRNode(doc.Content[0])
+	err := eachDocument(src, func(root *yaml.RNode) error {
 		if root.YNode().Kind != yaml.MappingNode || root.GetKind() != in.Kind || root.GetName() != in.Name {
-			continue
+			return nil
 		}
 		if ns := root.GetNamespace(); ns != "" && ns != in.Namespace {
-			continue
+			return nil
 		}
 		if found.node != nil {
-			return setting{}, fmt.Errorf("%s %s/%s: on lines %d and %d; not edited", in.Kind, in.Namespace, in.Name, found.node.Line, root.YNode().Line)
+			return fmt.Errorf("%s %s/%s: on lines %d and %d; not edited", in.Kind, in.Namespace, in.Name, found.node.Line, root.YNode().Line)
 		}
 		n, flow := root.YNode(), false
 		for _, key := range in.Field {
@@ -83,13 +64,18 @@ func findInline(src []byte, in Inline) (setting, error) {
 		}
 		switch {
 		case n != nil && n.Kind == yaml.ScalarNode && n.Style&yaml.LiteralStyle != 0:
+			var err error
 			if n, err = literalValues(src, n); err != nil {
-				return setting{}, fmt.Errorf("%s: %w", in, err)
+				return fmt.Errorf("%s: %w", in, err)
 			}
 		case n == nil || n.Kind != yaml.MappingNode:
-			return setting{}, fmt.Errorf("%s: no mapping: %w", in, ErrNotSet)
+			return fmt.Errorf("%s: no mapping: %w", in, ErrNotSet)
 		}
 		found = setting{node: n, flow: flow}
+		return nil
+	})
+	if err != nil {
+		return setting{}, err
 	}
 	if found.node == nil {
 		return setting{}, ErrNotHeld

@@ -38,43 +38,53 @@ func SetSize(src []byte, t Target, size string) ([]byte, bool, error) {
 
 // findSize is the one place in src that sets the target's size.
 func findSize(src []byte, t Target) (setting, error) {
-	if len(src) > MaxFileBytes {
-		return setting{}, fmt.Errorf("%d bytes, more than the %d edited", len(src), MaxFileBytes)
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(src))
 	var found setting
-	for {
-		var doc yaml.Node
-		err := dec.Decode(&doc)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return setting{}, fmt.Errorf("reading YAML: %w", err)
-		}
-		if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
-			continue
-		}
-		root := yaml.NewRNode(doc.Content[0])
+	err := eachDocument(src, func(root *yaml.RNode) error {
 		if !isTarget(root, t) {
-			continue
+			return nil
 		}
 		s, err := templateStorage(root, t)
-		if err != nil {
-			return setting{}, err
-		}
-		if s.node == nil {
-			continue
+		if err != nil || s.node == nil {
+			return err
 		}
 		if found.node != nil {
-			return setting{}, fmt.Errorf("%s: set on lines %d and %d; not edited", t, found.node.Line, s.node.Line)
+			return fmt.Errorf("%s: set on lines %d and %d; not edited", t, found.node.Line, s.node.Line)
 		}
 		found = s
+		return nil
+	})
+	if err != nil {
+		return setting{}, err
 	}
 	if found.node == nil {
 		return setting{}, fmt.Errorf("%s: %w", t, ErrNotSet)
 	}
 	return found, nil
+}
+
+// eachDocument calls fn with the root of each document of src, a file of
+// at most MaxFileBytes, in order, until fn fails.
+func eachDocument(src []byte, fn func(root *yaml.RNode) error) error {
+	if len(src) > MaxFileBytes {
+		return fmt.Errorf("%d bytes, more than the %d edited", len(src), MaxFileBytes)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	for {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading YAML: %w", err)
+		}
+		if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+			continue
+		}
+		if err := fn(yaml.NewRNode(doc.Content[0])); err != nil {
+			return err
+		}
+	}
 }
 
 // SetInSeveral says that several files set the target's size: which one

@@ -40,14 +40,23 @@ resources:
 `
 
 // mergeResize waits for the one autoresize pull request of repo, checks
-// that its diff is want's lines only (removed, added, trimmed), merges it
-// and returns the merge commit.
-func mergeResize(t *testing.T, sdk *gitea.Client, owner, repo string, wantRemoved, wantAdded []string, ctl *controller) string {
+// that its diff is want's lines only (removed, added, trimmed) of file
+// only, merges it and returns the merge commit.
+func mergeResize(t *testing.T, sdk *gitea.Client, owner, repo, file string, wantRemoved, wantAdded []string, ctl *controller) string {
 	t.Helper()
 	pr := waitPullRequests(t, sdk, owner, repo, 1, ctl)
 	diff, _, err := sdk.GetPullRequestDiff(owner, repo, pr.Index, gitea.PullRequestDiffOptions{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	var files []string
+	for _, l := range strings.Split(string(diff), "\n") {
+		if f, ok := strings.CutPrefix(l, "+++ b/"); ok {
+			files = append(files, f)
+		}
+	}
+	if len(files) != 1 || files[0] != file {
+		t.Errorf("the pull request edits %q, want %s only:\n%s", files, file, diff)
 	}
 	removed, added := fixtures.DiffLines(string(diff))
 	trim := func(lines []string) string {
@@ -171,7 +180,7 @@ func testAutoresizeEmergency(t *testing.T, cl *cluster, g *giteasrv.Server, sdk 
 	}
 	t.Logf("status.autoresize: %+v", *st)
 
-	sha := mergeResize(t, sdk, g.User, s.repo, []string{"storage: 1Gi"}, []string{"storage: 2Gi"}, ctl)
+	sha := mergeResize(t, sdk, g.User, s.repo, "statefulset.yaml", []string{"storage: 1Gi"}, []string{"storage: 2Gi"}, ctl)
 	s.grownAfterMerge(sha, "2Gi", pods)
 }
 
@@ -212,7 +221,7 @@ func testAutoresizeOverlay(t *testing.T, cl *cluster, g *giteasrv.Server, sdk *g
 	fill(t, cl.admin, s.ns, "900Mi", claimNames("web", 2)...)
 	// The patch is added to the overlay, every line of it kept; the base
 	// is not touched.
-	sha := mergeResize(t, sdk, g.User, name, nil, []string{
+	sha := mergeResize(t, sdk, g.User, name, "overlays/prod/kustomization.yaml", nil, []string{
 		"", "patches:", "- target:", "kind: StatefulSet", "name: web", "patch: |-", "- op: replace",
 		"path: /spec/volumeClaimTemplates/0/spec/resources/requests/storage", "value: 2Gi",
 	}, ctl)
@@ -223,7 +232,7 @@ func testAutoresizeHelmValues(t *testing.T, cl *cluster, g *giteasrv.Server, sdk
 	ctx := context.Background()
 	s, pods := setupHelmScenario(t, cl, g, ctl, "autoresize-helm")
 	fill(t, cl.admin, s.sts.Namespace, "900Mi", claimNames("web", 2)...)
-	sha := mergeResize(t, sdk, g.User, s.repo, []string{"size: 1Gi"}, []string{"size: 2Gi"}, ctl)
+	sha := mergeResize(t, sdk, g.User, s.repo, "chart/values.yaml", []string{"size: 1Gi"}, []string{"size: 2Gi"}, ctl)
 	if _, err := fluxenv.RequestReconcile(ctx, cl.admin, fluxenv.GitRepository(s.hr.Namespace, s.hr.Name, "", 0)); err != nil {
 		t.Fatal(err)
 	}
@@ -327,15 +336,7 @@ func testAutoresizeHelmRepositoryValues(t *testing.T, cl *cluster, g *giteasrv.S
 	pods := podUIDs(t, cl.admin, live)
 
 	fill(t, cl.admin, ns, "900Mi", claimNames("web", 2)...)
-	pr := waitPullRequests(t, sdk, g.User, name, 1, ctl)
-	diff, _, err := sdk.GetPullRequestDiff(g.User, name, pr.Index, gitea.PullRequestDiffOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(diff), "+++ b/deploy/web.yaml") {
-		t.Errorf("the pull request does not edit the HelmRelease's manifest:\n%s", diff)
-	}
-	sha := mergeResize(t, sdk, g.User, name, []string{"size: 1Gi"}, []string{"size: 2Gi"}, ctl)
+	sha := mergeResize(t, sdk, g.User, name, "deploy/web.yaml", []string{"size: 1Gi"}, []string{"size: 2Gi"}, ctl)
 	if _, err := fluxenv.RequestReconcile(ctx, cl.admin, fluxenv.GitRepository("flux-system", name, "", 0)); err != nil {
 		t.Fatal(err)
 	}
@@ -392,15 +393,7 @@ func testAutoresizeHelmReleaseValues(t *testing.T, cl *cluster, g *giteasrv.Serv
 	pods := podUIDs(t, cl.admin, sts)
 
 	fill(t, cl.admin, ns, "900Mi", claimNames("web", 2)...)
-	pr := waitPullRequests(t, sdk, g.User, name, 1, ctl)
-	diff, _, err := sdk.GetPullRequestDiff(g.User, name, pr.Index, gitea.PullRequestDiffOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(diff), "+++ b/deploy/web.yaml") || strings.Contains(string(diff), "chart/values.yaml") {
-		t.Errorf("the pull request does not edit the HelmRelease's manifest only:\n%s", diff)
-	}
-	sha := mergeResize(t, sdk, g.User, name, []string{"size: 1Gi"}, []string{"size: 2Gi"}, ctl)
+	sha := mergeResize(t, sdk, g.User, name, "deploy/web.yaml", []string{"size: 1Gi"}, []string{"size: 2Gi"}, ctl)
 	if _, err := fluxenv.RequestReconcile(ctx, cl.admin, fluxenv.GitRepository("flux-system", name, "", 0)); err != nil {
 		t.Fatal(err)
 	}
