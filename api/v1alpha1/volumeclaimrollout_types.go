@@ -289,7 +289,8 @@ type AutoresizeStatus struct {
 	// Message says what autoresize did last, or why it proposes nothing.
 	// +optional
 	Message string `json:"message,omitempty"`
-	// LastChecked is when usage was last read.
+	// LastChecked is when a check last found something else than the rest
+	// of this status says; a check that finds the same writes nothing.
 	// +optional
 	LastChecked metav1.Time `json:"lastChecked,omitempty"`
 }

@@ -267,9 +267,11 @@ func (j *check) fail(st *v1alpha1.AutoresizeStatus, err error) {
 // cooldown a closed pull request started.
 func nothingText(denied []string, last *pullrequest.PullRequest, now time.Time) string {
 	msg := "no claim needs to grow"
-	if since := sinceClosed(last, now); since != nil {
-		msg += fmt.Sprintf(" (the last pull request was %s %s ago; the autoresize policy waits autoresize_cooldown_seconds after it)",
-			last.State, since.Round(time.Second))
+	if sinceClosed(last, now) != nil {
+		// The time of the close, not the time since: a status that says
+		// the same at every check is not written again.
+		msg += fmt.Sprintf(" (the last pull request was %s at %s; the autoresize policy waits autoresize_cooldown_seconds after it)",
+			last.State, last.ClosedAt.UTC().Truncate(time.Second).Format(time.RFC3339))
 	}
 	if len(denied) > 0 {
 		msg = "the autoresize question was denied: " + strings.Join(denied, "; ")

@@ -20,6 +20,10 @@ var (
 		Name: "claimwarden_autoresize_seconds_to_full",
 		Help: "When the volume of a claim autoresize watches is full at its recent growth; absent while it does not grow.",
 	}, []string{"namespace", "persistentvolumeclaim"})
+	checksTotal = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "claimwarden_autoresize_checks_total",
+		Help: "Checks of the opted-in StatefulSets: one per autoresize.interval, however many StatefulSets.",
+	})
 	pullRequestsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "claimwarden_autoresize_pull_requests_total",
 		Help: "Autoresize pull requests by event: opened, updated, and merged or closed (unmerged) as autoresize next saw them.",
@@ -27,7 +31,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(usedRatio, secondsToFull, pullRequestsTotal)
+	metrics.Registry.MustRegister(usedRatio, secondsToFull, checksTotal, pullRequestsTotal)
 }
 
 // Metrics remembers which pull requests' ends were counted, and which
@@ -66,10 +70,11 @@ func (m *Metrics) observe(claims []corev1.PersistentVolumeClaim, used map[string
 	}
 }
 
-// sweep ends a check: the series of claims it did not observe (their
+// sweep ends a check, which it counts: the series of claims it did not observe (their
 // StatefulSet left autoresize or was deleted, their usage is gone) are
 // deleted, so the series are bounded by the claims watched now.
 func (m *Metrics) sweep() {
+	checksTotal.Inc()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for k := range m.exported {

@@ -18,8 +18,15 @@ const FieldOwner = v1alpha1.ControllerName + "-autoresize"
 
 // record writes st into the StatefulSet's VolumeClaimRollout (status.autoresize
 // only, a merge patch, so that the rollout's fields stay as the rollout
-// controller wrote them); a StatefulSet without one gets none.
+// controller wrote them); a StatefulSet without one gets none. A status
+// that says what the cached one says is not written: a StatefulSet at
+// rest costs no write per check.
 func (c *Controller) record(ctx context.Context, sts *appsv1.StatefulSet, st v1alpha1.AutoresizeStatus) {
+	c.Log.V(1).Info("autoresize checked", "statefulset", keyOf(sts), "usage", st.Usage, "message", st.Message)
+	var cached v1alpha1.VolumeClaimRollout
+	if err := c.Client.Get(ctx, keyOf(sts), &cached); err == nil && sameStatus(cached.Status.Autoresize, st) {
+		return
+	}
 	patch, err := json.Marshal(map[string]any{"status": map[string]any{"autoresize": st}})
 	if err != nil {
 		c.Log.Error(err, "autoresize: encoding the status")
@@ -30,7 +37,17 @@ func (c *Controller) record(ctx context.Context, sts *appsv1.StatefulSet, st v1a
 	if client.IgnoreNotFound(err) != nil {
 		c.Log.Error(err, "autoresize: writing the status", "statefulset", keyOf(sts))
 	}
-	c.Log.V(1).Info("autoresize checked", "statefulset", keyOf(sts), "usage", st.Usage, "message", st.Message)
+}
+
+// sameStatus reports whether st says what old says, when it was checked
+// aside.
+func sameStatus(old *v1alpha1.AutoresizeStatus, st v1alpha1.AutoresizeStatus) bool {
+	if old == nil {
+		return false
+	}
+	o := *old
+	o.LastChecked, st.LastChecked = metav1.Time{}, metav1.Time{}
+	return o == st
 }
 
 func keyOf(sts *appsv1.StatefulSet) types.NamespacedName {

@@ -79,7 +79,7 @@ func awaitPullRequest(ctx context.Context, cl *cluster, sdk *giteasdk.Client, fi
 	if err := proposedEvent(ctx, cl, filled, out); err != nil {
 		return nil, err
 	}
-	return pr, showAutoresize(ctx, cl, filled, "open", pr.HTMLURL, usedPercent(sizeBefore), out)
+	return pr, showAutoresize(ctx, cl, "open", pr.HTMLURL, usedPercent(sizeBefore), out)
 }
 
 // proposedEvent waits for claimwarden's event saying it proposed, and prints it.
@@ -103,14 +103,14 @@ func proposedEvent(ctx context.Context, cl *cluster, since time.Time, out *print
 	return nil
 }
 
-// showAutoresize waits until the rollout's status.autoresize, checked
-// after since, says the pull request at url is in state and the fullest
-// claim is usage full ("88%"), and prints it.
-func showAutoresize(ctx context.Context, cl *cluster, since time.Time, state, url, usage string, out *printer) error {
+// showAutoresize waits until the rollout's status.autoresize says the pull
+// request at url is in state and the fullest claim is usage full ("88%"),
+// and prints it.
+func showAutoresize(ctx context.Context, cl *cluster, state, url, usage string, out *printer) error {
 	var a *v1alpha1.AutoresizeStatus
 	_, err := waitRollout(ctx, cl, time.Minute, func(v *v1alpha1.VolumeClaimRollout) bool {
 		a = v.Status.Autoresize
-		return a != nil && !a.LastChecked.Time.Before(since.Truncate(time.Second)) && a.State == state && a.PullRequest == url &&
+		return a != nil && a.State == state && a.PullRequest == url &&
 			strings.HasPrefix(a.Usage, usage+" ")
 	})
 	if err != nil {

@@ -87,7 +87,7 @@ func mergeAndFollow(ctx context.Context, cl *cluster, o options, tool gitOpsTool
 func afterMerge(ctx context.Context, cl *cluster, sdk *giteasdk.Client, pr *giteasdk.PullRequest, out *printer) error {
 	out.step("After the merge: nothing more to grow")
 	out.note("claimwarden reads usage again: the claims are twice the size, the data is not.")
-	if err := showAutoresize(ctx, cl, time.Now(), "merged", pr.HTMLURL, usedPercent(sizeAfter), out); err != nil {
+	if err := showAutoresize(ctx, cl, "merged", pr.HTMLURL, usedPercent(sizeAfter), out); err != nil {
 		return err
 	}
 	prs, _, err := sdk.ListRepoPullRequests(cl.gitea.User, repoName, giteasdk.ListPullRequestsOptions{State: giteasdk.StateAll})

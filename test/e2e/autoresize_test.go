@@ -140,8 +140,24 @@ func logAutoresizeStatus(t *testing.T) {
 	}
 }
 
+// autoresizeChecks counts a controller's passes over the opted-in
+// StatefulSets.
+const autoresizeChecks = "claimwarden_autoresize_checks_total"
+
+// waitChecks waits until ctl has made n checks, and returns how many it has.
+func waitChecks(t *testing.T, ctl *controller, n int) int {
+	t.Helper()
+	var got int
+	waitFor(t, fmt.Sprintf("%d autoresize checks", n), []*controller{ctl}, func(context.Context) (bool, error) {
+		got = ctl.counter(t, autoresizeChecks)
+		return got >= n, nil
+	})
+	return got
+}
+
 // autoresizeStatus waits until the rollout's status.autoresize was written
-// after since and cond holds for it.
+// after since and cond holds for it. A check that finds what the status
+// says writes nothing: since is when what cond waits for changed.
 func autoresizeStatus(t *testing.T, c client.Client, key client.ObjectKey, since time.Time, what string, cond func(*v1alpha1.AutoresizeStatus) bool, ctl *controller) *v1alpha1.AutoresizeStatus {
 	t.Helper()
 	var got *v1alpha1.AutoresizeStatus
@@ -224,14 +240,10 @@ func TestAutoresizeThroughPullRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	closedAt := time.Now()
+	autoresizeStatus(t, cl.admin, s.sts, closedAt, "the close seen", func(a *v1alpha1.AutoresizeStatus) bool { return a.State == "closed" }, ctl)
 	checks := 0
-	var lastChecked time.Time
-	for time.Since(closedAt) < autoresizeCooldown-5*time.Second {
-		st := autoresizeStatus(t, cl.admin, s.sts, closedAt, "checked after the close", func(a *v1alpha1.AutoresizeStatus) bool {
-			return a.State == "closed" && a.LastChecked.Time.After(lastChecked)
-		}, ctl)
-		lastChecked = st.LastChecked.Time
-		checks++
+	for done := ctl.counter(t, autoresizeChecks); time.Since(closedAt) < autoresizeCooldown-5*time.Second; checks++ {
+		done = waitChecks(t, ctl, done+1)
 		if prs, err := pullRequests(ctx, sdk, g.User, s.repo); err != nil || len(prs) != 2 {
 			t.Fatalf("%d pull requests (%v) %s after closing one, within the cooldown of %s; want no new one",
 				len(prs), err, time.Since(closedAt).Round(time.Second), autoresizeCooldown)
@@ -253,8 +265,9 @@ func TestAutoresizeThroughPullRequests(t *testing.T) {
 	head := third.Head.Sha
 	ctl.kill(t)
 	restarted := startController(t, cl, "autoresize-restarted", args...)
-	since := time.Now()
-	autoresizeStatus(t, cl.admin, s.sts, since, "the open pull request found again", func(a *v1alpha1.AutoresizeStatus) bool {
+	// Two checks: the first one ended before the second began.
+	waitChecks(t, restarted, 2)
+	autoresizeStatus(t, cl.admin, s.sts, time.Time{}, "the open pull request found again", func(a *v1alpha1.AutoresizeStatus) bool {
 		return a.PullRequest == third.HTMLURL && a.State == "open"
 	}, restarted)
 	prs, err := pullRequests(ctx, sdk, g.User, s.repo)
