@@ -103,12 +103,7 @@ func testAutoresizeAppOfApps(t *testing.T, cl *cluster, g *giteasrv.Server, argo
 		t.Fatal(err)
 	}
 	s.application(first, "Synced, applied by aoa-root", synced)
-	waitRolloutDone(t, cl.admin, s.sts, 2, "1Gi", ctl)
-	sts := &appsv1.StatefulSet{}
-	if err := cl.admin.Get(ctx, s.sts, sts); err != nil {
-		t.Fatal(err)
-	}
-	pods := podUIDs(t, cl.admin, sts)
+	pods := settledPods(t, cl, s.sts, ctl)
 
 	fill(t, cl.admin, s.ns, "900Mi", claimNames("web", 2)...)
 	sha := mergeResize(t, sdk, g.User, s.repo, "apps/web.yaml", []string{"size: 1Gi"}, []string{"size: 2Gi"}, ctl)

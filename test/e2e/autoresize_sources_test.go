@@ -211,12 +211,7 @@ func testAutoresizeOverlay(t *testing.T, cl *cluster, g *giteasrv.Server, sdk *g
 		t.Fatal(err)
 	}
 	s.kustomization(first, "Ready", ready)
-	waitRolloutDone(t, cl.admin, s.sts, 2, "1Gi", ctl)
-	sts := &appsv1.StatefulSet{}
-	if err := cl.admin.Get(ctx, s.sts, sts); err != nil {
-		t.Fatal(err)
-	}
-	pods := podUIDs(t, cl.admin, sts)
+	pods := settledPods(t, cl, s.sts, ctl)
 
 	fill(t, cl.admin, s.ns, "900Mi", claimNames("web", 2)...)
 	// The patch is added to the overlay, every line of it kept; the base
@@ -244,6 +239,18 @@ func testAutoresizeHelmValues(t *testing.T, cl *cluster, g *giteasrv.Server, sdk
 	}
 	assertPodsKept(t, cl.admin, after, pods)
 	waitStatus(t, g, s.repo, sha, "claimwarden/"+s.sts.Namespace+"/web", "success", "2/2 claims compatible", ctl)
+}
+
+// settledPods waits until the StatefulSet's two claims are at 1Gi with
+// nothing left to do, and returns its Pods' UIDs.
+func settledPods(t *testing.T, cl *cluster, key types.NamespacedName, ctl *controller) map[string]types.UID {
+	t.Helper()
+	waitRolloutDone(t, cl.admin, key, 2, "1Gi", ctl)
+	sts := &appsv1.StatefulSet{}
+	if err := cl.admin.Get(context.Background(), key, sts); err != nil {
+		t.Fatal(err)
+	}
+	return podUIDs(t, cl.admin, sts)
 }
 
 // helmReleaseManifest is hr as a manifest in Git (no status, no
@@ -328,12 +335,7 @@ func testAutoresizeHelmRepositoryValues(t *testing.T, cl *cluster, g *giteasrv.S
 	key := types.NamespacedName{Namespace: ns, Name: name}
 	installed := waitHelmRelease(t, cl, key, ctl, first[:8]+" installed", func(hr *helmv2.HelmRelease) bool { return deployed(hr) })
 	sts := types.NamespacedName{Namespace: ns, Name: "web"}
-	waitRolloutDone(t, cl.admin, sts, 2, "1Gi", ctl)
-	live := &appsv1.StatefulSet{}
-	if err := cl.admin.Get(ctx, sts, live); err != nil {
-		t.Fatal(err)
-	}
-	pods := podUIDs(t, cl.admin, live)
+	pods := settledPods(t, cl, sts, ctl)
 
 	fill(t, cl.admin, ns, "900Mi", claimNames("web", 2)...)
 	sha := mergeResize(t, sdk, g.User, name, "deploy/web.yaml", []string{"size: 1Gi"}, []string{"size: 2Gi"}, ctl)
@@ -385,12 +387,7 @@ func testAutoresizeHelmReleaseValues(t *testing.T, cl *cluster, g *giteasrv.Serv
 	s := &helmScenario{t: t, cl: cl, g: g, ctl: ctl, repo: name,
 		hr: types.NamespacedName{Namespace: ns, Name: name}, sts: types.NamespacedName{Namespace: ns, Name: "web"}}
 	s.release(first, "installed", deployed)
-	waitRolloutDone(t, cl.admin, s.sts, 2, "1Gi", ctl)
-	sts := &appsv1.StatefulSet{}
-	if err := cl.admin.Get(ctx, s.sts, sts); err != nil {
-		t.Fatal(err)
-	}
-	pods := podUIDs(t, cl.admin, sts)
+	pods := settledPods(t, cl, s.sts, ctl)
 
 	fill(t, cl.admin, ns, "900Mi", claimNames("web", 2)...)
 	sha := mergeResize(t, sdk, g.User, name, "deploy/web.yaml", []string{"size: 1Gi"}, []string{"size: 2Gi"}, ctl)
