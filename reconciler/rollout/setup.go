@@ -77,12 +77,11 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		For(&appsv1.StatefulSet{}, builder.WithPredicates(r.managedPredicate())).
 		// A VolumeClaimRollout shares its StatefulSet's key. It is watched, not
 		// Owned, because an orphan delete strips its owner reference while a
-		// re-create is pending; only creations and deletions matter (our own
-		// status writes must not trigger reconciles).
+		// re-create is pending; creations, deletions and a person's recovery
+		// from a refused journal matter (our own status writes must not
+		// trigger reconciles).
 		Watches(&v1alpha1.VolumeClaimRollout{}, &handler.EnqueueRequestForObject{},
-			builder.WithPredicates(predicate.Funcs{
-				UpdateFunc: func(event.UpdateEvent) bool { return false },
-			})).
+			builder.WithPredicates(rolloutWatched())).
 		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(r.statefulSetsOfClaim)).
 		// Pods, metadata only: under updateStrategy OnDelete a Pod's
 		// deletion lets its claims through (see plan.OnDelete).
