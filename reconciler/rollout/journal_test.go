@@ -105,6 +105,41 @@ func TestForgedJournalStallsTheRollout(t *testing.T) {
 	if err := c.Get(ctx, key, &cur); !apierrors.IsNotFound(err) {
 		t.Errorf("StatefulSet after a forged record: %v (image %s), want NotFound (nothing created)", err, imageOf(&cur))
 	}
+
+	// The recovery the condition describes, with the StatefulSet re-applied
+	// by its tool first and settled (no event of its own follows): clearing
+	// the record alone must wake the rollout.
+	proposals.Delete(ctx, owner, key)
+	reconciles = counter(t, "controller_runtime_reconcile_total", "controller", "volumeclaimrollout")
+	if err := c.Create(ctx, converge.Prepare(&live)); err != nil {
+		t.Fatal(err)
+	}
+	if err := fixtures.WaitReady(ctx, c, key, timeout); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, fixtures.Poll, timeout, true, func(context.Context) (bool, error) {
+		return counter(t, "controller_runtime_reconcile_total", "controller", "volumeclaimrollout") > reconciles, nil
+	})
+	if err != nil {
+		t.Fatal("the controller did not reconcile the re-applied StatefulSet")
+	}
+	waitRollout(t, c, key, "still Stalled JournalRejected with the StatefulSet back", func(v *v1alpha1.VolumeClaimRollout) bool {
+		return conditions.GetReason(v, meta.StalledCondition) == v1alpha1.ReasonJournalRejected
+	})
+	reconciles = counter(t, "controller_runtime_reconcile_total", "controller", "volumeclaimrollout")
+	clear := client.RawPatch(types.MergePatchType, []byte(`{"status":{"pendingRecreate":null}}`))
+	if err := c.Status().Patch(ctx, rejected, clear); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, fixtures.Poll, timeout, true, func(context.Context) (bool, error) {
+		return counter(t, "controller_runtime_reconcile_total", "controller", "volumeclaimrollout") > reconciles, nil
+	})
+	if err != nil {
+		t.Fatal("clearing the refused record did not wake the rollout")
+	}
+	waitRollout(t, c, key, "Ready once the record was cleared", func(v *v1alpha1.VolumeClaimRollout) bool {
+		return !conditions.IsStalled(v) && conditions.IsReady(v)
+	})
 }
 
 func imageOf(sts *appsv1.StatefulSet) string {
