@@ -107,7 +107,7 @@ type gitSide struct {
 // j.skipped, where no pull request can be opened (no branch, a repository
 // the operator does not allow).
 func (j *check) git(ctx context.Context) (*gitSide, error) {
-	where, err := Locator{Reader: j.c.Reader, Parents: j.c.Owners, NoCrossNamespaceRefs: j.c.NoCrossNamespaceRefs}.Locate(ctx, j.src.Source)
+	where, err := Locator{Reader: j.c.Reader, Parents: j.c.Owners, NoCrossNamespaceRefs: j.c.NoCrossNamespaceRefs}.Locate(ctx, j.src.Source, j.src.Object)
 	if err != nil {
 		j.skipped = err.Error()
 		return nil, nil

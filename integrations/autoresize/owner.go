@@ -85,6 +85,9 @@ type source struct {
 	// claims; Authority the identity the tool applies as (nil: as itself).
 	IgnoredLabels []string
 	Authority     *v1alpha1.Identity
+	// Object is the tool object as read to confirm it applies the
+	// StatefulSet; nil for a proposal's source (Locate reads it then).
+	Object client.Object
 }
 
 // sourceOf is the GitOps object that applies live: the one of its newest
@@ -111,7 +114,7 @@ func (c *Controller) sourceOf(ctx context.Context, live *appsv1.StatefulSet) (so
 		if err != nil {
 			return source{}, err
 		}
-		return source{Source: v1alpha1.Source{Kind: o.Kind, Namespace: key.Namespace, Name: key.Name}, Authority: id}, nil
+		return source{Source: v1alpha1.Source{Kind: o.Kind, Namespace: key.Namespace, Name: key.Name}, Authority: id, Object: obj}, nil
 	}
 	return source{}, fmt.Errorf("no %s applies it: there is no repository to propose a resize to", strings.Join(kinds, ", "))
 }

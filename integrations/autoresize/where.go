@@ -87,26 +87,36 @@ type Locator struct {
 	NoCrossNamespaceRefs bool
 }
 
-// Locate is where the tool object of src reads its StatefulSets from.
-func (l Locator) Locate(ctx context.Context, src v1alpha1.Source) (Where, error) {
-	key := types.NamespacedName{Namespace: src.Namespace, Name: src.Name}
-	switch src.Kind {
-	case kustomizev1.KustomizationKind:
-		return l.kustomization(ctx, key)
-	case helmv2.HelmReleaseKind:
-		return l.helmRelease(ctx, key)
-	case argocd.ApplicationKind:
-		return l.application(ctx, key)
+// Locate is where the tool object of src reads its StatefulSets from;
+// obj is that object when the caller read it already (nil: it is read).
+func (l Locator) Locate(ctx context.Context, src v1alpha1.Source, obj client.Object) (Where, error) {
+	if obj == nil {
+		switch src.Kind {
+		case kustomizev1.KustomizationKind:
+			obj = &kustomizev1.Kustomization{}
+		case helmv2.HelmReleaseKind:
+			obj = &helmv2.HelmRelease{}
+		case argocd.ApplicationKind:
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(argocd.ApplicationGVK)
+			obj = u
+		default:
+			return Where{}, fmt.Errorf("proposed by a %s: autoresize proposes pull requests for Flux Kustomizations, HelmReleases and Argo CD Applications", src.Kind)
+		}
+		key := types.NamespacedName{Namespace: src.Namespace, Name: src.Name}
+		if err := l.Reader.Get(ctx, key, obj); err != nil {
+			return Where{}, fmt.Errorf("reading %s %s: %w", src.Kind, key, err)
+		}
 	}
-	return Where{}, fmt.Errorf("proposed by a %s: autoresize proposes pull requests for Flux Kustomizations, HelmReleases of charts in Git and Argo CD Applications", src.Kind)
-}
-
-func (l Locator) kustomization(ctx context.Context, key types.NamespacedName) (Where, error) {
-	var ks kustomizev1.Kustomization
-	if err := l.Reader.Get(ctx, key, &ks); err != nil {
-		return Where{}, fmt.Errorf("reading Kustomization %s: %w", key, err)
+	switch o := obj.(type) {
+	case *kustomizev1.Kustomization:
+		return l.kustomizationSource(ctx, o)
+	case *helmv2.HelmRelease:
+		return l.helmRelease(ctx, o)
+	case *unstructured.Unstructured:
+		return l.application(ctx, o)
 	}
-	return l.kustomizationSource(ctx, &ks)
+	return Where{}, fmt.Errorf("a %T is no tool object autoresize locates", obj)
 }
 
 func (l Locator) kustomizationSource(ctx context.Context, ks *kustomizev1.Kustomization) (Where, error) {
@@ -123,15 +133,12 @@ func (l Locator) kustomizationSource(ctx context.Context, ks *kustomizev1.Kustom
 	return w, nil
 }
 
-func (l Locator) helmRelease(ctx context.Context, key types.NamespacedName) (Where, error) {
-	var hr helmv2.HelmRelease
-	if err := l.Reader.Get(ctx, key, &hr); err != nil {
-		return Where{}, fmt.Errorf("reading HelmRelease %s: %w", key, err)
-	}
+func (l Locator) helmRelease(ctx context.Context, hr *helmv2.HelmRelease) (Where, error) {
+	key := client.ObjectKeyFromObject(hr)
 	if hr.Spec.Chart == nil {
 		return Where{}, fmt.Errorf("HelmRelease %s: no spec.chart (a chartRef): its chart is not in a Git repository or a Helm repository autoresize reads", key)
 	}
-	w, err := l.helmChart(ctx, &hr)
+	w, err := l.helmChart(ctx, hr)
 	if err != nil {
 		return Where{}, fmt.Errorf("HelmRelease %s: %w", key, err)
 	}
@@ -147,7 +154,7 @@ func (l Locator) helmRelease(ctx context.Context, key types.NamespacedName) (Whe
 		return Where{}, fmt.Errorf("HelmRelease %s: spec.values: %w", key, err)
 	}
 	w.HelmValues = [][]byte{values}
-	m, ok, err := l.manifestOf(ctx, &hr, schema.GroupKind{Group: helmv2.GroupVersion.Group, Kind: helmv2.HelmReleaseKind})
+	m, ok, err := l.manifestOf(ctx, hr, schema.GroupKind{Group: helmv2.GroupVersion.Group, Kind: helmv2.HelmReleaseKind})
 	switch {
 	case err != nil:
 		return Where{}, err
@@ -258,12 +265,8 @@ func setsValues(v *apiextensionsv1.JSON) bool {
 	return raw != "" && raw != "null" && raw != "{}"
 }
 
-func (l Locator) application(ctx context.Context, key types.NamespacedName) (Where, error) {
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(argocd.ApplicationGVK)
-	if err := l.Reader.Get(ctx, key, u); err != nil {
-		return Where{}, fmt.Errorf("reading Application %s: %w", key, err)
-	}
+func (l Locator) application(ctx context.Context, u *unstructured.Unstructured) (Where, error) {
+	key := client.ObjectKeyFromObject(u)
 	w, g, err := applicationSource(u)
 	if err != nil || !g.HelmInlineValues {
 		return w, err

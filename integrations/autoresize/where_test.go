@@ -92,28 +92,33 @@ func TestLocate(t *testing.T) {
 		"outside": {Repository: "https://git.example.com/acme/fleet.git", Branch: "prod", Dir: "etc"},
 		"cross":   {Repository: "https://git.example.com/acme/common.git", Branch: "master"},
 	} {
-		got, err := l.Locate(ctx, src(kustomizev1.KustomizationKind, name))
+		got, err := l.Locate(ctx, src(kustomizev1.KustomizationKind, name), nil)
 		if err != nil || got.Repository != want.Repository || got.Branch != want.Branch || got.Dir != want.Dir || got.Chart != "" {
 			t.Errorf("Kustomization %s: %+v, %v; want %+v", name, got, err, want)
 		}
 	}
-	if _, err := (Locator{Reader: c, NoCrossNamespaceRefs: true}).Locate(ctx, src(kustomizev1.KustomizationKind, "cross")); err == nil || !strings.Contains(err.Error(), "flux.noCrossNamespaceRefs") {
+	// An object the caller read already is not read again: one that is not
+	// on the server is located from itself.
+	if got, err := l.Locate(ctx, src(kustomizev1.KustomizationKind, "unsaved"), ks("unsaved", "./apps", "", "fleet")); err != nil || got.Dir != "apps" || got.Branch != "prod" {
+		t.Errorf("a Kustomization given: %+v, %v; want it located without a read", got, err)
+	}
+	if _, err := (Locator{Reader: c, NoCrossNamespaceRefs: true}).Locate(ctx, src(kustomizev1.KustomizationKind, "cross"), nil); err == nil || !strings.Contains(err.Error(), "flux.noCrossNamespaceRefs") {
 		t.Errorf("a cross-namespace source under --no-cross-namespace-refs: %v, want refused", err)
 	}
-	if _, err := l.Locate(ctx, src(kustomizev1.KustomizationKind, "tag")); !errors.Is(err, ErrNoBranch) {
+	if _, err := l.Locate(ctx, src(kustomizev1.KustomizationKind, "tag"), nil); !errors.Is(err, ErrNoBranch) {
 		t.Errorf("a GitRepository at a tag: %v, want ErrNoBranch", err)
 	}
 
-	got, err := l.Locate(ctx, src(helmv2.HelmReleaseKind, "db"))
+	got, err := l.Locate(ctx, src(helmv2.HelmReleaseKind, "db"), nil)
 	if err != nil || got.Branch != "prod" || got.Chart != "charts/db" || strings.Join(got.ValuesFiles, ",") != "envs/prod/values.yaml,charts/db/values.yaml" ||
 		got.Release != (types.NamespacedName{Namespace: "shop", Name: "shop-db"}) {
 		t.Errorf("HelmRelease db: %+v, %v; want the chart and values files in fleet@prod, released as shop/shop-db", got, err)
 	}
-	if _, err := l.Locate(ctx, src(helmv2.HelmReleaseKind, "packaged")); err == nil || !strings.Contains(err.Error(), "no HelmChart of it yet") {
+	if _, err := l.Locate(ctx, src(helmv2.HelmReleaseKind, "packaged"), nil); err == nil || !strings.Contains(err.Error(), "no HelmChart of it yet") {
 		t.Errorf("a chart from a Helm repository without its HelmChart: %v, want refused", err)
 	}
 	testLocateHelmReleaseValues(t, l, hr)
-	if _, err := l.Locate(ctx, v1alpha1.Source{Kind: "Application", Namespace: "argocd", Name: "shop"}); err == nil {
+	if _, err := l.Locate(ctx, v1alpha1.Source{Kind: "Application", Namespace: "argocd", Name: "shop"}, nil); err == nil {
 		t.Error("an Argo CD Application: no error")
 	}
 }
@@ -184,28 +189,28 @@ func testLocateHelmReleaseValues(t *testing.T, l Locator, hr func(name, sourceKi
 	applied("cross", "elsewhere")
 	inline := gitedit.Inline{Kind: "HelmRelease", Namespace: "apps", Name: "valued", Field: []string{"spec", "values"}}
 
-	got, err := l.Locate(ctx, v1alpha1.Source{Kind: helmv2.HelmReleaseKind, Namespace: "apps", Name: "valued"})
+	got, err := l.Locate(ctx, v1alpha1.Source{Kind: helmv2.HelmReleaseKind, Namespace: "apps", Name: "valued"}, nil)
 	if err != nil || got.Inline == nil || !reflect.DeepEqual(*got.Inline, inline) || got.Dir != "clusters/prod/shop" || got.Chart != "charts/db" ||
 		got.ChartRepository != "" || len(got.HelmValues) != 1 || string(got.HelmValues[0]) != "persistence:\n  size: 10Gi\n" {
 		t.Errorf("HelmRelease valued: %+v, %v; want its manifest under the Kustomization shop's path, the chart beside it", got, err)
 	}
-	got, err = l.Locate(ctx, v1alpha1.Source{Kind: helmv2.HelmReleaseKind, Namespace: "apps", Name: "elsewhere"})
+	got, err = l.Locate(ctx, v1alpha1.Source{Kind: helmv2.HelmReleaseKind, Namespace: "apps", Name: "elsewhere"}, nil)
 	if err != nil || got.Inline == nil || got.Repository != "https://git.example.com/acme/common.git" || got.Branch != "master" ||
 		got.ChartRepository != "https://git.example.com/acme/fleet.git" || got.ChartBranch != "prod" {
 		t.Errorf("HelmRelease elsewhere: %+v, %v; want the pull request to common@master, the chart read from fleet@prod", got, err)
 	}
-	if _, err := l.Locate(ctx, v1alpha1.Source{Kind: helmv2.HelmReleaseKind, Namespace: "apps", Name: "forged"}); err == nil || !strings.Contains(err.Error(), "does not apply it") {
+	if _, err := l.Locate(ctx, v1alpha1.Source{Kind: helmv2.HelmReleaseKind, Namespace: "apps", Name: "forged"}, nil); err == nil || !strings.Contains(err.Error(), "does not apply it") {
 		t.Errorf("labels naming a Kustomization whose inventory does not hold it: %v, want refused", err)
 	}
-	got, err = l.Locate(ctx, v1alpha1.Source{Kind: helmv2.HelmReleaseKind, Namespace: "apps", Name: "repo-chart"})
+	got, err = l.Locate(ctx, v1alpha1.Source{Kind: helmv2.HelmReleaseKind, Namespace: "apps", Name: "repo-chart"}, nil)
 	if err != nil || got.Inline == nil || got.HelmChart == nil || *got.HelmChart != (types.NamespacedName{Namespace: "apps", Name: "apps-repo-chart"}) ||
 		got.Chart != "db" || strings.Join(got.ValuesFiles, ",") != "db/envs/prod/values.yaml,db/charts/db/values.yaml" || got.Repository != "https://git.example.com/acme/fleet.git" {
 		t.Errorf("HelmRelease repo-chart: %+v, %v; want its manifest in fleet, the chart in HelmChart apps/apps-repo-chart", got, err)
 	}
-	if _, err := l.Locate(ctx, v1alpha1.Source{Kind: helmv2.HelmReleaseKind, Namespace: "apps", Name: "repo-byhand"}); err == nil || !strings.Contains(err.Error(), "no Flux Kustomization applies it") {
+	if _, err := l.Locate(ctx, v1alpha1.Source{Kind: helmv2.HelmReleaseKind, Namespace: "apps", Name: "repo-byhand"}, nil); err == nil || !strings.Contains(err.Error(), "no Flux Kustomization applies it") {
 		t.Errorf("a packaged chart's HelmRelease applied by hand: %v, want refused", err)
 	}
-	got, err = l.Locate(ctx, v1alpha1.Source{Kind: helmv2.HelmReleaseKind, Namespace: "apps", Name: "byhand"})
+	got, err = l.Locate(ctx, v1alpha1.Source{Kind: helmv2.HelmReleaseKind, Namespace: "apps", Name: "byhand"}, nil)
 	if err != nil || got.Inline != nil || got.Chart != "charts/db" || len(got.HelmValues) == 0 {
 		t.Errorf("HelmRelease byhand: %+v, %v; want the values files, rendered under its spec.values", got, err)
 	}
