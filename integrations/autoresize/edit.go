@@ -77,13 +77,7 @@ func editOverlay(ctx context.Context, f Files, p string, t gitedit.Target, index
 
 // editManifests edits the one manifest under dir that sets the size.
 func editManifests(ctx context.Context, f Files, files []string, dir string, t gitedit.Target, size string) ([]pullrequest.File, error) {
-	var manifests []string
-	for _, p := range files {
-		if ext := path.Ext(p); ext == ".yaml" || ext == ".yml" {
-			manifests = append(manifests, p)
-		}
-	}
-	edits, err := gitedit.SetSizeInOne(manifests, func(p string) ([]byte, error) { return f.File(ctx, p) }, t, size)
+	edits, err := gitedit.SetSizeInOne(yamlFiles(files), func(p string) ([]byte, error) { return f.File(ctx, p) }, t, size)
 	var several *gitedit.SetInSeveral
 	switch {
 	case errors.Is(err, gitedit.ErrNotSet):
@@ -94,6 +88,17 @@ func editManifests(ctx context.Context, f Files, files []string, dir string, t g
 		return nil, err
 	}
 	return pullrequestFiles(edits), nil
+}
+
+// yamlFiles are the YAML files among files.
+func yamlFiles(files []string) []string {
+	var out []string
+	for _, p := range files {
+		if ext := path.Ext(p); ext == ".yaml" || ext == ".yml" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // pullrequestFiles are edits as a pull request's files; nil for none.
@@ -164,44 +169,25 @@ func editValues(ctx context.Context, f, chartFiles Files, w Where, t gitedit.Tar
 	return nil, errors.Join(notSet...)
 }
 
-// editInline edits the value of the HelmRelease's spec.values that sets
-// the size, in the one manifest under w.Dir that holds the HelmRelease.
+// editInline edits the value of the tool object's own values that sets
+// the size, in the one manifest under w.Dir that holds the object.
 func editInline(ctx context.Context, f Files, w Where, r gitedit.Release, t gitedit.Target, size, key string) ([]pullrequest.File, error) {
 	files, err := f.Files(ctx, w.Dir)
 	if err != nil {
 		return nil, err
 	}
-	var found []pullrequest.File
-	for _, p := range files {
-		if ext := path.Ext(p); ext != ".yaml" && ext != ".yml" {
-			continue
-		}
-		src, err := f.File(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		out, changed, err := gitedit.SetInlineValuesSize(r, src, *w.Inline, t, size, key)
-		switch {
-		case errors.Is(err, gitedit.ErrNotHeld):
-			continue
-		case err != nil:
-			return nil, fmt.Errorf("%s: %w", p, err)
-		case changed:
-			found = append(found, pullrequest.File{Path: p, Content: out})
-		default:
-			found = append(found, pullrequest.File{Path: p})
-		}
-	}
-	switch len(found) {
-	case 0:
+	edits, err := gitedit.EditInOne(yamlFiles(files), func(p string) ([]byte, error) { return f.File(ctx, p) },
+		func(src []byte) ([]byte, bool, error) { return gitedit.SetInlineValuesSize(r, src, *w.Inline, t, size, key) }, gitedit.ErrNotHeld)
+	var several *gitedit.SetInSeveral
+	switch {
+	case err == gitedit.ErrNotSet: // EditInOne's answer when no manifest holds it
 		return nil, fmt.Errorf("no manifest under %q holds %s: %w", "/"+w.Dir, w.Inline, gitedit.ErrNotSet)
-	case 1:
-		if found[0].Content == nil {
-			return nil, nil
-		}
-		return found, nil
+	case errors.As(err, &several):
+		return nil, fmt.Errorf("several manifests under %q hold %s; not edited", "/"+w.Dir, w.Inline)
+	case err != nil:
+		return nil, err
 	}
-	return nil, fmt.Errorf("several manifests under %q hold %s; not edited", "/"+w.Dir, w.Inline)
+	return pullrequestFiles(edits), nil
 }
 
 // loadChart reads the chart in directory dir, bounded in files and bytes.

@@ -100,15 +100,27 @@ func (e *SetInSeveral) Error() string {
 // when it has that size already). An error wrapping ErrNotSet when none
 // sets it, a *SetInSeveral when more than one does.
 func SetSizeInOne(paths []string, read func(path string) ([]byte, error), t Target, size string) ([]Edit, error) {
+	edits, err := EditInOne(paths, read, func(src []byte) ([]byte, bool, error) { return SetSize(src, t, size) }, ErrNotSet)
+	if err == ErrNotSet { // EditInOne's answer when no file sets it
+		return nil, fmt.Errorf("%s: %w", t, ErrNotSet)
+	}
+	return edits, err
+}
+
+// EditInOne applies edit to the files at paths, read by read: a file
+// whose edit fails with skip is not the one, and exactly one other may
+// be. Its Edit is returned (none when edit changed nothing); ErrNotSet
+// itself when no file is the one, a *SetInSeveral when several are.
+func EditInOne(paths []string, read func(path string) ([]byte, error), edit func(src []byte) ([]byte, bool, error), skip error) ([]Edit, error) {
 	var found []Edit
 	for _, p := range paths {
 		src, err := read(p)
 		if err != nil {
 			return nil, err
 		}
-		out, changed, err := SetSize(src, t, size)
+		out, changed, err := edit(src)
 		switch {
-		case errors.Is(err, ErrNotSet):
+		case errors.Is(err, skip):
 			continue
 		case err != nil:
 			return nil, fmt.Errorf("%s: %w", p, err)
@@ -120,7 +132,7 @@ func SetSizeInOne(paths []string, read func(path string) ([]byte, error), t Targ
 	}
 	switch len(found) {
 	case 0:
-		return nil, fmt.Errorf("%s: %w", t, ErrNotSet)
+		return nil, ErrNotSet
 	case 1:
 		if found[0].Content == nil {
 			return nil, nil
