@@ -177,7 +177,9 @@ func editInline(ctx context.Context, f Files, w Where, r gitedit.Release, t gite
 		return nil, err
 	}
 	edits, err := gitedit.EditInOne(yamlFiles(files), func(p string) ([]byte, error) { return f.File(ctx, p) },
-		func(src []byte) ([]byte, bool, error) { return gitedit.SetInlineValuesSize(r, src, *w.Inline, t, size, key) }, gitedit.ErrNotHeld)
+		func(src []byte) ([]byte, bool, error) {
+			return gitedit.SetInlineValuesSize(r, src, *w.Inline, t, size, key)
+		}, gitedit.ErrNotHeld)
 	var several *gitedit.SetInSeveral
 	switch {
 	case err == gitedit.ErrNotSet: // EditInOne's answer when no manifest holds it
