@@ -188,8 +188,8 @@ func (l Locator) helmChart(ctx context.Context, hr *helmv2.HelmRelease) (Where, 
 		}
 		return w, nil
 	case sourcev1.HelmRepositoryKind:
-		if ref := spec.SourceRef.Namespace; l.NoCrossNamespaceRefs && ref != "" && ref != hr.Namespace {
-			return Where{}, fmt.Errorf("its chart's source is in namespace %s: cross-namespace references are not allowed (flux.noCrossNamespaceRefs)", ref)
+		if err := l.crossNamespace(hr.Namespace, spec.SourceRef.Namespace); err != nil {
+			return Where{}, err
 		}
 		ns, name, ok := strings.Cut(hr.Status.HelmChart, "/")
 		if !ok {
@@ -328,14 +328,24 @@ func argoBranch(rev string) (string, error) {
 	return strings.TrimPrefix(rev, "refs/heads/"), nil
 }
 
+// crossNamespace says why a tool object of namespace from may not read a
+// source of namespace ns ("" for its own), as the Flux controllers refuse
+// it under --no-cross-namespace-refs; nil when it may.
+func (l Locator) crossNamespace(from, ns string) error {
+	if l.NoCrossNamespaceRefs && ns != "" && ns != from {
+		return fmt.Errorf("its source is in namespace %s: cross-namespace references are not allowed (flux.noCrossNamespaceRefs)", ns)
+	}
+	return nil
+}
+
 // gitRepository is where the GitRepository name of namespace ns (the
 // tool object's when empty) points, for a tool object of namespace from.
 func (l Locator) gitRepository(ctx context.Context, from, ns, name string) (Where, error) {
+	if err := l.crossNamespace(from, ns); err != nil {
+		return Where{}, err
+	}
 	if ns == "" {
 		ns = from
-	}
-	if l.NoCrossNamespaceRefs && ns != from {
-		return Where{}, fmt.Errorf("its source is in namespace %s: cross-namespace references are not allowed (flux.noCrossNamespaceRefs)", ns)
 	}
 	key := types.NamespacedName{Namespace: ns, Name: name}
 	var repo sourcev1.GitRepository
