@@ -58,9 +58,6 @@ func (j *check) run(ctx context.Context, st *v1alpha1.AutoresizeStatus) {
 		st.Message = j.skipped
 		return
 	}
-	if g.release != nil {
-		defer g.release()
-	}
 	if g.last != nil {
 		st.PullRequest, st.State = g.last.URL, string(g.last.State)
 	}
@@ -96,10 +93,9 @@ type gitSide struct {
 	host  pullrequest.Proposer
 	key   string
 	last  *pullrequest.PullRequest
-	// chart reads the chart when it is in another repository or in an
-	// artifact, and release frees what it holds.
-	chart   Files
-	release func()
+	// chartRepo is the chart's repository when it is not the pull
+	// request's (the operator allows it).
+	chartRepo *gitstatus.Repository
 }
 
 // git is where the StatefulSet's tool reads it from in Git, with the Git
@@ -134,45 +130,54 @@ func (j *check) git(ctx context.Context) (*gitSide, error) {
 	if g.last, err = g.host.Last(ctx, repo.Owner, repo.Name, g.key); err != nil {
 		return nil, err
 	}
-	switch {
-	case where.HelmChart != nil:
-		if g.chart, g.release, err = j.chartArtifact(ctx, *where.HelmChart); err != nil {
-			return nil, err
-		}
-	case where.ChartRepository != "":
-		if g.chart, err = j.chartFiles(ctx, where); err != nil || g.chart == nil {
-			return nil, err
+	if where.ChartRepository != "" {
+		if g.chartRepo = j.chartRepository(where); g.chartRepo == nil {
+			return nil, nil
 		}
 	}
 	j.c.Metrics.seen(g.key, g.last)
 	return g, nil
 }
 
-// chartFiles reads the chart's branch in its own repository, which the
-// operator must allow as the pull request's (its files are read with the
-// same credentials); nil, saying why in j.skipped, where it does not.
-func (j *check) chartFiles(ctx context.Context, where Where) (Files, error) {
+// chartRepository is the chart's own repository, which the operator must
+// allow as the pull request's (its files are read with the same
+// credentials); nil, saying why in j.skipped, where it does not.
+func (j *check) chartRepository(where Where) *gitstatus.Repository {
 	if !j.rule.allows(where.ChartRepository) {
 		j.skipped = fmt.Sprintf("the chart's repository %s is not among autoresize's repositoryPrefixes for namespace %s: it is not read",
 			proposal.RepositoryURL(where.ChartRepository), j.sts.Namespace)
-		return nil, nil
+		return nil
 	}
 	repo, err := gitstatus.ParseRepositoryURL(where.ChartRepository)
 	if err != nil {
 		j.skipped = err.Error()
-		return nil, nil
+		return nil
 	}
-	host, err := j.c.Proposers(repo)
+	return &repo
+}
+
+// chartFiles reads the chart where it is not on the pull request's
+// branch, f: in its own repository's branch, or in its HelmChart's
+// artifact. Read only when there is an edit to make, not at every check;
+// release frees what it holds.
+func (j *check) chartFiles(ctx context.Context, g *gitSide, f Files) (chart Files, release func(), err error) {
+	switch {
+	case g.where.HelmChart != nil:
+		return j.chartArtifact(ctx, *g.where.HelmChart)
+	case g.chartRepo == nil:
+		return f, func() {}, nil
+	}
+	host, err := j.c.Proposers(*g.chartRepo)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	branch := where.ChartBranch
+	branch := g.where.ChartBranch
 	if branch == DefaultBranch {
-		if branch, err = host.DefaultBranch(ctx, repo.Owner, repo.Name); err != nil {
-			return nil, err
+		if branch, err = host.DefaultBranch(ctx, g.chartRepo.Owner, g.chartRepo.Name); err != nil {
+			return nil, nil, err
 		}
 	}
-	return branchFiles{host: host, repo: repo, ref: branch}, nil
+	return branchFiles{host: host, repo: *g.chartRepo, ref: branch}, func() {}, nil
 }
 
 // propose edits Git's files, grows what must grow now, and opens or
@@ -217,10 +222,11 @@ func (j *check) propose(ctx context.Context, st *v1alpha1.AutoresizeStatus, g *g
 // the files as the previous ones left them.
 func (j *check) edit(ctx context.Context, g *gitSide, growths []Growth) ([]pullrequest.File, error) {
 	f := &edited{base: branchFiles{host: g.host, repo: g.repo, ref: g.where.Branch}, files: map[string][]byte{}}
-	var chart Files = f
-	if g.chart != nil {
-		chart = g.chart
+	chart, release, err := j.chartFiles(ctx, g, f)
+	if err != nil {
+		return nil, err
 	}
+	defer release()
 	var order []string
 	for _, growth := range growths {
 		t := gitedit.Target{Namespace: j.sts.Namespace, StatefulSet: j.sts.Name, Template: growth.Template}
