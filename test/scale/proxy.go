@@ -86,8 +86,16 @@ type requestKey struct {
 
 func (k requestKey) String() string { return k.Verb + " " + k.Resource }
 
+// dryRun prefixes the verb of a request with dryRun set: it persists
+// nothing (the rollout asks the server that way whether it accepts a
+// lowered request), so it is no write.
+const dryRun = "DRYRUN-"
+
 // write reports whether the request changes state on the server.
 func (k requestKey) write() bool {
+	if strings.HasPrefix(k.Verb, dryRun) {
+		return false
+	}
 	switch k.Method {
 	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
 		return true
@@ -136,9 +144,9 @@ func startProxy(upstream *rest.Config) (*apiProxy, error) {
 	p.srv = &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			k := classify(r.Method, r.URL)
-			if k.Verb == "PATCH" || k.write() && p.isCapturing() {
+			if strings.HasSuffix(k.Verb, "PATCH") || k.write() && p.isCapturing() {
 				body := readBody(r)
-				if k.Verb == "PATCH" {
+				if strings.HasSuffix(k.Verb, "PATCH") {
 					p.countShape(k, patchShape(body))
 				}
 				p.capture(r, body)
@@ -431,6 +439,9 @@ func classify(method string, u *url.URL) requestKey {
 		if name == "" {
 			k.Verb = "DELETECOLLECTION"
 		}
+	}
+	if method != http.MethodGet && u.Query().Has("dryRun") {
+		k.Verb = dryRun + k.Verb
 	}
 	return k
 }

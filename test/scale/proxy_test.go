@@ -39,6 +39,7 @@ func TestClassify(t *testing.T) {
 		{"GET", "/api/v1/persistentvolumeclaims?limit=500&resourceVersion=0", "LIST persistentvolumeclaims"},
 		{"GET", "/api/v1/persistentvolumeclaims?allowWatchBookmarks=true&watch=true", "WATCH persistentvolumeclaims"},
 		{"GET", "/api/v1/namespaces/ns/persistentvolumeclaims/data-db-0", "GET persistentvolumeclaims"},
+		{"PATCH", "/api/v1/namespaces/ns/persistentvolumeclaims/data-db-0?dryRun=All", "DRYRUN-PATCH persistentvolumeclaims"},
 		{"PATCH", "/apis/claimwarden.dev/v1alpha1/namespaces/ns/volumeclaimrollouts/db/status", "PATCH volumeclaimrollouts.claimwarden.dev/status"},
 		{"PUT", "/apis/claimwarden.dev/v1alpha1/namespaces/ns/volumeclaimrollouts/db/status", "UPDATE volumeclaimrollouts.claimwarden.dev/status"},
 		{"POST", "/apis/claimwarden.dev/v1alpha1/namespaces/ns/volumeclaimrollouts", "CREATE volumeclaimrollouts.claimwarden.dev"},
@@ -59,6 +60,10 @@ func TestClassify(t *testing.T) {
 		if got := classify(tc.method, u).String(); got != tc.want {
 			t.Errorf("%s %s: got %q, want %q", tc.method, tc.url, got, tc.want)
 		}
+	}
+	dry, _ := url.Parse("/api/v1/namespaces/ns/persistentvolumeclaims/data-db-0?dryRun=All")
+	if classify("PATCH", dry).write() {
+		t.Error("a dry-run PATCH counted as a write: it persists nothing")
 	}
 }
 
