@@ -52,6 +52,7 @@ func (r *Reconciler) patchClaims(ctx context.Context, sts *appsv1.StatefulSet, s
 		}
 		r.memory.setRejection(key, nil)
 	}
+	var accepted []diff.ClaimChange
 	for i, res := range r.applyClaims(ctx, sts, todo, ignoredLabels) {
 		c, applied := todo[i], res.pvc
 		if res.err != nil {
@@ -73,13 +74,60 @@ func (r *Reconciler) patchClaims(ctx context.Context, sts *appsv1.StatefulSet, s
 		if from := version(c.Name); from != "" && applied.ResourceVersion != from {
 			r.memory.patchedClaim(key, c.Name, from)
 		}
-		// The claim is the related object: the events API folds events that
-		// share reason, regarding and related objects into one series.
-		r.events.Eventf(sts, byName[c.Name], src, corev1.EventTypeNormal, v1alpha1.ReasonClaimPatched, "Patch", "%s", describePatch(c))
+		accepted = append(accepted, c)
 		ctrl.LoggerFrom(ctx).Info("patched claim", "pvc", c.Name, "from", c.RequestFrom.String(), "to", c.RequestTo.String())
 		crashpoint.Reached(crashpoint.ClaimPatched)
 	}
+	r.recordPatched(sts, byName, src, accepted)
 	return out
+}
+
+// recordPatched records one ClaimPatched event for the claims of a step:
+// an event per claim would say the same thing once for each and double the
+// step's writes. A step of one claim (the default) names the claim as the
+// related object, which kubectl shows beside it; the events API folds
+// events that share reason, regarding and related objects into one series.
+func (r *Reconciler) recordPatched(sts *appsv1.StatefulSet, byName map[string]*corev1.PersistentVolumeClaim, src v1alpha1.Source, patched []diff.ClaimChange) {
+	switch len(patched) {
+	case 0:
+	case 1:
+		r.events.Eventf(sts, byName[patched[0].Name], src, corev1.EventTypeNormal, v1alpha1.ReasonClaimPatched, "Patch", "%s", describePatch(patched[0]))
+	default:
+		r.events.Eventf(sts, nil, src, corev1.EventTypeNormal, v1alpha1.ReasonClaimPatched, "Patch", "%s", describeStep(patched))
+	}
+}
+
+// maxEventNote is the longest note the API server takes on an event
+// (events.k8s.io: 1 kB).
+const maxEventNote = 1024
+
+// describeStep renders the claims of one step for its event: their names
+// and what changed, once when it is the same for each; cut short, saying
+// how many claims there were, where it would not fit an event.
+func describeStep(patched []diff.ClaimChange) string {
+	names := make([]string, len(patched))
+	changes := make([]string, len(patched))
+	for i, c := range patched {
+		names[i], changes[i] = c.Name, describeChange(c)
+	}
+	var s string
+	if slices.Equal(changes, slices.Repeat(changes[:1], len(changes))) {
+		s = fmt.Sprintf("patched %d PVCs %s", len(patched), strings.Join(names, ", "))
+		if changes[0] != "" {
+			s += ": " + changes[0]
+		}
+	} else {
+		parts := make([]string, len(patched))
+		for i, c := range patched {
+			parts[i] = describePatch(c)
+		}
+		s = fmt.Sprintf("%d PVCs: %s", len(patched), strings.Join(parts, "; "))
+	}
+	if len(s) > maxEventNote {
+		tail := fmt.Sprintf("… (%d PVCs in all)", len(patched))
+		s = strings.ToValidUTF8(s[:maxEventNote-len(tail)], "") + tail
+	}
+	return s
 }
 
 // applyResult is one claim's apply: the claim as the API server answered,
@@ -189,6 +237,15 @@ func withoutKeys(in map[string]string, ignore []string) map[string]string {
 
 // describePatch renders a claim change for events and messages.
 func describePatch(c diff.ClaimChange) string {
+	s := "patched PVC " + c.Name
+	if change := describeChange(c); change != "" {
+		s += ": " + change
+	}
+	return s
+}
+
+// describeChange says what a claim change changes.
+func describeChange(c diff.ClaimChange) string {
 	var parts []string
 	if c.ToBytes != c.FromBytes {
 		storage := fmt.Sprintf("storage %s → %s", c.RequestFrom.String(), c.RequestTo.String())
@@ -203,9 +260,5 @@ func describePatch(c diff.ClaimChange) string {
 	if n := len(c.Labels) + len(c.Annotations); n > 0 {
 		parts = append(parts, fmt.Sprintf("%d label(s)/annotation(s)", n))
 	}
-	s := "patched PVC " + c.Name
-	if len(parts) > 0 {
-		s += ": " + strings.Join(parts, ", ")
-	}
-	return s
+	return strings.Join(parts, ", ")
 }

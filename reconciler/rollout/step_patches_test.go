@@ -13,8 +13,8 @@ import (
 )
 
 // A step of three claims (maxConcurrentPatches 3) sends its three patches
-// side by side rather than one round trip after the other, and still
-// patches each claim exactly once.
+// side by side rather than one round trip after the other, still patches
+// each claim exactly once, and says so in one event.
 func TestStepPatchesItsClaimsSideBySide(t *testing.T) {
 	c := started(t)
 	scopedController(t, "three-at-once", nil, func(o *rollout.Options) { o.MaxConcurrentPatches = 3 })
@@ -47,5 +47,14 @@ func TestStepPatchesItsClaimsSideBySide(t *testing.T) {
 	// One after the other, never more than one is in flight.
 	if most := controllerClient.mostApplyingIn(ns); most < 2 {
 		t.Errorf("at most %d claim patch in flight at once: the step's patches were sent one after the other", most)
+	}
+	// One event says what the step did, naming its claims in plan order
+	// (the highest ordinal first), not one event each.
+	patched := events(t, c, ns, v1alpha1.ReasonClaimPatched)
+	if len(patched) != 1 {
+		t.Fatalf("%d ClaimPatched events, want 1 for the step of three claims", len(patched))
+	}
+	if want := "patched 3 PVCs data-web-2, data-web-1, data-web-0: storage 1Gi → 2Gi"; patched[0].Note != want {
+		t.Errorf("ClaimPatched note %q, want %q", patched[0].Note, want)
 	}
 }
