@@ -7,6 +7,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -14,6 +17,31 @@ import (
 
 	"github.com/claimwarden/claimwarden/reconciler/plan"
 )
+
+// CachePods is the cache configuration of the Pods the controller watches:
+// the metadata of a StatefulSet's Pods, which the StatefulSet controller
+// labels with their names from their creation on (and an orphan delete
+// leaves labelled), without their annotations. The Pods of every other
+// workload, most of a cluster's, are neither listed nor watched.
+func CachePods() (client.Object, cache.ByObject) {
+	has, err := labels.NewRequirement(appsv1.StatefulSetPodNameLabel, selection.Exists, nil)
+	if err != nil {
+		panic(err) // a constant, valid key
+	}
+	pod := &metav1.PartialObjectMetadata{}
+	pod.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Pod"))
+	return pod, cache.ByObject{Label: labels.NewSelector().Add(*has), Transform: podMetadata}
+}
+
+// podMetadata keeps of a Pod's metadata what onDeleteOf and the Pod watch
+// read (names, labels, owners, deletion): annotations, often kilobytes of
+// a mesh's or a CNI's status, and managed fields go.
+func podMetadata(obj any) (any, error) {
+	if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+		m.Annotations, m.ManagedFields = nil, nil
+	}
+	return obj, nil
+}
 
 // onDeleteOf reads which claims of an OnDelete StatefulSet wait for their
 // Pods (plan.OnDeleteOf), from the cached metadata of its Pods. The Pods of
