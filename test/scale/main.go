@@ -71,6 +71,9 @@ type options struct {
 	// profileSeconds).
 	profile        string
 	profileSeconds int
+	// crowd is the share of the big cluster's objects (crowdAtOne) created
+	// around the StatefulSets before the controller starts; 0: none.
+	crowd float64
 	// tier names the run among tiers (-tiers) for its output files.
 	tier  string
 	tiers int
@@ -96,11 +99,12 @@ func main() {
 	fs.IntVar(&o.controllerWorkers, "controller-workers", 0, "the controller's --workers: StatefulSets reconciled at once (0: its default)")
 	fs.StringVar(&o.profile, "profile", "", "write a CPU profile of the controller during the bump to this file, and kube-apiserver's beside it with -apiserver added to the name (read them with go tool pprof BINARY FILE); with -tiers, one pair per tier")
 	fs.IntVar(&o.profileSeconds, "profile-seconds", 60, "how long the -profile CPU profile runs from the first bump")
+	fs.Float64Var(&o.crowd, "crowd", 0, "before the controller starts, fill the namespaces with a big cluster's objects that are not claimwarden's, this share of "+crowdAtOne.String()+" (a tier's +crowd is 1); the controller then also watches Helm release records there")
 	fs.BoolVar(&o.manual, "manual", true, "after the bump, stop the controller and time the manual procedure (patch PVCs, orphan delete, re-create) on the same control plane")
 	var tierList string
-	fs.StringVar(&tierList, "tiers", "", "run several tiers one after the other, each on a fresh control plane, and print them side by side: STATEFULSETSxREPLICAS/NAMESPACES,... (overrides -statefulsets, -replicas, -namespaces)")
+	fs.StringVar(&tierList, "tiers", "", "run several tiers one after the other, each on a fresh control plane, and print them side by side: STATEFULSETSxREPLICAS/NAMESPACES[@MAXCONCURRENTPATCHES][+crowd],... (overrides -statefulsets, -replicas, -namespaces, and -crowd for a +crowd tier)")
 	_ = fs.Parse(os.Args[1:]) // ExitOnError: a bad flag exits with usage
-	if o.statefulSets < 1 || o.replicas < 1 || o.namespaces < 1 || o.workers < 1 || o.delay < 0 || o.maxConcurrentPatches < 1 || o.clientQPS < 0 || o.controllerWorkers < 0 || o.profileSeconds < 1 ||
+	if o.statefulSets < 1 || o.replicas < 1 || o.namespaces < 1 || o.workers < 1 || o.delay < 0 || o.maxConcurrentPatches < 1 || o.clientQPS < 0 || o.controllerWorkers < 0 || o.profileSeconds < 1 || o.crowd < 0 ||
 		o.settle <= 0 || o.restWindow < 0 || fs.NArg() > 0 {
 		fs.Usage()
 		os.Exit(2)
@@ -126,10 +130,13 @@ func main() {
 	}
 	var reps []*Report
 	failed := false
-	concurrency := o.maxConcurrentPatches
+	concurrency, crowd := o.maxConcurrentPatches, o.crowd
 	for _, t := range tiers {
 		o.statefulSets, o.replicas, o.namespaces = t.statefulSets, t.replicas, t.namespaces
 		o.maxConcurrentPatches = cmp.Or(t.concurrency, concurrency)
+		if o.crowd = crowd; t.crowd {
+			o.crowd = 1
+		}
 		o.tier, o.tiers = t.String(), len(tiers)
 		for name, v := range map[string]int{"statefulsets": t.statefulSets, "replicas": t.replicas, "namespaces": t.namespaces, "max-concurrent-patches": o.maxConcurrentPatches} {
 			_ = fs.Set(name, strconv.Itoa(v)) // an int flag takes any Itoa

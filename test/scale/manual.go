@@ -102,7 +102,7 @@ func (r *runner) manual(ctx context.Context) error {
 	want := resource.MustParse(manualSize)
 	err = poll(ctx, 500*time.Millisecond, true, "the manual procedure", func(ctx context.Context) (bool, error) {
 		var claims corev1.PersistentVolumeClaimList
-		if err := r.c.List(ctx, &claims); err != nil {
+		if err := r.c.List(ctx, &claims, notCrowd); err != nil {
 			return false, err
 		}
 		for _, c := range claims.Items {
@@ -186,7 +186,7 @@ func (r *runner) claimKeys() map[client.ObjectKey][]client.ObjectKey {
 // podUIDs are the UIDs of every Pod of the run, by key.
 func (r *runner) podUIDs(ctx context.Context) (map[client.ObjectKey]types.UID, error) {
 	var pods corev1.PodList
-	if err := r.c.List(ctx, &pods); err != nil {
+	if err := r.c.List(ctx, &pods, notCrowd); err != nil {
 		return nil, err
 	}
 	out := make(map[client.ObjectKey]types.UID, len(pods.Items))

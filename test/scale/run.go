@@ -58,6 +58,8 @@ type runner struct {
 	ctrlStopped bool
 	// pprofAddr serves the controller's /debug/pprof when -profile is set.
 	pprofAddr string
+	// namespacesCreated is set once the run's namespaces exist.
+	namespacesCreated bool
 }
 
 // run starts everything, runs the phases and always stops what it started.
@@ -209,6 +211,14 @@ func (r *runner) start(ctx context.Context, root, bin string) (stop func() error
 		return stop, err
 	}
 	args := []string{"--max-concurrent-patches", strconv.Itoa(r.o.maxConcurrentPatches)}
+	if r.o.crowd > 0 {
+		if err := r.createCrowd(ctx); err != nil {
+			return stop, err
+		}
+		// Helm's release records are watched in these namespaces, as a
+		// team running `helm upgrade` from CI would configure it.
+		args = append(args, "--helm", "--helm-namespaces", strings.Join(r.namespaceNames(), ","))
+	}
 	if r.o.profile != "" {
 		ports, err := testenv.FreePorts(1)
 		if err != nil {
@@ -220,12 +230,16 @@ func (r *runner) start(ctx context.Context, root, bin string) (stop func() error
 	if r.o.controllerWorkers > 0 {
 		args = append(args, "--workers", strconv.Itoa(r.o.controllerWorkers))
 	}
+	started := time.Now()
 	if r.ctrl, err = startController(bin, kubeconfig, r.env.Dir, args...); err != nil {
 		return stop, err
 	}
 	stops = append(stops, r.stopController)
 	r.rep.Memory.ControllerPID = r.ctrl.Pid()
 	if err := r.ctrl.WaitReady(ctx, time.Minute); err != nil {
+		return stop, err
+	}
+	if r.rep.Setup.CacheSyncSeconds, err = r.waitCachesSynced(ctx, started); err != nil {
 		return stop, err
 	}
 	r.logf("controller pid %d ready; it reaches the API server through the counting proxy %s", r.ctrl.Pid(), r.proxy.url)
@@ -237,10 +251,8 @@ func (r *runner) setup(ctx context.Context) error {
 	if err := r.c.Create(ctx, storagesim.StorageClass(storageClass, true)); err != nil {
 		return err
 	}
-	for i := range r.o.namespaces {
-		if err := fixtures.Namespace(ctx, r.c, namespaceName(i)); err != nil {
-			return err
-		}
+	if err := r.createNamespaces(ctx); err != nil {
+		return err
 	}
 	for i := range r.o.statefulSets {
 		r.keys = append(r.keys, client.ObjectKey{Namespace: namespaceName(i % r.o.namespaces), Name: fmt.Sprintf("db-%03d", i)})
@@ -308,7 +320,7 @@ func (r *runner) setupStatus(ctx context.Context) (setupStatus, error) {
 		}
 	}
 	var claims corev1.PersistentVolumeClaimList
-	if err := r.c.List(ctx, &claims); err != nil {
+	if err := r.c.List(ctx, &claims, notCrowd); err != nil {
 		return st, err
 	}
 	for _, c := range claims.Items {
@@ -602,7 +614,7 @@ func (r *runner) peakQueueDepth(ctx context.Context, interval time.Duration) flo
 // claim requests toSize and its capacity is toSize.
 func (r *runner) checkClaims(ctx context.Context) error {
 	var claims corev1.PersistentVolumeClaimList
-	if err := r.c.List(ctx, &claims); err != nil {
+	if err := r.c.List(ctx, &claims, notCrowd); err != nil {
 		return err
 	}
 	want := resource.MustParse(toSize)
@@ -736,6 +748,15 @@ func (r *runner) ours(namespace string) bool { return strings.HasPrefix(namespac
 const namespacePrefix = "scale-"
 
 func namespaceName(i int) string { return fmt.Sprintf("%s%02d", namespacePrefix, i) }
+
+// namespaceNames are the run's namespaces.
+func (r *runner) namespaceNames() []string {
+	out := make([]string, r.o.namespaces)
+	for i := range out {
+		out[i] = namespaceName(i)
+	}
+	return out
+}
 
 // logf prints a progress line with the time since the run began.
 func (r *runner) logf(format string, args ...any) {

@@ -11,10 +11,12 @@ import (
 
 // tier is one scale run of a tiered bench: StatefulSets × replicas over
 // namespaces, written "2000x3/20", optionally with the controller's
-// --max-concurrent-patches, "200x3/10@3" (otherwise the flag's value).
+// --max-concurrent-patches, "200x3/10@3" (otherwise the flag's value), and
+// in a big cluster's crowd of other objects, "200x3/10+crowd" (-crowd 1).
 type tier struct {
 	statefulSets, replicas, namespaces int
 	concurrency                        int
+	crowd                              bool
 }
 
 func (t tier) String() string {
@@ -22,17 +24,25 @@ func (t tier) String() string {
 	if t.concurrency > 0 {
 		s += fmt.Sprintf("@%d", t.concurrency)
 	}
+	if t.crowd {
+		s += crowdSuffix
+	}
 	return s
 }
+
+// crowdSuffix puts a tier in a big cluster's crowd (crowd.go).
+const crowdSuffix = "+crowd"
 
 // parseTiers reads a comma-separated list of tiers.
 func parseTiers(s string) ([]tier, error) {
 	var out []tier
 	for _, f := range strings.Split(s, ",") {
-		spec, conc, hasConc := strings.Cut(strings.TrimSpace(f), "@")
+		f = strings.TrimSpace(f)
+		body, crowd := strings.CutSuffix(f, crowdSuffix)
+		spec, conc, hasConc := strings.Cut(body, "@")
 		size, ns, ok := strings.Cut(spec, "/")
 		sets, reps, ok2 := strings.Cut(size, "x")
-		t := tier{}
+		t := tier{crowd: crowd}
 		var errs [4]error
 		t.statefulSets, errs[0] = strconv.Atoi(sets)
 		t.replicas, errs[1] = strconv.Atoi(reps)
@@ -44,7 +54,7 @@ func parseTiers(s string) ([]tier, error) {
 		}
 		if !ok || !ok2 || errors.Join(errs[:]...) != nil ||
 			t.statefulSets < 1 || t.replicas < 1 || t.namespaces < 1 || t.namespaces > t.statefulSets {
-			return nil, fmt.Errorf("tier %q: want STATEFULSETSxREPLICAS/NAMESPACES[@MAXCONCURRENTPATCHES], e.g. 2000x3/20 or 200x3/10@3, with 1 ≤ namespaces ≤ StatefulSets", f)
+			return nil, fmt.Errorf("tier %q: want STATEFULSETSxREPLICAS/NAMESPACES[@MAXCONCURRENTPATCHES][+crowd], e.g. 2000x3/20, 200x3/10@3 or 200x3/10+crowd, with 1 ≤ namespaces ≤ StatefulSets", f)
 		}
 		out = append(out, t)
 	}
@@ -105,6 +115,9 @@ func printTiers(w io.Writer, tiers []tier, reps []*Report) {
 		return judged(r, "controller peak RSS", fmt.Sprintf("%.0f MiB", r.Memory.PeakRSSMiB))
 	})
 	row("Go heap in use after the bump", func(r *Report) string { return fmt.Sprintf("%.0f MiB", r.Memory.HeapInuseMiB) })
+	row("caches synced after start", func(r *Report) string {
+		return judged(r, "caches synced", fmt.Sprintf("%.1fs", r.Setup.CacheSyncSeconds))
+	})
 	row("writes at rest, = 0", func(r *Report) string {
 		return judged(r, "writes at rest", fmt.Sprint(r.Rest.Idle.Writes+r.Rest.NoOp.Writes))
 	})
