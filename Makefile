@@ -28,8 +28,10 @@ FUZZ_TARGETS := \
 FUZZTIME ?= 60s
 # The scale tiers of `make bench` (test/scale -tiers): 600 PVCs with one claim
 # of a StatefulSet resized at a time and with all three (as the manual
-# procedure does), then 6,000 PVCs over 20 namespaces and in one.
-SCALE_TIERS ?= 200x3/10,200x3/10@3,2000x3/20@3,2000x3/1@3
+# procedure does), then 6,000 PVCs over 20 namespaces and in one, then 600
+# PVCs in a big cluster's crowd (50,000 other Pods, 20,000 other PVCs, 30,000
+# Secrets, 10,000 ConfigMaps).
+SCALE_TIERS ?= 200x3/10,200x3/10@3,2000x3/20@3,2000x3/1@3,200x3/10@3+crowd
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 # Static (no cgo: nothing in the module needs it, and the image has no libc),
 # stripped, without local paths, with the version stamped: 60 MB instead of

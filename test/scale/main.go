@@ -26,6 +26,11 @@
 // -tiers runs several sizes one after the other, each on a fresh control
 // plane, and prints them side by side (tiers.go).
 //
+// -crowd (a tier's +crowd) first fills the namespaces with a big cluster's
+// objects that are not claimwarden's (crowd.go), starts the controller among
+// them (watching Helm release records there too) and judges its peak memory
+// and the time its caches take to sync.
+//
 // Everything it started is stopped at the end and on Ctrl-C; a second Ctrl-C
 // kills it at once, and the components die with it (parent-death signal).
 // Set testenv's keep variable (testenv.KeepEnv) to keep the logs
