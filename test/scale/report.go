@@ -122,10 +122,16 @@ type bumpReport struct {
 	PerPVC map[string]float64 `json:"perPVCByMethod"`
 	// ClaimPatches are PATCHes of persistentvolumeclaims.
 	ClaimPatches int64 `json:"claimPatches"`
-	// StatusWrites are writes to volumeclaimrollouts/status; a rollout step
-	// is one claim brought to its template (PVCsChanged steps in all).
+	// StepCount is the bump's resize steps: each StatefulSet's claims are
+	// patched -max-concurrent-patches at a time.
+	StepCount int `json:"stepCount"`
+	// StatusWrites are writes to volumeclaimrollouts/status.
 	StatusWrites        int64   `json:"statusWrites"`
 	StatusWritesPerStep float64 `json:"statusWritesPerStep"`
+	// Floor is the fewest requests of each verb and resource the bump
+	// needs (see floorOf); FloorWrites their sum.
+	Floor       map[string]int64 `json:"floor"`
+	FloorWrites int64            `json:"floorWrites"`
 	// RolloutWrites are writes to volumeclaimrollouts themselves (metadata).
 	RolloutWrites int64 `json:"rolloutWrites"`
 	// EventWrites are event creations and updates (both events APIs).
@@ -171,7 +177,35 @@ const (
 	maxOverheadSeconds = 30
 	// maxManualRatio: claimwarden no slower than the manual procedure.
 	maxManualRatio = 1.0
+	// maxOverFloor: the bump's writes within 10% of their floor.
+	maxOverFloor = 1.1
 )
+
+// The requests of the floor (floorOf), by verb and resource as the proxy
+// names them.
+const (
+	floorClaimPatch = "PATCH persistentvolumeclaims"
+	floorStatus     = "PATCH volumeclaimrollouts.claimwarden.dev/status"
+	floorEvent      = "CREATE events.events.k8s.io"
+	floorOwner      = "PATCH volumeclaimrollouts.claimwarden.dev"
+	floorJournal    = "GET volumeclaimrollouts.claimwarden.dev"
+)
+
+// floorOf is the fewest requests the bump of statefulSets, pvcs claims in
+// steps resize steps needs from the controller (issue 31): one patch per
+// claim; one status write and one event per step, and one of each when a
+// rollout completes; one owner reference per rollout (the run's orphan
+// delete strips it, the re-created StatefulSet has a new UID); no rollout
+// read uncached. The run itself deletes and re-creates the StatefulSets.
+func floorOf(statefulSets, pvcs, steps int) map[string]int64 {
+	return map[string]int64{
+		floorClaimPatch: int64(pvcs),
+		floorStatus:     int64(steps + statefulSets),
+		floorEvent:      int64(steps + statefulSets),
+		floorOwner:      int64(statefulSets),
+		floorJournal:    0,
+	}
+}
 
 func newReport(o options) *Report {
 	return &Report{
@@ -187,10 +221,10 @@ func newReport(o options) *Report {
 // evaluate derives the per-PVC figures and judges the targets.
 func (rep *Report) evaluate(o options) {
 	b := &rep.Bump
-	steps := float64(b.PVCsChanged)
+	pvcs := float64(b.PVCsChanged)
 	b.PerPVC = map[string]float64{}
 	for m, v := range b.Requests.ByMethod {
-		b.PerPVC[m] = v / steps
+		b.PerPVC[m] = v / pvcs
 	}
 	b.OtherWrites = map[string]int64{}
 	for k, n := range b.Requests.ByVerbResource {
@@ -211,24 +245,32 @@ func (rep *Report) evaluate(o options) {
 			b.OtherWrites[k] += n
 		}
 	}
-	b.StatusWritesPerStep = float64(b.StatusWrites) / steps
+	b.StepCount = o.statefulSets * ((o.replicas + o.maxConcurrentPatches - 1) / o.maxConcurrentPatches)
+	b.StatusWritesPerStep = float64(b.StatusWrites) / float64(max(b.StepCount, 1))
+	b.Floor = floorOf(o.statefulSets, b.PVCsChanged, b.StepCount)
+	b.FloorWrites = 0
+	for _, n := range b.Floor {
+		b.FloorWrites += n
+	}
 	b.OverheadPerStepP90 = (b.PerStatefulSet.P90 - b.PerStatefulSetLowerBound) / float64(o.replicas)
 	b.OverheadSeconds = b.AllReadySeconds - b.LowerBoundSeconds
-	b.CPUSecondsPerPVC = b.Requests.CPUSeconds / steps
+	b.CPUSecondsPerPVC = b.Requests.CPUSeconds / pvcs
 	rep.Manual.judge(b)
 
 	restWrites := rep.Rest.Idle.Writes + rep.Rest.NoOp.Writes
-	// One status write per step and one at each rollout's completion.
-	statusFloor := int64(b.PVCsChanged + o.statefulSets)
+	statusFloor := b.Floor[floorStatus]
 	rep.Targets = []target{
 		{Name: "writes at rest (idle window + no-op reconciles)", Want: "0",
 			Got: fmt.Sprint(restWrites), Met: restWrites == 0},
 		{Name: "PVC patches per PVC changed", Want: "1",
-			Got: fmt.Sprintf("%.2f (%d/%d)", float64(b.ClaimPatches)/steps, b.ClaimPatches, b.PVCsChanged),
+			Got: fmt.Sprintf("%.2f (%d/%d)", float64(b.ClaimPatches)/pvcs, b.ClaimPatches, b.PVCsChanged),
 			Met: b.ClaimPatches == int64(b.PVCsChanged)},
 		{Name: "VolumeClaimRollout status writes", Want: fmt.Sprintf("≤ %d (one per step + one per rollout)", statusFloor),
 			Got: fmt.Sprintf("%d (%.2f/step)", b.StatusWrites, b.StatusWritesPerStep),
 			Met: b.StatusWrites <= statusFloor},
+		{Name: "writes per PVC changed, against the floor", Want: fmt.Sprintf("≤ %.2f (the floor %.2f + %.0f%%)", maxOverFloor*float64(b.FloorWrites)/pvcs, float64(b.FloorWrites)/pvcs, 100*(maxOverFloor-1)),
+			Got: fmt.Sprintf("%.2f (%d/%d)", float64(b.Requests.Writes)/pvcs, b.Requests.Writes, b.PVCsChanged),
+			Met: float64(b.Requests.Writes) <= maxOverFloor*float64(b.FloorWrites)},
 		{Name: "Pods restarted by the bump", Want: "0", Got: fmt.Sprint(b.PodsRestarted), Met: b.PodsRestarted == 0},
 		{Name: "overhead per resize step, p90 (controller + storage reaction)", Want: fmt.Sprintf("≤ %.1fs", maxStepOverheadP90),
 			Got: fmt.Sprintf("%.2fs", b.Steps.Overhead.P90), Met: b.Steps.Steps > 0 && b.Steps.Overhead.P90 <= maxStepOverheadP90},
@@ -312,10 +354,10 @@ func (rep *Report) print(w io.Writer) {
 		return
 	}
 	p("  idle: %.1fs from the moment the controller was quiet (no reconcile, no request over -settle)", rep.Rest.Idle.Seconds)
-	printWindow(w, rep.Rest.Idle, 0)
+	printWindow(w, rep.Rest.Idle, 0, nil)
 	printChanges(w, rep.Rest.IdleChanges, rep.Rest.IdleWrites)
 	p("  no-op reconciles: an unused annotation set on all %d StatefulSets, until the controller was quiet again (%.1fs)", rep.Rest.StatefulSetsPoked, rep.Rest.NoOp.Seconds)
-	printWindow(w, rep.Rest.NoOp, 0)
+	printWindow(w, rep.Rest.NoOp, 0, nil)
 	printChanges(w, rep.Rest.NoOpChanges, rep.Rest.NoOpWrites)
 
 	b := rep.Bump
@@ -353,10 +395,10 @@ func (rep *Report) print(w io.Writer) {
 		fmt.Fprintf(tw, "  %s\t%.0f\t%.2f\t\n", m, b.Requests.ByMethod[m], b.PerPVC[m])
 	}
 	tw.Flush()
-	printWindow(w, b.Requests, b.PVCsChanged)
-	p("  writes: PVC PATCH %d (%.2f/PVC), rollout status %d (%.2f/step), rollout metadata %d, events %d, other %v",
-		b.ClaimPatches, float64(b.ClaimPatches)/float64(b.PVCsChanged), b.StatusWrites, b.StatusWritesPerStep,
-		b.RolloutWrites, b.EventWrites, b.OtherWrites)
+	printWindow(w, b.Requests, b.PVCsChanged, b.Floor)
+	p("  writes: PVC PATCH %d (%.2f/PVC), rollout status %d (%.2f/step, %d steps), rollout metadata %d, events %d, other %v; floor %d (%.2f/PVC)",
+		b.ClaimPatches, float64(b.ClaimPatches)/float64(b.PVCsChanged), b.StatusWrites, b.StatusWritesPerStep, b.StepCount,
+		b.RolloutWrites, b.EventWrites, b.OtherWrites, b.FloorWrites, float64(b.FloorWrites)/float64(max(b.PVCsChanged, 1)))
 	p("  claimwarden_claim_patches_total: %v", b.Requests.ClaimPatches)
 
 	m := rep.Memory
@@ -412,7 +454,9 @@ func printChanges(w io.Writer, changes map[string]string, writes []capturedWrite
 
 // printWindow prints a window's reconciles and its requests by verb and
 // resource, largest first, per PVC when pvcs > 0.
-func printWindow(w io.Writer, win window, pvcs int) {
+// printWindow prints a window's requests; floor, when given, the fewest of
+// each verb and resource (a dash where it has none).
+func printWindow(w io.Writer, win window, pvcs int, floor map[string]int64) {
 	throttle := "not exported by the controller"
 	if win.ThrottledSeconds != nil {
 		throttle = fmt.Sprintf("%.1fs in all", *win.ThrottledSeconds)
@@ -428,7 +472,7 @@ func printWindow(w io.Writer, win window, pvcs int) {
 	keys := sortedKeys(win.ByVerbResource)
 	sort.SliceStable(keys, func(i, j int) bool { return win.ByVerbResource[keys[i]] > win.ByVerbResource[keys[j]] })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "      verb\tresource\trequests\tper PVC\tmean API latency\t")
+	fmt.Fprintln(tw, "      verb\tresource\trequests\tper PVC\tfloor\tmean API latency\t")
 	for _, k := range keys {
 		verb, res, _ := strings.Cut(k, " ")
 		per := "-"
@@ -439,7 +483,11 @@ func printWindow(w io.Writer, win window, pvcs int) {
 		if ms, ok := win.MeanLatencyMs[k]; ok {
 			lat = fmt.Sprintf("%.1f ms", ms)
 		}
-		fmt.Fprintf(tw, "      %s\t%s\t%d\t%s\t%s\t\n", verb, res, win.ByVerbResource[k], per, lat)
+		least := "-"
+		if n, ok := floor[k]; ok {
+			least = fmt.Sprint(n)
+		}
+		fmt.Fprintf(tw, "      %s\t%s\t%d\t%s\t%s\t%s\t\n", verb, res, win.ByVerbResource[k], per, least, lat)
 	}
 	tw.Flush()
 	if len(win.Failed) > 0 {
