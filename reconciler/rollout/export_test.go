@@ -9,10 +9,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/policies"
+	"github.com/claimwarden/claimwarden/reconciler/converge"
 )
 
 // TemplatesHash is templatesHash, for the tests against the API server.
 var TemplatesHash = templatesHash
+
+// NewJournal is the controller's crash journal, reading through c (the
+// cache) and r (the API server), for the tests that count its reads.
+func NewJournal(c client.Client, r client.Reader) converge.Journal {
+	return &rolloutJournal{client: c, reader: r}
+}
 
 // ByKubernetes asks the server of cfg, as the controller does, whether
 // Kubernetes updates sts's claims itself, with no reader: a read of the
