@@ -69,7 +69,7 @@ func (r *Reconciler) writeRollout(ctx context.Context, before, after *v1alpha1.V
 		before = before.DeepCopy()
 		before.ObjectMeta = *after.ObjectMeta.DeepCopy()
 	}
-	if equality.Semantic.DeepEqual(before.Status, after.Status) {
+	if equality.Semantic.DeepEqual(before.Status, after.Status) || heldProgress(&before.Status, &after.Status) {
 		return nil
 	}
 	// Our own claim patch triggers the next reconcile, often before the

@@ -14,7 +14,8 @@ import (
 
 // A step of three claims (maxConcurrentPatches 3) sends its three patches
 // side by side rather than one round trip after the other, still patches
-// each claim exactly once, and says so in one event.
+// each claim exactly once, says so in one event and writes the status once
+// for the step and once at its end.
 func TestStepPatchesItsClaimsSideBySide(t *testing.T) {
 	c := started(t)
 	scopedController(t, "three-at-once", nil, func(o *rollout.Options) { o.MaxConcurrentPatches = 3 })
@@ -32,9 +33,13 @@ func TestStepPatchesItsClaimsSideBySide(t *testing.T) {
 		return readyTrue(v) && v.Status.Counts.Compatible == 3 && v.Status.Claims[0].To == "2Gi"
 	})
 
-	patches := 0
+	patches, statuses := 0, 0
 	for k, n := range controllerClient.writesIn(ns) {
-		if n -= before[k]; strings.HasPrefix(k, "apply *v1.PersistentVolumeClaimApplyConfiguration/data-web-") {
+		n -= before[k]
+		if k == "status patch of claims *v1alpha1.VolumeClaimRollout/web" {
+			statuses = n
+		}
+		if strings.HasPrefix(k, "apply *v1.PersistentVolumeClaimApplyConfiguration/data-web-") {
 			patches += n
 			if n != 1 {
 				t.Errorf("%s: %d patches, want 1", k, n)
@@ -43,6 +48,11 @@ func TestStepPatchesItsClaimsSideBySide(t *testing.T) {
 	}
 	if patches != 3 {
 		t.Errorf("%d claim patches, want 3", patches)
+	}
+	// The status is written when the step begins and when it ends, not as
+	// each of its claims finishes.
+	if statuses > 2 {
+		t.Errorf("%d status writes of the claims for one step, want at most 2", statuses)
 	}
 	// One after the other, never more than one is in flight.
 	if most := controllerClient.mostApplyingIn(ns); most < 2 {
