@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -14,8 +13,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -46,9 +43,8 @@ const (
 	timeout = 2 * time.Minute
 )
 
-// saGroups are the groups a token of the ServiceAccount authenticates with.
-// The impersonating kubeconfig names them explicitly, so the controller's
-// requests carry exactly the identity it has in a Pod.
+// saGroups are the groups a token of the ServiceAccount authenticates with,
+// which the SubjectAccessReviews of the permission tests name.
 var saGroups = []string{"system:serviceaccounts", "system:serviceaccounts:" + controllerNamespace, "system:authenticated"}
 
 var (
@@ -146,7 +142,7 @@ func setup(ctx context.Context) (*cluster, error) {
 		}
 	}()
 	kubeconfig := filepath.Join(env.Dir, "claimwarden.kubeconfig")
-	if err := writeImpersonatingKubeconfig(kubeconfig, saUser); err != nil {
+	if err := writeAccountKubeconfig(ctx, kubeconfig, serviceAccount); err != nil {
 		return nil, err
 	}
 	return &cluster{admin: admin, kubeconfig: kubeconfig, binary: bin, volumeStats: stats.Addr().String()}, nil
@@ -169,24 +165,15 @@ func controllerBinary() (string, error) {
 	return bin, nil
 }
 
-// writeImpersonatingKubeconfig writes the controller's kubeconfig: the admin
-// client certificate authenticates, and the API server then authorizes every
-// request as the ServiceAccount (as: / as-groups:). That is how the tests run
-// the binary outside a Pod yet with exactly the permissions of config/rbac.
-func writeImpersonatingKubeconfig(path, user string) error {
-	if env.Config.CertData == nil || env.Config.KeyData == nil {
-		return errors.New("e2e: the testenv admin config has no embedded client certificate to impersonate with")
+// writeAccountKubeconfig writes the kubeconfig of the ServiceAccount
+// account of the controller's namespace: a token the API server issued for
+// it, as in a Pod. That is how the tests run the binary outside a Pod yet
+// with exactly the permissions of config/rbac, and authenticated the way a
+// cluster authenticates it.
+func writeAccountKubeconfig(ctx context.Context, path, account string) error {
+	cfg, err := env.ServiceAccountConfig(ctx, controllerNamespace, account)
+	if err != nil {
+		return err
 	}
-	const name = "claimwarden-e2e"
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: env.Config.Host, CertificateAuthorityData: env.Config.CAData}
-	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{
-		ClientCertificateData: env.Config.CertData,
-		ClientKeyData:         env.Config.KeyData,
-		Impersonate:           user,
-		ImpersonateGroups:     saGroups,
-	}
-	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
-	cfg.CurrentContext = name
-	return clientcmd.WriteToFile(*cfg, path)
+	return testenv.WriteKubeconfig(path, cfg)
 }

@@ -177,7 +177,7 @@ func TestMissingComponentStopsStart(t *testing.T) {
 	cl := started(t)
 	coreReady(t, cl)
 	kubeconfig := filepath.Join(env.Dir, "claimwarden-core.kubeconfig")
-	if err := writeImpersonatingKubeconfig(kubeconfig, "system:serviceaccount:"+controllerNamespace+":"+coreAccount); err != nil {
+	if err := writeAccountKubeconfig(context.Background(), kubeconfig, coreAccount); err != nil {
 		t.Fatal(err)
 	}
 	p, err := controllerproc.Start(controllerproc.Options{

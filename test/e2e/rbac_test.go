@@ -15,8 +15,8 @@ import (
 
 // TestControllerKubeconfigIsTheServiceAccount proves the premise of every
 // other test: the kubeconfig handed to the binary really acts as the
-// ServiceAccount. Were impersonation silently dropped, the controller would
-// run as the admin and no missing permission could ever show.
+// ServiceAccount. Were its token another identity's (the admin's), no
+// missing permission could ever show.
 func TestControllerKubeconfigIsTheServiceAccount(t *testing.T) {
 	cl := started(t)
 	ctx := context.Background()

@@ -104,7 +104,7 @@ func (k requestKey) write() bool {
 }
 
 // startProxy listens on a free loopback port and forwards to upstream's
-// host with upstream's (admin) credentials.
+// host with upstream's credentials (a ServiceAccount's token).
 func startProxy(upstream *rest.Config) (*apiProxy, error) {
 	target, err := url.Parse(upstream.Host)
 	if err != nil {

@@ -168,7 +168,10 @@ func (r *runner) start(ctx context.Context, root, bin string) (stop func() error
 	// The simulator plays the storage, whose speed is -delay; client-side rate
 	// limiting must not slow it down on top, so it has none. It runs in this
 	// process, whose client metrics are not the controller's.
-	simCfg := rest.CopyConfig(r.env.Config)
+	simCfg, err := r.accountConfig(ctx, "storagesim")
+	if err != nil {
+		return stop, err
+	}
 	simCfg.QPS = -1
 	// Real storage resizes volumes independently of each other; the
 	// simulator's default 4 workers would queue thousands of claims.
@@ -202,7 +205,11 @@ func (r *runner) start(ctx context.Context, root, bin string) (stop func() error
 		return stop, err
 	}
 
-	if r.proxy, err = startProxy(r.env.Config); err != nil {
+	controllerCfg, err := r.accountConfig(ctx, "claimwarden")
+	if err != nil {
+		return stop, err
+	}
+	if r.proxy, err = startProxy(controllerCfg); err != nil {
 		return stop, err
 	}
 	stops = append(stops, r.proxy.close)

@@ -108,8 +108,9 @@ func printTiers(w io.Writer, tiers []tier, reps []*Report) {
 	row("PVC patches per PVC, = 1", func(r *Report) string {
 		return judged(r, "PVC patches", fmt.Sprintf("%.2f", float64(r.Bump.ClaimPatches)/float64(max(r.Bump.PVCsChanged, 1))))
 	})
-	row("status writes per step, floor 1+steps/rollout", func(r *Report) string {
-		return judged(r, "VolumeClaimRollout status writes", fmt.Sprintf("%.2f", r.Bump.StatusWritesPerStep))
+	row("status writes per step (floor)", func(r *Report) string {
+		floor := float64(r.Bump.Floor[floorStatus]) / float64(max(r.Bump.StepCount, 1))
+		return judged(r, "VolumeClaimRollout status writes", fmt.Sprintf("%.2f (%.2f)", r.Bump.StatusWritesPerStep, floor))
 	})
 	row("controller CPU per PVC changed", func(r *Report) string { return fmt.Sprintf("%.1f ms", r.Bump.CPUSecondsPerPVC*1000) })
 	row("peak RSS", func(r *Report) string {
