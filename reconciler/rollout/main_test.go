@@ -114,7 +114,7 @@ func setup(ctx context.Context, e *testenv.Env) error {
 		// The controller's reads and writes, for the tests that count them.
 		NewClient: controllerClient.newClient,
 		// As cmd/claimwarden/app caches: without managedFields.
-		Cache: cacheOptions(),
+		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 	})
 	if err != nil {
 		return err
@@ -190,14 +190,4 @@ func addStatusSink(mgr ctrl.Manager) (*gitstatus.CommitStatusSink, error) {
 		Client: mgr.GetClient(),
 	})
 	return sink, mgr.Add(sink)
-}
-
-// cacheOptions is the cache configuration the controller runs with
-// (cmd/claimwarden): the OnDelete tests see Pods through its selection.
-func cacheOptions() cache.Options {
-	pods, by := rollout.CachePods()
-	return cache.Options{
-		DefaultTransform: cache.TransformStripManagedFields(),
-		ByObject:         map[client.Object]cache.ByObject{pods: by},
-	}
 }

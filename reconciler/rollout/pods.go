@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -18,19 +19,39 @@ import (
 	"github.com/claimwarden/claimwarden/reconciler/plan"
 )
 
-// CachePods is the cache configuration of the Pods the controller watches:
-// the metadata of a StatefulSet's Pods, which the StatefulSet controller
-// labels with their names from their creation on (and an orphan delete
-// leaves labelled), without their annotations. The Pods of every other
-// workload, most of a cluster's, are neither listed nor watched.
-func CachePods() (client.Object, cache.ByObject) {
+// newPodCache is the cache of the Pods the controller watches: the
+// metadata of a StatefulSet's Pods, which the StatefulSet controller labels
+// with their names from their creation on (and an orphan delete leaves
+// labelled), without their annotations, in namespaces (all when empty).
+// The Pods of every other workload, most of a cluster's, are neither
+// listed nor watched. A cache of its own, rather than a rule of the
+// manager's: a rule makes the manager ask the API server's discovery
+// when it is created, and the process could not start, nor answer its
+// probes, before the API server answers.
+func newPodCache(mgr ctrl.Manager, namespaces []string) (cache.Cache, error) {
+	o := podCacheOptions(namespaces)
+	o.Scheme, o.Mapper = mgr.GetScheme(), mgr.GetRESTMapper()
+	return cache.New(mgr.GetConfig(), o)
+}
+
+func podCacheOptions(namespaces []string) cache.Options {
 	has, err := labels.NewRequirement(appsv1.StatefulSetPodNameLabel, selection.Exists, nil)
 	if err != nil {
 		panic(err) // a constant, valid key
 	}
-	pod := &metav1.PartialObjectMetadata{}
-	pod.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Pod"))
-	return pod, cache.ByObject{Label: labels.NewSelector().Add(*has), Transform: podMetadata}
+	o := cache.Options{
+		DefaultLabelSelector: labels.NewSelector().Add(*has),
+		DefaultTransform:     podMetadata,
+		// Only Pods are read; asking for anything else is a bug.
+		ReaderFailOnMissingInformer: true,
+	}
+	if len(namespaces) > 0 {
+		o.DefaultNamespaces = make(map[string]cache.Config, len(namespaces))
+		for _, ns := range namespaces {
+			o.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return o
 }
 
 // podMetadata keeps of a Pod's metadata what onDeleteOf and the Pod watch
@@ -41,6 +62,13 @@ func podMetadata(obj any) (any, error) {
 		m.Annotations, m.ManagedFields = nil, nil
 	}
 	return obj, nil
+}
+
+// podMeta is the object the Pod cache holds.
+func podMeta() *metav1.PartialObjectMetadata {
+	pod := &metav1.PartialObjectMetadata{}
+	pod.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Pod"))
+	return pod
 }
 
 // onDeleteOf reads which claims of an OnDelete StatefulSet wait for their
@@ -56,7 +84,7 @@ func (r *Reconciler) onDeleteOf(ctx context.Context, sts *appsv1.StatefulSet) (p
 	}
 	var pods metav1.PartialObjectMetadataList
 	pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
-	if err := r.client.List(ctx, &pods, client.InNamespace(sts.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+	if err := r.podCache.List(ctx, &pods, client.InNamespace(sts.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
 		return plan.OnDelete{}, fmt.Errorf("listing the Pods of StatefulSet %s/%s: %w", sts.Namespace, sts.Name, err)
 	}
 	metas := make([]metav1.ObjectMeta, len(pods.Items))
@@ -73,7 +101,7 @@ func (r *Reconciler) onDeleteOf(ctx context.Context, sts *appsv1.StatefulSet) (p
 // that one's updateStrategy is OnDelete: the Pods of any other StatefulSet
 // say nothing to its claims, and a rolling update must not reconcile it
 // once per Pod.
-func (r *Reconciler) onDeleteStatefulSetOfPod(ctx context.Context, o client.Object) []reconcile.Request {
+func (r *Reconciler) onDeleteStatefulSetOfPod(ctx context.Context, o *metav1.PartialObjectMetadata) []reconcile.Request {
 	ref := metav1.GetControllerOf(o)
 	if ref == nil || ref.Kind != "StatefulSet" || ref.APIVersion != appsv1.SchemeGroupVersion.String() {
 		return nil
@@ -90,11 +118,11 @@ func (r *Reconciler) onDeleteStatefulSetOfPod(ctx context.Context, o client.Obje
 // podReplaced passes the Pod events that can let an OnDelete StatefulSet's
 // claims through: a Pod created, being deleted, or gone. Status updates,
 // the bulk of Pod events, are dropped.
-func podReplaced() predicate.Predicate {
-	return predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool {
+func podReplaced() predicate.TypedPredicate[*metav1.PartialObjectMetadata] {
+	return predicate.TypedFuncs[*metav1.PartialObjectMetadata]{
+		UpdateFunc: func(e event.TypedUpdateEvent[*metav1.PartialObjectMetadata]) bool {
 			return e.ObjectOld.GetDeletionTimestamp() == nil && e.ObjectNew.GetDeletionTimestamp() != nil
 		},
-		GenericFunc: func(event.GenericEvent) bool { return false },
+		GenericFunc: func(event.TypedGenericEvent[*metav1.PartialObjectMetadata]) bool { return false },
 	}
 }

@@ -8,23 +8,26 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 )
 
-func TestCachePodsSelectsAStatefulSetsPodsOnly(t *testing.T) {
-	obj, by := CachePods()
-	if gvk := obj.GetObjectKind().GroupVersionKind(); gvk.Kind != "Pod" || gvk.Version != "v1" {
-		t.Fatalf("CachePods configures %v, want the metadata of v1 Pods", gvk)
-	}
-	if !by.Label.Matches(labels.Set{appsv1.StatefulSetPodNameLabel: "db-0", "app": "db"}) {
+func TestPodCacheSelectsAStatefulSetsPodsOnly(t *testing.T) {
+	o := podCacheOptions([]string{"team-a"})
+	if !o.DefaultLabelSelector.Matches(labels.Set{appsv1.StatefulSetPodNameLabel: "db-0", "app": "db"}) {
 		t.Error("a StatefulSet's Pod is not cached")
 	}
-	if by.Label.Matches(labels.Set{"app": "web", "pod-template-hash": "5d8f7c9b6"}) {
+	if o.DefaultLabelSelector.Matches(labels.Set{"app": "web", "pod-template-hash": "5d8f7c9b6"}) {
 		t.Error("a Deployment's Pod is cached")
+	}
+	if _, ok := o.DefaultNamespaces["team-a"]; !ok || len(o.DefaultNamespaces) != 1 {
+		t.Errorf("Pods cached in %v, want the configured namespace team-a only", o.DefaultNamespaces)
+	}
+	if all := podCacheOptions(nil); all.DefaultNamespaces != nil {
+		t.Errorf("no namespaces configured, but Pods cached in %v only", all.DefaultNamespaces)
 	}
 	pod := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
 		Name: "db-0", Labels: map[string]string{appsv1.ControllerRevisionHashLabelKey: "db-1"},
 		Annotations:   map[string]string{"sidecar.istio.io/status": "{...}"},
 		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet"}},
 	}}
-	out, err := by.Transform(pod)
+	out, err := o.DefaultTransform(pod)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,9 +42,11 @@ type Reconciler struct {
 	retry workqueue.TypedRateLimiter[types.NamespacedName]
 	// restartRetry paces evictions a PodDisruptionBudget refused.
 	restartRetry workqueue.TypedRateLimiter[types.NamespacedName]
-	// pods reads the Pods being restarted, uncached: the controller
-	// watches no Pods.
+	// pods reads the Pods being restarted, uncached: the Pod cache holds
+	// their metadata only.
 	pods client.Reader
+	// podCache holds the metadata of StatefulSets' Pods (newPodCache).
+	podCache client.Reader
 	// memory holds per-StatefulSet state between reconciles; see memory.
 	memory memory
 	// index finds a StatefulSet's claims and a claim's StatefulSets.

@@ -69,7 +69,7 @@ func startScoped(ctx context.Context, name string, wrap func(cache.Cache) cache.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 		// Logged like the shared one's, in the namespaces of its tests.
 		NewClient: controllerClient.newClient,
-		Cache:     cacheOptions(),
+		Cache:     cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 	}
 	if wrap != nil {
 		mgrOpts.NewCache = func(config *rest.Config, opts cache.Options) (cache.Cache, error) {

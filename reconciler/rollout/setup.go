@@ -3,6 +3,7 @@ package rollout
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -38,6 +39,13 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		return errors.New("rollout: Options.JournalKeySecret is required: no StatefulSet is re-created from an unsealed journal")
 	}
 	c := mgr.GetClient()
+	pods, err := newPodCache(mgr, opts.Namespaces)
+	if err != nil {
+		return fmt.Errorf("rollout: the Pod cache: %w", err)
+	}
+	if err := mgr.Add(pods); err != nil {
+		return err
+	}
 	journal := &rolloutJournal{client: c, reader: mgr.GetAPIReader()}
 	events := outcome.NewRecorder(mgr.GetEventRecorder(v1alpha1.ControllerName))
 	r := &Reconciler{
@@ -57,6 +65,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		retry:        workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](opts.RetryBaseDelay, opts.RetryMaxDelay),
 		restartRetry: workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](opts.RetryBaseDelay, opts.RetryMaxDelay),
 		pods:         mgr.GetAPIReader(),
+		podCache:     pods,
 		verdicts:     gate.NewCache(opts.Policies, gate.CacheOptions{Recheck: opts.PolicyRecheck}),
 		claimUpdates: &claimUpdates{config: mgr.GetConfig(), reader: mgr.GetAPIReader()},
 		server:       &serverSupport{config: mgr.GetConfig(), client: c},
@@ -83,10 +92,11 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		Watches(&v1alpha1.VolumeClaimRollout{}, &handler.EnqueueRequestForObject{},
 			builder.WithPredicates(rolloutWatched())).
 		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(r.statefulSetsOfClaim)).
-		// Pods, metadata only: under updateStrategy OnDelete a Pod's
-		// deletion lets its claims through (see plan.OnDelete).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.onDeleteStatefulSetOfPod),
-			builder.OnlyMetadata, builder.WithPredicates(podReplaced())).
+		// A StatefulSet's Pods, metadata only (newPodCache): under
+		// updateStrategy OnDelete a Pod's deletion lets its claims through
+		// (see plan.OnDelete).
+		WatchesRawSource(source.Kind(pods, podMeta(),
+			handler.TypedEnqueueRequestsFromMapFunc(r.onDeleteStatefulSetOfPod), podReplaced())).
 		// Policy input beyond the StatefulSet and its claims: a StorageClass
 		// (allowVolumeExpansion) and the Namespace (labels such as tier=prod).
 		Watches(&storagev1.StorageClass{}, handler.EnqueueRequestsFromMapFunc(r.statefulSetsIn(""))).

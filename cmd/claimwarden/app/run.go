@@ -27,7 +27,6 @@ import (
 	"github.com/claimwarden/claimwarden/config"
 	"github.com/claimwarden/claimwarden/integrations/argocd"
 	"github.com/claimwarden/claimwarden/integrations/helm"
-	"github.com/claimwarden/claimwarden/reconciler/rollout"
 )
 
 func newRunCommand(environ []string) *cobra.Command {
@@ -147,6 +146,9 @@ func byObject(opts *ctrl.Options, obj client.Object, namespaces []string) {
 			byNS[ns] = cache.Config{}
 		}
 	}
+	if opts.Cache.ByObject == nil {
+		opts.Cache.ByObject = map[client.Object]cache.ByObject{}
+	}
 	opts.Cache.ByObject[obj] = cache.ByObject{Namespaces: byNS}
 }
 
@@ -183,13 +185,8 @@ func managerOptions(cfg config.Config) (ctrl.Options, error) {
 		// Nothing reads managedFields from the cache (they are most of a
 		// PVC's or StatefulSet's bytes): the convergence, which asks who
 		// created a StatefulSet, reads through the API reader on purpose.
-		Cache: cache.Options{
-			DefaultTransform: cache.TransformStripManagedFields(),
-			ByObject:         map[client.Object]cache.ByObject{},
-		},
+		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 	}
-	pods, by := rollout.CachePods()
-	opts.Cache.ByObject[pods] = by
 	if len(cfg.Namespaces) > 0 {
 		// Watch and cache namespaced objects of the configured namespaces only:
 		// less memory, and no events from namespaces claimwarden must not touch.
@@ -210,6 +207,9 @@ func managerOptions(cfg config.Config) (ctrl.Options, error) {
 	}
 	if cfg.Helm.Enabled {
 		obj, by := helm.CacheCLIReleases(cfg.Helm.Namespaces)
+		if opts.Cache.ByObject == nil {
+			opts.Cache.ByObject = map[client.Object]cache.ByObject{}
+		}
 		opts.Cache.ByObject[obj] = by
 	}
 	return opts, nil
