@@ -145,7 +145,7 @@ demo-autoresize: build ## a filling volume: Prometheus reads the usage, claimwar
 	bash test/testenv/build.sh core gitea flux prometheus
 	$(GO) run ./test/demo -story autoresize
 
-bench: testenv build ## diff/plan/policy/check benchmarks, then the scale tiers on the real control plane (about an hour)
+bench: testenv build ## diff/plan/policy/check benchmarks, then the scale tiers on the real control plane (about 70 minutes)
 	$(GO) test -run XXX -bench . -benchmem ./reconciler/...
 	$(GO) test -run XXX -bench . -benchmem -cpu 1 ./policies/
 	$(GO) test -run XXX -bench Check5000 -benchtime 3x -benchmem ./cmd/claimwarden/app/check/
