@@ -116,6 +116,7 @@ func TestHelmCLIUpgrade(t *testing.T) {
 		t.Errorf("rollout source %+v, want the failed record sh.helm.release.v1.web.v2, chart web@0.2.0, no commit", src)
 	}
 	assertPatchedOnce(t, cl.admin, ns, "web", claimNames("web", 2), "2Gi")
+	assertConvergedOnce(t, ns, "web")
 	waitFor(t, "the failed release record asking for the next helm upgrade", []*controller{ctl}, func(ctx context.Context) (bool, error) {
 		var list eventsv1.EventList
 		if err := cl.admin.List(ctx, &list, client.InNamespace(ns)); err != nil {

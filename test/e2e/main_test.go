@@ -65,6 +65,7 @@ func TestMain(m *testing.M) {
 	os.Exit(testenv.RunTests(m, testenv.Options{
 		Kwok:    true,
 		CRDDirs: []string{filepath.Join("..", "..", "config", "crd", "bases")},
+		Audit:   true,
 	}, &env))
 }
 

@@ -95,6 +95,46 @@ func TestRolloutAsServiceAccount(t *testing.T) {
 	assertPodsKept(t, cl.admin, sts, uids)
 }
 
+// TestRolloutInSteps has the controller resize two claims at a time
+// (--max-concurrent-patches 2): the three claims go in a step of two and a
+// step of one, each step one ClaimPatched event, each claim one patch by the
+// audit log, and no write to the StatefulSet, whose template is already
+// the new one: the floor of API writes.
+func TestRolloutInSteps(t *testing.T) {
+	cl := started(t)
+	ns := namespace(t, cl.admin)
+	ctl := startController(t, cl, "controller", "--max-concurrent-patches", "2")
+	sts, uids := readyAt1Gi(t, cl, ns, ctl)
+	claims := claimNames("web", 3)
+
+	bump(t, cl, sts)
+	waitRolloutDone(t, cl.admin, client.ObjectKeyFromObject(sts), 3, "2Gi", ctl)
+
+	order := assertPatchedOnce(t, cl.admin, ns, "web", claims, "2Gi")
+	if len(order) == 3 && (!sameSet(order[:2], claims[:2]) || order[2] != claims[2]) {
+		t.Errorf("claims patched in order %v, want %v together, then %s", order, claims[:2], claims[2])
+	}
+	evs, err := patchEvents(context.Background(), cl.admin, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 2 || evs[0].Related != nil || evs[1].Related == nil || evs[1].Related.Name != claims[2] {
+		t.Errorf("%s events %v, want one for the step of %v (no related object) and one related to %s", patchedReason, mustPatchEvents(t, cl.admin, ns), claims[:2], claims[2])
+	}
+	// The template was replaced by hand (bump): nothing left to converge.
+	if writes := claimwardenWrites(t, "statefulsets", ns); len(writes) != 0 {
+		t.Errorf("claimwarden wrote the StatefulSet whose template a person had replaced: %s", describeWrites(writes))
+	}
+	assertPodsKept(t, cl.admin, sts, uids)
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
+
 // TestKillMidRollout SIGKILLs the controller twice during a rollout, each
 // time right after a claim was patched and while its storage still grows (so
 // the dead process held the only knowledge that it was waiting for that

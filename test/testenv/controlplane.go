@@ -86,6 +86,13 @@ func (e *Env) startAPIServer(port int) (*Process, error) {
 		// "default" ServiceAccount exists, and only kube-controller-manager creates it.
 		args = append(args, "--disable-admission-plugins", "ServiceAccount")
 	}
+	if e.opts.Audit {
+		audit, err := e.auditFlags()
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, audit...)
+	}
 	return e.startComponent("kube-apiserver", args)
 }
 

@@ -36,6 +36,10 @@ type Options struct {
 	// the test default (100 and the scheduler's own 50). Runs that create
 	// thousands of Pods and claims raise it so that setup is not throttled.
 	ClientQPS int
+	// Audit has the API server log every write to claims and StatefulSets
+	// (AuditLog, AuditEvents): how often each object was written, and by
+	// whom, read from the server rather than from the writer's own account.
+	Audit bool
 }
 
 // Env is a running control plane. Stop it when done.

@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(orphanChildEnv) != "" {
 		orphanChild() // never returns: see lifecycle_test.go
 	}
-	os.Exit(RunTests(m, Options{Kwok: true, CRDDirs: []string{"../../config/crd/bases"}}, &env))
+	os.Exit(RunTests(m, Options{Kwok: true, CRDDirs: []string{"../../config/crd/bases"}, Audit: true}, &env))
 }
 
 // TestCRDsAreServed: Start returns only once the CRDs from CRDDirs are served.
