@@ -32,6 +32,9 @@ FUZZTIME ?= 60s
 # PVCs in a big cluster's crowd (50,000 other Pods, 20,000 other PVCs, 30,000
 # Secrets, 10,000 ConfigMaps).
 SCALE_TIERS ?= 200x3/10,200x3/10@3,2000x3/20@3,2000x3/1@3,200x3/10@3+crowd
+# Each tier's runs, for the median of its ratios to the manual procedure
+# (SCALE_RUNS=3 about triples make bench).
+SCALE_RUNS ?= 1
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 # Static (no cgo: nothing in the module needs it, and the image has no libc),
 # stripped, without local paths, with the version stamped: 60 MB instead of
@@ -149,7 +152,7 @@ bench: testenv build ## diff/plan/policy/check benchmarks, then the scale tiers 
 	$(GO) test -run XXX -bench . -benchmem ./reconciler/...
 	$(GO) test -run XXX -bench . -benchmem -cpu 1 ./policies/
 	$(GO) test -run XXX -bench Check5000 -benchtime 3x -benchmem ./cmd/claimwarden/app/check/
-	$(GO) run ./test/scale -controller $(BIN)/claimwarden -tiers $(SCALE_TIERS) -profile $(BIN)/scale.pprof
+	$(GO) run ./test/scale -controller $(BIN)/claimwarden -tiers $(SCALE_TIERS) -runs $(SCALE_RUNS) -profile $(BIN)/scale.pprof
 
 compat: testenv build ## the version-dependent tests on each Kubernetes version from 1.30 to 1.37 (KUBE_VERSIONS="v1.30.14 …" picks some); rewrites the README's support table when all ran
 	$(GO) run ./test/compat $(if $(KUBE_VERSIONS),-versions "$(KUBE_VERSIONS)")

@@ -24,7 +24,8 @@
 //     control plane (manual.go), for the ratio of the two.
 //
 // -tiers runs several sizes one after the other, each on a fresh control
-// plane, and prints them side by side (tiers.go).
+// plane, and prints them side by side (tiers.go); -runs repeats each for
+// the median of its ratios.
 //
 // -crowd (a tier's +crowd) first fills the namespaces with a big cluster's
 // objects that are not claimwarden's (crowd.go), starts the controller among
@@ -79,8 +80,8 @@ type options struct {
 	// crowd is the share of the big cluster's objects (crowdAtOne) created
 	// around the StatefulSets before the controller starts; 0: none.
 	crowd float64
-	// tier names the run among tiers (-tiers) for its output files.
-	tier  string
+	// tier names the run among tiers (-tiers, -runs) for its output files.
+	tier  tier
 	tiers int
 }
 
@@ -108,8 +109,9 @@ func main() {
 	fs.BoolVar(&o.manual, "manual", true, "after the bump, stop the controller and time the manual procedure (patch PVCs, orphan delete, re-create) on the same control plane")
 	var tierList string
 	fs.StringVar(&tierList, "tiers", "", "run several tiers one after the other, each on a fresh control plane, and print them side by side: STATEFULSETSxREPLICAS/NAMESPACES[@MAXCONCURRENTPATCHES][+crowd],... (overrides -statefulsets, -replicas, -namespaces, and -crowd for a +crowd tier)")
+	runs := fs.Int("runs", 1, "run each tier this many times, one after the other, and print the median of its ratios to the manual procedure (this machine's speed drifts too much for one run to judge them)")
 	_ = fs.Parse(os.Args[1:]) // ExitOnError: a bad flag exits with usage
-	if o.statefulSets < 1 || o.replicas < 1 || o.namespaces < 1 || o.workers < 1 || o.delay < 0 || o.maxConcurrentPatches < 1 || o.clientQPS < 0 || o.controllerWorkers < 0 || o.profileSeconds < 1 || o.crowd < 0 ||
+	if *runs < 1 || o.statefulSets < 1 || o.replicas < 1 || o.namespaces < 1 || o.workers < 1 || o.delay < 0 || o.maxConcurrentPatches < 1 || o.clientQPS < 0 || o.controllerWorkers < 0 || o.profileSeconds < 1 || o.crowd < 0 ||
 		o.settle <= 0 || o.restWindow < 0 || fs.NArg() > 0 {
 		fs.Usage()
 		os.Exit(2)
@@ -133,6 +135,7 @@ func main() {
 			os.Exit(2)
 		}
 	}
+	tiers = repeated(tiers, *runs)
 	var reps []*Report
 	failed := false
 	concurrency, crowd := o.maxConcurrentPatches, o.crowd
@@ -142,7 +145,7 @@ func main() {
 		if o.crowd = crowd; t.crowd {
 			o.crowd = 1
 		}
-		o.tier, o.tiers = t.String(), len(tiers)
+		o.tier, o.tiers = t, len(tiers)
 		for name, v := range map[string]int{"statefulsets": t.statefulSets, "replicas": t.replicas, "namespaces": t.namespaces, "max-concurrent-patches": o.maxConcurrentPatches} {
 			_ = fs.Set(name, strconv.Itoa(v)) // an int flag takes any Itoa
 		}
@@ -184,11 +187,11 @@ func main() {
 }
 
 // tierOut is where a tier's JSON report goes: -out itself for one tier,
-// -out with the tier before its extension for several.
-func tierOut(out, tier string, tiers int) string {
+// -out with the tier (and run) before its extension for several.
+func tierOut(out string, t tier, tiers int) string {
 	if out == "" || tiers <= 1 {
 		return out
 	}
 	ext := filepath.Ext(out)
-	return strings.TrimSuffix(out, ext) + "-" + strings.NewReplacer("/", "ns").Replace(tier) + ext
+	return strings.TrimSuffix(out, ext) + "-" + t.file() + ext
 }

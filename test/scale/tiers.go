@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -17,6 +18,9 @@ type tier struct {
 	statefulSets, replicas, namespaces int
 	concurrency                        int
 	crowd                              bool
+	// run of runs: the same tier run again (-runs) for a median, this
+	// machine's speed drifting too much for one run to judge a ratio.
+	run, runs int
 }
 
 func (t tier) String() string {
@@ -28,6 +32,36 @@ func (t tier) String() string {
 		s += crowdSuffix
 	}
 	return s
+}
+
+// name is the tier and, when it runs several times, which run this is:
+// "2000x3/20@3 run 2/3".
+func (t tier) name() string {
+	if t.runs <= 1 {
+		return t.String()
+	}
+	return fmt.Sprintf("%s run %d/%d", t, t.run, t.runs)
+}
+
+// file is name as a file name's part: "2000x3ns20@3-run2".
+func (t tier) file() string {
+	s := strings.NewReplacer("/", "ns").Replace(t.String())
+	if t.runs > 1 {
+		s += fmt.Sprintf("-run%d", t.run)
+	}
+	return s
+}
+
+// repeated runs each tier runs times, one after the other.
+func repeated(tiers []tier, runs int) []tier {
+	out := make([]tier, 0, len(tiers)*runs)
+	for _, t := range tiers {
+		for i := 1; i <= runs; i++ {
+			t.run, t.runs = i, runs
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // crowdSuffix puts a tier in a big cluster's crowd (crowd.go).
@@ -69,7 +103,7 @@ func printTiers(w io.Writer, tiers []tier, reps []*Report) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	header := "\t"
 	for _, t := range tiers {
-		header += fmt.Sprintf("%d PVCs (%s)\t", t.statefulSets*t.replicas, t)
+		header += fmt.Sprintf("%d PVCs (%s)\t", t.statefulSets*t.replicas, t.name())
 	}
 	fmt.Fprintln(tw, header)
 	row := func(name string, cell func(*Report) string) {
@@ -146,4 +180,50 @@ func printTiers(w io.Writer, tiers []tier, reps []*Report) {
 	})
 	row("setup (create → all Ready)", func(r *Report) string { return fmt.Sprintf("%.0fs", r.Setup.ReadySeconds) })
 	tw.Flush()
+	printMedians(w, tiers, reps)
+}
+
+// printMedians prints, for each tier run several times, the median of its
+// runs' ratios to the manual procedure and each run's figure; a failed run
+// has none.
+func printMedians(w io.Writer, tiers []tier, reps []*Report) {
+	type ratios struct{ time, requests []float64 }
+	var order []string
+	by := map[string]*ratios{}
+	for i, t := range tiers {
+		if t.runs <= 1 {
+			continue
+		}
+		k := t.String()
+		if by[k] == nil {
+			by[k] = &ratios{}
+			order = append(order, k)
+		}
+		if r := reps[i]; r != nil && r.Bump.AllReadySeconds > 0 && r.Manual.Seconds > 0 {
+			by[k].time = append(by[k].time, r.Manual.TimeRatio)
+			by[k].requests = append(by[k].requests, r.Manual.RequestRatio)
+		}
+	}
+	for _, k := range order {
+		r := by[k]
+		fmt.Fprintf(w, "%s: claimwarden / manual, median of %d runs: time %s, requests %s\n",
+			k, len(r.time), median(r.time), median(r.requests))
+	}
+}
+
+// median renders the median of xs and, in brackets, xs in run order.
+func median(xs []float64) string {
+	if len(xs) == 0 {
+		return "none (every run failed)"
+	}
+	s := slices.Sorted(slices.Values(xs))
+	m := s[len(s)/2]
+	if len(s)%2 == 0 {
+		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	each := make([]string, len(xs))
+	for i, x := range xs {
+		each[i] = fmt.Sprintf("%.2f", x)
+	}
+	return fmt.Sprintf("%.2f (%s)", m, strings.Join(each, ", "))
 }
