@@ -4,8 +4,6 @@ import (
 	"path/filepath"
 
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // writeAdminConfig sets e.Config and writes the same credentials, embedded, to
@@ -22,12 +20,6 @@ func (e *Env) writeAdminConfig() error {
 		QPS:   100,
 		Burst: 200,
 	}
-	const name = "claimwarden-testenv"
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: e.apiURL, CertificateAuthorityData: e.pki.CA}
-	cfg.AuthInfos[adminUser] = &clientcmdapi.AuthInfo{ClientCertificateData: e.pki.AdminCert, ClientKeyData: e.pki.AdminKey}
-	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: adminUser}
-	cfg.CurrentContext = name
 	e.Kubeconfig = filepath.Join(e.Dir, "admin.kubeconfig")
-	return clientcmd.WriteToFile(*cfg, e.Kubeconfig)
+	return WriteKubeconfig(e.Kubeconfig, e.Config)
 }
