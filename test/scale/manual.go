@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -99,30 +100,7 @@ func (r *runner) manual(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	want := resource.MustParse(manualSize)
-	err = poll(ctx, 500*time.Millisecond, true, "the manual procedure", func(ctx context.Context) (bool, error) {
-		var claims corev1.PersistentVolumeClaimList
-		if err := r.c.List(ctx, &claims, notCrowd); err != nil {
-			return false, err
-		}
-		for _, c := range claims.Items {
-			if q := c.Status.Capacity[corev1.ResourceStorage]; r.ours(c.Namespace) && q.Cmp(want) != 0 {
-				return false, nil
-			}
-		}
-		var sets appsv1.StatefulSetList
-		if err := r.c.List(ctx, &sets); err != nil {
-			return false, err
-		}
-		ready := 0
-		for _, s := range sets.Items {
-			if r.ours(s.Namespace) && s.Status.ObservedGeneration == s.Generation && int(s.Status.ReadyReplicas) == r.o.replicas {
-				ready++
-			}
-		}
-		return ready == len(r.keys), nil
-	})
-	if err != nil {
+	if err := r.waitManual(ctx); err != nil {
 		return err
 	}
 	m := &r.rep.Manual
@@ -142,6 +120,47 @@ func (r *runner) manual(ctx context.Context) error {
 		return err
 	}
 	r.logf("manual procedure: done in %.1fs, %d requests, %d Pods restarted", m.Seconds, m.RequestsTotal, m.PodsRestarted)
+	return nil
+}
+
+// waitManual returns when every claim of the run has manualSize capacity
+// and then every StatefulSet of the run has all replicas ready, watching
+// (watchUntil) as the controller's bump does. A claim's capacity only grows,
+// so the StatefulSets are the last to be looked at; their readiness is
+// counted as it is now, not as first seen.
+func (r *runner) waitManual(ctx context.Context) error {
+	want := resource.MustParse(manualSize)
+	nothing := func() error { return nil }
+	grown := make(map[client.ObjectKey]bool, len(r.keys)*r.o.replicas)
+	seeClaim := func(o runtime.Object) {
+		if c, ok := o.(*corev1.PersistentVolumeClaim); ok && r.ours(c.Namespace) {
+			if q := c.Status.Capacity[corev1.ResourceStorage]; q.Cmp(want) == 0 {
+				grown[client.ObjectKeyFromObject(c)] = true
+			}
+		}
+	}
+	claimsDone := func() bool { return len(grown) == len(r.keys)*r.o.replicas }
+	if err := r.watchUntil(ctx, &corev1.PersistentVolumeClaimList{}, seeClaim, claimsDone, nothing, notCrowd); err != nil {
+		return fmt.Errorf("waiting for the manual procedure's claims: %w", err)
+	}
+	ready := make(map[client.ObjectKey]bool, len(r.keys))
+	seeSet := func(o runtime.Object) {
+		if s, ok := o.(*appsv1.StatefulSet); ok && r.ours(s.Namespace) {
+			ready[client.ObjectKeyFromObject(s)] = s.Status.ObservedGeneration == s.Generation && int(s.Status.ReadyReplicas) == r.o.replicas
+		}
+	}
+	setsDone := func() bool {
+		n := 0
+		for _, ok := range ready {
+			if ok {
+				n++
+			}
+		}
+		return n == len(r.keys)
+	}
+	if err := r.watchUntil(ctx, &appsv1.StatefulSetList{}, seeSet, setsDone, nothing); err != nil {
+		return fmt.Errorf("waiting for the manual procedure's StatefulSets: %w", err)
+	}
 	return nil
 }
 

@@ -16,7 +16,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -522,60 +521,28 @@ func (r *runner) bump(ctx context.Context) error {
 }
 
 // watchReady returns when every rollout is Ready at size, with the moment
-// each was first seen so. It watches the rollouts rather than listing them
-// over and over: at 2,000 StatefulSets a list every half second made the API
-// server serialise megabytes of status a second, load that the run added to
-// the controller's measured time (and not to the manual procedure's).
-// Written by hand rather than with client-go's watch.UntilWithSync: between
-// events it must also notice a dead controller and print progress, and its
-// informer would keep a copy of every rollout the run never needs.
+// each was first seen so (watchUntil says why it watches).
 func (r *runner) watchReady(ctx context.Context, size string) (map[client.ObjectKey]time.Time, error) {
 	ready := make(map[client.ObjectKey]time.Time, len(r.keys))
-	see := func(v *v1alpha1.VolumeClaimRollout) {
+	see := func(o runtime.Object) {
+		v, ok := o.(*v1alpha1.VolumeClaimRollout)
+		if !ok {
+			return
+		}
 		key := client.ObjectKeyFromObject(v)
 		if _, seen := ready[key]; !seen && r.ours(key.Namespace) && r.converged(v, size) {
 			ready[key] = time.Now()
 		}
 	}
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for len(ready) < len(r.keys) {
-		// (Re)start from a list: the watch may end (a timeout, a compaction).
-		var vcrs v1alpha1.VolumeClaimRolloutList
-		if err := r.c.List(ctx, &vcrs); err != nil {
-			return ready, err
+	tick := func() error {
+		if err := r.ctrl.Exited(); err != nil {
+			return err
 		}
-		for i := range vcrs.Items {
-			see(&vcrs.Items[i])
-		}
-		w, err := r.c.Watch(ctx, &v1alpha1.VolumeClaimRolloutList{}, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: vcrs.ResourceVersion}})
-		if err != nil {
-			return ready, err
-		}
-	watching:
-		for len(ready) < len(r.keys) {
-			select {
-			case ev, ok := <-w.ResultChan():
-				if !ok {
-					break watching
-				}
-				if v, isVCR := ev.Object.(*v1alpha1.VolumeClaimRollout); isVCR {
-					see(v)
-				}
-			case <-tick.C:
-				if err := r.ctrl.Exited(); err != nil {
-					w.Stop()
-					return ready, err
-				}
-				r.progress(fmt.Sprintf("VolumeClaimRollouts Ready at %s: %d/%d", size, len(ready), len(r.keys)))
-			case <-ctx.Done():
-				w.Stop()
-				return ready, fmt.Errorf("waiting for rollouts: %w", ctx.Err())
-			}
-		}
-		w.Stop()
+		r.progress(fmt.Sprintf("VolumeClaimRollouts Ready at %s: %d/%d", size, len(ready), len(r.keys)))
+		return nil
 	}
-	return ready, nil
+	err := r.watchUntil(ctx, &v1alpha1.VolumeClaimRolloutList{}, see, func() bool { return len(ready) == len(r.keys) }, tick)
+	return ready, err
 }
 
 // readMemory records the controller's peak and current memory; it runs
