@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/converge"
 )
@@ -34,4 +35,9 @@ func ByKubernetes(ctx context.Context, cfg *rest.Config, sts *appsv1.StatefulSet
 // supports for a StatefulSet whose claims are pvcs.
 func ServerSupport(ctx context.Context, cfg *rest.Config, c client.Client, pvcs []corev1.PersistentVolumeClaim) policies.Server {
 	return (&serverSupport{config: cfg, client: c}).of(ctx, pvcs)
+}
+
+// RolloutWriter writes rollouts through c as the reconciles of one process do.
+func RolloutWriter(c client.Client) func(ctx context.Context, before, after *v1alpha1.VolumeClaimRollout) error {
+	return (&Reconciler{client: c}).writeRollout
 }

@@ -2,11 +2,14 @@ package rollout
 
 import (
 	"crypto/sha256"
+	"slices"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 
 	"github.com/claimwarden/claimwarden/reconciler/plan"
 )
@@ -14,7 +17,7 @@ import (
 // memory is what one reconcile of a StatefulSet leaves the next, in this
 // process only: the patch the API server last rejected and the eviction last
 // refused (so unrelated events do not repeat them before their back-off ends), whether "not managed" was
-// logged, the last status written and the claims patched (so a lagging
+// logged, our last write of the rollout and the claims patched (so a lagging
 // cache does not cause the same write twice). It is forgotten with the StatefulSet, so it is bounded by the
 // StatefulSets that exist. What was reported lives in the
 // VolumeClaimRollout and in the sinks, not here.
@@ -27,8 +30,8 @@ type remembered struct {
 	rejected *rejection
 	// unmanagedLogged: "not managing this StatefulSet" was logged.
 	unmanagedLogged bool
-	// written is the last status this process wrote to the rollout.
-	written statusWrite
+	// written is this process's last write of the rollout.
+	written ownWrite
 	// patchedFrom maps the claims this process patched to the
 	// resourceVersion each was patched from, until the cache serves a newer.
 	patchedFrom map[string]string
@@ -50,10 +53,13 @@ type heldEviction struct {
 	notBefore time.Time
 }
 
-// statusWrite is a status written onto the rollout of resourceVersion base.
-type statusWrite struct {
-	base string
-	sum  [sha256.Size]byte
+// ownWrite is this process's last write of a rollout as the API server
+// answered it: its resourceVersion, its owner references and its status
+// (statusSum).
+type ownWrite struct {
+	version string
+	owners  []metav1.OwnerReference
+	sum     [sha256.Size]byte
 }
 
 // rejection is a patch the API server refused, and what must change to try at once.
@@ -126,18 +132,22 @@ func (m *memory) managed(key types.NamespacedName) {
 	m.read(key, func(r *remembered) { r.unmanagedLogged = false })
 }
 
-// wroteStatus remembers that the status of sum was written onto the
-// rollout of resourceVersion base.
-func (m *memory) wroteStatus(key types.NamespacedName, base string, sum [sha256.Size]byte) {
-	m.write(key, func(r *remembered) { r.written = statusWrite{base: base, sum: sum} })
+// wroteRollout remembers w, this process's latest write of key's rollout.
+func (m *memory) wroteRollout(key types.NamespacedName, w ownWrite) {
+	w.owners = slices.Clone(w.owners)
+	m.write(key, func(r *remembered) { r.written = w })
 }
 
-// alreadyWritten reports whether the status of sum was written onto the
-// rollout of resourceVersion base: a cache that has not seen that write yet
-// still serves base, and the same status need not be written twice.
-func (m *memory) alreadyWritten(key types.NamespacedName, base string, sum [sha256.Size]byte) (done bool) {
-	m.read(key, func(r *remembered) { done = r.written.base == base && r.written.sum == sum })
-	return done
+// ownWriteAhead returns this process's last write of key's rollout when the
+// cache's copy, of resourceVersion cached, is older than it. Not ahead when
+// the versions do not compare: then the write is made again.
+func (m *memory) ownWriteAhead(key types.NamespacedName, cached string) (w ownWrite, ahead bool) {
+	m.read(key, func(r *remembered) { w = r.written })
+	if w.version == "" {
+		return ownWrite{}, false
+	}
+	cmp, err := resourceversion.CompareResourceVersion(cached, w.version)
+	return w, err == nil && cmp < 0
 }
 
 // seenPods returns the Pods of StatefulSet object uid as last seen.

@@ -54,8 +54,17 @@ func (r *Reconciler) adopt(sts *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRol
 // Flux health checks among them) would briefly see Ready=True beside the
 // previous claims; every condition here is ours, so nothing is lost by
 // patching them together.
+//
+// Our own claim patch triggers the next reconcile, often before the cache
+// has seen the rollout written with it: a part that our last write (mine)
+// already holds is not written again onto the copy the cache still serves.
+// The patches stay based on before, never on the API server's answer: that
+// would undo what the journal wrote in between.
 func (r *Reconciler) writeRollout(ctx context.Context, before, after *v1alpha1.VolumeClaimRollout) error {
-	if !equality.Semantic.DeepEqual(before.ObjectMeta, after.ObjectMeta) {
+	key := client.ObjectKeyFromObject(after)
+	mine, ahead := r.memory.ownWriteAhead(key, before.ResourceVersion)
+	if !equality.Semantic.DeepEqual(before.ObjectMeta, after.ObjectMeta) &&
+		!(ahead && equality.Semantic.DeepEqual(mine.owners, after.OwnerReferences)) {
 		// Each patch carries only its part: the base of the metadata patch
 		// has our status, that of the status patch the server's metadata.
 		base := before.DeepCopy()
@@ -64,7 +73,9 @@ func (r *Reconciler) writeRollout(ctx context.Context, before, after *v1alpha1.V
 		if err := r.client.Patch(ctx, after, client.MergeFrom(base), client.FieldOwner(v1alpha1.ControllerName)); err != nil {
 			return err
 		}
-		// The response overwrote after, status included: keep ours.
+		// The answer holds the server's status, newer than the cache's.
+		mine, ahead = ownWrite{version: after.ResourceVersion, owners: after.OwnerReferences, sum: statusSum(after.Status)}, true
+		r.memory.wroteRollout(key, mine)
 		after.Status = *status
 		before = before.DeepCopy()
 		before.ObjectMeta = *after.ObjectMeta.DeepCopy()
@@ -72,17 +83,14 @@ func (r *Reconciler) writeRollout(ctx context.Context, before, after *v1alpha1.V
 	if equality.Semantic.DeepEqual(before.Status, after.Status) || heldProgress(&before.Status, &after.Status) {
 		return nil
 	}
-	// Our own claim patch triggers the next reconcile, often before the
-	// cache has seen the status written with it: that reconcile would write
-	// the same status again onto the version it still serves.
-	key, sum := client.ObjectKeyFromObject(after), statusSum(after.Status)
-	if r.memory.alreadyWritten(key, before.ResourceVersion, sum) {
+	sum := statusSum(after.Status)
+	if ahead && mine.sum == sum {
 		return nil
 	}
 	if err := r.client.Status().Patch(ctx, after, client.MergeFrom(before), client.FieldOwner(v1alpha1.ControllerName)); err != nil {
 		return err
 	}
-	r.memory.wroteStatus(key, before.ResourceVersion, sum)
+	r.memory.wroteRollout(key, ownWrite{version: after.ResourceVersion, owners: after.OwnerReferences, sum: sum})
 	return nil
 }
 
