@@ -103,8 +103,8 @@ func main() {
 	fs.IntVar(&o.maxConcurrentPatches, "max-concurrent-patches", 1, "the controller's --max-concurrent-patches: claims of one StatefulSet resized at once")
 	fs.IntVar(&o.clientQPS, "control-plane-qps", 500, "client-side QPS of kube-controller-manager and kube-scheduler (setup of thousands of claims is throttled at their defaults)")
 	fs.IntVar(&o.controllerWorkers, "controller-workers", 0, "the controller's --workers: StatefulSets reconciled at once (0: its default)")
-	fs.StringVar(&o.profile, "profile", "", "write a CPU profile of the controller during the bump to this file, and kube-apiserver's beside it with -apiserver added to the name (read them with go tool pprof BINARY FILE); with -tiers, one pair per tier")
-	fs.IntVar(&o.profileSeconds, "profile-seconds", 60, "how long the -profile CPU profile runs from the first bump")
+	fs.StringVar(&o.profile, "profile", "", "write a CPU profile of the controller during the bump to this file, and kube-apiserver's beside it with -apiserver added to the name, and kube-apiserver's during the manual procedure with -manual-apiserver (read them with go tool pprof BINARY FILE); with -tiers, one set per tier")
+	fs.IntVar(&o.profileSeconds, "profile-seconds", 60, "how long the -profile CPU profiles run from the start of the bump and of the manual procedure")
 	fs.Float64Var(&o.crowd, "crowd", 0, "before the controller starts, fill the namespaces with a big cluster's objects that are not claimwarden's, this share of "+crowdAtOne.String()+" (a tier's +crowd is 1); the controller then also watches Helm release records there")
 	fs.BoolVar(&o.manual, "manual", true, "after the bump, stop the controller and time the manual procedure (patch PVCs, orphan delete, re-create) on the same control plane")
 	var tierList string

@@ -86,6 +86,7 @@ func (r *runner) manual(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	profiled := r.profileManual(ctx)
 	began := time.Now()
 	patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"spec":{"resources":{"requests":{"storage":%q}}}}`, manualSize)))
 	if _, err := r.each(ctx, func(ctx context.Context, key client.ObjectKey) error {
@@ -107,6 +108,9 @@ func (r *runner) manual(ctx context.Context) error {
 	m.Seconds = time.Since(began).Seconds()
 	if end, err := r.sampleWindow(); err == nil {
 		m.CPU, m.Storage = from.between(end, m.Seconds)
+	}
+	if err := <-profiled; err != nil {
+		return fmt.Errorf("CPU profile of the manual procedure: %w", err)
 	}
 	after := r.proxy.snapshot()
 	m.Requests = map[string]int64{}

@@ -21,13 +21,25 @@ import (
 // on: go tool pprof -top BINARY FILE, with the controller's binary and
 // testenv's kube-apiserver.
 func (r *runner) profileBump(ctx context.Context) <-chan error {
+	return r.profile(ctx, "-apiserver", true)
+}
+
+// profileManual profiles kube-apiserver during the manual procedure as
+// profileBump does during the bump, to "-manual-apiserver": the same
+// profiler's cost in both, and what the controller's requests add is the
+// difference of the two (go tool pprof -diff_base).
+func (r *runner) profileManual(ctx context.Context) <-chan error {
+	return r.profile(ctx, "-manual-apiserver", false)
+}
+
+func (r *runner) profile(ctx context.Context, apiSuffix string, controller bool) <-chan error {
 	done := make(chan error, 1)
 	if r.o.profile == "" {
 		done <- nil
 		return done
 	}
 	out := tierOut(r.o.profile, r.o.tier, r.o.tiers)
-	apiOut := strings.TrimSuffix(out, filepath.Ext(out)) + "-apiserver" + filepath.Ext(out)
+	apiOut := strings.TrimSuffix(out, filepath.Ext(out)) + apiSuffix + filepath.Ext(out)
 	go func() {
 		apiDone := make(chan error, 1)
 		go func() {
@@ -38,7 +50,10 @@ func (r *runner) profileBump(ctx context.Context) <-chan error {
 			}
 			apiDone <- r.writeProfile(ctx, hc, r.env.Config.Host, apiOut, "kube-apiserver")
 		}()
-		err := r.writeProfile(ctx, http.DefaultClient, "http://"+r.pprofAddr, out, "the controller")
+		var err error
+		if controller {
+			err = r.writeProfile(ctx, http.DefaultClient, "http://"+r.pprofAddr, out, "the controller")
+		}
 		done <- errors.Join(err, <-apiDone)
 	}()
 	return done
@@ -70,6 +85,6 @@ func (r *runner) writeProfile(ctx context.Context, hc *http.Client, base, out, w
 		f.Close()
 		return err
 	}
-	r.logf("CPU profile of %s's first %ds of the bump: %s", what, secs, out)
+	r.logf("CPU profile of %s's first %ds: %s", what, secs, out)
 	return f.Close()
 }
