@@ -2,14 +2,12 @@ package rollout_test
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/reconciler/rollout"
@@ -34,8 +32,10 @@ func TestRolloutWritesNothingItsLastWriteHolds(t *testing.T) {
 	if err := c.Create(ctx, stale); err != nil {
 		t.Fatal(err)
 	}
-	counted := &countingWrites{Client: c}
-	write := rollout.RolloutWriter(counted)
+	log := &clientLog{lists: map[string][]listed{}, wrote: map[string]map[string]int{}}
+	logged := loggedClient{Client: c, log: log}
+	write := rollout.RolloutWriter(logged)
+	metaKey, statusKey := "patch *v1alpha1.VolumeClaimRollout/"+stale.Name, "status patch *v1alpha1.VolumeClaimRollout/"+stale.Name
 	ref := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID}
 	reconciled := func(progress string, at time.Time) *v1alpha1.VolumeClaimRollout {
 		after := stale.DeepCopy()
@@ -46,13 +46,14 @@ func TestRolloutWritesNothingItsLastWriteHolds(t *testing.T) {
 		return after
 	}
 	writes := func(w func(context.Context, *v1alpha1.VolumeClaimRollout, *v1alpha1.VolumeClaimRollout) error,
-		why string, before, after *v1alpha1.VolumeClaimRollout, meta, status int64) {
+		why string, before, after *v1alpha1.VolumeClaimRollout, meta, status int) {
 		t.Helper()
-		m0, s0 := counted.patches.Load(), counted.statusPatches.Load()
+		w0 := log.writesIn(ns)
 		if err := w(ctx, before.DeepCopy(), after); err != nil {
 			t.Fatalf("%s: %v", why, err)
 		}
-		if m, s := counted.patches.Load()-m0, counted.statusPatches.Load()-s0; m != meta || s != status {
+		w1 := log.writesIn(ns)
+		if m, s := w1[metaKey]-w0[metaKey], w1[statusKey]-w0[statusKey]; m != meta || s != status {
 			t.Errorf("%s: %d metadata and %d status patches, want %d and %d", why, m, s, meta, status)
 		}
 	}
@@ -62,7 +63,7 @@ func TestRolloutWritesNothingItsLastWriteHolds(t *testing.T) {
 	writes(write, "the same on the cache's old copy, a second later", stale, reconciled("patching data-0", now.Add(time.Second)), 0, 0)
 	writes(write, "a new status on the cache's old copy", stale, reconciled("resized data-0", now), 0, 1)
 	writes(write, "that status again on the old copy", stale, reconciled("resized data-0", now.Add(2*time.Second)), 0, 0)
-	writes(rollout.RolloutWriter(counted), "another process on the old copy", stale, reconciled("resized data-0", now), 1, 0)
+	writes(rollout.RolloutWriter(logged), "another process on the old copy", stale, reconciled("resized data-0", now), 1, 0)
 
 	var got v1alpha1.VolumeClaimRollout
 	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: stale.Name}, &got); err != nil {
@@ -74,29 +75,4 @@ func TestRolloutWritesNothingItsLastWriteHolds(t *testing.T) {
 	fresh := got.DeepCopy()
 	fresh.Status.Progress = "done"
 	writes(write, "a new status on the server's copy", &got, fresh, 0, 1)
-}
-
-// countingWrites counts the patches of objects and of their status.
-type countingWrites struct {
-	client.Client
-	patches, statusPatches atomic.Int64
-}
-
-func (c *countingWrites) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-	c.patches.Add(1)
-	return c.Client.Patch(ctx, obj, patch, opts...)
-}
-
-func (c *countingWrites) Status() client.SubResourceWriter {
-	return countingStatus{SubResourceWriter: c.Client.Status(), n: &c.statusPatches}
-}
-
-type countingStatus struct {
-	client.SubResourceWriter
-	n *atomic.Int64
-}
-
-func (s countingStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	s.n.Add(1)
-	return s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
 }
