@@ -150,18 +150,14 @@ func (r *runner) waitManual(ctx context.Context) error {
 	ready := make(map[client.ObjectKey]bool, len(r.keys))
 	seeSet := func(o runtime.Object) {
 		if s, ok := o.(*appsv1.StatefulSet); ok && r.ours(s.Namespace) {
-			ready[client.ObjectKeyFromObject(s)] = s.Status.ObservedGeneration == s.Generation && int(s.Status.ReadyReplicas) == r.o.replicas
-		}
-	}
-	setsDone := func() bool {
-		n := 0
-		for _, ok := range ready {
-			if ok {
-				n++
+			if fixtures.Ready(s) {
+				ready[client.ObjectKeyFromObject(s)] = true
+			} else {
+				delete(ready, client.ObjectKeyFromObject(s))
 			}
 		}
-		return n == len(r.keys)
 	}
+	setsDone := func() bool { return len(ready) == len(r.keys) }
 	if err := r.watchUntil(ctx, &appsv1.StatefulSetList{}, seeSet, setsDone, nothing); err != nil {
 		return fmt.Errorf("waiting for the manual procedure's StatefulSets: %w", err)
 	}
