@@ -11,18 +11,14 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,7 +37,6 @@ const class = "simulated"
 type installed struct {
 	env   *testenv.Env
 	admin client.Client
-	cs    kubernetes.Interface
 }
 
 func newCluster(t *testing.T) *installed {
@@ -57,13 +52,14 @@ func newCluster(t *testing.T) *installed {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &installed{env: env, admin: admin, cs: kubernetes.NewForConfigOrDie(env.Config)}
+	return &installed{env: env, admin: admin}
 }
 
 // deployed is what the installed Deployment's Pod gets: the configuration
 // file of its ConfigMap and a token of its ServiceAccount.
 type deployed struct {
-	config, token string
+	config string
+	sa     *rest.Config
 }
 
 func (c *installed) deployed(t *testing.T, configMap, serviceAccount string) deployed {
@@ -73,12 +69,11 @@ func (c *installed) deployed(t *testing.T, configMap, serviceAccount string) dep
 	if err := c.admin.Get(ctx, client.ObjectKey{Namespace: namespace, Name: configMap}, &cm); err != nil {
 		t.Fatalf("the installed ConfigMap: %v", err)
 	}
-	tr, err := c.cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, serviceAccount,
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
+	sa, err := c.env.ServiceAccountConfig(ctx, namespace, serviceAccount)
 	if err != nil {
-		t.Fatalf("a token of ServiceAccount %s/%s: %v", namespace, serviceAccount, err)
+		t.Fatal(err)
 	}
-	return deployed{config: cm.Data["config.yaml"], token: tr.Status.Token}
+	return deployed{config: cm.Data["config.yaml"], sa: sa}
 }
 
 // runAsDeployed runs bin/claimwarden as the installed Deployment would: its
@@ -93,13 +88,8 @@ func (c *installed) runAsDeployed(t *testing.T, configMap, serviceAccount string
 	if err := os.WriteFile(cfg, []byte(d.config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["c"] = &clientcmdapi.Cluster{Server: c.env.Config.Host, CertificateAuthorityData: c.env.Config.CAData}
-	kc.AuthInfos["sa"] = &clientcmdapi.AuthInfo{Token: d.token}
-	kc.Contexts["c"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "sa"}
-	kc.CurrentContext = "c"
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := clientcmd.WriteToFile(*kc, kubeconfig); err != nil {
+	if err := testenv.WriteKubeconfig(kubeconfig, d.sa); err != nil {
 		t.Fatal(err)
 	}
 	bin, err := controllerproc.BinaryPath()

@@ -89,7 +89,7 @@ func TestImageRunsAsDeployed(t *testing.T) {
 	pod := t.TempDir()
 	sa, cfg := filepath.Join(pod, "serviceaccount"), filepath.Join(pod, "config")
 	for dir, files := range map[string]map[string]string{
-		sa:  {"token": d.token, "ca.crt": string(c.env.Config.CAData), "namespace": namespace},
+		sa:  {"token": d.sa.BearerToken, "ca.crt": string(c.env.Config.CAData), "namespace": namespace},
 		cfg: {"config.yaml": d.config},
 	} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {

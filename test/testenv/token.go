@@ -43,9 +43,10 @@ func (e *Env) ServiceAccountConfig(ctx context.Context, namespace, name string) 
 	}, nil
 }
 
-// WriteKubeconfig writes cfg's server, CA and credentials (a token, from
-// ServiceAccountConfig, or a client certificate, as the admin's) to path,
-// for a program a test runs.
+// WriteKubeconfig writes cfg's server, CA, credentials (a token, from
+// ServiceAccountConfig, or a client certificate, as the admin's) and the
+// identity it impersonates (as ConfigFor's) to path, for a program a test
+// runs.
 func WriteKubeconfig(path string, cfg *rest.Config) error {
 	if cfg.BearerToken == "" && cfg.CertData == nil {
 		return fmt.Errorf("testenv: writing %s: the configuration has no token and no client certificate", path)
@@ -53,7 +54,13 @@ func WriteKubeconfig(path string, cfg *rest.Config) error {
 	const name = "claimwarden-testenv"
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters[name] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: cfg.BearerToken, ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
+	kc.AuthInfos[name] = &clientcmdapi.AuthInfo{
+		Token:                 cfg.BearerToken,
+		ClientCertificateData: cfg.CertData,
+		ClientKeyData:         cfg.KeyData,
+		Impersonate:           cfg.Impersonate.UserName,
+		ImpersonateGroups:     cfg.Impersonate.Groups,
+	}
 	kc.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
 	kc.CurrentContext = name
 	return clientcmd.WriteToFile(*kc, path)

@@ -82,7 +82,7 @@ func TestCheckClaimsBeyondReplicasInCluster(t *testing.T) {
 		}
 	}
 	var stdout, stderr strings.Builder
-	code := execute(ctx, []string{"check", "-f", pr, "--kubeconfig", impersonatingKubeconfig(t, env.Config, user), "-o", "json"}, nil, &stdout, &stderr)
+	code := execute(ctx, []string{"check", "-f", pr, "--kubeconfig", impersonatingKubeconfig(t, env, user), "-o", "json"}, nil, &stdout, &stderr)
 	var report check.Report
 	if err := json.Unmarshal([]byte(stdout.String()), &report); err != nil || code != exitDenied || len(report.StatefulSets) != 1 {
 		t.Fatalf("exit %d, report %v:\n%s%s", code, err, stdout.String(), stderr.String())

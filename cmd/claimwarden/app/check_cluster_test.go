@@ -17,9 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/cmd/claimwarden/app/check"
@@ -29,16 +26,11 @@ import (
 )
 
 // impersonatingKubeconfig writes a kubeconfig that acts as user through
-// the admin credentials of cfg, as ConfigFor does.
-func impersonatingKubeconfig(t *testing.T, cfg *rest.Config, user string) string {
+// the admin credentials of env (its ConfigFor).
+func impersonatingKubeconfig(t *testing.T, env *testenv.Env, user string) string {
 	t.Helper()
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["c"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos["u"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Impersonate: user}
-	kc.Contexts["c"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
-	kc.CurrentContext = "c"
 	path := filepath.Join(t.TempDir(), user+".kubeconfig")
-	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+	if err := testenv.WriteKubeconfig(path, env.ConfigFor(user)); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -121,7 +113,7 @@ func TestCheckAgainstCluster(t *testing.T) {
 	}
 	before := resourceVersions(t, c)
 
-	kubeconfig := impersonatingKubeconfig(t, env.Config, user)
+	kubeconfig := impersonatingKubeconfig(t, env, user)
 	code, out := runCheckCLI(t, nil, "-f", "testdata/check/grow/pr", "--kubeconfig", kubeconfig)
 	if code != exitDenied {
 		t.Fatalf("exit code %d, want %d:\n%s", code, exitDenied, out)
@@ -189,7 +181,7 @@ func TestCheckAgainstCluster(t *testing.T) {
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: scoped},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: scoped}},
 	})
-	code, out = runCheckCLI(t, nil, "-f", dropped, "--kubeconfig", impersonatingKubeconfig(t, env.Config, scoped))
+	code, out = runCheckCLI(t, nil, "-f", dropped, "--kubeconfig", impersonatingKubeconfig(t, env, scoped))
 	if want := "cannot list StatefulSets in every namespace (grant list on statefulsets cluster-wide)"; code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "new default/big") {
 		t.Errorf("exit code %d, want 0, default/big new and %q:\n%s", code, want, out)
 	}
@@ -209,14 +201,14 @@ func TestCheckAgainstCluster(t *testing.T) {
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: narrow},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: narrow}},
 	})
-	code, out = runCheckCLI(t, nil, "-f", "testdata/check/grow/pr", "--kubeconfig", impersonatingKubeconfig(t, env.Config, narrow))
+	code, out = runCheckCLI(t, nil, "-f", "testdata/check/grow/pr", "--kubeconfig", impersonatingKubeconfig(t, env, narrow))
 	if code != exitDenied || !strings.Contains(out, "cannot read Namespace shop (grant get on namespaces)") ||
 		!strings.Contains(out, "cannot list ResourceQuotas in namespace shop (grant list on resourcequotas)") {
 		t.Errorf("exit code %d, want %d and warnings about the Namespace and the quotas:\n%s", code, exitDenied, out)
 	}
 
 	// A user who may not list claims gets exit 2 and the API server's refusal.
-	code, out = runCheckCLI(t, nil, "-f", "testdata/check/grow/pr", "--kubeconfig", impersonatingKubeconfig(t, env.Config, "nobody"))
+	code, out = runCheckCLI(t, nil, "-f", "testdata/check/grow/pr", "--kubeconfig", impersonatingKubeconfig(t, env, "nobody"))
 	if code != exitCheckInput || !strings.Contains(out, `listing StorageClasses: storageclasses.storage.k8s.io is forbidden: User "nobody" cannot list resource "storageclasses"`) {
 		t.Errorf("exit code %d, want %d naming the forbidden list:\n%s", code, exitCheckInput, out)
 	}
@@ -228,7 +220,7 @@ func TestCheckAgainstCluster(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "storage"},
 		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourceRequestsStorage: resource.MustParse("44Gi")}},
 	})
-	code, out = runCheckCLI(t, nil, "-f", "testdata/check/grow/pr", "--kubeconfig", impersonatingKubeconfig(t, env.Config, user))
+	code, out = runCheckCLI(t, nil, "-f", "testdata/check/grow/pr", "--kubeconfig", impersonatingKubeconfig(t, env, user))
 	for _, want := range []string{
 		"quota-fits: claim data-small-0 (StatefulSet shop/small): 10Gi → 15Gi with the other claims of the proposal (2 in all) needs 10Gi more requests.storage besides 60Gi more for other proposals in flight, and ResourceQuota storage has 40Gi used of 44Gi: 66Gi over",
 		"quota-fits: claim data-big-1 (StatefulSet shop/big): 10Gi → 40Gi with the other claims of the proposal (2 in all) needs 60Gi more requests.storage besides 10Gi more for other proposals in flight, and ResourceQuota storage has 40Gi used of 44Gi: 66Gi over",
