@@ -141,15 +141,19 @@ func loadRESTConfig(path string) (*rest.Config, error) {
 func byObject(opts *ctrl.Options, obj client.Object, namespaces []string) {
 	byNS := map[string]cache.Config{cache.AllNamespaces: {}}
 	if len(namespaces) > 0 {
-		byNS = make(map[string]cache.Config, len(namespaces))
-		for _, ns := range namespaces {
-			byNS[ns] = cache.Config{}
-		}
-	}
-	if opts.Cache.ByObject == nil {
-		opts.Cache.ByObject = map[client.Object]cache.ByObject{}
+		byNS = namespaceConfigs(namespaces)
 	}
 	opts.Cache.ByObject[obj] = cache.ByObject{Namespaces: byNS}
+}
+
+// namespaceConfigs is the cache configuration of namespaces, each with the
+// defaults.
+func namespaceConfigs(namespaces []string) map[string]cache.Config {
+	byNS := make(map[string]cache.Config, len(namespaces))
+	for _, ns := range namespaces {
+		byNS[ns] = cache.Config{}
+	}
+	return byNS
 }
 
 // managerOptions turns the configuration into controller-runtime manager options.
@@ -185,15 +189,15 @@ func managerOptions(cfg config.Config) (ctrl.Options, error) {
 		// Nothing reads managedFields from the cache (they are most of a
 		// PVC's or StatefulSet's bytes): the convergence, which asks who
 		// created a StatefulSet, reads through the API reader on purpose.
-		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+		Cache: cache.Options{
+			DefaultTransform: cache.TransformStripManagedFields(),
+			ByObject:         map[client.Object]cache.ByObject{},
+		},
 	}
 	if len(cfg.Namespaces) > 0 {
 		// Watch and cache namespaced objects of the configured namespaces only:
 		// less memory, and no events from namespaces claimwarden must not touch.
-		opts.Cache.DefaultNamespaces = make(map[string]cache.Config, len(cfg.Namespaces))
-		for _, ns := range cfg.Namespaces {
-			opts.Cache.DefaultNamespaces[ns] = cache.Config{}
-		}
+		opts.Cache.DefaultNamespaces = namespaceConfigs(cfg.Namespaces)
 	}
 	// Kustomizations and Applications live in their own namespaces
 	// (flux-system, argocd, ...), not in those of the StatefulSets.
@@ -207,9 +211,6 @@ func managerOptions(cfg config.Config) (ctrl.Options, error) {
 	}
 	if cfg.Helm.Enabled {
 		obj, by := helm.CacheCLIReleases(cfg.Helm.Namespaces)
-		if opts.Cache.ByObject == nil {
-			opts.Cache.ByObject = map[client.Object]cache.ByObject{}
-		}
 		opts.Cache.ByObject[obj] = by
 	}
 	return opts, nil
