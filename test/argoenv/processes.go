@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -118,13 +117,13 @@ func (a *ArgoCD) startProcesses(ctx context.Context, bin binPaths, resync time.D
 		return err
 	}
 
-	if err := a.poll(ctx, repo, a.healthz(fmt.Sprintf("http://127.0.0.1:%d/healthz?full=true", repoMetrics))); err != nil {
+	if err := a.poll(ctx, repo, testenv.HTTPOK(a.http, fmt.Sprintf("http://127.0.0.1:%d/healthz?full=true", repoMetrics))); err != nil {
 		return err
 	}
-	if err := a.poll(ctx, ctrl, a.healthz(fmt.Sprintf("http://127.0.0.1:%d/healthz", ctrlMetrics))); err != nil {
+	if err := a.poll(ctx, ctrl, testenv.HTTPOK(a.http, fmt.Sprintf("http://127.0.0.1:%d/healthz", ctrlMetrics))); err != nil {
 		return err
 	}
-	if err := a.poll(ctx, srv, a.healthz(a.ServerURL+"/healthz?full=true")); err != nil {
+	if err := a.poll(ctx, srv, testenv.HTTPOK(a.http, a.ServerURL+"/healthz?full=true")); err != nil {
 		return err
 	}
 	// Healthy is not yet usable: the login needs the signing key the server
@@ -151,25 +150,6 @@ func (a *ArgoCD) start(name, binary string, args []string, env ...string) (*test
 // poll waits for p to be ready, watching every Argo CD process (testenv.Poll).
 func (a *ArgoCD) poll(ctx context.Context, p *testenv.Process, check func(context.Context) error) error {
 	return testenv.Poll(ctx, p, p.Name(), a.Exited, check)
-}
-
-// healthz checks that url answers 200.
-func (a *ArgoCD) healthz(url string) func(context.Context) error {
-	return func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := a.http.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("GET %s: %s", url, resp.Status)
-		}
-		return nil
-	}
 }
 
 // redisPing sends PING and expects +PONG. Two lines of the Redis protocol are all

@@ -3,8 +3,6 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -166,7 +164,7 @@ func (c *controller) counter(t *testing.T, series string) int {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	body, err := httpGet(ctx, "http://"+c.MetricsAddr+"/metrics")
+	body, err := testenv.HTTPGet(ctx, http.DefaultClient, "http://"+c.MetricsAddr+"/metrics")
 	if err != nil {
 		t.Fatalf("scraping %s: %v", c.Name(), err)
 	}
@@ -182,25 +180,4 @@ func (c *controller) counter(t *testing.T, series string) int {
 		}
 	}
 	return 0
-}
-
-// httpGet returns the body of a 200 response.
-func httpGet(ctx context.Context, url string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "", err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return string(body), nil
 }

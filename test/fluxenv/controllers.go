@@ -2,9 +2,7 @@ package fluxenv
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -123,12 +121,12 @@ func (f *Flux) start(ctx context.Context, env *testenv.Env, o Options) error {
 		what  string
 		check func(context.Context) error
 	}{
-		{f.Source, "readyz", httpOK("http://" + loopback(ports[1]) + "/readyz")},
+		{f.Source, "readyz", testenv.HTTPOK(probeClient, "http://"+loopback(ports[1])+"/readyz")},
 		// The artifact server starts only once the manager runs as leader (always,
 		// here); it answers / with a directory listing.
-		{f.Source, "artifact server", httpOK("http://" + f.StorageAddr + "/")},
-		{f.Kustomize, "readyz", httpOK("http://" + loopback(ports[4]) + "/readyz")},
-		{f.Helm, "readyz", httpOK("http://" + loopback(ports[6]) + "/readyz")},
+		{f.Source, "artifact server", testenv.HTTPOK(probeClient, "http://"+f.StorageAddr+"/")},
+		{f.Kustomize, "readyz", testenv.HTTPOK(probeClient, "http://"+loopback(ports[4])+"/readyz")},
+		{f.Helm, "readyz", testenv.HTTPOK(probeClient, "http://"+loopback(ports[6])+"/readyz")},
 	}
 	for _, c := range checks {
 		if err := testenv.Poll(ctx, c.p, c.p.Name()+" "+c.what, f.Exited, c.check); err != nil {
@@ -141,23 +139,3 @@ func (f *Flux) start(ctx context.Context, env *testenv.Env, o Options) error {
 // probeClient has no proxy: the endpoints are on loopback, and a developer's
 // HTTP_PROXY must not see (or break) them.
 var probeClient = &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil}}
-
-// httpOK returns a check that GET url answers 200.
-func httpOK(url string) func(context.Context) error {
-	return func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := probeClient.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		if resp.StatusCode != http.StatusOK {
-			return errors.New("GET " + url + ": " + resp.Status)
-		}
-		return nil
-	}
-}

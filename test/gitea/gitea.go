@@ -441,19 +441,7 @@ func (s *Server) waitReady(ctx context.Context) error {
 }
 
 func (s *Server) healthz(ctx context.Context) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/api/healthz", nil)
-	if err != nil {
-		return err
-	}
-	resp, err := s.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("/api/healthz: %s", resp.Status)
-	}
-	return nil
+	return testenv.HTTPOK(s.http, s.URL+"/api/healthz")(ctx)
 }
 
 // parseToken finds the token in the output of `gitea admin user create

@@ -167,13 +167,9 @@ func loopback(port int) string { return net.JoinHostPort("127.0.0.1", strconv.It
 func waitHTTP(t *testing.T, u string) {
 	t.Helper()
 	hc := &http.Client{Timeout: time.Second}
+	ok := testenv.HTTPOK(hc, u)
 	err := wait.PollUntilContextTimeout(context.Background(), fixtures.Poll, time.Minute, true, func(ctx context.Context) (bool, error) {
-		resp, err := hc.Get(u)
-		if err != nil {
-			return false, nil // not listening yet
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
+		return ok(ctx) == nil, nil // refused: not listening yet
 	})
 	if err != nil {
 		t.Fatalf("%s never answered 200: %v", u, err)

@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/api"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/claimwarden/claimwarden/test/testenv"
 )
@@ -123,21 +122,7 @@ func (s *Server) waitReady() error {
 	defer cancel()
 	// No proxy: the server is on loopback.
 	c := &http.Client{Transport: &http.Transport{Proxy: nil}, Timeout: 5 * time.Second}
-	return wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		if err := s.proc.Exited(); err != nil {
-			return false, fmt.Errorf("prometheus exited: %w", err)
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/-/ready", nil)
-		if err != nil {
-			return false, err
-		}
-		resp, err := c.Do(req)
-		if err != nil {
-			return false, nil
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	})
+	return testenv.Poll(ctx, s.proc, "prometheus", s.proc.Exited, testenv.HTTPOK(c, s.URL+"/-/ready"))
 }
 
 // Client is an API client of the server.

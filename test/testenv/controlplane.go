@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -43,7 +42,7 @@ func (e *Env) startEtcd(clientPort, peerPort int, keepData bool) (*Process, erro
 
 // etcdReady: etcd's /health answers {"health":"true"} once it serves requests.
 func (e *Env) etcdReady(ctx context.Context) error {
-	body, err := get(ctx, http.DefaultClient, e.etcdURL+"/health")
+	body, err := HTTPGet(ctx, http.DefaultClient, e.etcdURL+"/health")
 	if err == nil && !strings.Contains(body, `"health":"true"`) {
 		err = fmt.Errorf("etcd /health: %s", body)
 	}
@@ -99,19 +98,14 @@ func (e *Env) startAPIServer(port int) (*Process, error) {
 // apiServerReady polls /readyz as the admin: it turns 200 only after etcd is reachable
 // and the post-start hooks (bootstrap RBAC roles, system namespaces, ...) have run.
 func (e *Env) apiServerReady(ctx context.Context) error {
-	_, err := get(ctx, e.adminHTTP, e.apiURL+"/readyz")
-	return err
+	return HTTPOK(e.adminHTTP, e.apiURL+"/readyz")(ctx)
 }
 
 // healthz polls a kube-controller-manager or kube-scheduler /healthz. They serve with
 // the environment's serving certificate, so it is verified like any other, and
 // /healthz is in their default --authorization-always-allow-paths.
 func (e *Env) healthz(port int) func(context.Context) error {
-	url := "https://127.0.0.1:" + strconv.Itoa(port) + "/healthz"
-	return func(ctx context.Context) error {
-		_, err := get(ctx, e.anonHTTP, url)
-		return err
-	}
+	return HTTPOK(e.anonHTTP, "https://127.0.0.1:"+strconv.Itoa(port)+"/healthz")
 }
 
 // httpClients builds the admin client (for /readyz) and an anonymous one (for
@@ -132,22 +126,4 @@ func (e *Env) httpClients() error {
 	}
 	e.adminHTTP, e.anonHTTP = client(admin), client()
 	return nil
-}
-
-// get returns the body of a 200 response, or an error carrying the status and body.
-func get(ctx context.Context, c *http.Client, url string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
-	}
-	return string(body), nil
 }
