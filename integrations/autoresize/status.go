@@ -2,7 +2,6 @@ package autoresize
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -16,24 +15,33 @@ import (
 // FieldOwner is the field manager of status.autoresize.
 const FieldOwner = v1alpha1.ControllerName + "-autoresize"
 
-// record writes st into the StatefulSet's VolumeClaimRollout (status.autoresize
-// only, a merge patch, so that the rollout's fields stay as the rollout
+// record writes st into the StatefulSet's VolumeClaimRollout
+// (status.autoresize only, so that the rollout's fields stay as the rollout
 // controller wrote them); a StatefulSet without one gets none. A status
 // that says what the cached one says is not written: a StatefulSet at
-// rest costs no write per check.
+// rest costs no write per check. Proposed says what the pull request shown
+// proposes, so a check that proposes nothing new about the same pull
+// request keeps it. The merge patch is made from the cached status, so a
+// field st no longer has is removed (sent as null), not kept: left, it
+// would never compare equal, and every check would write.
 func (c *Controller) record(ctx context.Context, sts *appsv1.StatefulSet, st v1alpha1.AutoresizeStatus) {
 	c.Log.V(1).Info("autoresize checked", "statefulset", keyOf(sts), "usage", st.Usage, "message", st.Message)
-	var cached v1alpha1.VolumeClaimRollout
-	if err := c.Client.Get(ctx, keyOf(sts), &cached); err == nil && sameStatus(cached.Status.Autoresize, st) {
+	var vcr v1alpha1.VolumeClaimRollout
+	if err := c.Client.Get(ctx, keyOf(sts), &vcr); err != nil {
+		if client.IgnoreNotFound(err) != nil {
+			c.Log.Error(err, "autoresize: reading the VolumeClaimRollout", "statefulset", keyOf(sts))
+		}
 		return
 	}
-	patch, err := json.Marshal(map[string]any{"status": map[string]any{"autoresize": st}})
-	if err != nil {
-		c.Log.Error(err, "autoresize: encoding the status")
+	if old := vcr.Status.Autoresize; old != nil && st.Proposed == "" && st.PullRequest != "" && st.PullRequest == old.PullRequest {
+		st.Proposed = old.Proposed
+	}
+	if sameStatus(vcr.Status.Autoresize, st) {
 		return
 	}
-	vcr := &v1alpha1.VolumeClaimRollout{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
-	err = c.Client.Status().Patch(ctx, vcr, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(FieldOwner))
+	patch := client.MergeFrom(vcr.DeepCopy())
+	vcr.Status.Autoresize = &st
+	err := c.Client.Status().Patch(ctx, &vcr, patch, client.FieldOwner(FieldOwner))
 	if client.IgnoreNotFound(err) != nil {
 		c.Log.Error(err, "autoresize: writing the status", "statefulset", keyOf(sts))
 	}

@@ -2,52 +2,90 @@ package autoresize
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/test/testenv"
 )
 
 // A check that finds what the status says writes nothing: a StatefulSet at
-// rest costs no write per interval. One that finds something else writes.
+// rest costs no write per interval. One that finds something else writes,
+// and a field it no longer has is removed, not kept (a merge patch of the
+// new status alone kept them, and every later check wrote again); the
+// sizes the pull request shown proposes stay while it is shown. On a real
+// API server with claimwarden's CRDs.
 func TestRecordWritesOnlyWhatChanged(t *testing.T) {
+	env := testenv.StartT(t, testenv.Options{CRDDirs: []string{filepath.Join("..", "..", "config", "crd", "bases")}})
 	s := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(s); err != nil {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme} {
+		if err := add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := client.New(env.Config, client.Options{Scheme: s})
+	if err != nil {
 		t.Fatal(err)
 	}
-	vcr := &v1alpha1.VolumeClaimRollout{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}}
-	patches := 0
-	c := fake.NewClientBuilder().WithScheme(s).WithObjects(vcr).WithStatusSubresource(vcr).
-		WithInterceptorFuncs(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
-			patches++
-			return c.SubResource(sub).Patch(ctx, obj, p, opts...)
-		}}).Build()
+	ctx := context.Background()
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKey{Namespace: "shop", Name: "web"}
+	if err := c.Create(ctx, &v1alpha1.VolumeClaimRollout{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}); err != nil {
+		t.Fatal(err)
+	}
 	ctl := &Controller{Client: c, Log: logr.Discard()}
-	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}}
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 	at := func(sec int) metav1.Time { return metaTime(time.Unix(1_800_000_000+int64(sec), 0)) }
+	stored := func() (*v1alpha1.AutoresizeStatus, string) {
+		t.Helper()
+		got := &v1alpha1.VolumeClaimRollout{}
+		if err := c.Get(ctx, key, got); err != nil {
+			t.Fatal(err)
+		}
+		return got.Status.Autoresize, got.ResourceVersion
+	}
+	// recordTwice records st, which must store want, then st checked a
+	// minute later, which must write nothing.
+	recordTwice := func(st, want v1alpha1.AutoresizeStatus) {
+		t.Helper()
+		ctl.record(ctx, sts, st)
+		got, version := stored()
+		if got == nil || !sameStatus(got, want) || !got.LastChecked.Equal(&want.LastChecked) {
+			t.Fatalf("stored %+v, want %+v", got, want)
+		}
+		st.LastChecked = metav1.NewTime(st.LastChecked.Add(time.Minute))
+		ctl.record(ctx, sts, st)
+		if again, v := stored(); v != version {
+			t.Errorf("a check that found the same wrote %+v (resourceVersion %s → %s)", again, version, v)
+		}
+	}
 
-	st := v1alpha1.AutoresizeStatus{Usage: "44% data-web-0", Message: "no claim needs to grow", LastChecked: at(0)}
-	ctl.record(context.Background(), sts, st)
-	st.LastChecked = at(60)
-	ctl.record(context.Background(), sts, st)
-	if patches != 1 {
-		t.Errorf("%d status writes for two checks that found the same, want 1", patches)
-	}
-	st.Usage, st.LastChecked = "45% data-web-0", at(120)
-	ctl.record(context.Background(), sts, st)
-	got := &v1alpha1.VolumeClaimRollout{}
-	if err := c.Get(context.Background(), client.ObjectKeyFromObject(vcr), got); err != nil {
-		t.Fatal(err)
-	}
-	if patches != 2 || got.Status.Autoresize == nil || got.Status.Autoresize.Usage != "45% data-web-0" || !got.Status.Autoresize.LastChecked.Equal(&st.LastChecked) {
-		t.Errorf("after a change: %d writes, status %+v; want 2, the new usage checked at %v", patches, got.Status.Autoresize, st.LastChecked)
+	open := v1alpha1.AutoresizeStatus{Usage: "85% data-web-0", PullRequest: "https://git.example.com/shop/pulls/1", State: "open",
+		Proposed: "data 1Gi → 2Gi", Message: "pull request https://git.example.com/shop/pulls/1 proposes data 1Gi → 2Gi", LastChecked: at(0)}
+	recordTwice(open, open)
+	merged := v1alpha1.AutoresizeStatus{Usage: "44% data-web-0", PullRequest: open.PullRequest, State: "merged",
+		Message: "no claim needs to grow", LastChecked: at(120)}
+	shown := merged
+	shown.Proposed = open.Proposed
+	recordTwice(merged, shown)
+	skipped := v1alpha1.AutoresizeStatus{Usage: "44% data-web-0", LastChecked: at(240),
+		Message: "the repository https://git.example.com/shop is not among autoresize's repositoryPrefixes for namespace shop: no pull request is opened there"}
+	recordTwice(skipped, skipped)
+
+	ctl.record(ctx, &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db"}}, merged)
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "db"}, &v1alpha1.VolumeClaimRollout{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a StatefulSet without a VolumeClaimRollout: got %v, want none created", err)
 	}
 }
