@@ -16,7 +16,6 @@ import (
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
 	"github.com/claimwarden/claimwarden/integrations/usage"
 	"github.com/claimwarden/claimwarden/policies"
-	"github.com/claimwarden/claimwarden/reconciler/diff"
 	"github.com/claimwarden/claimwarden/reconciler/gate"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
@@ -180,10 +179,12 @@ func (j *check) chartFiles(ctx context.Context, g *gitSide, f Files) (chart File
 	return branchFiles{host: host, repo: *g.chartRepo, ref: branch}, func() {}, nil
 }
 
-// propose edits Git's files, grows what must grow now, and opens or
-// updates the pull request; an open one that proposes the change already
+// propose edits Git's files, opens or updates the pull request, and then
+// grows what must grow now; an open one that proposes the change already
 // is left as it is (a push per check would notify its reviewers for
-// nothing).
+// nothing). Git comes first: a claim grows now only once the pull request
+// says its size, so a merge racing the update never leaves the claims
+// larger than what was merged.
 func (j *check) propose(ctx context.Context, st *v1alpha1.AutoresizeStatus, g *gitSide, req Request) error {
 	files, err := j.edit(ctx, g, req.Growths)
 	if err != nil {
@@ -193,11 +194,13 @@ func (j *check) propose(ctx context.Context, st *v1alpha1.AutoresizeStatus, g *g
 		st.Message = fmt.Sprintf("Git sets %s already: waiting for %s to apply it", req.sizes(), toolText(j.src.Source))
 		return nil
 	}
-	req.GrownNow, err = j.growNow(ctx, req.Growths)
-	grewErr := err
+	now, held, grewErr := j.planNow(ctx, req.Growths)
+	for _, n := range now {
+		req.GrownNow = append(req.GrownNow, n.name)
+	}
 	open := g.last != nil && g.last.State == pullrequest.Open
-	if open && len(req.GrownNow) == 0 && grewErr == nil && j.onBranch(ctx, g, files) {
-		st.Message = fmt.Sprintf("pull request %s proposes %s", g.last.URL, req.sizes())
+	if open && len(now) == 0 && grewErr == nil && j.onBranch(ctx, g, files) {
+		st.Message = fmt.Sprintf("pull request %s proposes %s", g.last.URL, req.sizes()) + heldText(held)
 		return nil
 	}
 	pr, err := g.host.Propose(ctx, pullrequest.Change{
@@ -209,12 +212,16 @@ func (j *check) propose(ctx context.Context, st *v1alpha1.AutoresizeStatus, g *g
 	}
 	j.c.Metrics.proposed(g.last, pr)
 	st.PullRequest, st.State = pr.URL, string(pr.State)
-	st.Message = fmt.Sprintf("pull request %s proposes %s", pr.URL, req.sizes())
-	if len(req.GrownNow) > 0 {
-		st.Message = fmt.Sprintf("grew %s now, before the merge (emergency); %s", strings.Join(req.GrownNow, ", "), st.Message)
-	}
+	st.Message = fmt.Sprintf("pull request %s proposes %s", pr.URL, req.sizes()) + heldText(held)
 	j.c.Recorder.Eventf(j.sts, nil, j.src.Source, corev1.EventTypeNormal, ReasonProposed, "Autoresize", "proposed %s in pull request %s", req.sizes(), pr.URL)
-	j.c.Log.Info("proposed a resize", "statefulset", keyOf(j.sts), "sizes", req.sizes(), "pullRequest", pr.URL, "grownNow", req.GrownNow)
+	j.c.Log.Info("proposed a resize", "statefulset", keyOf(j.sts), "sizes", req.sizes(), "pullRequest", pr.URL, "growingNow", req.GrownNow)
+	grown, err := j.growNow(ctx, now)
+	if len(grown) > 0 {
+		st.Message = fmt.Sprintf("grew %s now, before the merge (emergency); %s", strings.Join(grown, ", "), st.Message)
+	}
+	if grewErr == nil {
+		grewErr = err
+	}
 	return grewErr
 }
 
@@ -291,17 +298,7 @@ func aheadText(sts *appsv1.StatefulSet, claims []corev1.PersistentVolumeClaim, l
 	if last == nil || last.State != pullrequest.Open {
 		return ""
 	}
-	var ahead []string
-	for _, pvc := range claims {
-		tmpl, ok := diff.TemplateOf(pvc.Name, sts.Name)
-		if !ok {
-			continue
-		}
-		size := templateSize(sts, tmpl)
-		if req := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; !size.IsZero() && req.Cmp(size) > 0 {
-			ahead = append(ahead, pvc.Name)
-		}
-	}
+	ahead := aheadOf(sts, claims, "")
 	if len(ahead) == 0 {
 		return fmt.Sprintf("; pull request %s is open", last.URL)
 	}

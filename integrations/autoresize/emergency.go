@@ -3,52 +3,48 @@ package autoresize
 import (
 	"context"
 	"fmt"
+	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/reconciler/authority"
+	"github.com/claimwarden/claimwarden/reconciler/diff"
 )
 
 // ReasonGrownNow is the event of a claim grown before its pull request is
 // merged (the emergency path).
 const ReasonGrownNow = "AutoresizeGrownNow"
 
-// growNow is the emergency path: the claims whose proposal said now (the
-// volume fills sooner than a person can merge) grow at once to their
-// template's new size, which the pull request then writes into Git. A
-// claim larger than its template is compatible (KEP-4650), so neither the
-// rollout nor the tool fights it. Every patch must be one the tool's
-// identity may make (authority); the growths were allowed by the policies
-// as the merge's proposal (Decide). It returns the claims grown.
-func (j *check) growNow(ctx context.Context, growths []Growth) ([]string, error) {
-	type grow struct {
-		name string
-		to   resource.Quantity
-	}
-	var todo []grow
-	var writes []authority.Write
-	for _, g := range growths {
-		for _, c := range g.Claims {
-			if req := requestOf(j.claims, c.Name); !c.Now || req.Cmp(g.To) >= 0 {
-				continue
-			}
-			todo = append(todo, grow{c.Name, g.To})
-			writes = append(writes, authority.PatchClaim(j.sts.Namespace, c.Name))
+// planNow is the emergency path's plan: the claims whose proposal said
+// now (the volume fills sooner than a person can merge) grow at once to
+// their template's new size, once the pull request says it. A claim larger
+// than its template is compatible (KEP-4650), so neither the rollout nor
+// the tool fights it. Every patch must be one the tool's identity may make
+// (authority): when one is not, nothing grows now and the error says why;
+// the growths were allowed by the policies as the merge's proposal
+// (Decide). held are the claims ahead of their template that held a growth
+// back (nowGrowths).
+func (j *check) planNow(ctx context.Context, growths []Growth) (now []nowGrowth, held []string, err error) {
+	now, held = nowGrowths(j.sts, j.claims, growths)
+	if id := j.src.Authority; id != nil && len(now) > 0 {
+		writes := make([]authority.Write, len(now))
+		for i, g := range now {
+			writes[i] = authority.PatchClaim(j.sts.Namespace, g.name)
 		}
-	}
-	if len(todo) == 0 {
-		return nil, nil
-	}
-	if id := j.src.Authority; id != nil {
 		if err := j.c.Authority.Check(ctx, *id, writes); err != nil {
-			return nil, fmt.Errorf("growing the claims now: %w", err)
+			return nil, held, fmt.Errorf("growing the claims now: %w", err)
 		}
 	}
-	var grown []string
-	for _, g := range todo {
+	return now, held, nil
+}
+
+// growNow grows the claims of now, and returns those grown.
+func (j *check) growNow(ctx context.Context, now []nowGrowth) (grown []string, err error) {
+	for _, g := range now {
 		pvc := corev1ac.PersistentVolumeClaim(g.name, j.sts.Namespace).WithSpec(corev1ac.PersistentVolumeClaimSpec().
 			WithResources(corev1ac.VolumeResourceRequirements().WithRequests(corev1.ResourceList{corev1.ResourceStorage: g.to})))
 		if err := j.c.Client.Apply(ctx, pvc, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
@@ -60,6 +56,68 @@ func (j *check) growNow(ctx context.Context, growths []Growth) ([]string, error)
 			"grew claim %s to %s before the pull request is merged: its volume fills sooner than a merge", g.name, g.to.String())
 	}
 	return grown, nil
+}
+
+// nowGrowth is one claim the emergency path grows, and to what.
+type nowGrowth struct {
+	name string
+	to   resource.Quantity
+}
+
+// nowGrowths are the claims to grow now: those a policy asked to grow now
+// whose request is below their template's new size, of templates none of
+// whose claims is larger than the template already. Claims lead Git by one
+// pull request at most: grown again before the StatefulSet has the size
+// merged last, they would be larger than that size when the tool applies
+// it, which increase-only denies, and the merge would never be applied
+// (and a rate measured across a jump in usage would grow them at every
+// check while the pull request is open). held are those ahead claims, of
+// templates that would have grown now.
+func nowGrowths(sts *appsv1.StatefulSet, claims []corev1.PersistentVolumeClaim, growths []Growth) (todo []nowGrowth, held []string) {
+	for _, g := range growths {
+		var grow []nowGrowth
+		for _, c := range g.Claims {
+			if req := requestOf(claims, c.Name); c.Now && req.Cmp(g.To) < 0 {
+				grow = append(grow, nowGrowth{c.Name, g.To})
+			}
+		}
+		if len(grow) == 0 {
+			continue
+		}
+		if ahead := aheadOf(sts, claims, g.Template); len(ahead) > 0 {
+			held = append(held, ahead...)
+			continue
+		}
+		todo = append(todo, grow...)
+	}
+	return todo, held
+}
+
+// aheadOf are the claims of sts's template (every template when template
+// is "") that request more than it: grown before a merge the StatefulSet
+// does not have yet.
+func aheadOf(sts *appsv1.StatefulSet, claims []corev1.PersistentVolumeClaim, template string) []string {
+	var out []string
+	for _, pvc := range claims {
+		t, ok := diff.TemplateOf(pvc.Name, sts.Name)
+		if !ok || (template != "" && t != template) {
+			continue
+		}
+		size := templateSize(sts, t)
+		if req := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; !size.IsZero() && req.Cmp(size) > 0 {
+			out = append(out, pvc.Name)
+		}
+	}
+	return out
+}
+
+// heldText says which claims the emergency path did not grow, and why.
+func heldText(held []string) string {
+	if len(held) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; not grown now: %s larger than the template already, until the StatefulSet has the size merged last",
+		strings.Join(held, ", "))
 }
 
 // requestOf is the storage request of claim name among claims.

@@ -27,7 +27,8 @@ type Request struct {
 	Quotas []string
 	// Context is the commit status context the merge commit gets.
 	Context string
-	// GrownNow are the claims grown before the merge (the emergency path).
+	// GrownNow are the claims grown now, before the merge, once the pull
+	// request says so (the emergency path).
 	GrownNow []string
 }
 
@@ -85,7 +86,7 @@ func (r Request) Body() string {
 		b.WriteString("\n")
 	}
 	if len(r.GrownNow) > 0 {
-		fmt.Fprintf(&b, "\n**Grown now**: the claims `%s` fill sooner than this pull request can be merged (`autoresize_emergency_seconds`), so claimwarden grew them already, before the merge. A claim larger than its template is compatible; merging makes Git say what the cluster has.\n",
+		fmt.Fprintf(&b, "\n**Grown now**: the claims `%s` fill sooner than this pull request can be merged (`autoresize_emergency_seconds`), so claimwarden grows them now, as this pull request says, before the merge. A claim larger than its template is compatible; merging makes Git say what the cluster has.\n",
 			strings.Join(r.GrownNow, "`, `"))
 	}
 	fmt.Fprintf(&b, "\n**On merge**: %s applies the new size; claimwarden re-creates the StatefulSet with it (orphaning, so no Pod restarts), grows each claim, and posts the commit status `%s` on the merge commit.\n", toolText(r.Source), r.Context)
