@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"testing"
 	"time"
 
@@ -32,10 +31,7 @@ func TestAutoresizeArgoCD(t *testing.T) {
 	ctl := startController(t, cl, "autoresize-argocd", "--argocd", "--argocd-namespaces", argo.Namespace,
 		"--argocd-server", argo.ServerURL, "--argocd-plaintext", "--argocd-token-secret-name", argoTokenSecret(t, cl, argo, "argocd-token-autoresize"),
 		"--config", autoresizeConfig(t, cl, g, prom.URL))
-	sdk, err := gitea.NewClient(g.URL, gitea.SetToken(g.Token), gitea.SetHTTPClient(&http.Client{Transport: &http.Transport{Proxy: nil}}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sdk := giteaSDK(t, g)
 	t.Run("manifest", func(t *testing.T) {
 		t.Parallel()
 		s, pods := setupArgoScenario(t, cl, g, argo, ctl, argoApp{name: "autoresize"})

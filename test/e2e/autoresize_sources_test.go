@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -110,23 +109,19 @@ func (s *fluxScenario) grownAfterMerge(sha, size string, pods map[string]types.U
 // Autoresize edits what sets the size where it is set: (b) a kustomize
 // overlay whose size comes from its base gets a patch; (c) a Flux
 // HelmRelease of a chart in Git gets its values file's value, found by
-// rendering the chart. Each merge is applied by Flux and converged. (e) A
-// volume that fills within autoresize_emergency_seconds grows before the
-// merge, and its pull request says so. (c') A HelmRelease applied by a
-// Kustomization that sets the size in its spec.values gets that value
-// edited in its manifest, also for a chart from a Helm repository (Gitea's
-// package registry), read from source-controller's artifact.
+// rendering the chart. Each merge is applied by Flux and converged. (c') A
+// HelmRelease applied by a Kustomization that sets the size in its
+// spec.values gets that value edited in its manifest, also for a chart
+// from a Helm repository (Gitea's package registry), read from
+// source-controller's artifact.
 func TestAutoresizeSources(t *testing.T) {
 	cl := started(t)
 	startFlux(t)
 	g := startGitea(t)
 	prom := promenv.StartT(t, time.Second, cl.volumeStats)
 	ctl := startController(t, cl, "autoresize-sources", "--flux", "--flux-helm-releases", "--flux-artifact-cache-dir", t.TempDir(),
-		"--config", autoresizeConfig(t, cl, g, prom.URL, "autoresize_horizon_seconds: 600", "autoresize_emergency_seconds: 600"))
-	sdk, err := gitea.NewClient(g.URL, gitea.SetToken(g.Token), gitea.SetHTTPClient(&http.Client{Transport: &http.Transport{Proxy: nil}}))
-	if err != nil {
-		t.Fatal(err)
-	}
+		"--config", autoresizeConfig(t, cl, g, prom.URL, "autoresize_horizon_seconds: 600"))
+	sdk := giteaSDK(t, g)
 
 	t.Run("overlay", func(t *testing.T) {
 		t.Parallel()
@@ -144,21 +139,44 @@ func TestAutoresizeSources(t *testing.T) {
 		t.Parallel()
 		testAutoresizeHelmRepositoryValues(t, cl, g, sdk, ctl)
 	})
-	t.Run("emergency", func(t *testing.T) {
-		t.Parallel()
-		testAutoresizeEmergency(t, cl, g, sdk, ctl)
-	})
 }
 
-func testAutoresizeEmergency(t *testing.T, cl *cluster, g *giteasrv.Server, sdk *gitea.Client, ctl *controller) {
+// (e) A volume that fills within autoresize_emergency_seconds grows before
+// the merge, once, after its pull request says so; the merge is applied. Its
+// own controller, as the emergency parameter is the whole controller's:
+// the other scenarios fill their volumes at once, a jump that the rate
+// over the window reads as filling fast for a minute.
+func TestAutoresizeEmergency(t *testing.T) {
+	cl := started(t)
+	startFlux(t)
+	g := startGitea(t)
+	prom := promenv.StartT(t, time.Second, cl.volumeStats)
+	ctl := startController(t, cl, "autoresize-emergency", "--flux",
+		"--config", autoresizeConfig(t, cl, g, prom.URL, "autoresize_horizon_seconds: 600", "autoresize_emergency_seconds: 600"))
+	sdk := giteaSDK(t, g)
 	s, pods := setupFluxScenario(t, cl, g, ctl, "autoresize-emergency")
 	claims := claimNames("web", 2)
-	// 500Mi of 1Gi, filling 100Mi a minute: full in about 5 minutes, within
-	// autoresize_horizon_seconds and autoresize_emergency_seconds (600);
-	// grown to 2Gi, in 15, beyond them.
-	fillAt(t, cl.admin, s.ns, "500Mi", "100Mi", claims...)
-	pr := waitPullRequests(t, sdk, g.User, s.repo, 1, ctl)
+	// Filling from empty at 120Mi a minute, with no jump for the rate to
+	// overstate: once the window has measured the rate, full in under 10
+	// minutes at 1Gi, within autoresize_horizon_seconds and
+	// autoresize_emergency_seconds (600); grown to 2Gi, in 16 or more,
+	// beyond them for the 7 minutes it takes to reach 848Mi.
+	// Git comes first: while the repository refuses writes (archived), the
+	// check that decides to grow now cannot open the pull request, and no
+	// claim grows.
+	archiveRepo(t, sdk, g.User, s.repo, true)
+	fillAt(t, cl.admin, s.ns, "0", "120Mi", claims...)
 	defer logAutoresizeStatus(t)
+	autoresizeStatus(t, cl.admin, s.sts, time.Time{}, "the pull request refused", func(a *v1alpha1.AutoresizeStatus) bool {
+		return strings.HasPrefix(a.Message, "autoresize failed: ") && strings.Contains(a.Message, s.repo)
+	}, ctl)
+	for _, name := range claims {
+		if got := request(claim(t, cl.admin, s.ns, name)); got != "1Gi" {
+			t.Errorf("%s requests %s with no pull request saying so, want 1Gi", name, got)
+		}
+	}
+	archiveRepo(t, sdk, g.User, s.repo, false)
+	pr := waitPullRequests(t, sdk, g.User, s.repo, 1, ctl)
 	for _, name := range claims {
 		waitFor(t, name+" grown to 2Gi before the merge", []*controller{ctl}, func(ctx context.Context) (bool, error) {
 			pvc := claim(t, cl.admin, s.ns, name)
@@ -182,6 +200,15 @@ func testAutoresizeEmergency(t *testing.T, cl *cluster, g *giteasrv.Server, sdk 
 
 	sha := mergeResize(t, sdk, g.User, s.repo, "statefulset.yaml", []string{"storage: 1Gi"}, []string{"storage: 2Gi"}, ctl)
 	s.grownAfterMerge(sha, "2Gi", pods)
+}
+
+// archiveRepo archives the repository, which then refuses every write, or
+// unarchives it.
+func archiveRepo(t *testing.T, sdk *gitea.Client, owner, repo string, archived bool) {
+	t.Helper()
+	if _, _, err := sdk.EditRepo(owner, repo, gitea.EditRepoOption{Archived: &archived}); err != nil {
+		t.Fatalf("archiving %s/%s (%v): %v", owner, repo, archived, err)
+	}
 }
 
 func testAutoresizeOverlay(t *testing.T, cl *cluster, g *giteasrv.Server, sdk *gitea.Client, ctl *controller) {

@@ -57,6 +57,16 @@ policies:
 	return path
 }
 
+// giteaSDK is a Gitea client of g as its user, past any proxy.
+func giteaSDK(t *testing.T, g *giteasrv.Server) *gitea.Client {
+	t.Helper()
+	sdk, err := gitea.NewClient(g.URL, gitea.SetToken(g.Token), gitea.SetHTTPClient(&http.Client{Transport: &http.Transport{Proxy: nil}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sdk
+}
+
 // paramLines are "key: value" policy parameters as lines of policies.params.
 func paramLines(params []string) string {
 	var b strings.Builder
@@ -187,11 +197,7 @@ func TestAutoresizeThroughPullRequests(t *testing.T) {
 	cfg := autoresizeConfig(t, cl, g, prom.URL)
 	args := []string{"--flux", "--flux-artifact-cache-dir", t.TempDir(), "--config", cfg}
 	ctl := startController(t, cl, "autoresize", args...)
-	hc := &http.Client{Transport: &http.Transport{Proxy: nil}}
-	sdk, err := gitea.NewClient(g.URL, gitea.SetToken(g.Token), gitea.SetHTTPClient(hc))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sdk := giteaSDK(t, g)
 
 	s, pods := setupFluxScenario(t, cl, g, ctl, "autoresize")
 	claims := claimNames("web", 2)
