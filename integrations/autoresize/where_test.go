@@ -15,9 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
@@ -37,16 +35,7 @@ func TestLocate(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := testenv.StartT(t, testenv.Options{CRDDirs: []string{filepath.Join(bin, "flux-crds")}})
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, kustomizev1.AddToScheme, sourcev1.AddToScheme, helmv2.AddToScheme} {
-		if err := add(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c, err := client.New(env.Config, client.Options{Scheme: s})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := testenv.Client(t, env.Config, kustomizev1.AddToScheme, sourcev1.AddToScheme, helmv2.AddToScheme)
 	ctx := context.Background()
 	minute := metav1.Duration{Duration: time.Minute}
 	repo := func(ns, name string, ref *sourcev1.GitRepositoryRef) *sourcev1.GitRepository {

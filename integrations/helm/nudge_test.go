@@ -222,16 +222,7 @@ func TestOneNudgePerFailedRelease(t *testing.T) {
 // kubeClient is an admin client of env knowing Flux's HelmRelease and sources.
 func kubeClient(t *testing.T, env *testenv.Env) client.Client {
 	t.Helper()
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, helmv2.AddToScheme, sourcev1.AddToScheme} {
-		if err := add(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c, err := client.New(env.Config, client.Options{Scheme: s})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := testenv.Client(t, env.Config, helmv2.AddToScheme, sourcev1.AddToScheme)
 	return c
 }
 

@@ -13,9 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,14 +42,7 @@ func startCluster(t *testing.T, delay time.Duration) *cluster {
 	env := testenv.StartT(t, testenv.Options{Controllers: true, Kwok: true})
 	t.Logf("control plane ready in %v", env.StartupTime.Round(time.Millisecond))
 
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(env.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := testenv.Client(t, env.Config)
 	sim := &Simulator{Delay: delay}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

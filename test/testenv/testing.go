@@ -6,6 +6,11 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // testStartTimeout is generous: CI machines can be several times slower than a laptop.
@@ -60,4 +65,21 @@ func StartT(t testing.TB, o Options) *Env {
 		}
 	})
 	return e
+}
+
+// Client is a client of cfg that knows client-go's types and those adds
+// registers; it fails t when it cannot be built.
+func Client(t testing.TB, cfg *rest.Config, adds ...func(*runtime.Scheme) error) client.Client {
+	t.Helper()
+	s := runtime.NewScheme()
+	for _, add := range append([]func(*runtime.Scheme) error{clientgoscheme.AddToScheme}, adds...) {
+		if err := add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := client.New(cfg, client.Options{Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
