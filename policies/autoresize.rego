@@ -8,12 +8,12 @@
 # autoresize_max_bytes, when the volume is used autoresize_used_percent or
 # more, its inodes autoresize_inodes_percent or more, or it fills within
 # autoresize_horizon_seconds at its recent rate; never within
-# autoresize_cooldown_seconds of the last proposal. The proposed size is
-# then asked about as any claim change, so max-step, quota-fits and the
-# organisation's rules still decide. When the volume fills within
-# autoresize_emergency_seconds (null, the default: never), the proposal says
-# "now": the claims grow at once, before the pull request is merged. A
-# malformed parameter proposes nothing and warns.
+# autoresize_cooldown_seconds of the last pull request's merge or close. The
+# proposed size is then asked about as any claim change, so max-step,
+# quota-fits and the organisation's rules still decide. When the volume
+# fills within autoresize_emergency_seconds (null, the default: never), the
+# proposal says "now": the claims grow at once, before the pull request is
+# merged. A malformed parameter proposes nothing and warns.
 package claimwarden.claims
 
 resize contains {"policy": "autoresize", "to": to, "msg": msg, "now": now} if {
@@ -73,7 +73,7 @@ _autoresize_soon(a) := sprintf("full in %s at its recent rate, within autoresize
 	a.secondsToFull <= params.autoresize_horizon_seconds
 } else := ""
 
-# No proposal within the cooldown of the last one (or of a closed one).
+# No proposal within the cooldown of the last pull request's merge or close.
 _autoresize_cooled(a) if object.get(a, "secondsSinceLastProposal", null) == null
 
 _autoresize_cooled(a) if a.secondsSinceLastProposal >= params.autoresize_cooldown_seconds

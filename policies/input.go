@@ -66,9 +66,9 @@ type Autoresize struct {
 	SecondsToFull *float64 `json:"secondsToFull,omitempty"`
 	// RequestBytes is the claim's request: a resize grows it.
 	RequestBytes int64 `json:"requestBytes"`
-	// SecondsSinceLastProposal is how long ago a resize of the
-	// StatefulSet was last proposed or its pull request closed; absent
-	// when never.
+	// SecondsSinceLastProposal is how long ago the StatefulSet's last
+	// autoresize pull request was merged or closed; absent while there is
+	// none or it is open (an open one is updated, not duplicated).
 	SecondsSinceLastProposal *float64 `json:"secondsSinceLastProposal,omitempty"`
 }
 
