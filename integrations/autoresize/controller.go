@@ -170,12 +170,15 @@ func (c *Controller) claims(ctx context.Context, sts *appsv1.StatefulSet) ([]cor
 	return slices.DeleteFunc(list.Items, func(pvc corev1.PersistentVolumeClaim) bool { return !names[pvc.Name] }), nil
 }
 
-// fullest is the status's usage text: the fullest claim's, e.g. "85% data-web-0".
+// fullest is the status's usage text: the fullest claim's, e.g. "85% data-web-0";
+// of claims as full, the first by name, whatever order the cache lists
+// them in (another name at each check would be a status write at each).
 func fullest(claims []corev1.PersistentVolumeClaim, used map[string]usage.Usage) string {
 	best, name := -1.0, ""
 	for _, pvc := range claims {
-		if u, ok := used[pvc.Name]; ok && u.UsedFraction() > best {
-			best, name = u.UsedFraction(), pvc.Name
+		u, ok := used[pvc.Name]
+		if f := u.UsedFraction(); ok && (f > best || f == best && pvc.Name < name) {
+			best, name = f, pvc.Name
 		}
 	}
 	if name == "" {

@@ -3,6 +3,7 @@ package autoresize
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/integrations/usage"
 	"github.com/claimwarden/claimwarden/test/testenv"
 )
 
@@ -77,4 +79,32 @@ func TestRecordWritesOnlyWhatChanged(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "db"}, &v1alpha1.VolumeClaimRollout{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a StatefulSet without a VolumeClaimRollout: got %v, want none created", err)
 	}
+}
+
+// Of claims as full, the status names the first by name whatever order the
+// cache lists them in: another name at each check would be a write at each.
+func TestFullest(t *testing.T) {
+	claims := shop("100Gi").Claims
+	used := map[string]usage.Usage{
+		"data-web-0": {CapacityBytes: 2 * gi, UsedBytes: 9 * gi / 10},
+		"data-web-1": {CapacityBytes: 2 * gi, UsedBytes: 9 * gi / 10},
+		"logs-web-0": {CapacityBytes: gi, UsedBytes: gi / 10},
+	}
+	for range 2 {
+		if got := fullest(claims, used); got != "45% data-web-0" {
+			t.Errorf("claims %v: %q, want 45%% data-web-0", names(claims), got)
+		}
+		slices.Reverse(claims)
+	}
+	if got := fullest(claims, map[string]usage.Usage{}); got != "" {
+		t.Errorf("no usage: %q, want none", got)
+	}
+}
+
+func names(claims []corev1.PersistentVolumeClaim) []string {
+	out := make([]string, len(claims))
+	for i, c := range claims {
+		out[i] = c.Name
+	}
+	return out
 }
