@@ -156,15 +156,15 @@ func TestAutoresizeEmergency(t *testing.T) {
 	sdk := giteaSDK(t, g)
 	s, pods := setupFluxScenario(t, cl, g, ctl, "autoresize-emergency")
 	claims := claimNames("web", 2)
+	// Git comes first: while the repository refuses writes (archived), the
+	// check that decides to grow now cannot open the pull request, and no
+	// claim grows.
+	archiveRepo(t, sdk, g.User, s.repo, true)
 	// Filling from empty at 120Mi a minute, with no jump for the rate to
 	// overstate: once the window has measured the rate, full in under 10
 	// minutes at 1Gi, within autoresize_horizon_seconds and
 	// autoresize_emergency_seconds (600); grown to 2Gi, in 16 or more,
 	// beyond them for the 7 minutes it takes to reach 848Mi.
-	// Git comes first: while the repository refuses writes (archived), the
-	// check that decides to grow now cannot open the pull request, and no
-	// claim grows.
-	archiveRepo(t, sdk, g.User, s.repo, true)
 	fillAt(t, cl.admin, s.ns, "0", "120Mi", claims...)
 	defer logAutoresizeStatus(t)
 	autoresizeStatus(t, cl.admin, s.sts, time.Time{}, "the pull request refused", func(a *v1alpha1.AutoresizeStatus) bool {
