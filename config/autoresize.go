@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/claimwarden/claimwarden/integrations/autoresize"
+	"github.com/claimwarden/claimwarden/integrations/sandbox"
 	"github.com/claimwarden/claimwarden/integrations/usage"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
@@ -31,11 +32,36 @@ type Autoresize struct {
 	// Window is how far back the growth rate is measured; default 6h.
 	Window time.Duration `mapstructure:"window"`
 
+	// Render bounds each render of a tenant's chart (the value that sets
+	// a size is found by rendering): it runs in a child process.
+	Render AutoresizeRender `mapstructure:"render"`
+
 	// Hosts are the Git hosts pull requests are opened on, with
 	// credentials that may push a branch and open pull requests: separate
 	// from gitStatus.hosts, whose tokens need only post statuses. File
 	// only; required with Namespaces.
 	Hosts []GitHost `mapstructure:"hosts"`
+}
+
+// AutoresizeRender bounds the child process a chart is rendered in:
+// a chart is code its tenant wrote (templates may loop or build huge
+// strings), so it never runs in the controller's process.
+type AutoresizeRender struct {
+	// Timeout is the wall-clock time of one render job; default 30s.
+	Timeout time.Duration `mapstructure:"timeout"`
+	// CPU is the CPU time of one render job; default 20s.
+	CPU time.Duration `mapstructure:"cpu"`
+	// MemoryBytes is the heap a render job may use; default 128 MiB.
+	MemoryBytes int64 `mapstructure:"memoryBytes"`
+	// Concurrency is how many render jobs run at once; default 2. Each
+	// may use MemoryBytes beside the controller, within the Deployment's
+	// memory limit.
+	Concurrency int `mapstructure:"concurrency"`
+}
+
+// Limits are the sandbox's bounds as configured.
+func (r AutoresizeRender) Limits() sandbox.Limits {
+	return sandbox.Limits{Timeout: r.Timeout, CPU: r.CPU, Memory: r.MemoryBytes}
 }
 
 // AutoresizeNamespace opts a namespace in.
@@ -84,7 +110,25 @@ func (a Autoresize) Rules() []autoresize.Rule {
 }
 
 func defaultAutoresize() Autoresize {
-	return Autoresize{Interval: autoresize.DefaultInterval, Window: usage.DefaultWindow}
+	return Autoresize{Interval: autoresize.DefaultInterval, Window: usage.DefaultWindow, Render: AutoresizeRender{
+		Timeout: sandbox.DefaultLimits.Timeout, CPU: sandbox.DefaultLimits.CPU, MemoryBytes: sandbox.DefaultLimits.Memory,
+		Concurrency: sandbox.DefaultConcurrency,
+	}}
+}
+
+func (r AutoresizeRender) validate(bad func(key string, value any, format string, args ...any)) {
+	if r.Timeout < time.Second {
+		bad("autoresize.render.timeout", r.Timeout, "is shorter than 1s: a render starts a process")
+	}
+	if r.CPU < time.Second {
+		bad("autoresize.render.cpu", r.CPU, "is shorter than 1s: the kernel counts CPU time in seconds")
+	}
+	if r.MemoryBytes < 32<<20 {
+		bad("autoresize.render.memoryBytes", r.MemoryBytes, "is less than 32 MiB: a chart loads and renders in that at least")
+	}
+	if r.Concurrency < 1 || r.Concurrency > 16 {
+		bad("autoresize.render.concurrency", r.Concurrency, "is not between 1 and 16")
+	}
 }
 
 func (a Autoresize) validate(bad func(key string, value any, format string, args ...any)) {
@@ -94,6 +138,7 @@ func (a Autoresize) validate(bad func(key string, value any, format string, args
 	if a.Window < time.Minute {
 		bad("autoresize.window", a.Window, "is shorter than 1m: the growth rate needs samples")
 	}
+	a.Render.validate(bad)
 	for i, n := range a.Namespaces {
 		validateRepositoryRule(fmt.Sprintf("autoresize.namespaces[%d]", i), n.Namespace, n.RepositoryPrefixes,
 			"list the repositories (or their owners) the namespace's pull requests may go to", bad)

@@ -317,6 +317,10 @@ var keys = []struct{ name, flag string }{
 	{"autoresize.prometheus.caFile", "autoresize-prometheus-ca-file"},
 	{"autoresize.interval", "autoresize-interval"},
 	{"autoresize.window", "autoresize-window"},
+	{"autoresize.render.timeout", "autoresize-render-timeout"},
+	{"autoresize.render.cpu", "autoresize-render-cpu"},
+	{"autoresize.render.memoryBytes", "autoresize-render-memory-bytes"},
+	{"autoresize.render.concurrency", "autoresize-render-concurrency"},
 	{"autoresize.hosts", ""},
 }
 
@@ -420,6 +424,10 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.String("autoresize-prometheus-ca-file", d.Autoresize.Prometheus.CAFile, "PEM file of CAs trusted for an https Prometheus API besides the system's")
 	fs.Duration("autoresize-interval", d.Autoresize.Interval, "how often autoresize reads usage and asks the policies")
 	fs.Duration("autoresize-window", d.Autoresize.Window, "how far back autoresize measures the volumes' growth")
+	fs.Duration("autoresize-render-timeout", d.Autoresize.Render.Timeout, "wall-clock time of one render of a tenant's chart, in its child process")
+	fs.Duration("autoresize-render-cpu", d.Autoresize.Render.CPU, "CPU time of one render of a tenant's chart")
+	fs.Int64("autoresize-render-memory-bytes", d.Autoresize.Render.MemoryBytes, "heap one render of a tenant's chart may use")
+	fs.Int("autoresize-render-concurrency", d.Autoresize.Render.Concurrency, "renders of tenants' charts running at once")
 }
 
 // namespaceFile is where Kubernetes mounts the Pod's namespace; tests point it elsewhere.

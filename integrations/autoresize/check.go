@@ -237,7 +237,7 @@ func (j *check) edit(ctx context.Context, g *gitSide, growths []Growth) ([]pullr
 	var order []string
 	for _, growth := range growths {
 		t := gitedit.Target{Namespace: j.sts.Namespace, StatefulSet: j.sts.Name, Template: growth.Template}
-		out, err := Edit(ctx, f, chart, g.where, t, growth.Index, growth.To.String(), j.sts.Annotations[v1alpha1.SizeValueAnnotation])
+		out, err := Edit(ctx, j.c.Renderer, f, chart, g.where, t, growth.Index, growth.To.String(), j.sts.Annotations[v1alpha1.SizeValueAnnotation])
 		if err != nil {
 			return nil, err
 		}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/integrations/gitedit"
 	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
 	"github.com/claimwarden/claimwarden/integrations/usage"
@@ -79,8 +80,11 @@ type Controller struct {
 	// Artifacts reads the charts HelmReleases take from Helm repositories
 	// (a HelmChart's artifact); nil without Flux's artifact cache.
 	Artifacts Artifacts
-	Metrics   *Metrics
-	Log       logr.Logger
+	// Renderer renders charts to find and check the value that sets a
+	// size: out of the controller's process, as a chart is a tenant's code.
+	Renderer gitedit.Renderer
+	Metrics  *Metrics
+	Log      logr.Logger
 	Options
 }
 

@@ -9,9 +9,6 @@ import (
 	"strings"
 
 	"helm.sh/helm/v4/pkg/chart/common"
-	"helm.sh/helm/v4/pkg/chart/loader/archive"
-	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
-	chartloader "helm.sh/helm/v4/pkg/chart/v2/loader"
 
 	"github.com/claimwarden/claimwarden/integrations/gitedit"
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
@@ -37,9 +34,9 @@ var kustomizationNames = []string{"kustomization.yaml", "kustomization.yml", "Ku
 // patch or manifest, or the one plain manifest under the path that sets
 // it. f reads w's branch, chart the chart's (f when the same). Nothing
 // when Git has that size already.
-func Edit(ctx context.Context, f, chart Files, w Where, t gitedit.Target, index int, size, key string) ([]pullrequest.File, error) {
+func Edit(ctx context.Context, rnd gitedit.Renderer, f, chart Files, w Where, t gitedit.Target, index int, size, key string) ([]pullrequest.File, error) {
 	if w.Chart != "" {
-		return editValues(ctx, f, chart, w, t, size, key)
+		return editValues(ctx, rnd, f, chart, w, t, size, key)
 	}
 	files, err := f.Files(ctx, w.Dir)
 	if err != nil {
@@ -47,7 +44,7 @@ func Edit(ctx context.Context, f, chart Files, w Where, t gitedit.Target, index 
 	}
 	if w.DetectChart && slices.Contains(files, path.Join(w.Dir, "Chart.yaml")) {
 		w.Chart = w.Dir
-		return editValues(ctx, f, f, w, t, size, key)
+		return editValues(ctx, rnd, f, f, w, t, size, key)
 	}
 	for _, name := range kustomizationNames {
 		p := path.Join(w.Dir, name)
@@ -117,9 +114,13 @@ func pullrequestFiles(edits []gitedit.Edit) []pullrequest.File {
 // are: the HelmRelease's spec.values in its manifest when a value there
 // sets it, else the last of the release's values files whose value sets
 // it, or the chart's values.yaml. Each is rendered with the release's
-// other values, as the tool merges them.
-func editValues(ctx context.Context, f, chartFiles Files, w Where, t gitedit.Target, size, key string) ([]pullrequest.File, error) {
-	chart, err := loadChart(ctx, chartFiles, w.Chart)
+// other values, as the tool merges them, by rnd (out of the controller's
+// process: the chart is the tenant's).
+func editValues(ctx context.Context, rnd gitedit.Renderer, f, chartFiles Files, w Where, t gitedit.Target, size, key string) ([]pullrequest.File, error) {
+	if rnd == nil {
+		return nil, errors.New("charts are rendered out of the controller's process, and no renderer is configured")
+	}
+	chart, err := readChart(ctx, chartFiles, w.Chart)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +134,7 @@ func editValues(ctx context.Context, f, chartFiles Files, w Where, t gitedit.Tar
 			return nil, err
 		}
 	}
-	r := gitedit.Release{Chart: chart, Options: common.ReleaseOptions{Name: w.Release.Name, Namespace: w.Release.Namespace}}
+	r := gitedit.Release{Chart: chart, Options: common.ReleaseOptions{Name: w.Release.Name, Namespace: w.Release.Namespace}, Renderer: rnd}
 	if w.Inline != nil && len(w.HelmValues) > 0 {
 		r.Under = slices.Concat(layers, w.HelmValues[:len(w.HelmValues)-1])
 		out, err := editInline(ctx, f, w, r, t, size, key)
@@ -151,7 +152,7 @@ func editValues(ctx context.Context, f, chartFiles Files, w Where, t gitedit.Tar
 	for i, p := range slices.Backward(valuesFiles) {
 		r.Values, r.Under = layers[i], layers[:i]
 		r.Over = slices.Concat(layers[i+1:], w.HelmValues)
-		out, changed, err := gitedit.SetValuesSize(r, t, size, key)
+		out, changed, err := gitedit.SetValuesSize(ctx, r, t, size, key)
 		switch {
 		case errors.Is(err, gitedit.ErrNotSet):
 			notSet = append(notSet, fmt.Errorf("%s: %w", p, err))
@@ -178,7 +179,7 @@ func editInline(ctx context.Context, f Files, w Where, r gitedit.Release, t gite
 	}
 	edits, err := gitedit.EditInOne(yamlFiles(files), func(p string) ([]byte, error) { return f.File(ctx, p) },
 		func(src []byte) ([]byte, bool, error) {
-			return gitedit.SetInlineValuesSize(r, src, *w.Inline, t, size, key)
+			return gitedit.SetInlineValuesSize(ctx, r, src, *w.Inline, t, size, key)
 		}, gitedit.ErrNotHeld)
 	var several *gitedit.SetInSeveral
 	switch {
@@ -192,13 +193,15 @@ func editInline(ctx context.Context, f Files, w Where, r gitedit.Release, t gite
 	return pullrequestFiles(edits), nil
 }
 
-// loadChart reads the chart in directory dir, bounded in files and bytes.
-func loadChart(ctx context.Context, f Files, dir string) (*chartv2.Chart, error) {
+// readChart reads the files of the chart in directory dir, bounded in
+// files and bytes; only the renderer loads them (its archives unpack
+// there, within bounds of their own).
+func readChart(ctx context.Context, f Files, dir string) ([]gitedit.ChartFile, error) {
 	paths, err := f.Files(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
-	var files []*archive.BufferedFile
+	var files []gitedit.ChartFile
 	total := 0
 	for _, p := range paths {
 		b, err := f.File(ctx, p)
@@ -208,11 +211,10 @@ func loadChart(ctx context.Context, f Files, dir string) (*chartv2.Chart, error)
 		if total += len(b); total > maxChartBytes {
 			return nil, fmt.Errorf("chart %s: more than %d bytes", dir, maxChartBytes)
 		}
-		files = append(files, &archive.BufferedFile{Name: strings.TrimPrefix(p, dir+"/"), Data: b})
+		files = append(files, gitedit.ChartFile{Name: strings.TrimPrefix(p, dir+"/"), Data: b})
 	}
-	c, err := chartloader.LoadFiles(files)
-	if err != nil {
-		return nil, fmt.Errorf("chart %s: %w", dir, err)
+	if len(files) == 0 {
+		return nil, fmt.Errorf("chart %s: no files", dir)
 	}
-	return c, nil
+	return files, nil
 }

@@ -53,7 +53,7 @@ var web = gitedit.Target{Namespace: "shop", StatefulSet: "web", Template: "data"
 
 func edit(t *testing.T, r repo, w Where, key string) []pullrequest.File {
 	t.Helper()
-	files, err := Edit(context.Background(), r, r, w, web, 0, "13Gi", key)
+	files, err := Edit(context.Background(), testRenderer(t), r, r, w, web, 0, "13Gi", key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,11 +93,11 @@ func TestEditPlainManifests(t *testing.T) {
 		t.Fatalf("edits %+v, want apps/shop/web.yaml's size line", files)
 	}
 	r["apps/shop/copy.yaml"] = webManifest
-	if _, err := Edit(context.Background(), r, r, Where{Dir: "apps/shop"}, web, 0, "13Gi", ""); err == nil || !strings.Contains(err.Error(), "several manifests") {
+	if _, err := Edit(context.Background(), testRenderer(t), r, r, Where{Dir: "apps/shop"}, web, 0, "13Gi", ""); err == nil || !strings.Contains(err.Error(), "several manifests") {
 		t.Errorf("two manifests setting the size: %v, want refused", err)
 	}
 	grown := repo{"apps/shop/web.yaml": strings.Replace(webManifest, "10Gi", "13Gi", 1)}
-	if files, err := Edit(context.Background(), grown, grown, Where{Dir: "apps/shop"}, web, 0, "13Gi", ""); err != nil || files != nil {
+	if files, err := Edit(context.Background(), testRenderer(t), grown, grown, Where{Dir: "apps/shop"}, web, 0, "13Gi", ""); err != nil || files != nil {
 		t.Errorf("Git at the size already: %+v, %v; want nothing to change", files, err)
 	}
 }
@@ -151,11 +151,11 @@ func TestEditHelmValues(t *testing.T) {
 	if len(files) != 1 || files[0].Path != "charts/web/values.yaml" {
 		t.Errorf("edits %+v, want the chart's values.yaml", files)
 	}
-	if _, err := Edit(context.Background(), r, r, Where{Chart: "charts/none"}, web, 0, "13Gi", ""); err == nil {
+	if _, err := Edit(context.Background(), testRenderer(t), r, r, Where{Chart: "charts/none"}, web, 0, "13Gi", ""); err == nil {
 		t.Error("a chart that is not there: no error")
 	}
 	broken := repo{"charts/web/Chart.yaml": "name: [", "charts/web/values.yaml": ""}
-	if _, err := Edit(context.Background(), broken, broken, Where{Chart: "charts/web"}, web, 0, "13Gi", ""); err == nil || errors.Is(err, pullrequest.ErrNotFound) {
+	if _, err := Edit(context.Background(), testRenderer(t), broken, broken, Where{Chart: "charts/web"}, web, 0, "13Gi", ""); err == nil || errors.Is(err, pullrequest.ErrNotFound) {
 		t.Errorf("a broken chart: %v, want its error", err)
 	}
 }
@@ -179,7 +179,7 @@ func TestEditDetectsAnArgoCDChart(t *testing.T) {
 	// they set the size and no parent applies the Application from Git,
 	// that is said.
 	w.HelmValues = [][]byte{[]byte("persistence: {size: 10Gi}\n")}
-	if _, err := Edit(context.Background(), r, r, w, web, 0, "13Gi", ""); err == nil || !strings.Contains(err.Error(), "helm.valuesObject") {
+	if _, err := Edit(context.Background(), testRenderer(t), r, r, w, web, 0, "13Gi", ""); err == nil || !strings.Contains(err.Error(), "helm.valuesObject") {
 		t.Errorf("inline values: %v, want refused, naming helm.valuesObject", err)
 	}
 	w.HelmValues = [][]byte{[]byte("image: web:2\n")}
@@ -231,7 +231,7 @@ func TestEditHelmReleaseValues(t *testing.T) {
 	}
 	// ... unless the chart is in another repository than the manifest.
 	w.ChartRepository = "https://git.example/charts"
-	if _, err := Edit(context.Background(), r, r, w, web, 0, "13Gi", ""); err == nil || !strings.Contains(err.Error(), "set the size in HelmRelease shop/web's spec.values") {
+	if _, err := Edit(context.Background(), testRenderer(t), r, r, w, web, 0, "13Gi", ""); err == nil || !strings.Contains(err.Error(), "set the size in HelmRelease shop/web's spec.values") {
 		t.Errorf("values files in another repository: %v, want refused", err)
 	}
 
@@ -239,7 +239,7 @@ func TestEditHelmReleaseValues(t *testing.T) {
 	// when the HelmRelease is not applied from Git: rendering says no
 	// value of the file moves it.
 	w = Where{Chart: "charts/web", Release: w.Release, HelmValues: [][]byte{[]byte("persistence: {size: 10Gi}\n")}}
-	if _, err := Edit(context.Background(), r, r, w, web, 0, "13Gi", ""); !errors.Is(err, gitedit.ErrNotSet) || !strings.Contains(err.Error(), "sets values itself") {
+	if _, err := Edit(context.Background(), testRenderer(t), r, r, w, web, 0, "13Gi", ""); !errors.Is(err, gitedit.ErrNotSet) || !strings.Contains(err.Error(), "sets values itself") {
 		t.Errorf("a size set by spec.values outside Git: %v, want ErrNotSet", err)
 	}
 }
@@ -257,13 +257,13 @@ func TestEditHelmReleaseValuesOfAPackagedChart(t *testing.T) {
 		HelmChart:  &types.NamespacedName{Namespace: "flux-system", Name: "shop-web"},
 		HelmValues: [][]byte{[]byte("persistence: {size: 10Gi}\n")},
 		Inline:     &gitedit.Inline{Kind: "HelmRelease", Namespace: "shop", Name: "web", Field: []string{"spec", "values"}}}
-	files, err := Edit(context.Background(), git, chart, w, web, 0, "13Gi", "")
+	files, err := Edit(context.Background(), testRenderer(t), git, chart, w, web, 0, "13Gi", "")
 	if err != nil || len(files) != 1 || files[0].Path != "apps/shop/web.yaml" || !onlyLine(webRelease, string(files[0].Content), "size: 13Gi # the shop's orders") {
 		t.Fatalf("edits %+v, %v; want the HelmRelease's spec.values size line", files, err)
 	}
 	git["apps/shop/web.yaml"] = strings.Replace(webRelease, "persistence:\n      size: 10Gi # the shop's orders", "image: {tag: \"1.2\"}", 1)
 	w.HelmValues = [][]byte{[]byte("image: {tag: \"1.2\"}\n")}
-	if _, err := Edit(context.Background(), git, chart, w, web, 0, "13Gi", ""); err == nil || !strings.Contains(err.Error(), "from a Helm repository") {
+	if _, err := Edit(context.Background(), testRenderer(t), git, chart, w, web, 0, "13Gi", ""); err == nil || !strings.Contains(err.Error(), "from a Helm repository") {
 		t.Errorf("the size from the packaged chart's values: %v, want refused, saying the chart is from a Helm repository", err)
 	}
 }

@@ -1,7 +1,8 @@
 package gitedit
 
 import (
-	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,11 +10,7 @@ import (
 	"strings"
 
 	"helm.sh/helm/v4/pkg/chart/common"
-	"helm.sh/helm/v4/pkg/chart/common/util"
-	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
-	"helm.sh/helm/v4/pkg/engine"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -24,7 +21,9 @@ const MaxCandidates = 32
 // Release is a chart as it is released from Git: the chart, the release
 // it renders as, and the values file in Git that the edit is made in.
 type Release struct {
-	Chart   *chartv2.Chart
+	// Chart is the chart's files, read from Git or an artifact; only the
+	// Renderer loads them.
+	Chart   []ChartFile
 	Options common.ReleaseOptions
 	// Values is the values file's content; its values override the
 	// chart's defaults.
@@ -33,17 +32,21 @@ type Release struct {
 	// order the tool merges them (the later wins): the values files before
 	// Values, and those after it (later files, a HelmRelease's spec.values).
 	Under, Over [][]byte
+	// Renderer renders the chart, out of the controller's process.
+	Renderer Renderer
 }
 
 // SetValuesSize returns r.Values with the value that sets the target's
 // size set to size, and whether that changed anything. The value is found
 // by rendering, not by its key's name: each value of the file that reads
-// as the template's current size is changed alone and the chart rendered,
-// and the one that moves the target's size, and no other template's, is
+// as the template's current size is changed alone, as the edit would
+// change the file, and the chart rendered; the one that moves the
+// target's size and nothing else (no other template, no other document: an
+// alias or a value shared with another StatefulSet would move them too) is
 // it. key, a dotted path (persistence.size, replicas[0].size), names the
 // value where rendering cannot tell (none or several move it). An error
 // wrapping ErrNotSet when no value of the file sets the size.
-func SetValuesSize(r Release, t Target, size, key string) ([]byte, bool, error) {
+func SetValuesSize(ctx context.Context, r Release, t Target, size, key string) ([]byte, bool, error) {
 	if len(r.Values) > MaxFileBytes {
 		return nil, false, fmt.Errorf("the values file has %d bytes, more than the %d edited", len(r.Values), MaxFileBytes)
 	}
@@ -51,50 +54,71 @@ func SetValuesSize(r Release, t Target, size, key string) ([]byte, bool, error) 
 	if err != nil {
 		return nil, false, fmt.Errorf("reading the values file: %w", err)
 	}
-	return r.setValue(r.Values, setting{node: root.YNode()}, "the values file", t, size, key)
+	asValues := func(edited []byte) ([]byte, error) { return edited, nil }
+	return r.setValue(ctx, r.Values, setting{node: root.YNode()}, "the values file", t, size, key, asValues)
 }
 
 // setValue returns src with the one scalar under values (the mapping of
 // r.Values, where it sits in src) that sets the target's size set to size;
-// what names values in errors.
-func (r Release) setValue(src []byte, values setting, what string, t Target, size, key string) ([]byte, bool, error) {
-	before, err := r.render(nil, "")
+// what names values in errors, asValues turns an edited src into the
+// values it sets.
+func (r Release) setValue(ctx context.Context, src []byte, values setting, what string, t Target, size, key string,
+	asValues func(edited []byte) ([]byte, error)) ([]byte, bool, error) {
+	// Rendered twice as it is: what differs between the two (a random
+	// password, a timestamp) is no edit's doing, and is not compared.
+	base, err := r.render(ctx, nil)
 	if err != nil {
 		return nil, false, err
 	}
-	current, err := renderedSize(before, t)
-	if err != nil {
-		return nil, false, err
+	current, ok := base[0].Sizes[ownKey(base[0].Sizes, t)]
+	if !ok {
+		return nil, false, fmt.Errorf("the rendered chart: %s: %w", t, ErrNotSet)
 	}
 	if current == size {
 		return src, false, nil
 	}
-	var found []leaf
-	for _, l := range candidates(values, current, key) {
-		after, err := r.render(l.path, size)
-		if err != nil {
+	leaves := candidates(values, current, key)
+	edits := make([][]byte, len(leaves))
+	variants := make([][]byte, len(leaves))
+	for i, l := range leaves {
+		if edits[i], err = splice(src, l.node, size, l.flow); err != nil {
+			return nil, false, fmt.Errorf("values %s: %w", l.path, err)
+		}
+		if variants[i], err = asValues(edits[i]); err != nil {
+			return nil, false, fmt.Errorf("values %s: %w", l.path, err)
+		}
+	}
+	var after []Rendered
+	if len(variants) > 0 {
+		if after, err = r.render(ctx, variants); err != nil {
 			return nil, false, err
 		}
-		if moves(before, after, t, size) {
-			found = append(found, l)
+	}
+	var found []int
+	var sideEffect string
+	for i, a := range after {
+		moved, also := compare(base[0], base[1], a, t, size)
+		switch {
+		case moved && len(also) == 0:
+			found = append(found, i)
+		case moved && sideEffect == "":
+			sideEffect = fmt.Sprintf("%s: the value %s of %s sets its size but also changes %s; not edited (give the template a value of its own)", t, leaves[i].path, what, strings.Join(also, ", "))
 		}
 	}
 	switch len(found) {
 	case 0:
+		if sideEffect != "" {
+			return nil, false, errors.New(sideEffect)
+		}
 		return nil, false, fmt.Errorf("%s: no value of %s sets its size %s (name it with %s): %w", t, what, current, keyAdvice(key), ErrNotSet)
 	case 1:
-	default:
-		names := make([]string, len(found))
-		for i, l := range found {
-			names[i] = l.path.String()
-		}
-		return nil, false, fmt.Errorf("%s: the values %s of %s all set its size; name one with %s", t, strings.Join(names, ", "), what, keyAdvice(key))
+		return edits[found[0]], true, nil
 	}
-	out, err := splice(src, found[0].node, size, found[0].flow)
-	if err != nil {
-		return nil, false, fmt.Errorf("values %s: %w", found[0].path, err)
+	names := make([]string, len(found))
+	for i, f := range found {
+		names[i] = leaves[f].path.String()
 	}
-	return out, true, nil
+	return nil, false, fmt.Errorf("%s: the values %s of %s all set its size; name one with %s", t, strings.Join(names, ", "), what, keyAdvice(key))
 }
 
 func keyAdvice(key string) string {
@@ -104,100 +128,62 @@ func keyAdvice(key string) string {
 	return "the StatefulSet's annotation claimwarden.dev/size-value"
 }
 
-// render renders the chart with the release's values, the value at path
-// of the edited values set to value when path is not nil, and returns the
-// manifests.
-func (r Release) render(path valuePath, value string) ([]byte, error) {
-	vals := map[string]any{}
-	for i, layer := range slices.Concat(r.Under, [][]byte{r.Values}, r.Over) {
-		v, err := common.ReadValues(layer)
-		if err != nil {
-			return nil, fmt.Errorf("reading values: %w", err)
-		}
-		if i == len(r.Under) && path != nil {
-			if err := path.set(v, value); err != nil {
-				return nil, err
-			}
-		}
-		// MergeTables keeps its first argument's values: the later layer's.
-		vals = util.MergeTables(v, vals)
+// render renders the chart once per variant of the edited values (nil
+// variants: twice as the values are).
+func (r Release) render(ctx context.Context, variants [][]byte) ([]Rendered, error) {
+	if variants == nil {
+		variants = [][]byte{nil, nil}
 	}
-	top, err := util.ToRenderValues(r.Chart, vals, r.Options, nil)
-	if err != nil {
-		return nil, fmt.Errorf("values of chart %s: %w", r.Chart.Name(), err)
-	}
-	files, err := engine.Render(r.Chart, top)
-	if err != nil {
-		return nil, fmt.Errorf("rendering chart %s: %w", r.Chart.Name(), err)
-	}
-	var out bytes.Buffer
-	for _, name := range slices.Sorted(maps.Keys(files)) {
-		if strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") {
-			out.WriteString("\n---\n")
-			out.WriteString(files[name])
-		}
-	}
-	return out.Bytes(), nil
+	return r.Renderer.Render(ctx, RenderJob{
+		Chart: r.Chart, Release: r.Options.Name, Namespace: r.Options.Namespace,
+		Layers: slices.Concat(r.Under, [][]byte{r.Values}, r.Over), Edited: len(r.Under), Variants: variants,
+	})
 }
 
-// renderedSize is the target's size in rendered manifests.
-func renderedSize(manifests []byte, t Target) (string, error) {
-	s, err := findSize(manifests, t)
-	if err != nil {
-		return "", fmt.Errorf("the rendered chart: %w", err)
+// ownKey is the key of the target's size among a render's sizes: a chart
+// that names no namespace renders into the release's, where the target is.
+func ownKey(sizes map[string]string, t Target) string {
+	if k := t.Namespace + "/" + t.StatefulSet + "/" + t.Template; sizes[k] != "" {
+		return k
 	}
-	return s.node.Value, nil
+	return "/" + t.StatefulSet + "/" + t.Template
 }
 
-// moves reports whether after sets the target's size to size and every
-// other claim template of every StatefulSet in it as before: a value
-// shared with another template is not the target's own.
-func moves(before, after []byte, t Target, size string) bool {
-	b, a := templateSizes(before), templateSizes(after)
-	if len(a) != len(b) {
-		return false
-	}
-	// A chart that names no namespace renders into the release's, where
-	// the target is (isTarget).
-	own := func(k string) bool {
-		return k == t.Namespace+"/"+t.StatefulSet+"/"+t.Template || k == "/"+t.StatefulSet+"/"+t.Template
-	}
-	for k, v := range b {
-		switch {
-		case own(k) && a[k] != size:
-			return false
-		case !own(k) && a[k] != v:
-			return false
+// compare reports whether after sets the target's size to size, and what
+// else it changes against base: other claim templates' sizes, documents
+// (those base and again, two renders of the same values, disagree on are
+// not compared).
+func compare(base, again, after Rendered, t Target, size string) (moved bool, also []string) {
+	own := ownKey(base.Sizes, t)
+	moved = after.Sizes[own] == size
+	for _, k := range slices.Sorted(maps.Keys(base.Sizes)) {
+		if k != own && after.Sizes[k] != base.Sizes[k] {
+			also = append(also, fmt.Sprintf("the size of %s from %s to %q", templateName(k), base.Sizes[k], after.Sizes[k]))
 		}
 	}
-	return true
+	for _, k := range slices.Sorted(maps.Keys(after.Sizes)) {
+		if _, ok := base.Sizes[k]; !ok {
+			also = append(also, "adds "+templateName(k))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(base.Docs)) {
+		if again.Docs[k] == base.Docs[k] && after.Docs[k] != base.Docs[k] {
+			also = append(also, k)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(after.Docs)) {
+		if _, ok := base.Docs[k]; !ok {
+			also = append(also, "adds "+k)
+		}
+	}
+	return moved, also
 }
 
-// templateSizes maps namespace/statefulset/template to its size, for
-// every claim template of every StatefulSet in manifests.
-func templateSizes(manifests []byte) map[string]string {
-	out := map[string]string{}
-	nodes, err := kio.FromBytes(manifests)
-	if err != nil {
-		return out
-	}
-	for _, doc := range nodes {
-		if doc.GetKind() != "StatefulSet" {
-			continue
-		}
-		list, err := doc.Pipe(yaml.Lookup("spec", "volumeClaimTemplates"))
-		if err != nil || list == nil {
-			continue
-		}
-		for _, el := range list.Content() {
-			name := valueOf(valueOf(el, "metadata"), "name")
-			s, err := storageOf(el, Target{}, false)
-			if name != nil && err == nil && s.node != nil {
-				out[doc.GetNamespace()+"/"+doc.GetName()+"/"+name.Value] = s.node.Value
-			}
-		}
-	}
-	return out
+// templateName says a sizes key (namespace/statefulset/template) in words.
+func templateName(key string) string {
+	ns, rest, _ := strings.Cut(key, "/")
+	sts, tmpl, _ := strings.Cut(rest, "/")
+	return Target{Namespace: ns, StatefulSet: sts, Template: tmpl}.String()
 }
 
 // leaf is a scalar of the values file, where it sits and its path.
@@ -256,35 +242,4 @@ func (p valuePath) String() string {
 		}
 	}
 	return b.String()
-}
-
-// set sets the value at p in vals (decoded from the same file, so p exists).
-func (p valuePath) set(vals map[string]any, value string) error {
-	var cur any = vals
-	for i, e := range p {
-		last := i == len(p)-1
-		switch e := e.(type) {
-		case string:
-			m, ok := cur.(map[string]any)
-			if !ok {
-				return fmt.Errorf("values %s: not a map", p[:i])
-			}
-			if last {
-				m[e] = value
-				return nil
-			}
-			cur = m[e]
-		case int:
-			l, ok := cur.([]any)
-			if !ok || e >= len(l) {
-				return fmt.Errorf("values %s: not a list of %d", p[:i], e+1)
-			}
-			if last {
-				l[e] = value
-				return nil
-			}
-			cur = l[e]
-		}
-	}
-	return nil
 }

@@ -1,11 +1,13 @@
 package gitedit
 
 import (
+	"os"
 	"strings"
 	"testing"
 
 	"helm.sh/helm/v4/pkg/chart/common"
-	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
+
+	"github.com/claimwarden/claimwarden/integrations/sandbox"
 )
 
 // A chart of two StatefulSets as database charts write them: a primary
@@ -37,22 +39,35 @@ spec:
 {{- end }}
 `
 
-func dbChart() *chartv2.Chart {
-	return &chartv2.Chart{
-		Metadata:  &chartv2.Metadata{APIVersion: "v2", Name: "db", Version: "1.0.0"},
-		Templates: []*common.File{{Name: "templates/statefulsets.yaml", Data: []byte(dbTemplate)}},
-		Values: map[string]any{
-			"primary": map[string]any{"persistence": map[string]any{"size": "8Gi"}},
-			"replica": map[string]any{"persistence": map[string]any{"size": "8Gi"}},
-			"logs":    map[string]any{"size": "1Gi"},
-		},
+// dbChart is the chart's files: its defaults size the data volumes 8Gi.
+func dbChart(templates ...ChartFile) []ChartFile {
+	return append([]ChartFile{
+		{Name: "Chart.yaml", Data: []byte("apiVersion: v2\nname: db\nversion: 1.0.0\n")},
+		{Name: "values.yaml", Data: []byte("primary: {persistence: {size: 8Gi}}\nreplica: {persistence: {size: 8Gi}}\nlogs: {size: 1Gi}\n")},
+		{Name: "templates/statefulsets.yaml", Data: []byte(dbTemplate)},
+	}, templates...)
+}
+
+// The test binary is the sandbox child of its own renders.
+func TestMain(m *testing.M) {
+	sandbox.Main()
+	os.Exit(m.Run())
+}
+
+// testRenderer renders in sandbox children of the test binary.
+func testRenderer(t *testing.T, l sandbox.Limits) Renderer {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
 	}
+	return SandboxRenderer{Runner: sandbox.NewRunner(self, l, 2)}
 }
 
 var primary = Target{Namespace: "shop", StatefulSet: "pg-primary", Template: "data"}
 
-func release(values string) Release {
-	return Release{Chart: dbChart(), Options: common.ReleaseOptions{Name: "pg", Namespace: "shop"}, Values: []byte(values)}
+func release(t *testing.T, values string) Release {
+	return Release{Chart: dbChart(), Options: common.ReleaseOptions{Name: "pg", Namespace: "shop"}, Values: []byte(values), Renderer: testRenderer(t, sandbox.Limits{})}
 }
 
 // Rendering, not the key's name, finds the value: of three values that
@@ -71,7 +86,7 @@ backup:
 logs:
   size: 1Gi
 `
-	out, changed, err := SetValuesSize(release(values), primary, "20Gi", "")
+	out, changed, err := SetValuesSize(t.Context(), release(t, values), primary, "20Gi", "")
 	if err != nil || !changed {
 		t.Fatalf("changed %v, err %v", changed, err)
 	}
@@ -79,39 +94,41 @@ logs:
 	if len(removed) != 1 || len(added) != 1 || added[0] != "    size: 20Gi   # grown in March" {
 		t.Errorf("removed %q, added %q; want the primary's size line only", removed, added)
 	}
-	after, err := Release{Chart: dbChart(), Options: common.ReleaseOptions{Name: "pg", Namespace: "shop"}, Values: out}.render(nil, "")
+	after, err := release(t, string(out)).render(t.Context(), [][]byte{nil})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sizes := templateSizes(after)
+	sizes := after[0].Sizes
 	if sizes["shop/pg-primary/data"] != "20Gi" || sizes["shop/pg-replica/data"] != "10Gi" || sizes["shop/pg-primary/logs"] != "1Gi" {
 		t.Errorf("rendered sizes %v, want only the primary's data at 20Gi", sizes)
 	}
 
 	// The replica's is found the same way, quoting kept.
-	out, _, err = SetValuesSize(release(values), Target{Namespace: "shop", StatefulSet: "pg-replica", Template: "data"}, "20Gi", "")
+	out, _, err = SetValuesSize(t.Context(), release(t, values), Target{Namespace: "shop", StatefulSet: "pg-replica", Template: "data"}, "20Gi", "")
 	if _, added := lineDiff(values, string(out)); err != nil || len(added) != 1 || added[0] != `    size: "20Gi"` {
 		t.Errorf("replica: err %v, added %q", err, added)
 	}
 }
 
-// A value shared by several templates is no template's own: rendering
-// cannot tell, and the edit is refused until a key is named.
+// A value shared by several templates is no template's own: the edit is
+// refused, naming what else it would grow; where rendering cannot tell,
+// a key must be named.
 func TestSetValuesSizeAsksForAKeyWhenRenderingCannotTell(t *testing.T) {
 	logs := Target{Namespace: "shop", StatefulSet: "pg-primary", Template: "logs"}
 	values := "logs:\n  size: 1Gi\n"
-	if _, _, err := SetValuesSize(release(values), logs, "2Gi", ""); err == nil || !strings.Contains(err.Error(), "claimwarden.dev/size-value") {
-		t.Errorf("err %v, want the annotation named", err)
+	_, _, err := SetValuesSize(t.Context(), release(t, values), logs, "2Gi", "")
+	if want := `also changes the size of volumeClaimTemplate logs of StatefulSet shop/pg-replica from 1Gi to "2Gi"`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("err %v, want %q", err, want)
 	}
 	// The size from the chart's defaults: nothing in the file sets it.
-	if _, _, err := SetValuesSize(release("replica: {}\n"), primary, "20Gi", ""); err == nil || !strings.Contains(err.Error(), "no value of the values file sets its size 8Gi") {
+	if _, _, err := SetValuesSize(t.Context(), release(t, "replica: {}\n"), primary, "20Gi", ""); err == nil || !strings.Contains(err.Error(), "no value of the values file sets its size 8Gi") {
 		t.Errorf("err %v, want no value found", err)
 	}
 	// Named, a key that does not move the target is refused too.
-	if _, _, err := SetValuesSize(release("primary: {persistence: {size: 8Gi}}\nlogs: {size: 1Gi}\n"), primary, "20Gi", "logs.size"); err == nil {
+	if _, _, err := SetValuesSize(t.Context(), release(t, "primary: {persistence: {size: 8Gi}}\nlogs: {size: 1Gi}\n"), primary, "20Gi", "logs.size"); err == nil {
 		t.Error("a key that does not set the target's size was taken")
 	}
-	out, changed, err := SetValuesSize(release("primary: {persistence: {size: 8Gi}}\n"), primary, "20Gi", "primary.persistence.size")
+	out, changed, err := SetValuesSize(t.Context(), release(t, "primary: {persistence: {size: 8Gi}}\n"), primary, "20Gi", "primary.persistence.size")
 	if err != nil || !changed || string(out) != "primary: {persistence: {size: 20Gi}}\n" {
 		t.Errorf("named key: %q, %v, %v", out, changed, err)
 	}
@@ -120,9 +137,9 @@ func TestSetValuesSizeAsksForAKeyWhenRenderingCannotTell(t *testing.T) {
 // A chart that names no namespace (most do not: Helm applies into the
 // release's) is rendered and edited alike.
 func TestSetValuesSizeOfAChartWithoutNamespaces(t *testing.T) {
-	r := release("primary: {persistence: {size: 8Gi}}\nreplica: {persistence: {size: 8Gi}}\nlogs: {size: 1Gi}\n")
-	r.Chart.Templates[0].Data = []byte(strings.ReplaceAll(dbTemplate, "  namespace: {{ $.Release.Namespace }}\n", ""))
-	out, changed, err := SetValuesSize(r, primary, "20Gi", "")
+	r := release(t, "primary: {persistence: {size: 8Gi}}\nreplica: {persistence: {size: 8Gi}}\nlogs: {size: 1Gi}\n")
+	r.Chart[2].Data = []byte(strings.ReplaceAll(dbTemplate, "  namespace: {{ $.Release.Namespace }}\n", ""))
+	out, changed, err := SetValuesSize(t.Context(), r, primary, "20Gi", "")
 	if err != nil || !changed || string(out) != "primary: {persistence: {size: 20Gi}}\nreplica: {persistence: {size: 8Gi}}\nlogs: {size: 1Gi}\n" {
 		t.Errorf("SetValuesSize = %q, %v, %v; want the primary's size only", out, changed, err)
 	}
@@ -130,7 +147,7 @@ func TestSetValuesSizeOfAChartWithoutNamespaces(t *testing.T) {
 
 func TestSetValuesSizeUnchangedAtThatSize(t *testing.T) {
 	values := "primary:\n  persistence:\n    size: 20Gi\n"
-	out, changed, err := SetValuesSize(release(values), primary, "20Gi", "")
+	out, changed, err := SetValuesSize(t.Context(), release(t, values), primary, "20Gi", "")
 	if err != nil || changed || string(out) != values {
 		t.Errorf("%q, %v, %v; want the file unchanged", out, changed, err)
 	}

@@ -1,6 +1,7 @@
 package gitedit
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -29,7 +30,7 @@ var ErrNotHeld = fmt.Errorf("the file does not hold it: %w", ErrNotSet)
 // edited values of r (r.Values is not read). ErrNotHeld when src holds
 // no such document, an error wrapping ErrNotSet when its mapping sets no
 // size.
-func SetInlineValuesSize(r Release, src []byte, in Inline, t Target, size, key string) ([]byte, bool, error) {
+func SetInlineValuesSize(ctx context.Context, r Release, src []byte, in Inline, t Target, size, key string) ([]byte, bool, error) {
 	values, err := findInline(src, in)
 	if err != nil {
 		return nil, false, err
@@ -39,7 +40,17 @@ func SetInlineValuesSize(r Release, src []byte, in Inline, t Target, size, key s
 		return nil, false, fmt.Errorf("%s: %w", in, err)
 	}
 	r.Values = []byte(s)
-	return r.setValue(src, values, in.String(), t, size, key)
+	// What the tool merges once the edit is merged: the mapping as the
+	// edited manifest holds it.
+	asValues := func(edited []byte) ([]byte, error) {
+		v, err := findInline(edited, in)
+		if err != nil {
+			return nil, err
+		}
+		s, err := yaml.NewRNode(v.node).String()
+		return []byte(s), err
+	}
+	return r.setValue(ctx, src, values, in.String(), t, size, key, asValues)
 }
 
 // findInline is the mapping in's document sets in src.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -88,13 +89,35 @@ func (o Overlay) editEntry(entry *yaml.Node, t Target, index int, size string) (
 	if !targets(entry, t) {
 		return Edit{}, ErrNotSet
 	}
-	if p := valueOf(entry, "path"); p != nil {
-		return o.editFile(p.Value, t, index, size)
+	var e Edit
+	var err error
+	switch p, inline := valueOf(entry, "path"), valueOf(entry, "patch"); {
+	case p != nil:
+		e, err = o.editFile(p.Value, t, index, size)
+	case inline != nil:
+		e, err = o.editInline(inline, t, index, size)
+	default:
+		return Edit{}, ErrNotSet
 	}
-	if p := valueOf(entry, "patch"); p != nil {
-		return o.editInline(p, t, index, size)
+	if err == nil && !exclusive(entry, t) {
+		return Edit{}, fmt.Errorf("%s: the patch on line %d sets the size of %s, but its target may select other StatefulSets too, which the edit would grow; not edited (give its target the name %s alone)",
+			o.Path, entry.Line, t, t.StatefulSet)
 	}
-	return Edit{}, ErrNotSet
+	return e, err
+}
+
+// exclusive reports whether a patches entry selects the target's
+// StatefulSet alone: no target (the patch names its object itself), or a
+// target naming it literally (kustomize reads the name as a regular
+// expression) without label or annotation selectors.
+func exclusive(entry *yaml.Node, t Target) bool {
+	sel := valueOf(entry, "target")
+	if sel == nil {
+		return true
+	}
+	name := valueOf(sel, "name")
+	return name != nil && name.Value == t.StatefulSet && regexp.QuoteMeta(name.Value) == name.Value &&
+		valueOf(sel, "labelSelector") == nil && valueOf(sel, "annotationSelector") == nil
 }
 
 // editResource edits the one manifest among the kustomization's
@@ -143,7 +166,17 @@ func targets(entry *yaml.Node, t Target) bool {
 		return true
 	}
 	kind, name := valueOf(sel, "kind"), valueOf(sel, "name")
-	return (kind == nil || kind.Value == "StatefulSet") && (name == nil || name.Value == t.StatefulSet)
+	return (kind == nil || kind.Value == "StatefulSet") && (name == nil || namePattern(name.Value, t.StatefulSet))
+}
+
+// namePattern reports whether a patch target's name selects name: kustomize
+// reads it as a regular expression of the whole name.
+func namePattern(pattern, name string) bool {
+	re, err := regexp.Compile("^(?:" + pattern + ")$")
+	if err != nil {
+		return pattern == name
+	}
+	return re.MatchString(name)
 }
 
 // editFile edits a patch file of the overlay.
@@ -226,6 +259,9 @@ func patchSize(src []byte, t Target, index int) (setting, error) {
 		}
 		if v.Kind != yaml.ScalarNode || found.node != nil {
 			return setting{}, fmt.Errorf("%s: the operation on %s is not one scalar value", t, want)
+		}
+		if anchor, ok := aliased(root.YNode(), v); ok {
+			return setting{}, aliasError(t, anchor)
 		}
 		found = setting{node: v, flow: op.Style&yaml.FlowStyle != 0 || root.YNode().Style&yaml.FlowStyle != 0}
 	}

@@ -47,6 +47,9 @@ func findSize(src []byte, t Target) (setting, error) {
 		if err != nil || s.node == nil {
 			return err
 		}
+		if anchor, ok := aliased(root.YNode(), s.node); ok {
+			return aliasError(t, anchor)
+		}
 		if found.node != nil {
 			return fmt.Errorf("%s: set on lines %d and %d; not edited", t, found.node.Line, s.node.Line)
 		}

@@ -19,6 +19,13 @@ func splice(src []byte, n *yaml.Node, value string, flow bool) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// An anchored scalar's position is its anchor's: the value follows it.
+	if a := "&" + n.Anchor; n.Anchor != "" && bytes.HasPrefix(src[start:], []byte(a)) {
+		start += len(a)
+		for start < len(src) && (src[start] == ' ' || src[start] == '\t') {
+			start++
+		}
+	}
 	end, err := scalarEnd(src, start, n.Style, flow)
 	if err != nil {
 		return nil, fmt.Errorf("line %d: %w", n.Line, err)

@@ -2,6 +2,7 @@ package gitedit
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -80,7 +81,7 @@ func storageOf(n *yaml.Node, t Target, flow bool) (setting, error) {
 // valueOf is the value of key in mapping m, nil when m is no mapping or
 // has no such key.
 func valueOf(m *yaml.Node, key string) *yaml.Node {
-	if m.Kind != yaml.MappingNode {
+	if m == nil || m.Kind != yaml.MappingNode {
 		return nil
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
@@ -89,4 +90,40 @@ func valueOf(m *yaml.Node, key string) *yaml.Node {
 		}
 	}
 	return nil
+}
+
+// aliased reports, for scalar n in the document under root, the anchor
+// that makes its value appear elsewhere too: n's own, or that of a
+// collection holding it, when an alias (*name, or a merge key <<: *name)
+// uses it. Editing n would then change what the alias repeats: another
+// template, another StatefulSet, which no policy was asked about.
+func aliased(root, n *yaml.Node) (string, bool) {
+	used := map[*yaml.Node]bool{}
+	var ancestors []*yaml.Node
+	var walk func(x *yaml.Node, path []*yaml.Node)
+	walk = func(x *yaml.Node, path []*yaml.Node) {
+		if x.Kind == yaml.AliasNode {
+			used[x.Alias] = true
+			return
+		}
+		path = append(path, x)
+		if x == n {
+			ancestors = slices.Clone(path)
+		}
+		for _, c := range x.Content {
+			walk(c, path)
+		}
+	}
+	walk(root, nil)
+	for _, a := range ancestors {
+		if used[a] {
+			return a.Anchor, true
+		}
+	}
+	return "", false
+}
+
+// aliasError says why an aliased size is not edited.
+func aliasError(t Target, anchor string) error {
+	return fmt.Errorf("%s: its size is under the anchor &%s, which an alias repeats elsewhere in the file; editing it would change that too, so it is not edited (give the template a size of its own)", t, anchor)
 }

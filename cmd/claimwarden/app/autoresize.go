@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/go-logr/logr"
 	promapi "github.com/prometheus/client_golang/api"
@@ -15,8 +16,10 @@ import (
 	"github.com/claimwarden/claimwarden/integrations/argocd"
 	"github.com/claimwarden/claimwarden/integrations/autoresize"
 	"github.com/claimwarden/claimwarden/integrations/flux"
+	"github.com/claimwarden/claimwarden/integrations/gitedit"
 	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
+	"github.com/claimwarden/claimwarden/integrations/sandbox"
 	"github.com/claimwarden/claimwarden/integrations/usage"
 	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/authority"
@@ -56,6 +59,13 @@ func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engin
 	if err != nil {
 		return fmt.Errorf("autoresize.prometheus.url: %w", err)
 	}
+	// Charts are rendered by this binary started as a sandbox child
+	// (sandbox.Main in main): a chart is its tenant's code.
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("autoresize: finding the binary that renders charts: %w", err)
+	}
+	renders := sandbox.NewRunner(self, a.Render.Limits(), a.Render.Concurrency)
 	c := &autoresize.Controller{
 		Client:    mgr.GetClient(),
 		Reader:    mgr.GetAPIReader(),
@@ -71,6 +81,7 @@ func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engin
 		},
 		Recorder:  outcome.NewRecorder(mgr.GetEventRecorder(v1alpha1.ControllerName)),
 		Authority: authority.NewReviews(mgr.GetClient(), 0),
+		Renderer:  gitedit.SandboxRenderer{Runner: renders},
 		Owners:    autoresizeOwners(mgr, cfg),
 		Metrics:   autoresize.NewMetrics(),
 		Log:       log,
