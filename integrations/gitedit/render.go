@@ -2,6 +2,7 @@ package gitedit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/claimwarden/claimwarden/integrations/sandbox"
@@ -60,6 +61,9 @@ type SandboxRenderer struct{ Runner *sandbox.Runner }
 func (s SandboxRenderer) Render(ctx context.Context, job RenderJob) ([]Rendered, error) {
 	var out []Rendered
 	if _, err := s.Runner.Run(ctx, renderMode, job, &out); err != nil {
+		if errors.Is(err, sandbox.ErrLimit) {
+			return nil, fmt.Errorf("rendering the chart of release %s/%s: %w", job.Namespace, job.Release, err)
+		}
 		return nil, err
 	}
 	if len(out) != len(job.Variants) {

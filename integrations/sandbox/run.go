@@ -24,7 +24,9 @@ type Runner struct {
 	// (os.Executable), or the test binary in tests.
 	Path   string
 	Limits Limits
-	slots  chan struct{}
+	// Observe, when set, is told what each child used (metrics).
+	Observe func(Usage)
+	slots   chan struct{}
 }
 
 // NewRunner starts children of the binary at path under limits (zero
@@ -77,6 +79,9 @@ func (r *Runner) Run(ctx context.Context, mode string, job, result any) (Usage, 
 	start := time.Now()
 	runErr := cmd.Run()
 	u := usageOf(cmd.ProcessState, time.Since(start))
+	if r.Observe != nil {
+		r.Observe(u)
+	}
 	switch {
 	case ctx.Err() != nil:
 		return u, fmt.Errorf("sandbox: %w", ctx.Err())
