@@ -75,7 +75,7 @@ func TestDefaultIsValid(t *testing.T) {
 			ControlPlaneNamespace: "argocd",
 		},
 		Helm:       Helm{MaxReleaseBytes: 16 << 20},
-		Autoresize: Autoresize{Interval: 5 * time.Minute, Window: 6 * time.Hour},
+		Autoresize: Autoresize{Interval: 5 * time.Minute, Window: 6 * time.Hour, Prometheus: Prometheus{SeriesSelector: `job="kubelet", metrics_path="/metrics"`}},
 	}
 	if !reflect.DeepEqual(d, want) {
 		t.Errorf("Default() = %+v, want %+v", d, want)
@@ -535,7 +535,7 @@ func TestLoadRejects(t *testing.T) {
 			`gitStatus.contextPrefix, gitStatus.targetURL, gitStatus.fluxEventsAddr, gitStatus.hosts, gitStatus.workloadAnnotations, flux.enabled, flux.namespaces, flux.artifactCacheDir, flux.maxArtifactSize, flux.maxCacheSize, flux.maxBuildBytes, flux.maxBuildNodes, flux.helmReleases, flux.maxReleaseBytes, flux.defaultServiceAccount, flux.noCrossNamespaceRefs, ` +
 			`argocd.enabled, argocd.namespaces, argocd.server, argocd.tokenSecretRef.namespace, argocd.tokenSecretRef.name, argocd.tokenSecretRef.key, ` +
 			`argocd.insecure, argocd.caFile, argocd.plaintext, argocd.syncManualApps, argocd.controlPlaneNamespace, ` +
-			`helm.enabled, helm.namespaces, helm.maxReleaseBytes, autoresize.namespaces, autoresize.prometheus.url, autoresize.prometheus.bearerTokenFile, autoresize.prometheus.caFile, autoresize.interval, autoresize.window, autoresize.hosts)`,
+			`helm.enabled, helm.namespaces, helm.maxReleaseBytes, autoresize.namespaces, autoresize.prometheus.url, autoresize.prometheus.bearerTokenFile, autoresize.prometheus.caFile, autoresize.prometheus.seriesSelector, autoresize.interval, autoresize.window, autoresize.hosts)`,
 	}, {
 		name: "unknown policies key",
 		file: "policies:\n  foo: 1\n  timeout: 2s\n",

@@ -17,6 +17,10 @@ import (
 
 // Usage is one claim's volume as the kubelet last reported it.
 type Usage struct {
+	// Problem says why the series read cannot be decided on (several
+	// that disagree), the figures then zero; empty when they can.
+	Problem string
+
 	CapacityBytes, UsedBytes int64
 	Inodes, InodesUsed       int64
 	// GrowthBytesPerSecond is how fast UsedBytes grew over the window
@@ -54,24 +58,26 @@ type Reader struct {
 	API v1.API
 	// Window is how far back growth is measured; zero means DefaultWindow.
 	Window time.Duration
+	// Selector is what the series read must match besides their namespace
+	// (ParseSelector); empty means DefaultSelector.
+	Selector Selector
 }
 
 // namespaceName is what a Kubernetes namespace name may be (RFC 1123
 // label): nothing else is put into a query.
 var namespaceName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
 
-// Queries are the PromQL queries Claims asks, for namespace ns and the
-// growth window: per claim (max over the kubelets reporting it, as a
-// volume moving between nodes is briefly reported twice).
-func Queries(ns string, window time.Duration) map[string]string {
-	sel := fmt.Sprintf(`{namespace=%q}`, ns)
-	by := "max by (namespace, persistentvolumeclaim) "
+// Queries are the PromQL queries Claims asks, for namespace ns, the
+// series selector sel and the growth window: every series, not aggregated,
+// so that a claim reported by several series is seen (group).
+func Queries(ns string, sel Selector, window time.Duration) map[string]string {
+	m := fmt.Sprintf(`{%s, namespace=%q}`, sel, ns)
 	return map[string]string{
-		"capacity":    by + "(kubelet_volume_stats_capacity_bytes" + sel + ")",
-		"used":        by + "(kubelet_volume_stats_used_bytes" + sel + ")",
-		"inodes":      by + "(kubelet_volume_stats_inodes" + sel + ")",
-		"inodes_used": by + "(kubelet_volume_stats_inodes_used" + sel + ")",
-		"growth":      by + "(deriv(kubelet_volume_stats_used_bytes" + sel + "[" + model.Duration(window).String() + "]))",
+		"capacity":    "kubelet_volume_stats_capacity_bytes" + m,
+		"used":        "kubelet_volume_stats_used_bytes" + m,
+		"inodes":      "kubelet_volume_stats_inodes" + m,
+		"inodes_used": "kubelet_volume_stats_inodes_used" + m,
+		"growth":      "deriv(kubelet_volume_stats_used_bytes" + m + "[" + model.Duration(window).String() + "])",
 	}
 }
 
@@ -85,8 +91,12 @@ func (r Reader) Claims(ctx context.Context, ns string, at time.Time) (map[string
 	if window <= 0 {
 		window = DefaultWindow
 	}
-	out := map[string]Usage{}
-	for key, q := range Queries(ns, window) {
+	sel := r.Selector
+	if len(sel) == 0 {
+		sel = defaultSelector
+	}
+	answers := map[string]model.Vector{}
+	for key, q := range Queries(ns, sel, window) {
 		v, _, _, err := r.API.Query(ctx, q, at)
 		if err != nil {
 			return nil, fmt.Errorf("usage: querying %s: %w", q, err)
@@ -95,19 +105,18 @@ func (r Reader) Claims(ctx context.Context, ns string, at time.Time) (map[string
 		if !ok {
 			return nil, fmt.Errorf("usage: %s answered a %s, not a vector", q, v.Type())
 		}
-		for _, s := range vec {
-			name := string(s.Metric["persistentvolumeclaim"])
-			u := out[name]
-			set(&u, key, float64(s.Value))
-			out[name] = u
-		}
+		answers[key] = vec
 	}
-	for name, u := range out {
-		if u.CapacityBytes <= 0 {
-			delete(out, name) // only growth or inodes: not a volume the kubelet reports now
-		}
+	return group(answers), nil
+}
+
+var defaultSelector = must(ParseSelector(DefaultSelector))
+
+func must(s Selector, err error) Selector {
+	if err != nil {
+		panic(err)
 	}
-	return out, nil
+	return s
 }
 
 func set(u *Usage, key string, v float64) {
