@@ -1,7 +1,9 @@
 // Package usage reads how full claims' volumes are from where clusters
 // keep it: the kubelet's volume statistics (kubelet_volume_stats_*) in a
 // Prometheus HTTP API (Prometheus, Thanos, Mimir, VictoriaMetrics...).
-// Autoresize (issue 30) decides on it.
+// Autoresize (issue 30) decides on it, so only the kubelet's series count
+// (a Selector), one per claim, its capacity the claim's (Usage.Against):
+// anyone may publish a series of the same name (issue 39).
 package usage
 
 import (
@@ -63,6 +65,11 @@ type Reader struct {
 	Selector Selector
 }
 
+// MaxSeries bounds the series one query may answer: they are grouped in
+// memory, and whoever can publish series under the selector's labels can
+// publish many. A namespace past it is not read.
+const MaxSeries = 10000
+
 // namespaceName is what a Kubernetes namespace name may be (RFC 1123
 // label): nothing else is put into a query.
 var namespaceName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
@@ -82,7 +89,8 @@ func Queries(ns string, sel Selector, window time.Duration) map[string]string {
 }
 
 // Claims is the usage of every claim of namespace ns the kubelets report,
-// by claim name, as of at.
+// by claim name, as of at: of the series of the selector only, a claim in
+// several that disagree holding only a Problem (group).
 func (r Reader) Claims(ctx context.Context, ns string, at time.Time) (map[string]Usage, error) {
 	if !namespaceName.MatchString(ns) {
 		return nil, fmt.Errorf("usage: %q is not a namespace name", ns)
@@ -97,13 +105,16 @@ func (r Reader) Claims(ctx context.Context, ns string, at time.Time) (map[string
 	}
 	answers := map[string]model.Vector{}
 	for key, q := range Queries(ns, sel, window) {
-		v, _, _, err := r.API.Query(ctx, q, at)
+		v, _, _, err := r.API.Query(ctx, q, at, v1.WithLimit(MaxSeries+1))
 		if err != nil {
 			return nil, fmt.Errorf("usage: querying %s: %w", q, err)
 		}
 		vec, ok := v.(model.Vector)
 		if !ok {
 			return nil, fmt.Errorf("usage: %s answered a %s, not a vector", q, v.Type())
+		}
+		if len(vec) > MaxSeries {
+			return nil, fmt.Errorf("usage: %s answered more than %d series: not read", q, MaxSeries)
 		}
 		answers[key] = vec
 	}
