@@ -95,6 +95,12 @@ type Prometheus struct {
 	// CAFile is a PEM file of CAs trusted for an https URL besides the
 	// system's.
 	CAFile string `mapstructure:"caFile"`
+
+	// SeriesSelector is the PromQL label matchers, comma-separated,
+	// without braces, a volume statistics series must match to be read
+	// (usage.ParseSelector): the kubelet's, not a series a tenant
+	// publishes under the same name. Default usage.DefaultSelector.
+	SeriesSelector string `mapstructure:"seriesSelector"`
 }
 
 // Enabled reports whether autoresize proposes anything.
@@ -110,10 +116,12 @@ func (a Autoresize) Rules() []autoresize.Rule {
 }
 
 func defaultAutoresize() Autoresize {
-	return Autoresize{Interval: autoresize.DefaultInterval, Window: usage.DefaultWindow, Render: AutoresizeRender{
-		Timeout: sandbox.DefaultLimits.Timeout, CPU: sandbox.DefaultLimits.CPU, MemoryBytes: sandbox.DefaultLimits.Memory,
-		Concurrency: sandbox.DefaultConcurrency,
-	}}
+	return Autoresize{Interval: autoresize.DefaultInterval, Window: usage.DefaultWindow,
+		Prometheus: Prometheus{SeriesSelector: usage.DefaultSelector},
+		Render: AutoresizeRender{
+			Timeout: sandbox.DefaultLimits.Timeout, CPU: sandbox.DefaultLimits.CPU, MemoryBytes: sandbox.DefaultLimits.Memory,
+			Concurrency: sandbox.DefaultConcurrency,
+		}}
 }
 
 func (r AutoresizeRender) validate(bad func(key string, value any, format string, args ...any)) {
@@ -144,6 +152,9 @@ func (a Autoresize) validate(bad func(key string, value any, format string, args
 			"list the repositories (or their owners) the namespace's pull requests may go to", bad)
 	}
 	validateHosts("autoresize.hosts", a.Hosts, bad)
+	if _, err := usage.ParseSelector(a.Prometheus.SeriesSelector); err != nil {
+		bad("autoresize.prometheus.seriesSelector", a.Prometheus.SeriesSelector, "is not PromQL label matchers (comma-separated, without braces): %v", err)
+	}
 	if !a.Enabled() {
 		return
 	}

@@ -315,6 +315,7 @@ var keys = []struct{ name, flag string }{
 	{"autoresize.prometheus.url", "autoresize-prometheus-url"},
 	{"autoresize.prometheus.bearerTokenFile", "autoresize-prometheus-bearer-token-file"},
 	{"autoresize.prometheus.caFile", "autoresize-prometheus-ca-file"},
+	{"autoresize.prometheus.seriesSelector", "autoresize-prometheus-series-selector"},
 	{"autoresize.interval", "autoresize-interval"},
 	{"autoresize.window", "autoresize-window"},
 	{"autoresize.render.timeout", "autoresize-render-timeout"},
@@ -422,6 +423,7 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.String("autoresize-prometheus-url", d.Autoresize.Prometheus.URL, "Prometheus HTTP API the volumes' usage is read from, for autoresize")
 	fs.String("autoresize-prometheus-bearer-token-file", d.Autoresize.Prometheus.BearerTokenFile, "file holding the bearer token sent to the Prometheus API, re-read on each request")
 	fs.String("autoresize-prometheus-ca-file", d.Autoresize.Prometheus.CAFile, "PEM file of CAs trusted for an https Prometheus API besides the system's")
+	fs.String("autoresize-prometheus-series-selector", d.Autoresize.Prometheus.SeriesSelector, "PromQL label matchers, comma-separated, the kubelet's volume statistics series must match to be read")
 	fs.Duration("autoresize-interval", d.Autoresize.Interval, "how often autoresize reads usage and asks the policies")
 	fs.Duration("autoresize-window", d.Autoresize.Window, "how far back autoresize measures the volumes' growth")
 	fs.Duration("autoresize-render-timeout", d.Autoresize.Render.Timeout, "wall-clock time of one render of a tenant's chart, in its child process")

@@ -69,8 +69,11 @@ func (j *check) run(ctx context.Context, st *v1alpha1.AutoresizeStatus) {
 		return
 	}
 	if len(d.Growths) == 0 {
-		st.Message = nothingText(d.Denied, g.last, j.now) + aheadText(j.sts, j.claims, g.last)
+		st.Message = nothingText(d.Denied, d.Undecided, g.last, j.now) + aheadText(j.sts, j.claims, g.last)
 		return
+	}
+	if len(d.Undecided) > 0 {
+		defer func() { st.Message += "; " + undecidedText(d.Undecided) }()
 	}
 	req := Request{StatefulSet: keyOf(j.sts), Source: j.src.Source, Growths: d.Growths, Growth: d.Assessment.Growth,
 		Context: gitstatus.StatusContext(j.c.StatusContextPrefix, j.sts.Namespace, j.sts.Name)}
@@ -276,10 +279,13 @@ func (j *check) fail(st *v1alpha1.AutoresizeStatus, err error) {
 	j.c.Recorder.Eventf(j.sts, nil, j.src.Source, corev1.EventTypeWarning, ReasonFailed, "Autoresize", "%s", st.Message)
 }
 
-// nothingText says why nothing is proposed: the denied questions, or the
-// cooldown a closed pull request started.
-func nothingText(denied []string, last *pullrequest.PullRequest, now time.Time) string {
+// nothingText says why nothing is proposed: the claims undecided, and the
+// denied questions or the cooldown a closed pull request started.
+func nothingText(denied, undecided []string, last *pullrequest.PullRequest, now time.Time) string {
 	msg := "no claim needs to grow"
+	if len(undecided) > 0 {
+		msg = "no other claim needs to grow"
+	}
 	if sinceClosed(last, now) != nil {
 		// The time of the close, not the time since: a status that says
 		// the same at every check is not written again.
@@ -289,7 +295,15 @@ func nothingText(denied []string, last *pullrequest.PullRequest, now time.Time) 
 	if len(denied) > 0 {
 		msg = "the autoresize question was denied: " + strings.Join(denied, "; ")
 	}
+	if len(undecided) > 0 {
+		msg = undecidedText(undecided) + "; " + msg
+	}
 	return msg
+}
+
+// undecidedText says which claims were not decided on, and why.
+func undecidedText(undecided []string) string {
+	return "no decision for " + strings.Join(undecided, "; ")
 }
 
 // aheadText says which claims are larger than their template while the

@@ -24,7 +24,8 @@ type State struct {
 	Live   *appsv1.StatefulSet
 	Claims []corev1.PersistentVolumeClaim
 	// Usage is the claims' usage by claim name (claims the kubelets do
-	// not report are not asked about).
+	// not report are not asked about, nor claims whose usage cannot be
+	// decided on: Undecided).
 	Usage map[string]usage.Usage
 	// SinceLast is how long ago a resize of the StatefulSet was last
 	// proposed or its pull request closed; nil when never.
@@ -111,8 +112,8 @@ func Propose(ctx context.Context, ev policies.Evaluator, s State) (growths []Gro
 }
 
 // questions are the autoresize questions of s: one per claim of a
-// template whose volume the kubelet reports and whose resize is not in
-// flight.
+// template whose volume the kubelet reports, in a way that can be decided
+// on (Undecided), and whose resize is not in flight.
 func questions(s State) ([]plan.Question, error) {
 	slots, err := claimSlots(s.Live, s.MaxClaims)
 	if err != nil {
@@ -126,7 +127,7 @@ func questions(s State) ([]plan.Question, error) {
 	for _, slot := range slots {
 		pvc := byName[slot.name]
 		u, ok := s.Usage[slot.name]
-		if pvc == nil || !ok || resizing(pvc) {
+		if pvc == nil || !ok || resizing(pvc) || against(u, pvc) != "" {
 			continue
 		}
 		out = append(out, plan.Question{Claim: slot.name, PVC: pvc, Input: policies.Input{
@@ -139,6 +140,40 @@ func questions(s State) ([]plan.Question, error) {
 		}})
 	}
 	return out, nil
+}
+
+// Undecided are the claims of s the kubelets report in a way that cannot
+// be decided on, each with why ("data-web-0: ..."): several series that
+// disagree, or a capacity that is not the claim's. Claims resizing are not
+// among them: they are not asked about anyway.
+func Undecided(s State) ([]string, error) {
+	slots, err := claimSlots(s.Live, s.MaxClaims)
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]*corev1.PersistentVolumeClaim{}
+	for i := range s.Claims {
+		byName[s.Claims[i].Name] = &s.Claims[i]
+	}
+	var out []string
+	for _, slot := range slots {
+		pvc := byName[slot.name]
+		u, ok := s.Usage[slot.name]
+		if pvc == nil || !ok || resizing(pvc) {
+			continue
+		}
+		if why := against(u, pvc); why != "" {
+			out = append(out, slot.name+": "+why)
+		}
+	}
+	return out, nil
+}
+
+// against is why u cannot be decided on for pvc (usage.Usage.Against its
+// status.capacity); "" when it can.
+func against(u usage.Usage, pvc *corev1.PersistentVolumeClaim) string {
+	c := pvc.Status.Capacity[corev1.ResourceStorage]
+	return u.Against(c.Value())
 }
 
 // claimSlot is a claim a StatefulSet's template and ordinal make.
@@ -223,6 +258,9 @@ type Decision struct {
 	// Denied are the autoresize questions a policy denied (one that
 	// could not be evaluated): their claims propose nothing.
 	Denied []string
+	// Undecided are the claims not asked about for what the kubelets
+	// report of them, each with why (Undecided).
+	Undecided []string
 	// Assessment is the grown templates asked as any proposal is (the
 	// StatefulSet re-created to carry them, every claim patched); zero
 	// without growths. A pull request is opened only when it denies
@@ -235,9 +273,13 @@ type Decision struct {
 // merged: max-step, quota-fits and the organisation's rules decide over the
 // whole proposal before a pull request asks a person to merge it.
 func Decide(ctx context.Context, ev policies.Evaluator, s State, ignoredLabels []string) (Decision, error) {
+	undecided, err := Undecided(s)
+	if err != nil {
+		return Decision{}, err
+	}
 	growths, denied, err := Propose(ctx, ev, s)
 	if err != nil || len(growths) == 0 {
-		return Decision{Denied: denied}, err
+		return Decision{Denied: denied, Undecided: undecided}, err
 	}
 	a, err := assess.Assess(ctx, ev, assess.Input{
 		Live: s.Live, Desired: Grown(s.Live, growths), Recreate: true, Claims: s.Claims,
@@ -246,7 +288,7 @@ func Decide(ctx context.Context, ev policies.Evaluator, s State, ignoredLabels [
 	if err != nil {
 		return Decision{}, err
 	}
-	return Decision{Growths: growths, Denied: denied, Assessment: a}, nil
+	return Decision{Growths: growths, Denied: denied, Undecided: undecided, Assessment: a}, nil
 }
 
 // Grown is live with every growth's template at its new size: the

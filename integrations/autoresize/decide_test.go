@@ -165,19 +165,53 @@ func TestQuestionsOnlyForReportedClaimsOfTheReplicas(t *testing.T) {
 
 // A claim whose resize is in flight is not asked (the kubelet reports the
 // smaller volume, and the policies would grow it again on top of its
-// request); once resized, its fullness is of the new capacity even before
-// the kubelet's next sample.
+// request), nor said undecided; once resized, its fullness is of the new
+// capacity even before the kubelet's next sample, or, where the kubelet's
+// capacity is more than 20% below the new one, it is undecided until the
+// kubelet reports the grown file system.
 func TestDecideWaitsForAResizeInFlight(t *testing.T) {
 	s := shop("100Gi")
 	s.Claims[2].Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("13Gi")
 	d, err := Decide(context.Background(), shipped(t), s, nil)
-	if err != nil || len(d.Growths) != 0 {
-		t.Errorf("growths %+v (%v) while data-web-0 resizes to 13Gi, want none", d.Growths, err)
+	if err != nil || len(d.Growths) != 0 || len(d.Undecided) != 0 {
+		t.Errorf("growths %+v, undecided %q (%v) while data-web-0 resizes to 13Gi, want none", d.Growths, d.Undecided, err)
 	}
+	s.Claims[2].Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("12Gi")
+	s.Claims[2].Status.Capacity[corev1.ResourceStorage] = resource.MustParse("12Gi")
+	d, err = Decide(context.Background(), shipped(t), s, nil)
+	if err != nil || len(d.Growths) != 0 || len(d.Undecided) != 0 {
+		t.Errorf("growths %+v, undecided %q (%v) with data-web-0 at 12Gi (8.5Gi used: 71%%), want none", d.Growths, d.Undecided, err)
+	}
+	s.Claims[2].Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("13Gi")
 	s.Claims[2].Status.Capacity[corev1.ResourceStorage] = resource.MustParse("13Gi")
 	d, err = Decide(context.Background(), shipped(t), s, nil)
-	if err != nil || len(d.Growths) != 0 {
-		t.Errorf("growths %+v (%v) with data-web-0 at 13Gi (8.5Gi used: 65%%), want none", d.Growths, err)
+	if err != nil || len(d.Growths) != 0 || len(d.Undecided) != 1 || !strings.HasPrefix(d.Undecided[0], "data-web-0: the kubelet's series report a capacity of 10Gi, below the claim's status.capacity 13Gi") {
+		t.Errorf("growths %+v, undecided %q (%v) with data-web-0 at 13Gi, the kubelet's 10Gi, want data-web-0 undecided", d.Growths, d.Undecided, err)
+	}
+}
+
+// A claim whose series disagree, or whose kubelet capacity is not its
+// status.capacity, is not asked about: the 85% full data-web-0 does not
+// grow on a forged report, a forged huge capacity does not hide it, and
+// the decision says why of each.
+func TestDecideLeavesUndecidedClaims(t *testing.T) {
+	s := shop("100Gi")
+	s.Usage["data-web-0"] = usage.Usage{Problem: "2 series of the selector report it, with different figures"}
+	s.Usage["data-web-1"] = usage.Usage{CapacityBytes: 1000 * gi, UsedBytes: 9 * gi}
+	d, err := Decide(context.Background(), shipped(t), s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"data-web-0: 2 series of the selector report it, with different figures",
+		"data-web-1: the kubelet's series report a capacity of 1000Gi, above the claim's status.capacity 10Gi by more than 2%: not this volume's",
+	}
+	if len(d.Growths) != 0 || strings.Join(d.Undecided, "\n") != strings.Join(want, "\n") {
+		t.Errorf("growths %+v, undecided %q; want none, and %q", d.Growths, d.Undecided, want)
+	}
+	qs, err := questions(s)
+	if err != nil || len(qs) != 1 || qs[0].Claim != "logs-web-0" {
+		t.Errorf("questions %+v (%v), want logs-web-0's only", qs, err)
 	}
 }
 

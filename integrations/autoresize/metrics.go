@@ -51,13 +51,14 @@ func NewMetrics() *Metrics {
 	return &Metrics{ended: map[string]int64{}, exported: map[[2]string]bool{}, observed: map[[2]string]bool{}}
 }
 
-// observe exports the claims' usage.
+// observe exports the claims' usage; a claim whose series disagree has
+// none to export.
 func (m *Metrics) observe(claims []corev1.PersistentVolumeClaim, used map[string]usage.Usage) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, pvc := range claims {
 		u, ok := used[pvc.Name]
-		if !ok {
+		if !ok || u.Problem != "" {
 			continue
 		}
 		m.observed[[2]string{pvc.Namespace, pvc.Name}] = true

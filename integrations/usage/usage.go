@@ -1,7 +1,9 @@
 // Package usage reads how full claims' volumes are from where clusters
 // keep it: the kubelet's volume statistics (kubelet_volume_stats_*) in a
 // Prometheus HTTP API (Prometheus, Thanos, Mimir, VictoriaMetrics...).
-// Autoresize (issue 30) decides on it.
+// Autoresize (issue 30) decides on it, so only the kubelet's series count
+// (a Selector), one per claim, its capacity the claim's (Usage.Against):
+// anyone may publish a series of the same name (issue 39).
 package usage
 
 import (
@@ -17,6 +19,10 @@ import (
 
 // Usage is one claim's volume as the kubelet last reported it.
 type Usage struct {
+	// Problem says why the series read cannot be decided on (several
+	// that disagree), the figures then zero; empty when they can.
+	Problem string
+
 	CapacityBytes, UsedBytes int64
 	Inodes, InodesUsed       int64
 	// GrowthBytesPerSecond is how fast UsedBytes grew over the window
@@ -54,29 +60,37 @@ type Reader struct {
 	API v1.API
 	// Window is how far back growth is measured; zero means DefaultWindow.
 	Window time.Duration
+	// Selector is what the series read must match besides their namespace
+	// (ParseSelector); empty means DefaultSelector.
+	Selector Selector
 }
+
+// MaxSeries bounds the series one query may answer: they are grouped in
+// memory, and whoever can publish series under the selector's labels can
+// publish many. A namespace past it is not read.
+const MaxSeries = 10000
 
 // namespaceName is what a Kubernetes namespace name may be (RFC 1123
 // label): nothing else is put into a query.
 var namespaceName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
 
-// Queries are the PromQL queries Claims asks, for namespace ns and the
-// growth window: per claim (max over the kubelets reporting it, as a
-// volume moving between nodes is briefly reported twice).
-func Queries(ns string, window time.Duration) map[string]string {
-	sel := fmt.Sprintf(`{namespace=%q}`, ns)
-	by := "max by (namespace, persistentvolumeclaim) "
+// Queries are the PromQL queries Claims asks, for namespace ns, the
+// series selector sel and the growth window: every series, not aggregated,
+// so that a claim reported by several series is seen (group).
+func Queries(ns string, sel Selector, window time.Duration) map[string]string {
+	m := fmt.Sprintf(`{%s, namespace=%q}`, sel, ns)
 	return map[string]string{
-		"capacity":    by + "(kubelet_volume_stats_capacity_bytes" + sel + ")",
-		"used":        by + "(kubelet_volume_stats_used_bytes" + sel + ")",
-		"inodes":      by + "(kubelet_volume_stats_inodes" + sel + ")",
-		"inodes_used": by + "(kubelet_volume_stats_inodes_used" + sel + ")",
-		"growth":      by + "(deriv(kubelet_volume_stats_used_bytes" + sel + "[" + model.Duration(window).String() + "]))",
+		"capacity":    "kubelet_volume_stats_capacity_bytes" + m,
+		"used":        "kubelet_volume_stats_used_bytes" + m,
+		"inodes":      "kubelet_volume_stats_inodes" + m,
+		"inodes_used": "kubelet_volume_stats_inodes_used" + m,
+		"growth":      "deriv(kubelet_volume_stats_used_bytes" + m + "[" + model.Duration(window).String() + "])",
 	}
 }
 
 // Claims is the usage of every claim of namespace ns the kubelets report,
-// by claim name, as of at.
+// by claim name, as of at: of the series of the selector only, a claim in
+// several that disagree holding only a Problem (group).
 func (r Reader) Claims(ctx context.Context, ns string, at time.Time) (map[string]Usage, error) {
 	if !namespaceName.MatchString(ns) {
 		return nil, fmt.Errorf("usage: %q is not a namespace name", ns)
@@ -85,9 +99,13 @@ func (r Reader) Claims(ctx context.Context, ns string, at time.Time) (map[string
 	if window <= 0 {
 		window = DefaultWindow
 	}
-	out := map[string]Usage{}
-	for key, q := range Queries(ns, window) {
-		v, _, _, err := r.API.Query(ctx, q, at)
+	sel := r.Selector
+	if len(sel) == 0 {
+		sel = defaultSelector
+	}
+	answers := map[string]model.Vector{}
+	for key, q := range Queries(ns, sel, window) {
+		v, _, _, err := r.API.Query(ctx, q, at, v1.WithLimit(MaxSeries+1))
 		if err != nil {
 			return nil, fmt.Errorf("usage: querying %s: %w", q, err)
 		}
@@ -95,19 +113,21 @@ func (r Reader) Claims(ctx context.Context, ns string, at time.Time) (map[string
 		if !ok {
 			return nil, fmt.Errorf("usage: %s answered a %s, not a vector", q, v.Type())
 		}
-		for _, s := range vec {
-			name := string(s.Metric["persistentvolumeclaim"])
-			u := out[name]
-			set(&u, key, float64(s.Value))
-			out[name] = u
+		if len(vec) > MaxSeries {
+			return nil, fmt.Errorf("usage: %s answered more than %d series: not read", q, MaxSeries)
 		}
+		answers[key] = vec
 	}
-	for name, u := range out {
-		if u.CapacityBytes <= 0 {
-			delete(out, name) // only growth or inodes: not a volume the kubelet reports now
-		}
+	return group(answers), nil
+}
+
+var defaultSelector = must(ParseSelector(DefaultSelector))
+
+func must(s Selector, err error) Selector {
+	if err != nil {
+		panic(err)
 	}
-	return out, nil
+	return s
 }
 
 func set(u *Usage, key string, v float64) {

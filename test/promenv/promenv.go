@@ -38,12 +38,31 @@ type Server struct {
 	proc *testenv.Process
 }
 
+// Job is a scrape job: its targets' /metrics, every series labelled job
+// Name, instance the target and metrics_path /metrics (as the Prometheus
+// Operator's kubelet ServiceMonitor relabels it).
+type Job struct {
+	Name    string
+	Targets []string
+	// HonorLabels keeps the labels a target exposes (job, instance,
+	// metrics_path included) over the ones above: a ServiceMonitor with
+	// honorLabels, a Pushgateway.
+	HonorLabels bool
+}
+
 // StartT starts Prometheus scraping each target's /metrics every interval
 // (job "kubelet", as a cluster's kubelet job), in a directory of the test,
 // and stops it when the test ends. It returns once Prometheus is ready.
 func StartT(t *testing.T, interval time.Duration, targets ...string) *Server {
 	t.Helper()
-	s, err := Start(t.TempDir(), interval, targets...)
+	return StartJobsT(t, interval, Job{Name: "kubelet", Targets: targets})
+}
+
+// StartJobsT is StartT with the scrape jobs given: the kubelet's and
+// others (a tenant's exporter).
+func StartJobsT(t *testing.T, interval time.Duration, jobs ...Job) *Server {
+	t.Helper()
+	s, err := start(t.TempDir(), interval, jobs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,6 +74,10 @@ func StartT(t *testing.T, interval time.Duration, targets ...string) *Server {
 // its configuration, data and log in dir and runs until Stop. It returns
 // once Prometheus is ready; on error nothing is left running.
 func Start(dir string, interval time.Duration, targets ...string) (*Server, error) {
+	return start(dir, interval, []Job{{Name: "kubelet", Targets: targets}})
+}
+
+func start(dir string, interval time.Duration, jobs []Job) (*Server, error) {
 	bin, err := testenv.BinDir()
 	if err != nil {
 		return nil, err
@@ -67,7 +90,7 @@ func Start(dir string, interval time.Duration, targets ...string) (*Server, erro
 		return nil, err
 	}
 	config := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(config, []byte(scrapeConfig(interval, targets)), 0o644); err != nil {
+	if err := os.WriteFile(config, []byte(scrapeConfig(interval, jobs)), 0o644); err != nil {
 		return nil, err
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
@@ -100,20 +123,25 @@ func (s *Server) Exited() error { return s.proc.Exited() }
 // LogPath is the file Prometheus logs to.
 func (s *Server) LogPath() string { return s.proc.LogPath() }
 
-// scrapeConfig is the configuration: every target in the job kubelet.
-func scrapeConfig(interval time.Duration, targets []string) string {
-	quoted := make([]string, len(targets))
-	for i, t := range targets {
-		quoted[i] = strconv.Quote(t)
-	}
-	return fmt.Sprintf(`global:
-  scrape_interval: %s
-  evaluation_interval: %s
-scrape_configs:
-  - job_name: kubelet
+// scrapeConfig is the configuration: every job's targets.
+func scrapeConfig(interval time.Duration, jobs []Job) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n  evaluation_interval: %s\nscrape_configs:\n", interval, interval)
+	for _, j := range jobs {
+		quoted := make([]string, len(j.Targets))
+		for i, t := range j.Targets {
+			quoted[i] = strconv.Quote(t)
+		}
+		fmt.Fprintf(&b, `  - job_name: %s
+    honor_labels: %t
     static_configs:
       - targets: [%s]
-`, interval, interval, strings.Join(quoted, ", "))
+    relabel_configs:
+      - source_labels: [__metrics_path__]
+        target_label: metrics_path
+`, strconv.Quote(j.Name), j.HonorLabels, strings.Join(quoted, ", "))
+	}
+	return b.String()
 }
 
 // waitReady polls /-/ready until Prometheus answers 200.

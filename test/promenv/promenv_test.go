@@ -6,14 +6,25 @@ import (
 	"time"
 )
 
-// The scrape configuration names every target, quoted, in the kubelet job
-// claimwarden's queries read.
+// The scrape configuration names every target, quoted, in its job: the
+// kubelet job claimwarden's default selector reads, labelled metrics_path
+// as the Prometheus Operator does, and others honouring their targets'
+// labels when asked.
 func TestScrapeConfig(t *testing.T) {
-	got := scrapeConfig(2*time.Second, []string{"127.0.0.1:1", "127.0.0.1:2"})
+	got := scrapeConfig(2*time.Second, []Job{
+		{Name: "kubelet", Targets: []string{"127.0.0.1:1", "127.0.0.1:2"}},
+		{Name: "tenant", Targets: []string{"127.0.0.1:3"}, HonorLabels: true},
+	})
 	for _, want := range []string{
 		"scrape_interval: 2s",
-		"job_name: kubelet",
+		`job_name: "kubelet"
+    honor_labels: false`,
 		`targets: ["127.0.0.1:1", "127.0.0.1:2"]`,
+		"target_label: metrics_path",
+		`job_name: "tenant"
+    honor_labels: true
+    static_configs:
+      - targets: ["127.0.0.1:3"]`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("scrape configuration lacks %q:\n%s", want, got)

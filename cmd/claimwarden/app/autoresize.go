@@ -66,11 +66,15 @@ func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engin
 		return fmt.Errorf("autoresize: finding the binary that renders charts: %w", err)
 	}
 	renders := sandbox.NewRunner(self, a.Render.Limits(), a.Render.Concurrency)
+	sel, err := usage.ParseSelector(a.Prometheus.SeriesSelector)
+	if err != nil {
+		return fmt.Errorf("autoresize.prometheus.seriesSelector: %w", err)
+	}
 	c := &autoresize.Controller{
 		Client:    mgr.GetClient(),
 		Reader:    mgr.GetAPIReader(),
 		Proposals: store,
-		Usage:     usage.Reader{API: promv1.NewAPI(api), Window: a.Window},
+		Usage:     usage.Reader{API: promv1.NewAPI(api), Window: a.Window, Selector: sel},
 		Policies:  engine,
 		Proposers: func(repo gitstatus.Repository) (pullrequest.Proposer, error) {
 			h, err := creds.HostFor(repo)
