@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -82,6 +83,9 @@ type Controller struct {
 	Metrics   *Metrics
 	Log       logr.Logger
 	Options
+	// saidNow are the claims each open pull request's body says grow now
+	// (emergency.go).
+	saidNow sync.Map
 }
 
 var _ manager.LeaderElectionRunnable = (*Controller)(nil)
