@@ -6,6 +6,7 @@ import (
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -61,9 +62,9 @@ func (*Kustomizations) Kind() string { return KustomizationKind }
 func (*Kustomizations) NewObject() client.Object { return &kustomizev1.Kustomization{} }
 
 // Read implements source.Tool: a suspended Kustomization, or one applying to
-// another cluster, is skipped; one
-// whose newest revision Flux applied is idle; otherwise the revision it
-// attempts, at its generation, blocks.
+// another cluster, is skipped; one whose newest revision Flux applied is
+// idle, one still applying it waits; otherwise the revision it attempted
+// and failed (Ready False), at its generation, blocks.
 func (*Kustomizations) Read(_ context.Context, obj client.Object) (source.Reading, error) {
 	ks := obj.(*kustomizev1.Kustomization)
 	if ks.Spec.Suspend {
@@ -85,6 +86,12 @@ func (*Kustomizations) Read(_ context.Context, obj client.Object) (source.Readin
 	attempted := ks.Status.LastAttemptedRevision
 	if attempted == "" || attempted == ks.Status.LastAppliedRevision {
 		return source.Reading{State: source.Idle, Notes: notes}, nil
+	}
+	if !conditions.IsFalse(ks, meta.ReadyCondition) {
+		// kustomize-controller records the attempted revision before it
+		// applies it, with Ready Unknown (Reconciling) until the apply
+		// ends: not failed yet, and its end brings the Kustomization back.
+		return source.Reading{State: source.Waiting, Notes: notes}, nil
 	}
 	return source.Reading{State: source.Blocked, Revision: attempted, Key: fmt.Sprintf("%s/%d", attempted, ks.Generation), Notes: notes}, nil
 }

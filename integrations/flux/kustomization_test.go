@@ -140,8 +140,20 @@ func newWatcherFixture(t *testing.T) *watcherFixture {
 }
 
 // flux writes what source-controller and kustomize-controller would: the
-// artifact of revision, attempted by the Kustomization, applied = applied.
+// artifact of revision, attempted by the Kustomization, applied = applied,
+// Ready True when the attempt was applied, False when it failed.
 func (f *watcherFixture) flux(artifact, attempted, applied string) {
+	f.t.Helper()
+	ready := metav1.ConditionTrue
+	if attempted != applied {
+		ready = metav1.ConditionFalse
+	}
+	f.fluxReady(artifact, attempted, applied, ready)
+}
+
+// fluxReady is flux with the Ready condition's status: Unknown while
+// kustomize-controller applies the attempted revision.
+func (f *watcherFixture) fluxReady(artifact, attempted, applied string, ready metav1.ConditionStatus) {
 	f.t.Helper()
 	ctx := context.Background()
 	repo := &sourcev1.GitRepository{}
@@ -161,6 +173,7 @@ func (f *watcherFixture) flux(artifact, attempted, applied string) {
 		f.t.Fatal(err)
 	}
 	ks.Status.LastAttemptedRevision, ks.Status.LastAppliedRevision = attempted, applied
+	ks.Status.Conditions = []metav1.Condition{{Type: meta.ReadyCondition, Status: ready, Reason: string(ready), LastTransitionTime: metav1.Now()}}
 	// What kustomize-controller's earlier applies recorded: the shop's two
 	// StatefulSets are this Kustomization's.
 	ks.Status.Inventory = &kustomizev1.ResourceInventory{Entries: []kustomizev1.ResourceRef{
@@ -198,6 +211,17 @@ func TestKustomizationWatcher(t *testing.T) {
 	f.flux("main@sha1:a1", "main@sha1:a1", "main@sha1:a1")
 	if err := f.reconcile(); err != nil || f.builder.builds.Load() != 0 {
 		t.Fatalf("applied revision: err %v, %d builds, want none", err, f.builder.builds.Load())
+	}
+
+	// A revision Flux is applying (Ready Unknown): not failed, nothing
+	// built, nothing said, though it changes no StatefulSet's templates.
+	f.builder.objects = []*unstructured.Unstructured{builtStatefulSet(t, "shop", "web", "1Gi"), builtStatefulSet(t, "shop", "cache", "1Gi")}
+	f.fluxReady("main@sha1:b2", "main@sha1:b2", "main@sha1:a1", metav1.ConditionUnknown)
+	if err := f.reconcile(); err != nil || f.builder.builds.Load() != 0 {
+		t.Fatalf("a revision being applied: err %v, %d builds, want none", err, f.builder.builds.Load())
+	}
+	if got := f.said(); len(got) != 0 {
+		t.Errorf("a revision being applied: events %q, want none", got)
 	}
 
 	// A revision Flux cannot apply: web grows, cache does not.
@@ -281,5 +305,23 @@ func TestKustomizationWatcher(t *testing.T) {
 	}
 	if got := f.said(); len(got) != 1 || !strings.Contains(got[0], ReasonSuspended) {
 		t.Errorf("events %q, want the suspension said once", got)
+	}
+}
+
+// kustomize-controller records the revision it attempts before applying
+// it, Ready Unknown (Reconciling) meanwhile: only a failed attempt (Ready
+// False) blocks; one being applied waits, and nothing is said of it.
+func TestKustomizationBeingAppliedWaits(t *testing.T) {
+	for ready, want := range map[metav1.ConditionStatus]source.State{
+		metav1.ConditionUnknown: source.Waiting,
+		metav1.ConditionFalse:   source.Blocked,
+	} {
+		ks := tenantKustomization("")
+		ks.Status.LastAttemptedRevision, ks.Status.LastAppliedRevision = "main@sha1:2", "main@sha1:1"
+		ks.Status.Conditions = []metav1.Condition{{Type: meta.ReadyCondition, Status: ready, Reason: "Progressing"}}
+		r, err := (&Kustomizations{}).Read(context.Background(), ks)
+		if err != nil || r.State != want {
+			t.Errorf("Ready %s: reading %+v, %v; want state %d", ready, r, err, want)
+		}
 	}
 }
