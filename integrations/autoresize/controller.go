@@ -114,8 +114,12 @@ func (c *Controller) Check(ctx context.Context) {
 	byNamespace := map[string][]*appsv1.StatefulSet{}
 	for i := range list.Items {
 		sts := &list.Items[i]
-		if r := ruleFor(c.Rules, sts.Namespace); r != nil && r.optedIn(sts.Annotations) && sts.DeletionTimestamp == nil {
+		r := ruleFor(c.Rules, sts.Namespace)
+		if r != nil && r.optedIn(sts.Annotations) && sts.DeletionTimestamp == nil {
 			byNamespace[sts.Namespace] = append(byNamespace[sts.Namespace], sts)
+		}
+		if r == nil {
+			c.notOptedIn(ctx, sts, time.Now())
 		}
 	}
 	defer c.Metrics.sweep()
