@@ -62,9 +62,9 @@ func (*Kustomizations) Kind() string { return KustomizationKind }
 func (*Kustomizations) NewObject() client.Object { return &kustomizev1.Kustomization{} }
 
 // Read implements source.Tool: a suspended Kustomization, or one applying to
-// another cluster, is skipped; one whose newest revision Flux applied is
-// idle, one still applying it waits; otherwise the revision it attempted
-// and failed (Ready False), at its generation, blocks.
+// another cluster, is skipped; one
+// whose newest revision Flux applied is idle; otherwise the revision it
+// attempts, at its generation, blocks.
 func (*Kustomizations) Read(_ context.Context, obj client.Object) (source.Reading, error) {
 	ks := obj.(*kustomizev1.Kustomization)
 	if ks.Spec.Suspend {
@@ -86,12 +86,6 @@ func (*Kustomizations) Read(_ context.Context, obj client.Object) (source.Readin
 	attempted := ks.Status.LastAttemptedRevision
 	if attempted == "" || attempted == ks.Status.LastAppliedRevision {
 		return source.Reading{State: source.Idle, Notes: notes}, nil
-	}
-	if !conditions.IsFalse(ks, meta.ReadyCondition) {
-		// kustomize-controller records the attempted revision before it
-		// applies it, with Ready Unknown (Reconciling) until the apply
-		// ends: not failed yet, and its end brings the Kustomization back.
-		return source.Reading{State: source.Waiting, Notes: notes}, nil
 	}
 	return source.Reading{State: source.Blocked, Revision: attempted, Key: fmt.Sprintf("%s/%d", attempted, ks.Generation), Notes: notes}, nil
 }
@@ -127,7 +121,13 @@ func (k *Kustomizations) Desired(ctx context.Context, obj client.Object) (source
 		Revision:      revision,
 		Revisions:     []string{attempted},
 		IgnoredLabels: res.TemplateLabelKeys,
-		NothingToDo:   fmt.Sprintf("revision %s changes no StatefulSet's volumeClaimTemplates: its failure is not one claimwarden can resolve", attempted),
+	}
+	if conditions.IsFalse(ks, meta.ReadyCondition) {
+		// kustomize-controller records the attempted revision before it
+		// applies it, Ready Unknown until the apply ends: read then (to
+		// start before Flux fails), a revision that changes no template
+		// has not failed, and there is nothing to say.
+		d.NothingToDo = fmt.Sprintf("revision %s changes no StatefulSet's volumeClaimTemplates: its failure is not one claimwarden can resolve", attempted)
 	}
 	for _, built := range stss {
 		d.Candidates = append(d.Candidates, built.StatefulSet)

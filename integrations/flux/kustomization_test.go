@@ -213,17 +213,6 @@ func TestKustomizationWatcher(t *testing.T) {
 		t.Fatalf("applied revision: err %v, %d builds, want none", err, f.builder.builds.Load())
 	}
 
-	// A revision Flux is applying (Ready Unknown): not failed, nothing
-	// built, nothing said, though it changes no StatefulSet's templates.
-	f.builder.objects = []*unstructured.Unstructured{builtStatefulSet(t, "shop", "web", "1Gi"), builtStatefulSet(t, "shop", "cache", "1Gi")}
-	f.fluxReady("main@sha1:b2", "main@sha1:b2", "main@sha1:a1", metav1.ConditionUnknown)
-	if err := f.reconcile(); err != nil || f.builder.builds.Load() != 0 {
-		t.Fatalf("a revision being applied: err %v, %d builds, want none", err, f.builder.builds.Load())
-	}
-	if got := f.said(); len(got) != 0 {
-		t.Errorf("a revision being applied: events %q, want none", got)
-	}
-
 	// A revision Flux cannot apply: web grows, cache does not.
 	f.builder.objects = []*unstructured.Unstructured{builtStatefulSet(t, "shop", "web", "2Gi"), builtStatefulSet(t, "shop", "cache", "1Gi")}
 	f.flux("main@sha1:b2", "main@sha1:b2", "main@sha1:a1")
@@ -309,19 +298,29 @@ func TestKustomizationWatcher(t *testing.T) {
 }
 
 // kustomize-controller records the revision it attempts before applying
-// it, Ready Unknown (Reconciling) meanwhile: only a failed attempt (Ready
-// False) blocks; one being applied waits, and nothing is said of it.
-func TestKustomizationBeingAppliedWaits(t *testing.T) {
-	for ready, want := range map[metav1.ConditionStatus]source.State{
-		metav1.ConditionUnknown: source.Waiting,
-		metav1.ConditionFalse:   source.Blocked,
-	} {
-		ks := tenantKustomization("")
-		ks.Status.LastAttemptedRevision, ks.Status.LastAppliedRevision = "main@sha1:2", "main@sha1:1"
-		ks.Status.Conditions = []metav1.Condition{{Type: meta.ReadyCondition, Status: ready, Reason: "Progressing"}}
-		r, err := (&Kustomizations{}).Read(context.Background(), ks)
-		if err != nil || r.State != want {
-			t.Errorf("Ready %s: reading %+v, %v; want state %d", ready, r, err, want)
+// it, Ready Unknown meanwhile; claimwarden reads it then, to start before
+// Flux fails. A revision being applied that changes no template has not
+// failed: nothing is said of it (ClaimwardenNothingToDo landed on
+// Kustomizations whose apply then succeeded, on every commit). A failed
+// attempt that changes none says so, once.
+func TestKustomizationBeingAppliedSaysNothing(t *testing.T) {
+	f := newWatcherFixture(t)
+	f.builder.objects = []*unstructured.Unstructured{builtStatefulSet(t, "shop", "web", "1Gi"), builtStatefulSet(t, "shop", "cache", "1Gi")}
+	f.fluxReady("main@sha1:b2", "main@sha1:b2", "main@sha1:a1", metav1.ConditionUnknown)
+	if err := f.reconcile(); err != nil || f.builder.builds.Load() != 1 {
+		t.Fatalf("a revision being applied: err %v, %d builds, want 1 (read before Flux fails)", err, f.builder.builds.Load())
+	}
+	if got := f.said(); len(got) != 0 {
+		t.Errorf("a revision being applied: events %q, want none", got)
+	}
+
+	f.flux("main@sha1:c3", "main@sha1:c3", "main@sha1:a1")
+	for range 2 {
+		if err := f.reconcile(); err != nil {
+			t.Fatal(err)
 		}
+	}
+	if got := f.said(); len(got) != 1 || !strings.Contains(got[0], ReasonNothingProposed) || !strings.Contains(got[0], "revision main@sha1:c3 changes no StatefulSet's volumeClaimTemplates") {
+		t.Errorf("a failed revision: events %q, want one %s", got, ReasonNothingProposed)
 	}
 }
