@@ -74,7 +74,7 @@ func TestDefaultIsValid(t *testing.T) {
 			TokenSecretRef:        SecretKeyRef{Namespace: podNamespace(), Name: "claimwarden-argocd", Key: "token"},
 			ControlPlaneNamespace: "argocd",
 		},
-		Helm:       Helm{MaxReleaseBytes: 16 << 20},
+		Helm: Helm{MaxReleaseBytes: 16 << 20},
 		Autoresize: Autoresize{Interval: 5 * time.Minute, Window: 6 * time.Hour, Prometheus: Prometheus{SeriesSelector: `job="kubelet", metrics_path="/metrics"`},
 			Render: AutoresizeRender{Timeout: 30 * time.Second, CPU: 20 * time.Second, MemoryBytes: 128 << 20, Concurrency: 2}},
 	}

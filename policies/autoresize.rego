@@ -79,8 +79,9 @@ _autoresize_cooled(a) if object.get(a, "secondsSinceLastProposal", null) == null
 _autoresize_cooled(a) if a.secondsSinceLastProposal >= params.autoresize_cooldown_seconds
 
 # The size that leaves target_free_percent free, a step at least, in whole
-# GiB, capped.
-_autoresize_target(a) := min([_autoresize_uncapped(a), params.autoresize_max_bytes]) if {
+# GiB, capped. The cap comes from configuration, often as a float: floor
+# makes it whole bytes written as an integer, which the engine requires.
+_autoresize_target(a) := min([_autoresize_uncapped(a), floor(params.autoresize_max_bytes)]) if {
 	is_number(params.autoresize_max_bytes)
 } else := _autoresize_uncapped(a)
 

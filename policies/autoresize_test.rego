@@ -62,6 +62,19 @@ test_autoresize_is_capped if {
 		with data.claimwarden.params as {"autoresize_max_bytes": 12 * gib}
 }
 
+# A cap from configuration arrives as a JSON float (YAML's numbers do):
+# the proposal is still whole bytes, written as an integer, and a cap that
+# is not whole bytes rounds down, so the proposal stays within it.
+test_autoresize_cap_gives_whole_bytes if {
+	some [to, _] in resizes with input as mock_autoresize(9, 10, 10)
+		with data.claimwarden.params as {"autoresize_max_bytes": 1.2884901888e+10}
+	json.marshal(to) == "12884901888"
+
+	some [half, _] in resizes with input as mock_autoresize(9, 10, 10)
+		with data.claimwarden.params as {"autoresize_max_bytes": 12884901888.5}
+	json.marshal(half) == "12884901888"
+}
+
 test_autoresize_malformed_parameters_propose_nothing_and_warn if {
 	every p in [{"autoresize_used_percent": "80"}, {"autoresize_target_free_percent": 100}, {"autoresize_max_bytes": 0}, {"autoresize_cooldown_seconds": -1}] {
 		count(resize) == 0 with input as mock_autoresize(9, 10, 10) with data.claimwarden.params as p

@@ -185,9 +185,11 @@ func (j *check) chartFiles(ctx context.Context, g *gitSide, f Files) (chart File
 // propose edits Git's files, opens or updates the pull request, and then
 // grows what must grow now; an open one that proposes the change already
 // is left as it is (a push per check would notify its reviewers for
-// nothing). Git comes first: a claim grows now only once the pull request
-// says its size, so a merge racing the update never leaves the claims
-// larger than what was merged.
+// nothing), also when the growth now is refused or failed: the error says
+// so, and the next check tries the growth again, not the pull request.
+// Git comes first: a claim grows now only once the pull request says its
+// size, so a merge racing the update never leaves the claims larger than
+// what was merged.
 func (j *check) propose(ctx context.Context, st *v1alpha1.AutoresizeStatus, g *gitSide, req Request) error {
 	files, err := j.edit(ctx, g, req.Growths)
 	if err != nil {
@@ -202,22 +204,21 @@ func (j *check) propose(ctx context.Context, st *v1alpha1.AutoresizeStatus, g *g
 		req.GrownNow = append(req.GrownNow, n.name)
 	}
 	open := g.last != nil && g.last.State == pullrequest.Open
-	if open && len(now) == 0 && grewErr == nil && j.onBranch(ctx, g, files) {
-		st.Message = fmt.Sprintf("pull request %s proposes %s", g.last.URL, req.sizes()) + heldText(held)
-		return nil
+	if !open || (grewErr == nil && !j.c.saysNow(g.key, req.GrownNow)) || !j.onBranch(ctx, g, files) {
+		pr, err := g.host.Propose(ctx, pullrequest.Change{
+			Owner: g.repo.Owner, Repo: g.repo.Name, Base: g.where.Branch, Key: g.key, Files: files,
+			Title: req.Title(), Body: req.Body(), Message: req.Message(),
+		})
+		if err != nil {
+			return err
+		}
+		j.c.sayNow(g.key, req.GrownNow)
+		j.c.Metrics.proposed(g.last, pr)
+		st.PullRequest, st.State = pr.URL, string(pr.State)
+		j.c.Recorder.Eventf(j.sts, nil, j.src.Source, corev1.EventTypeNormal, ReasonProposed, "Autoresize", "proposed %s in pull request %s", req.sizes(), pr.URL)
+		j.c.Log.Info("proposed a resize", "statefulset", keyOf(j.sts), "sizes", req.sizes(), "pullRequest", pr.URL, "growingNow", req.GrownNow)
 	}
-	pr, err := g.host.Propose(ctx, pullrequest.Change{
-		Owner: g.repo.Owner, Repo: g.repo.Name, Base: g.where.Branch, Key: g.key, Files: files,
-		Title: req.Title(), Body: req.Body(), Message: req.Message(),
-	})
-	if err != nil {
-		return err
-	}
-	j.c.Metrics.proposed(g.last, pr)
-	st.PullRequest, st.State = pr.URL, string(pr.State)
-	st.Message = fmt.Sprintf("pull request %s proposes %s", pr.URL, req.sizes()) + heldText(held)
-	j.c.Recorder.Eventf(j.sts, nil, j.src.Source, corev1.EventTypeNormal, ReasonProposed, "Autoresize", "proposed %s in pull request %s", req.sizes(), pr.URL)
-	j.c.Log.Info("proposed a resize", "statefulset", keyOf(j.sts), "sizes", req.sizes(), "pullRequest", pr.URL, "growingNow", req.GrownNow)
+	st.Message = fmt.Sprintf("pull request %s proposes %s", st.PullRequest, req.sizes()) + heldText(held)
 	grown, err := j.growNow(ctx, now)
 	if len(grown) > 0 {
 		st.Message = fmt.Sprintf("grew %s now, before the merge (emergency); %s", strings.Join(grown, ", "), st.Message)

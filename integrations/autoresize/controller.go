@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -86,6 +87,9 @@ type Controller struct {
 	Metrics  *Metrics
 	Log      logr.Logger
 	Options
+	// saidNow are the claims each open pull request's body says grow now
+	// (emergency.go).
+	saidNow sync.Map
 }
 
 var _ manager.LeaderElectionRunnable = (*Controller)(nil)
@@ -114,8 +118,12 @@ func (c *Controller) Check(ctx context.Context) {
 	byNamespace := map[string][]*appsv1.StatefulSet{}
 	for i := range list.Items {
 		sts := &list.Items[i]
-		if r := ruleFor(c.Rules, sts.Namespace); r != nil && r.optedIn(sts.Annotations) && sts.DeletionTimestamp == nil {
+		r := ruleFor(c.Rules, sts.Namespace)
+		if r != nil && r.optedIn(sts.Annotations) && sts.DeletionTimestamp == nil {
 			byNamespace[sts.Namespace] = append(byNamespace[sts.Namespace], sts)
+		}
+		if r == nil {
+			c.notOptedIn(ctx, sts, time.Now())
 		}
 	}
 	defer c.Metrics.sweep()

@@ -3,6 +3,7 @@ package autoresize
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -56,6 +57,27 @@ func (j *check) growNow(ctx context.Context, now []nowGrowth) (grown []string, e
 			"grew claim %s to %s before the pull request is merged: its volume fills sooner than a merge", g.name, g.to.String())
 	}
 	return grown, nil
+}
+
+// saysNow reports whether the open pull request of key says already that
+// the claims names grow now (none need saying): a growth that failed is
+// tried again without proposing again, which would push and edit the pull
+// request, a notification to its reviewers per check. Remembered in
+// memory only: after a restart the pull request is proposed once more.
+func (c *Controller) saysNow(key string, names []string) bool {
+	v, _ := c.saidNow.Load(key)
+	said, _ := v.([]string)
+	for _, n := range names {
+		if !slices.Contains(said, n) {
+			return false
+		}
+	}
+	return true
+}
+
+// sayNow remembers that the pull request of key says names grow now.
+func (c *Controller) sayNow(key string, names []string) {
+	c.saidNow.Store(key, slices.Clone(names))
 }
 
 // nowGrowth is one claim the emergency path grows, and to what.

@@ -37,8 +37,10 @@ type Owner struct {
 
 // FluxOwners are Flux's Kustomizations and HelmReleases, locked down as
 // the Flux controllers are (--default-service-account). Their Manages and
-// Authority read only obj, live and that account.
-func FluxOwners(defaultServiceAccount string) []Owner {
+// Authority read only obj, live and that account, and a HelmRelease's
+// release record, with reader, at most maxReleaseBytes unpacked (0: the
+// default).
+func FluxOwners(reader client.Reader, defaultServiceAccount string, maxReleaseBytes int64) []Owner {
 	return []Owner{
 		{
 			Kind:      kustomizev1.KustomizationKind,
@@ -50,9 +52,18 @@ func FluxOwners(defaultServiceAccount string) []Owner {
 			Kind:      helmv2.HelmReleaseKind,
 			Find:      labelled(helm.HelmReleaseNameLabel, helm.HelmReleaseNamespaceLabel),
 			NewObject: func() client.Object { return &helmv2.HelmRelease{} },
-			Tool:      &helm.HelmReleases{DefaultServiceAccount: defaultServiceAccount},
+			Tool:      helmAtRest{&helm.HelmReleases{Reader: reader, DefaultServiceAccount: defaultServiceAccount, MaxReleaseBytes: maxReleaseBytes}},
 		},
 	}
+}
+
+// helmAtRest is helm-controller for StatefulSets at rest: the labels that
+// name a HelmRelease are the StatefulSet's writer's, so its release record
+// must hold the StatefulSet, in its own namespace (ManagesAtRest).
+type helmAtRest struct{ *helm.HelmReleases }
+
+func (h helmAtRest) Manages(ctx context.Context, obj client.Object, live *appsv1.StatefulSet) error {
+	return h.ManagesAtRest(ctx, obj, live)
 }
 
 // ArgoCDOwner is Argo CD's Applications, found by the tracking-id

@@ -23,21 +23,22 @@ const FieldOwner = v1alpha1.ControllerName + "-autoresize"
 // proposes, so a check that proposes nothing new about the same pull
 // request keeps it. The merge patch is made from the cached status, so a
 // field st no longer has is removed (sent as null), not kept: left, it
-// would never compare equal, and every check would write.
-func (c *Controller) record(ctx context.Context, sts *appsv1.StatefulSet, st v1alpha1.AutoresizeStatus) {
+// would never compare equal, and every check would write. It reports
+// whether it wrote.
+func (c *Controller) record(ctx context.Context, sts *appsv1.StatefulSet, st v1alpha1.AutoresizeStatus) bool {
 	c.Log.V(1).Info("autoresize checked", "statefulset", keyOf(sts), "usage", st.Usage, "message", st.Message)
 	var vcr v1alpha1.VolumeClaimRollout
 	if err := c.Client.Get(ctx, keyOf(sts), &vcr); err != nil {
 		if client.IgnoreNotFound(err) != nil {
 			c.Log.Error(err, "autoresize: reading the VolumeClaimRollout", "statefulset", keyOf(sts))
 		}
-		return
+		return false
 	}
 	if old := vcr.Status.Autoresize; old != nil && st.Proposed == "" && st.PullRequest != "" && st.PullRequest == old.PullRequest {
 		st.Proposed = old.Proposed
 	}
 	if sameStatus(vcr.Status.Autoresize, st) {
-		return
+		return false
 	}
 	patch := client.MergeFrom(vcr.DeepCopy())
 	vcr.Status.Autoresize = &st
@@ -45,6 +46,7 @@ func (c *Controller) record(ctx context.Context, sts *appsv1.StatefulSet, st v1a
 	if client.IgnoreNotFound(err) != nil {
 		c.Log.Error(err, "autoresize: writing the status", "statefulset", keyOf(sts))
 	}
+	return err == nil
 }
 
 // sameStatus reports whether st says what old says, when it was checked

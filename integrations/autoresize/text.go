@@ -89,7 +89,9 @@ func (r Request) Body() string {
 		fmt.Fprintf(&b, "\n**Grown now**: the claims `%s` fill sooner than this pull request can be merged (`autoresize_emergency_seconds`), so claimwarden grows them now, as this pull request says, before the merge. A claim larger than its template is compatible; merging makes Git say what the cluster has.\n",
 			strings.Join(r.GrownNow, "`, `"))
 	}
-	fmt.Fprintf(&b, "\n**On merge**: %s applies the new size; claimwarden re-creates the StatefulSet with it (orphaning, so no Pod restarts), grows each claim, and posts the commit status `%s` on the merge commit.\n", toolText(r.Source), r.Context)
+	// Only what claimwarden does is promised: the tool's apply may roll the
+	// Pods for another change of the same merge (a chart's version label).
+	fmt.Fprintf(&b, "\n**On merge**: %s applies the new size; claimwarden re-creates the StatefulSet with it (orphaning its Pods), grows each claim in place, and posts the commit status `%s` on the merge commit. claimwarden restarts no Pod; whether the apply of the merge rolls them depends on what else the merge changes in the Pod template.\n", toolText(r.Source), r.Context)
 	b.WriteString("\nThis pull request is updated in place while it is open. Closing it unmerged pauses autoresize of this StatefulSet for the cooldown (`autoresize_cooldown_seconds`).\n")
 	return b.String()
 }

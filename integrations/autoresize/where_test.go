@@ -71,7 +71,7 @@ func TestLocate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	l := Locator{Reader: c, Parents: FluxOwners("")}
+	l := Locator{Reader: c, Parents: FluxOwners(c, "", 0)}
 	src := func(kind, name string) v1alpha1.Source {
 		return v1alpha1.Source{Kind: kind, Namespace: "apps", Name: name}
 	}

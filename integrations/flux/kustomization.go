@@ -6,6 +6,7 @@ import (
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -120,7 +121,13 @@ func (k *Kustomizations) Desired(ctx context.Context, obj client.Object) (source
 		Revision:      revision,
 		Revisions:     []string{attempted},
 		IgnoredLabels: res.TemplateLabelKeys,
-		NothingToDo:   fmt.Sprintf("revision %s changes no StatefulSet's volumeClaimTemplates: its failure is not one claimwarden can resolve", attempted),
+	}
+	if conditions.IsFalse(ks, meta.ReadyCondition) {
+		// kustomize-controller records the attempted revision before it
+		// applies it, Ready Unknown until the apply ends: read then (to
+		// start before Flux fails), a revision that changes no template
+		// has not failed, and there is nothing to say.
+		d.NothingToDo = fmt.Sprintf("revision %s changes no StatefulSet's volumeClaimTemplates: its failure is not one claimwarden can resolve", attempted)
 	}
 	for _, built := range stss {
 		d.Candidates = append(d.Candidates, built.StatefulSet)

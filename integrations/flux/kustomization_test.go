@@ -140,8 +140,20 @@ func newWatcherFixture(t *testing.T) *watcherFixture {
 }
 
 // flux writes what source-controller and kustomize-controller would: the
-// artifact of revision, attempted by the Kustomization, applied = applied.
+// artifact of revision, attempted by the Kustomization, applied = applied,
+// Ready True when the attempt was applied, False when it failed.
 func (f *watcherFixture) flux(artifact, attempted, applied string) {
+	f.t.Helper()
+	ready := metav1.ConditionTrue
+	if attempted != applied {
+		ready = metav1.ConditionFalse
+	}
+	f.fluxReady(artifact, attempted, applied, ready)
+}
+
+// fluxReady is flux with the Ready condition's status: Unknown while
+// kustomize-controller applies the attempted revision.
+func (f *watcherFixture) fluxReady(artifact, attempted, applied string, ready metav1.ConditionStatus) {
 	f.t.Helper()
 	ctx := context.Background()
 	repo := &sourcev1.GitRepository{}
@@ -161,6 +173,7 @@ func (f *watcherFixture) flux(artifact, attempted, applied string) {
 		f.t.Fatal(err)
 	}
 	ks.Status.LastAttemptedRevision, ks.Status.LastAppliedRevision = attempted, applied
+	ks.Status.Conditions = []metav1.Condition{{Type: meta.ReadyCondition, Status: ready, Reason: string(ready), LastTransitionTime: metav1.Now()}}
 	// What kustomize-controller's earlier applies recorded: the shop's two
 	// StatefulSets are this Kustomization's.
 	ks.Status.Inventory = &kustomizev1.ResourceInventory{Entries: []kustomizev1.ResourceRef{
@@ -281,5 +294,33 @@ func TestKustomizationWatcher(t *testing.T) {
 	}
 	if got := f.said(); len(got) != 1 || !strings.Contains(got[0], ReasonSuspended) {
 		t.Errorf("events %q, want the suspension said once", got)
+	}
+}
+
+// kustomize-controller records the revision it attempts before applying
+// it, Ready Unknown meanwhile; claimwarden reads it then, to start before
+// Flux fails. A revision being applied that changes no template has not
+// failed: nothing is said of it (ClaimwardenNothingToDo landed on
+// Kustomizations whose apply then succeeded, on every commit). A failed
+// attempt that changes none says so, once.
+func TestKustomizationBeingAppliedSaysNothing(t *testing.T) {
+	f := newWatcherFixture(t)
+	f.builder.objects = []*unstructured.Unstructured{builtStatefulSet(t, "shop", "web", "1Gi"), builtStatefulSet(t, "shop", "cache", "1Gi")}
+	f.fluxReady("main@sha1:b2", "main@sha1:b2", "main@sha1:a1", metav1.ConditionUnknown)
+	if err := f.reconcile(); err != nil || f.builder.builds.Load() != 1 {
+		t.Fatalf("a revision being applied: err %v, %d builds, want 1 (read before Flux fails)", err, f.builder.builds.Load())
+	}
+	if got := f.said(); len(got) != 0 {
+		t.Errorf("a revision being applied: events %q, want none", got)
+	}
+
+	f.flux("main@sha1:c3", "main@sha1:c3", "main@sha1:a1")
+	for range 2 {
+		if err := f.reconcile(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := f.said(); len(got) != 1 || !strings.Contains(got[0], ReasonNothingProposed) || !strings.Contains(got[0], "revision main@sha1:c3 changes no StatefulSet's volumeClaimTemplates") {
+		t.Errorf("a failed revision: events %q, want one %s", got, ReasonNothingProposed)
 	}
 }

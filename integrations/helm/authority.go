@@ -37,6 +37,40 @@ func (*HelmReleases) Manages(_ context.Context, obj client.Object, live *appsv1.
 	return nil
 }
 
+// ManagesAtRest is Manages for a StatefulSet no failed release proposes
+// (autoresize's, at rest): its labels and annotations are whatever its
+// writer set, so the HelmRelease's own record must confirm them. Its
+// release namespace is the StatefulSet's (a tenant's StatefulSet never
+// reaches another namespace's HelmRelease), and the newest release's
+// record, read as Desired reads it, holds the StatefulSet.
+func (h *HelmReleases) ManagesAtRest(ctx context.Context, obj client.Object, live *appsv1.StatefulSet) error {
+	if err := h.Manages(ctx, obj, live); err != nil {
+		return err
+	}
+	hr := obj.(*helmv2.HelmRelease)
+	if ns := hr.GetReleaseNamespace(); ns != live.Namespace {
+		return fmt.Errorf("HelmRelease %s/%s releases into namespace %s, not %s", hr.Namespace, hr.Name, ns, live.Namespace)
+	}
+	latest := hr.Status.History.Latest()
+	if latest == nil {
+		return fmt.Errorf("HelmRelease %s/%s has no release yet", hr.Namespace, hr.Name)
+	}
+	rel, err := h.record(ctx, hr, latest)
+	if err != nil {
+		return err
+	}
+	stss, err := StatefulSets(rel)
+	if err != nil {
+		return fmt.Errorf("HelmRelease %s/%s: %w", hr.Namespace, hr.Name, err)
+	}
+	for _, s := range stss {
+		if s.Namespace == live.Namespace && s.Name == live.Name {
+			return nil
+		}
+	}
+	return fmt.Errorf("release %s.v%d of HelmRelease %s/%s holds no StatefulSet %s/%s", latest.Name, latest.Version, hr.Namespace, hr.Name, live.Namespace, live.Name)
+}
+
 // Authority implements source.Tool: whoever ran `helm upgrade` is not
 // known; a release's authority is its namespace and the objects it owns
 // (Manages).

@@ -138,19 +138,10 @@ func (h *HelmReleases) Desired(ctx context.Context, obj client.Object) (source.D
 	if err := crossNamespaceRefused(hr, h.NoCrossNamespaceRefs); err != nil {
 		return source.Desired{}, readFailed(err)
 	}
-	limit := h.MaxReleaseBytes
-	if limit <= 0 {
-		limit = DefaultMaxReleaseBytes
-	}
 	chart := latest.ChartName + "@" + latest.ChartVersion
-	rel, err := ReadRelease(ctx, h.Reader, hr.GetStorageNamespace(), latest.Name, latest.Version, limit)
+	rel, err := h.record(ctx, hr, latest)
 	if err != nil {
-		return source.Desired{}, readFailed(fmt.Errorf("HelmRelease %s/%s at %s: %w", hr.Namespace, hr.Name, chart, err))
-	}
-	if ns := hr.GetReleaseNamespace(); rel.Namespace != ns {
-		// Manifest objects without a namespace go to the record's: it
-		// must be the one helm-controller releases into.
-		return source.Desired{}, readFailed(fmt.Errorf("HelmRelease %s/%s at %s: the release record's namespace %q is not the release namespace %q", hr.Namespace, hr.Name, chart, rel.Namespace, ns))
+		return source.Desired{}, readFailed(err)
 	}
 	if rel.Status != rcommon.StatusFailed {
 		// Helm moved on (a rollback, a newer attempt) since the status was
@@ -176,6 +167,26 @@ func (h *HelmReleases) Desired(ctx context.Context, obj client.Object) (source.D
 		Candidates:  stss,
 		NothingToDo: fmt.Sprintf("release %s.v%d (chart %s) renders no StatefulSet whose volumeClaimTemplates change: its failure is not one claimwarden can resolve", latest.Name, latest.Version, chart),
 	}, nil
+}
+
+// record is the record of hr's release latest, from hr's storage
+// namespace; it must be of the release namespace: manifest objects without
+// a namespace go to the record's, which must be the one helm-controller
+// releases into.
+func (h *HelmReleases) record(ctx context.Context, hr *helmv2.HelmRelease, latest *helmv2.Snapshot) (*Release, error) {
+	limit := h.MaxReleaseBytes
+	if limit <= 0 {
+		limit = DefaultMaxReleaseBytes
+	}
+	chart := latest.ChartName + "@" + latest.ChartVersion
+	rel, err := ReadRelease(ctx, h.Reader, hr.GetStorageNamespace(), latest.Name, latest.Version, limit)
+	if err != nil {
+		return nil, fmt.Errorf("HelmRelease %s/%s at %s: %w", hr.Namespace, hr.Name, chart, err)
+	}
+	if ns := hr.GetReleaseNamespace(); rel.Namespace != ns {
+		return nil, fmt.Errorf("HelmRelease %s/%s at %s: the release record's namespace %q is not the release namespace %q", hr.Namespace, hr.Name, chart, rel.Namespace, ns)
+	}
+	return rel, nil
 }
 
 // Nudge implements source.Tool: helm-controller upgrades again now, with its

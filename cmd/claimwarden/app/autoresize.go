@@ -107,7 +107,7 @@ func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engin
 func autoresizeOwners(mgr ctrl.Manager, cfg config.Config) []autoresize.Owner {
 	var out []autoresize.Owner
 	if cfg.Flux.Enabled || cfg.Flux.HelmReleases {
-		out = append(out, autoresize.FluxOwners(cfg.Flux.DefaultServiceAccount)...)
+		out = append(out, autoresize.FluxOwners(mgr.GetAPIReader(), cfg.Flux.DefaultServiceAccount, cfg.Flux.MaxReleaseBytes)...)
 	}
 	if cfg.ArgoCD.Enabled {
 		apps := argocd.NewApplications(mgr.GetAPIReader(), nil, mgr.GetEventRecorder(v1alpha1.ControllerName), false, cfg.ArgoCD.ControlPlaneNamespace)

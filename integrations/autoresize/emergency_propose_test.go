@@ -1,0 +1,98 @@
+package autoresize
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/pullrequest"
+	"github.com/claimwarden/claimwarden/reconciler/authority"
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
+	giteasrv "github.com/claimwarden/claimwarden/test/gitea"
+	"github.com/claimwarden/claimwarden/test/testenv"
+)
+
+// counted is a real Git host whose proposals are counted: each one is a
+// push and an edit of the pull request, a notification to its reviewers.
+type counted struct {
+	pullrequest.Proposer
+	proposals int
+}
+
+func (c *counted) Propose(ctx context.Context, ch pullrequest.Change) (pullrequest.PullRequest, error) {
+	c.proposals++
+	return c.Proposer.Propose(ctx, ch)
+}
+
+// An emergency growth that is refused (the tool's identity may not patch
+// the claim) or fails (the patch is invalid) leaves the open pull request
+// that proposes the change alone at the next checks: the error says why,
+// the growth is tried again, the pull request is not pushed nor edited.
+// On a real API server and a real Gitea.
+func TestARefusedGrowthNowLeavesThePullRequest(t *testing.T) {
+	env := testenv.StartT(t, testenv.Options{})
+	kube := testenv.Client(t, env.Config)
+	srv := giteasrv.StartT(t)
+	ctx := context.Background()
+	if _, err := srv.CreateRepo(ctx, "shop"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.PushCommit(ctx, "shop", map[string]string{"apps/web.yaml": webManifest}, "web at 10Gi"); err != nil {
+		t.Fatal(err)
+	}
+	base, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"},
+		Spec: appsv1.StatefulSetSpec{VolumeClaimTemplates: []corev1.PersistentVolumeClaim{template("data", "10Gi")}}}
+	claim := template("data-web-0", "10Gi")
+	claim.Namespace = "shop"
+	growths := []Growth{{Template: "data", From: resource.MustParse("10Gi"), To: resource.MustParse("13Gi"),
+		Claims: []ClaimGrowth{{Name: "data-web-0", ToBytes: 13 * gi, Now: true}}}}
+
+	for name, c := range map[string]struct {
+		tool *v1alpha1.Identity
+		why  string
+	}{
+		"refused": {authority.ServiceAccount("shop", "nobody"), "system:serviceaccount:shop:nobody may not patch persistentvolumeclaims shop/data-web-0"},
+		// data-web-0 does not exist: its apply is a create without
+		// access modes, which the API server refuses.
+		"failed": {nil, "growing PVC shop/data-web-0 to 13Gi now"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			host := &counted{Proposer: &pullrequest.Gitea{Base: base, Token: srv.Token, HTTP: &http.Client{Transport: &http.Transport{Proxy: nil}}}}
+			events := events.NewFakeRecorder(100)
+			ctl := &Controller{Client: kube, Authority: authority.NewReviews(kube, 0), Recorder: outcome.Recorder{EventRecorder: events}, Log: logr.Discard()}
+			j := &check{c: ctl, sts: sts, claims: []corev1.PersistentVolumeClaim{claim},
+				src: source{Source: v1alpha1.Source{Kind: "Kustomization", Namespace: "flux-system", Name: "shop"}, Authority: c.tool}}
+			g := &gitSide{where: Where{Branch: "main", Dir: "apps"}, repo: gitstatus.Repository{Owner: srv.User, Name: "shop"},
+				host: host, key: KeyPrefix + "shop/web-" + name}
+
+			for i := range 3 {
+				st := &v1alpha1.AutoresizeStatus{}
+				err := j.propose(ctx, st, g, Request{StatefulSet: keyOf(sts), Growths: growths})
+				if err == nil || !strings.Contains(err.Error(), c.why) {
+					t.Fatalf("check %d: error %v, want one saying %s", i, err, c.why)
+				}
+				if host.proposals != 1 {
+					t.Fatalf("check %d: %d proposals, want 1: the open pull request was pushed and edited again", i, host.proposals)
+				}
+				if g.last, err = host.Last(ctx, srv.User, "shop", g.key); err != nil || g.last == nil || g.last.State != pullrequest.Open {
+					t.Fatalf("check %d: last pull request %+v, %v; want the open one", i, g.last, err)
+				}
+			}
+		})
+	}
+}
