@@ -249,9 +249,13 @@ func BumpChart(ctx context.Context, f Files, w Where, files []pullrequest.File) 
 	return append(files, pullrequest.File{Path: p, Content: out}), &ChartBump{ChartFile: p, From: from, To: to}, nil
 }
 
-// inChartArtifact reports whether the file at p is in the artifact
-// source-controller packages of w's chart: under the chart's directory,
-// or one of the values files.
+// inChartArtifact reports whether the file at p of the pull request's
+// repository is in the artifact source-controller packages of w's chart:
+// the chart is in that repository, and p under the chart's directory or
+// one of the values files.
 func inChartArtifact(w Where, p string) bool {
+	if w.ChartRepository != "" {
+		return false
+	}
 	return w.Chart == "" || strings.HasPrefix(p, w.Chart+"/") || slices.Contains(w.ValuesFiles, p)
 }

@@ -322,6 +322,12 @@ func TestBumpChart(t *testing.T) {
 		t.Errorf("the HelmRelease's spec.values: edits %+v, bump %+v; want its manifest only", files, bump)
 	}
 
+	elsewhere := w
+	elsewhere.ChartRepository = "https://git.example/charts"
+	if files, bump = bumped(elsewhere, []pullrequest.File{{Path: "charts/web/release.yaml"}}); len(files) != 1 || bump != nil {
+		t.Errorf("a manifest where the chart's path is, the chart in another repository: edits %+v, bump %+v; want none", files, bump)
+	}
+
 	revision := w
 	revision.ChartByVersion = nil
 	if files, bump = bumped(revision, edit(t, r, revision, "")); len(files) != 1 || bump != nil {
