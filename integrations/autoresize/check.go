@@ -196,8 +196,11 @@ func (j *check) propose(ctx context.Context, st *v1alpha1.AutoresizeStatus, g *g
 		return err
 	}
 	if len(files) == 0 {
-		st.Message = fmt.Sprintf("Git sets %s already: waiting for %s to apply it", req.sizes(), toolText(j.src.Source))
+		st.Message = fmt.Sprintf("Git sets %s already: waiting for %s to apply it", req.sizes(), toolText(j.src.Source)) + byVersionText(g.where)
 		return nil
+	}
+	if files, req.ChartBump, err = BumpChart(ctx, branchFiles{host: g.host, repo: g.repo, ref: g.where.Branch}, g.where, files); err != nil {
+		return err
 	}
 	now, held, grewErr := j.planNow(ctx, req.Growths)
 	for _, n := range now {

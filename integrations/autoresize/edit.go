@@ -218,3 +218,46 @@ func readChart(ctx context.Context, f Files, dir string) ([]gitedit.ChartFile, e
 	}
 	return files, nil
 }
+
+// ChartBump is a chart's version a pull request bumps, so that Flux
+// packages the chart anew with the pull request's values.
+type ChartBump struct {
+	// ChartFile is the chart's Chart.yaml; From and To its versions.
+	ChartFile, From, To string
+}
+
+// BumpChart is files, a pull request's edits made where w says, with
+// the chart's version bumped in its Chart.yaml (read by f, the branch as
+// it is) when Flux packages the chart anew only then (w.ChartByVersion)
+// and an edit is in a file its artifact carries: one in the chart's
+// directory, or a values file (source-controller merges them into the
+// chart's values.yaml). A HelmRelease's own spec.values need no bump:
+// helm-controller upgrades on a change of its spec. Bumped once, whatever
+// the number of edits: the version after the branch's.
+func BumpChart(ctx context.Context, f Files, w Where, files []pullrequest.File) ([]pullrequest.File, *ChartBump, error) {
+	if w.ChartByVersion == nil || !slices.ContainsFunc(files, func(e pullrequest.File) bool { return inChartArtifact(w, e.Path) }) {
+		return files, nil, nil
+	}
+	p := path.Join(w.Chart, "Chart.yaml")
+	src, err := f.File(ctx, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, from, to, err := gitedit.BumpChartVersion(src)
+	if err != nil {
+		return nil, nil, fmt.Errorf("HelmRelease %s applies a change of chart %s only with a new chart version (reconcileStrategy ChartVersion, Flux's default), and %s cannot be bumped: %w; "+
+			"set spec.chart.spec.reconcileStrategy: Revision on HelmRelease %s, or give the chart a SemVer version", w.ChartByVersion, "/"+w.Chart, p, err, w.ChartByVersion)
+	}
+	return append(files, pullrequest.File{Path: p, Content: out}), &ChartBump{ChartFile: p, From: from, To: to}, nil
+}
+
+// inChartArtifact reports whether the file at p of the pull request's
+// repository is in the artifact source-controller packages of w's chart:
+// the chart is in that repository, and p under the chart's directory or
+// one of the values files.
+func inChartArtifact(w Where, p string) bool {
+	if w.ChartRepository != "" {
+		return false
+	}
+	return w.Chart == "" || strings.HasPrefix(p, w.Chart+"/") || slices.Contains(w.ValuesFiles, p)
+}

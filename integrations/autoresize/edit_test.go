@@ -267,3 +267,78 @@ func TestEditHelmReleaseValuesOfAPackagedChart(t *testing.T) {
 		t.Errorf("the size from the packaged chart's values: %v, want refused, saying the chart is from a Helm repository", err)
 	}
 }
+
+// With reconcileStrategy ChartVersion a values file's edit comes with the
+// chart's version bumped, once, one line of its Chart.yaml: the values
+// files (wherever they are) and the chart's values.yaml are packaged into
+// the chart's artifact, which source-controller rebuilds only for a new
+// version. The HelmRelease's own spec.values, and any edit under
+// reconcileStrategy Revision, need none. A version that cannot be bumped
+// is refused, saying what to change.
+func TestBumpChart(t *testing.T) {
+	ctx := context.Background()
+	chartFile := "apiVersion: v2\nname: web\nversion: 1.0.0 # the chart's\n"
+	r := repo{
+		"charts/web/Chart.yaml":                 chartFile,
+		"charts/web/templates/statefulset.yaml": chartTemplate,
+		"charts/web/values.yaml":                "persistence:\n  size: 10Gi\n",
+		"envs/prod/values.yaml":                 "persistence:\n  size: 10Gi\n",
+		"apps/shop/web.yaml":                    webRelease,
+	}
+	hr := &types.NamespacedName{Namespace: "apps", Name: "web"}
+	w := Where{Chart: "charts/web", ValuesFiles: []string{"envs/prod/values.yaml"}, Release: types.NamespacedName{Namespace: "shop", Name: "web"}, ChartByVersion: hr}
+	bumped := func(w Where, files []pullrequest.File) ([]pullrequest.File, *ChartBump) {
+		t.Helper()
+		out, bump, err := BumpChart(ctx, r, w, files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out, bump
+	}
+
+	files, bump := bumped(w, edit(t, r, w, ""))
+	if len(files) != 2 || files[0].Path != "envs/prod/values.yaml" || files[1].Path != "charts/web/Chart.yaml" ||
+		!onlyLine(chartFile, string(files[1].Content), "version: 1.0.1 # the chart's") {
+		t.Errorf("edits %+v, want the values file's size and Chart.yaml's version", files)
+	}
+	if bump == nil || *bump != (ChartBump{ChartFile: "charts/web/Chart.yaml", From: "1.0.0", To: "1.0.1"}) {
+		t.Errorf("bump %+v, want charts/web/Chart.yaml 1.0.0 → 1.0.1", bump)
+	}
+	// Two values files edited for two templates: one bump, from the branch's version.
+	two := []pullrequest.File{{Path: "envs/prod/values.yaml"}, {Path: "charts/web/values.yaml"}}
+	if files, bump := bumped(w, two); len(files) != 3 || bump == nil || bump.To != "1.0.1" {
+		t.Errorf("two values files: edits %+v, bump %+v; want one bump to 1.0.1", files, bump)
+	}
+
+	w.ValuesFiles = nil
+	if files, bump = bumped(w, edit(t, r, w, "")); len(files) != 2 || files[0].Path != "charts/web/values.yaml" || bump == nil {
+		t.Errorf("the chart's values.yaml: edits %+v, want it and Chart.yaml", files)
+	}
+
+	inline := w
+	inline.Dir, inline.HelmValues = "apps/shop", [][]byte{[]byte("persistence: {size: 10Gi}\n")}
+	inline.Inline = &gitedit.Inline{Kind: "HelmRelease", Namespace: "shop", Name: "web", Field: []string{"spec", "values"}}
+	if files, bump = bumped(inline, edit(t, r, inline, "")); len(files) != 1 || files[0].Path != "apps/shop/web.yaml" || bump != nil {
+		t.Errorf("the HelmRelease's spec.values: edits %+v, bump %+v; want its manifest only", files, bump)
+	}
+
+	elsewhere := w
+	elsewhere.ChartRepository = "https://git.example/charts"
+	if files, bump = bumped(elsewhere, []pullrequest.File{{Path: "charts/web/release.yaml"}}); len(files) != 1 || bump != nil {
+		t.Errorf("a manifest where the chart's path is, the chart in another repository: edits %+v, bump %+v; want none", files, bump)
+	}
+
+	revision := w
+	revision.ChartByVersion = nil
+	if files, bump = bumped(revision, edit(t, r, revision, "")); len(files) != 1 || bump != nil {
+		t.Errorf("reconcileStrategy Revision: edits %+v, bump %+v; want the values file only", files, bump)
+	}
+
+	for version, why := range map[string]string{"1.0": "not SemVer", "1.0.0-alpha": "no number to raise"} {
+		r["charts/web/Chart.yaml"] = "apiVersion: v2\nname: web\nversion: " + version + "\n"
+		_, _, err := BumpChart(ctx, r, w, edit(t, r, w, ""))
+		if err == nil || !strings.Contains(err.Error(), why) || !strings.Contains(err.Error(), "set spec.chart.spec.reconcileStrategy: Revision on HelmRelease apps/web") {
+			t.Errorf("version %s: %v, want refused as %s, saying what to change", version, err, why)
+		}
+	}
+}

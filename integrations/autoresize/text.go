@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -30,6 +31,9 @@ type Request struct {
 	// GrownNow are the claims grown now, before the merge, once the pull
 	// request says so (the emergency path).
 	GrownNow []string
+	// ChartBump is the chart's version the pull request bumps, so that
+	// the merge takes effect (BumpChart); nil when it bumps none.
+	ChartBump *ChartBump
 }
 
 // Title is the pull request's title.
@@ -89,11 +93,26 @@ func (r Request) Body() string {
 		fmt.Fprintf(&b, "\n**Grown now**: the claims `%s` fill sooner than this pull request can be merged (`autoresize_emergency_seconds`), so claimwarden grows them now, as this pull request says, before the merge. A claim larger than its template is compatible; merging makes Git say what the cluster has.\n",
 			strings.Join(r.GrownNow, "`, `"))
 	}
+	applies := "applies the new size"
+	if c := r.ChartBump; c != nil {
+		fmt.Fprintf(&b, "\n**Chart version**: `%s` goes from %s to %s. %s packages its chart anew only when the chart's version changes (`reconcileStrategy: ChartVersion`, Flux's default): without the bump the merge would change nothing.\n",
+			c.ChartFile, c.From, c.To, toolText(r.Source))
+		applies = "upgrades to chart version " + c.To + " with the new size"
+	}
 	// Only what claimwarden does is promised: the tool's apply may roll the
 	// Pods for another change of the same merge (a chart's version label).
-	fmt.Fprintf(&b, "\n**On merge**: %s applies the new size; claimwarden re-creates the StatefulSet with it (orphaning its Pods), grows each claim in place, and posts the commit status `%s` on the merge commit. claimwarden restarts no Pod; whether the apply of the merge rolls them depends on what else the merge changes in the Pod template.\n", toolText(r.Source), r.Context)
+	fmt.Fprintf(&b, "\n**On merge**: %s %s; claimwarden re-creates the StatefulSet with it (orphaning its Pods), grows each claim in place, and posts the commit status `%s` on the merge commit. claimwarden restarts no Pod; whether the apply of the merge rolls them depends on what else the merge changes in the Pod template.\n", toolText(r.Source), applies, r.Context)
 	b.WriteString("\nThis pull request is updated in place while it is open. Closing it unmerged pauses autoresize of this StatefulSet for the cooldown (`autoresize_cooldown_seconds`).\n")
 	return b.String()
+}
+
+// byVersionText says, where Git sets the size already, why the tool may
+// not apply it: Flux packages a chart in Git anew only with a new version.
+func byVersionText(w Where) string {
+	if w.ChartByVersion == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (HelmRelease %s takes a change of its chart's files only with a new version in %s: if the size in a values file came without one, bump it)", w.ChartByVersion, path.Join(w.Chart, "Chart.yaml"))
 }
 
 func toolText(s v1alpha1.Source) string {

@@ -52,6 +52,19 @@ func TestRequestText(t *testing.T) {
 	if strings.Contains(body, "Grown now") {
 		t.Errorf("the body says claims grew now, none did:\n%s", body)
 	}
+	if strings.Contains(body, "Chart version") {
+		t.Errorf("the body says a chart version is bumped, none is:\n%s", body)
+	}
+	r.ChartBump = &ChartBump{ChartFile: "charts/web/Chart.yaml", From: "1.2.3", To: "1.2.4"}
+	body = r.Body()
+	for _, want := range []string{
+		"**Chart version**: `charts/web/Chart.yaml` goes from 1.2.3 to 1.2.4. Kustomization flux-system/shop packages its chart anew only when the chart's version changes (`reconcileStrategy: ChartVersion`",
+		"Kustomization flux-system/shop upgrades to chart version 1.2.4 with the new size",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the body does not say %q:\n%s", want, body)
+		}
+	}
 	r.GrownNow = []string{"data-web-0"}
 	if body := r.Body(); !strings.Contains(body, "**Grown now**: the claims `data-web-0`") {
 		t.Errorf("the emergency is not said:\n%s", body)

@@ -59,6 +59,12 @@ type Where struct {
 	// whose artifact holds it (Chart is its directory there); only values
 	// the HelmRelease sets itself can be edited then.
 	HelmChart *types.NamespacedName
+	// ChartByVersion names the HelmRelease whose chart in Git Flux
+	// packages anew only when the version in its Chart.yaml changes
+	// (reconcileStrategy ChartVersion, the default): an edit of a file
+	// the chart's artifact carries takes effect only with the version
+	// bumped (BumpChart).
+	ChartByVersion *types.NamespacedName
 }
 
 // DefaultBranch is Where.Branch for "the repository's default branch"
@@ -163,7 +169,7 @@ func (l Locator) helmRelease(ctx context.Context, hr *helmv2.HelmRelease) (Where
 	case !ok:
 		return w, nil
 	}
-	m.Chart, m.ValuesFiles, m.Release, m.HelmValues, m.HelmChart = w.Chart, w.ValuesFiles, w.Release, w.HelmValues, w.HelmChart
+	m.Chart, m.ValuesFiles, m.Release, m.HelmValues, m.HelmChart, m.ChartByVersion = w.Chart, w.ValuesFiles, w.Release, w.HelmValues, w.HelmChart, w.ChartByVersion
 	m.Inline = &gitedit.Inline{Kind: helmv2.HelmReleaseKind, Namespace: hr.Namespace, Name: hr.Name, Field: []string{"spec", "values"}}
 	if w.HelmChart != nil {
 		return m, nil
@@ -185,6 +191,9 @@ func (l Locator) helmChart(ctx context.Context, hr *helmv2.HelmRelease) (Where, 
 		w.Chart = repoPath(spec.Chart)
 		for _, f := range spec.ValuesFiles {
 			w.ValuesFiles = append(w.ValuesFiles, repoPath(f))
+		}
+		if spec.ReconcileStrategy != sourcev1.ReconcileStrategyRevision {
+			w.ChartByVersion = &types.NamespacedName{Namespace: hr.Namespace, Name: hr.Name}
 		}
 		return w, nil
 	case sourcev1.HelmRepositoryKind:

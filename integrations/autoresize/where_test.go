@@ -54,6 +54,8 @@ func TestLocate(t *testing.T) {
 				SourceRef: helmv2.CrossNamespaceObjectReference{Kind: sourceKind, Name: "fleet"},
 			}}}}
 	}
+	revised := hr("revised", sourcev1.GitRepositoryKind)
+	revised.Spec.Chart.Spec.ReconcileStrategy = sourcev1.ReconcileStrategyRevision
 	for _, o := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "apps"}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shared"}},
@@ -65,6 +67,7 @@ func TestLocate(t *testing.T) {
 		ks("cross", "./", "shared", "common"),
 		ks("tag", "./", "", "tagged"),
 		hr("db", sourcev1.GitRepositoryKind),
+		revised,
 		hr("packaged", sourcev1.HelmRepositoryKind),
 	} {
 		if err := c.Create(ctx, o); err != nil {
@@ -102,6 +105,15 @@ func TestLocate(t *testing.T) {
 	if err != nil || got.Branch != "prod" || got.Chart != "charts/db" || strings.Join(got.ValuesFiles, ",") != "envs/prod/values.yaml,charts/db/values.yaml" ||
 		got.Release != (types.NamespacedName{Namespace: "shop", Name: "shop-db"}) {
 		t.Errorf("HelmRelease db: %+v, %v; want the chart and values files in fleet@prod, released as shop/shop-db", got, err)
+	}
+	// Flux's default reconcileStrategy, ChartVersion (the API server sets
+	// it), packages the chart anew only for a new version; Revision for
+	// every commit.
+	if got.ChartByVersion == nil || *got.ChartByVersion != (types.NamespacedName{Namespace: "apps", Name: "db"}) {
+		t.Errorf("HelmRelease db: ChartByVersion %v, want apps/db", got.ChartByVersion)
+	}
+	if got, err := l.Locate(ctx, src(helmv2.HelmReleaseKind, "revised"), nil); err != nil || got.ChartByVersion != nil {
+		t.Errorf("HelmRelease revised (reconcileStrategy Revision): %+v, %v; want no ChartByVersion", got, err)
 	}
 	if _, err := l.Locate(ctx, src(helmv2.HelmReleaseKind, "packaged"), nil); err == nil || !strings.Contains(err.Error(), "no HelmChart of it yet") {
 		t.Errorf("a chart from a Helm repository without its HelmChart: %v, want refused", err)
@@ -180,7 +192,8 @@ func testLocateHelmReleaseValues(t *testing.T, l Locator, hr func(name, sourceKi
 
 	got, err := l.Locate(ctx, v1alpha1.Source{Kind: helmv2.HelmReleaseKind, Namespace: "apps", Name: "valued"}, nil)
 	if err != nil || got.Inline == nil || !reflect.DeepEqual(*got.Inline, inline) || got.Dir != "clusters/prod/shop" || got.Chart != "charts/db" ||
-		got.ChartRepository != "" || len(got.HelmValues) != 1 || string(got.HelmValues[0]) != "persistence:\n  size: 10Gi\n" {
+		got.ChartRepository != "" || len(got.HelmValues) != 1 || string(got.HelmValues[0]) != "persistence:\n  size: 10Gi\n" ||
+		got.ChartByVersion == nil || got.ChartByVersion.Name != "valued" {
 		t.Errorf("HelmRelease valued: %+v, %v; want its manifest under the Kustomization shop's path, the chart beside it", got, err)
 	}
 	got, err = l.Locate(ctx, v1alpha1.Source{Kind: helmv2.HelmReleaseKind, Namespace: "apps", Name: "elsewhere"}, nil)
@@ -193,7 +206,8 @@ func testLocateHelmReleaseValues(t *testing.T, l Locator, hr func(name, sourceKi
 	}
 	got, err = l.Locate(ctx, v1alpha1.Source{Kind: helmv2.HelmReleaseKind, Namespace: "apps", Name: "repo-chart"}, nil)
 	if err != nil || got.Inline == nil || got.HelmChart == nil || *got.HelmChart != (types.NamespacedName{Namespace: "apps", Name: "apps-repo-chart"}) ||
-		got.Chart != "db" || strings.Join(got.ValuesFiles, ",") != "db/envs/prod/values.yaml,db/charts/db/values.yaml" || got.Repository != "https://git.example.com/acme/fleet.git" {
+		got.Chart != "db" || strings.Join(got.ValuesFiles, ",") != "db/envs/prod/values.yaml,db/charts/db/values.yaml" || got.Repository != "https://git.example.com/acme/fleet.git" ||
+		got.ChartByVersion != nil {
 		t.Errorf("HelmRelease repo-chart: %+v, %v; want its manifest in fleet, the chart in HelmChart apps/apps-repo-chart", got, err)
 	}
 	if _, err := l.Locate(ctx, v1alpha1.Source{Kind: helmv2.HelmReleaseKind, Namespace: "apps", Name: "repo-byhand"}, nil); err == nil || !strings.Contains(err.Error(), "no Flux Kustomization applies it") {

@@ -43,6 +43,15 @@ resources:
 // only, merges it and returns the merge commit.
 func mergeResize(t *testing.T, sdk *gitea.Client, owner, repo, file string, wantRemoved, wantAdded []string, ctl *controller) string {
 	t.Helper()
+	pr := checkResize(t, sdk, owner, repo, []string{file}, wantRemoved, wantAdded, ctl)
+	return mergePullRequest(t, sdk, owner, repo, pr.Index)
+}
+
+// checkResize waits for the one autoresize pull request of repo, checks
+// that its diff is want's lines only (removed, added, trimmed) of
+// wantFiles only, in the diff's order, and returns it.
+func checkResize(t *testing.T, sdk *gitea.Client, owner, repo string, wantFiles, wantRemoved, wantAdded []string, ctl *controller) *gitea.PullRequest {
+	t.Helper()
 	pr := waitPullRequests(t, sdk, owner, repo, 1, ctl)
 	diff, _, err := sdk.GetPullRequestDiff(owner, repo, pr.Index, gitea.PullRequestDiffOptions{})
 	if err != nil {
@@ -54,8 +63,8 @@ func mergeResize(t *testing.T, sdk *gitea.Client, owner, repo, file string, want
 			files = append(files, f)
 		}
 	}
-	if len(files) != 1 || files[0] != file {
-		t.Errorf("the pull request edits %q, want %s only:\n%s", files, file, diff)
+	if strings.Join(files, ",") != strings.Join(wantFiles, ",") {
+		t.Errorf("the pull request edits %q, want %q only:\n%s", files, wantFiles, diff)
 	}
 	removed, added := fixtures.DiffLines(string(diff))
 	trim := func(lines []string) string {
@@ -68,7 +77,7 @@ func mergeResize(t *testing.T, sdk *gitea.Client, owner, repo, file string, want
 	if trim(removed) != strings.Join(wantRemoved, "\n") || trim(added) != strings.Join(wantAdded, "\n") {
 		t.Errorf("the pull request removes %q and adds %q; want %q and %q:\n%s", removed, added, wantRemoved, wantAdded, diff)
 	}
-	return mergePullRequest(t, sdk, owner, repo, pr.Index)
+	return pr
 }
 
 // mergePullRequest merges pull request number as a person would and
@@ -113,7 +122,9 @@ func (s *fluxScenario) grownAfterMerge(sha, size string, pods map[string]types.U
 // HelmRelease applied by a Kustomization that sets the size in its
 // spec.values gets that value edited in its manifest, also for a chart
 // from a Helm repository (Gitea's package registry), read from
-// source-controller's artifact.
+// source-controller's artifact. Under Flux's default reconcileStrategy,
+// ChartVersion, the chart's version is bumped with the values file, or the
+// merge would change nothing.
 func TestAutoresizeSources(t *testing.T) {
 	cl := started(t)
 	startFlux(t)
@@ -138,6 +149,10 @@ func TestAutoresizeSources(t *testing.T) {
 	t.Run("helm repository values", func(t *testing.T) {
 		t.Parallel()
 		testAutoresizeHelmRepositoryValues(t, cl, g, sdk, ctl)
+	})
+	t.Run("helm chart version", func(t *testing.T) {
+		t.Parallel()
+		testAutoresizeChartVersion(t, cl, g, sdk, ctl)
 	})
 }
 
