@@ -22,7 +22,11 @@ var (
 	}, []string{"namespace", "persistentvolumeclaim"})
 	checksTotal = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "claimwarden_autoresize_checks_total",
-		Help: "Checks of the opted-in StatefulSets: one per autoresize.interval, however many StatefulSets.",
+		Help: "Rounds over the opted-in StatefulSets: one per autoresize.interval, however many StatefulSets, once each was checked or found stuck.",
+	})
+	stuckChecks = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "claimwarden_autoresize_stuck_checks",
+		Help: "Checks of StatefulSets still running past their deadline (autoresize.checkTimeout) and its grace: work that ignores its deadline.",
 	})
 	pullRequestsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "claimwarden_autoresize_pull_requests_total",
@@ -31,7 +35,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(usedRatio, secondsToFull, checksTotal, pullRequestsTotal)
+	metrics.Registry.MustRegister(usedRatio, secondsToFull, checksTotal, stuckChecks, pullRequestsTotal)
 }
 
 // Metrics remembers which pull requests' ends were counted, and which
