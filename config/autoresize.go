@@ -31,6 +31,15 @@ type Autoresize struct {
 	// Window is how far back the growth rate is measured; default 6h.
 	Window time.Duration `mapstructure:"window"`
 
+	// Concurrency is how many StatefulSets are checked at once; default 4.
+	// A check that hangs holds up one of them until its deadline, not the
+	// others.
+	Concurrency int `mapstructure:"concurrency"`
+
+	// CheckTimeout is the deadline of one StatefulSet's check (Prometheus,
+	// the Git host, the policies, the render); default 2m.
+	CheckTimeout time.Duration `mapstructure:"checkTimeout"`
+
 	// Hosts are the Git hosts pull requests are opened on, with
 	// credentials that may push a branch and open pull requests: separate
 	// from gitStatus.hosts, whose tokens need only post statuses. File
@@ -83,8 +92,13 @@ func (a Autoresize) Rules() []autoresize.Rule {
 	return out
 }
 
+// maxAutoresizeConcurrency bounds autoresize.concurrency: each check may
+// hold a render, a Prometheus query and Git host requests at once.
+const maxAutoresizeConcurrency = 64
+
 func defaultAutoresize() Autoresize {
-	return Autoresize{Interval: autoresize.DefaultInterval, Window: usage.DefaultWindow}
+	return Autoresize{Interval: autoresize.DefaultInterval, Window: usage.DefaultWindow,
+		Concurrency: autoresize.DefaultConcurrency, CheckTimeout: autoresize.DefaultCheckTimeout}
 }
 
 func (a Autoresize) validate(bad func(key string, value any, format string, args ...any)) {
@@ -93,6 +107,12 @@ func (a Autoresize) validate(bad func(key string, value any, format string, args
 	}
 	if a.Window < time.Minute {
 		bad("autoresize.window", a.Window, "is shorter than 1m: the growth rate needs samples")
+	}
+	if a.Concurrency < 1 || a.Concurrency > maxAutoresizeConcurrency {
+		bad("autoresize.concurrency", a.Concurrency, "is not between 1 and %d: it is how many StatefulSets are checked at once", maxAutoresizeConcurrency)
+	}
+	if a.CheckTimeout < 10*time.Second || a.CheckTimeout > time.Hour {
+		bad("autoresize.checkTimeout", a.CheckTimeout, "is not between 10s and 1h: it is the deadline of one StatefulSet's check")
 	}
 	for i, n := range a.Namespaces {
 		validateRepositoryRule(fmt.Sprintf("autoresize.namespaces[%d]", i), n.Namespace, n.RepositoryPrefixes,

@@ -317,6 +317,8 @@ var keys = []struct{ name, flag string }{
 	{"autoresize.prometheus.caFile", "autoresize-prometheus-ca-file"},
 	{"autoresize.interval", "autoresize-interval"},
 	{"autoresize.window", "autoresize-window"},
+	{"autoresize.concurrency", "autoresize-concurrency"},
+	{"autoresize.checkTimeout", "autoresize-check-timeout"},
 	{"autoresize.hosts", ""},
 }
 
@@ -420,6 +422,8 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.String("autoresize-prometheus-ca-file", d.Autoresize.Prometheus.CAFile, "PEM file of CAs trusted for an https Prometheus API besides the system's")
 	fs.Duration("autoresize-interval", d.Autoresize.Interval, "how often autoresize reads usage and asks the policies")
 	fs.Duration("autoresize-window", d.Autoresize.Window, "how far back autoresize measures the volumes' growth")
+	fs.Int("autoresize-concurrency", d.Autoresize.Concurrency, "how many StatefulSets autoresize checks at once")
+	fs.Duration("autoresize-check-timeout", d.Autoresize.CheckTimeout, "the deadline of autoresize's check of one StatefulSet")
 }
 
 // namespaceFile is where Kubernetes mounts the Pod's namespace; tests point it elsewhere.

@@ -75,7 +75,7 @@ func TestDefaultIsValid(t *testing.T) {
 			ControlPlaneNamespace: "argocd",
 		},
 		Helm:       Helm{MaxReleaseBytes: 16 << 20},
-		Autoresize: Autoresize{Interval: 5 * time.Minute, Window: 6 * time.Hour},
+		Autoresize: Autoresize{Interval: 5 * time.Minute, Window: 6 * time.Hour, Concurrency: 4, CheckTimeout: 2 * time.Minute},
 	}
 	if !reflect.DeepEqual(d, want) {
 		t.Errorf("Default() = %+v, want %+v", d, want)
@@ -535,7 +535,7 @@ func TestLoadRejects(t *testing.T) {
 			`gitStatus.contextPrefix, gitStatus.targetURL, gitStatus.fluxEventsAddr, gitStatus.hosts, gitStatus.workloadAnnotations, flux.enabled, flux.namespaces, flux.artifactCacheDir, flux.maxArtifactSize, flux.maxCacheSize, flux.maxBuildBytes, flux.maxBuildNodes, flux.helmReleases, flux.maxReleaseBytes, flux.defaultServiceAccount, flux.noCrossNamespaceRefs, ` +
 			`argocd.enabled, argocd.namespaces, argocd.server, argocd.tokenSecretRef.namespace, argocd.tokenSecretRef.name, argocd.tokenSecretRef.key, ` +
 			`argocd.insecure, argocd.caFile, argocd.plaintext, argocd.syncManualApps, argocd.controlPlaneNamespace, ` +
-			`helm.enabled, helm.namespaces, helm.maxReleaseBytes, autoresize.namespaces, autoresize.prometheus.url, autoresize.prometheus.bearerTokenFile, autoresize.prometheus.caFile, autoresize.interval, autoresize.window, autoresize.hosts)`,
+			`helm.enabled, helm.namespaces, helm.maxReleaseBytes, autoresize.namespaces, autoresize.prometheus.url, autoresize.prometheus.bearerTokenFile, autoresize.prometheus.caFile, autoresize.interval, autoresize.window, autoresize.concurrency, autoresize.checkTimeout, autoresize.hosts)`,
 	}, {
 		name: "unknown policies key",
 		file: "policies:\n  foo: 1\n  timeout: 2s\n",
@@ -745,6 +745,12 @@ func TestValidate(t *testing.T) {
 			`policies.timeout: "0s" is not positive`},
 		{"policy timeout above a minute", func(c *Config) { c.Policies.Timeout = time.Minute + time.Millisecond },
 			`policies.timeout: "1m0.001s" is longer than 1m0s`},
+		{"autoresize concurrency zero", func(c *Config) { c.Autoresize.Concurrency = 0 },
+			`autoresize.concurrency: "0" is not between 1 and 64: it is how many StatefulSets are checked at once`},
+		{"autoresize concurrency above the maximum", func(c *Config) { c.Autoresize.Concurrency = 65 },
+			`autoresize.concurrency: "65" is not between 1 and 64: it is how many StatefulSets are checked at once`},
+		{"autoresize check timeout below 10s", func(c *Config) { c.Autoresize.CheckTimeout = time.Second },
+			`autoresize.checkTimeout: "1s" is not between 10s and 1h: it is the deadline of one StatefulSet's check`},
 		{"policy ConfigMap namespace", func(c *Config) { c.Policies.ConfigMapNamespace = "Policies" },
 			`policies.configMapNamespace: "Policies" is not a namespace name: ...`},
 		{"policy ConfigMap namespace empty", func(c *Config) { c.Policies.ConfigMapNamespace = "" },
