@@ -136,11 +136,12 @@ func (c *Controller) watches(sts *appsv1.StatefulSet) bool {
 	return r != nil && r.optedIn(sts.Annotations) && sts.DeletionTimestamp == nil
 }
 
-// check checks the StatefulSet key once, with the usage of its namespace
-// read through u, and records what it found; failed says it should be
+// check checks the StatefulSet key once under ctx, with the usage of its
+// namespace read through u, and records what it found under recordCtx
+// (a check that used up its deadline says so); failed says it should be
 // retried later than the next round (a Git host, a policy engine,
 // Prometheus or the API server failed).
-func (c *Controller) check(ctx context.Context, key types.NamespacedName, u *usageMemo) (failed bool) {
+func (c *Controller) check(ctx, recordCtx context.Context, key types.NamespacedName, u *usageMemo) (failed bool) {
 	var sts appsv1.StatefulSet
 	if err := c.Client.Get(ctx, key, &sts); err != nil {
 		if client.IgnoreNotFound(err) != nil {
@@ -160,7 +161,7 @@ func (c *Controller) check(ctx context.Context, key types.NamespacedName, u *usa
 	} else {
 		st, failed = c.checkOne(ctx, ruleFor(c.Rules, key.Namespace), &sts, used, now)
 	}
-	c.record(ctx, &sts, st)
+	c.record(recordCtx, &sts, st)
 	return failed
 }
 

@@ -145,11 +145,14 @@ func (s *scheduler) process(ctx context.Context, key types.NamespacedName) {
 	if r != nil {
 		u = r.usage
 	}
+	// The status is written after the deadline, within the wait.
 	checkCtx, cancel := context.WithTimeout(ctx, s.timeout)
+	recordCtx, cancelRecord := context.WithTimeout(ctx, s.timeout+s.grace)
 	failed := make(chan bool, 1)
 	go func() {
+		defer cancelRecord()
 		defer cancel()
-		f := s.c.check(checkCtx, key, u)
+		f := s.c.check(checkCtx, recordCtx, key, u)
 		s.returned(key)
 		failed <- f
 	}()
