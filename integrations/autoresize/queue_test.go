@@ -140,7 +140,9 @@ func TestAStuckCheckDelaysNoOther(t *testing.T) {
 	if err := ctl.Healthz(nil); err != nil {
 		t.Errorf("liveness with one stuck check among 21: %v", err)
 	}
-	if got := u.calls.Load() - reads; got > 3+1 {
+	// shop's once a round (a round may be under way at either end), hog's
+	// none: its check has not returned.
+	if got := u.calls.Load() - reads; got > 5 {
 		t.Errorf("%d reads of usage in three rounds over two namespaces, hog's hanging: want one per namespace and round", got)
 	}
 
