@@ -3,6 +3,7 @@ package autoresize
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
 )
@@ -100,5 +104,18 @@ func TestBackOffHosts(t *testing.T) {
 	}
 	if got := requests.Load(); got != 3 {
 		t.Errorf("%d requests, want 3: none while the host waits", got)
+	}
+}
+
+// A StatefulSet waiting on its Git host's back-off says so in the host's
+// words, with no event, and it is not its failure (no back-off of its own).
+func TestHostWaitIsNoFailure(t *testing.T) {
+	j := &check{c: &Controller{}, sts: statefulSet(client.ObjectKey{Namespace: "shop", Name: "web"})}
+	wait := &HostWait{Host: "git.example.com", Failures: 3, Until: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
+	var st v1alpha1.AutoresizeStatus
+	// A nil Recorder: an event would panic.
+	j.fail(&st, fmt.Errorf("reading apps/web.yaml: %w", wait))
+	if want := "Git host git.example.com failed 3 times; next try after 2030-01-02T03:04:05Z"; st.Message != want || j.err != nil {
+		t.Errorf("message %q, failed %v; want %q and no failure", st.Message, j.err, want)
 	}
 }
