@@ -96,6 +96,9 @@ func TestAStuckCheckDelaysNoOther(t *testing.T) {
 	const timeout = time.Second
 	ctl := &Controller{Client: c, Reader: c, Proposals: proposal.NewStore(), Usage: u, Metrics: NewMetrics(), Log: logr.Discard(),
 		Options: Options{Rules: []Rule{{Namespace: "*", AllStatefulSets: true}}, Interval: 100 * time.Millisecond, Concurrency: 4, CheckTimeout: timeout}}
+	if err := ctl.Healthz(nil); err != nil {
+		t.Errorf("liveness where the loop does not run (not the leader): %v", err)
+	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	started := time.Now()
