@@ -74,7 +74,7 @@ func (m *Metrics) observe(claims []corev1.PersistentVolumeClaim, used map[string
 	}
 }
 
-// sweep ends a check, which it counts: the series of claims it did not observe (their
+// sweep ends a round, which it counts: the series of claims it did not observe (their
 // StatefulSet left autoresize or was deleted, their usage is gone) are
 // deleted, so the series are bounded by the claims watched now.
 func (m *Metrics) sweep() {
