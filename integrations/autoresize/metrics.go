@@ -46,7 +46,7 @@ type Metrics struct {
 	// counted or that had ended when the key was first seen; 0 for none.
 	ended map[string]int64
 	// exported and observed are the claims (namespace/name) whose series
-	// the last check and this one exported.
+	// the last round and this one exported.
 	exported, observed map[[2]string]bool
 }
 
