@@ -36,6 +36,15 @@ type Autoresize struct {
 	// a size is found by rendering): it runs in a child process.
 	Render AutoresizeRender `mapstructure:"render"`
 
+	// Concurrency is how many StatefulSets are checked at once; default 4.
+	// A check that hangs holds up one of them until its deadline, not the
+	// others.
+	Concurrency int `mapstructure:"concurrency"`
+
+	// CheckTimeout is the deadline of one StatefulSet's check (Prometheus,
+	// the Git host, the policies, the render); default 2m.
+	CheckTimeout time.Duration `mapstructure:"checkTimeout"`
+
 	// Hosts are the Git hosts pull requests are opened on, with
 	// credentials that may push a branch and open pull requests: separate
 	// from gitStatus.hosts, whose tokens need only post statuses. File
@@ -115,9 +124,14 @@ func (a Autoresize) Rules() []autoresize.Rule {
 	return out
 }
 
+// maxAutoresizeConcurrency bounds autoresize.concurrency: each check may
+// hold a render, a Prometheus query and Git host requests at once.
+const maxAutoresizeConcurrency = 64
+
 func defaultAutoresize() Autoresize {
 	return Autoresize{Interval: autoresize.DefaultInterval, Window: usage.DefaultWindow,
-		Prometheus: Prometheus{SeriesSelector: usage.DefaultSelector},
+		Prometheus:  Prometheus{SeriesSelector: usage.DefaultSelector},
+		Concurrency: autoresize.DefaultConcurrency, CheckTimeout: autoresize.DefaultCheckTimeout,
 		Render: AutoresizeRender{
 			Timeout: sandbox.DefaultLimits.Timeout, CPU: sandbox.DefaultLimits.CPU, MemoryBytes: sandbox.DefaultLimits.Memory,
 			Concurrency: sandbox.DefaultConcurrency,
@@ -147,6 +161,12 @@ func (a Autoresize) validate(bad func(key string, value any, format string, args
 		bad("autoresize.window", a.Window, "is shorter than 1m: the growth rate needs samples")
 	}
 	a.Render.validate(bad)
+	if a.Concurrency < 1 || a.Concurrency > maxAutoresizeConcurrency {
+		bad("autoresize.concurrency", a.Concurrency, "is not between 1 and %d: it is how many StatefulSets are checked at once", maxAutoresizeConcurrency)
+	}
+	if a.CheckTimeout < 10*time.Second || a.CheckTimeout > time.Hour {
+		bad("autoresize.checkTimeout", a.CheckTimeout, "is not between 10s and 1h: it is the deadline of one StatefulSet's check")
+	}
 	for i, n := range a.Namespaces {
 		validateRepositoryRule(fmt.Sprintf("autoresize.namespaces[%d]", i), n.Namespace, n.RepositoryPrefixes,
 			"list the repositories (or their owners) the namespace's pull requests may go to", bad)

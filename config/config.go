@@ -322,6 +322,8 @@ var keys = []struct{ name, flag string }{
 	{"autoresize.render.cpu", "autoresize-render-cpu"},
 	{"autoresize.render.memoryBytes", "autoresize-render-memory-bytes"},
 	{"autoresize.render.concurrency", "autoresize-render-concurrency"},
+	{"autoresize.concurrency", "autoresize-concurrency"},
+	{"autoresize.checkTimeout", "autoresize-check-timeout"},
 	{"autoresize.hosts", ""},
 }
 
@@ -430,6 +432,8 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.Duration("autoresize-render-cpu", d.Autoresize.Render.CPU, "CPU time of one render of a tenant's chart")
 	fs.Int64("autoresize-render-memory-bytes", d.Autoresize.Render.MemoryBytes, "heap one render of a tenant's chart may use")
 	fs.Int("autoresize-render-concurrency", d.Autoresize.Render.Concurrency, "renders of tenants' charts running at once")
+	fs.Int("autoresize-concurrency", d.Autoresize.Concurrency, "how many StatefulSets autoresize checks at once")
+	fs.Duration("autoresize-check-timeout", d.Autoresize.CheckTimeout, "the deadline of autoresize's check of one StatefulSet")
 }
 
 // namespaceFile is where Kubernetes mounts the Pod's namespace; tests point it elsewhere.

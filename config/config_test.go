@@ -76,6 +76,7 @@ func TestDefaultIsValid(t *testing.T) {
 		},
 		Helm: Helm{MaxReleaseBytes: 16 << 20},
 		Autoresize: Autoresize{Interval: 5 * time.Minute, Window: 6 * time.Hour, Prometheus: Prometheus{SeriesSelector: `job="kubelet", metrics_path="/metrics"`},
+			Concurrency: 4, CheckTimeout: 2 * time.Minute,
 			Render: AutoresizeRender{Timeout: 30 * time.Second, CPU: 20 * time.Second, MemoryBytes: 128 << 20, Concurrency: 2}},
 	}
 	if !reflect.DeepEqual(d, want) {
@@ -536,7 +537,7 @@ func TestLoadRejects(t *testing.T) {
 			`gitStatus.contextPrefix, gitStatus.targetURL, gitStatus.fluxEventsAddr, gitStatus.hosts, gitStatus.workloadAnnotations, flux.enabled, flux.namespaces, flux.artifactCacheDir, flux.maxArtifactSize, flux.maxCacheSize, flux.maxBuildBytes, flux.maxBuildNodes, flux.helmReleases, flux.maxReleaseBytes, flux.defaultServiceAccount, flux.noCrossNamespaceRefs, ` +
 			`argocd.enabled, argocd.namespaces, argocd.server, argocd.tokenSecretRef.namespace, argocd.tokenSecretRef.name, argocd.tokenSecretRef.key, ` +
 			`argocd.insecure, argocd.caFile, argocd.plaintext, argocd.syncManualApps, argocd.controlPlaneNamespace, ` +
-			`helm.enabled, helm.namespaces, helm.maxReleaseBytes, autoresize.namespaces, autoresize.prometheus.url, autoresize.prometheus.bearerTokenFile, autoresize.prometheus.caFile, autoresize.prometheus.seriesSelector, autoresize.interval, autoresize.window, autoresize.render.timeout, autoresize.render.cpu, autoresize.render.memoryBytes, autoresize.render.concurrency, autoresize.hosts)`,
+			`helm.enabled, helm.namespaces, helm.maxReleaseBytes, autoresize.namespaces, autoresize.prometheus.url, autoresize.prometheus.bearerTokenFile, autoresize.prometheus.caFile, autoresize.prometheus.seriesSelector, autoresize.interval, autoresize.window, autoresize.render.timeout, autoresize.render.cpu, autoresize.render.memoryBytes, autoresize.render.concurrency, autoresize.concurrency, autoresize.checkTimeout, autoresize.hosts)`,
 	}, {
 		name:  "render bounds",
 		flags: []string{"--autoresize-render-memory-bytes=1024", "--autoresize-render-concurrency=0"},
@@ -750,6 +751,12 @@ func TestValidate(t *testing.T) {
 			`policies.timeout: "0s" is not positive`},
 		{"policy timeout above a minute", func(c *Config) { c.Policies.Timeout = time.Minute + time.Millisecond },
 			`policies.timeout: "1m0.001s" is longer than 1m0s`},
+		{"autoresize concurrency zero", func(c *Config) { c.Autoresize.Concurrency = 0 },
+			`autoresize.concurrency: "0" is not between 1 and 64: it is how many StatefulSets are checked at once`},
+		{"autoresize concurrency above the maximum", func(c *Config) { c.Autoresize.Concurrency = 65 },
+			`autoresize.concurrency: "65" is not between 1 and 64: it is how many StatefulSets are checked at once`},
+		{"autoresize check timeout below 10s", func(c *Config) { c.Autoresize.CheckTimeout = time.Second },
+			`autoresize.checkTimeout: "1s" is not between 10s and 1h: it is the deadline of one StatefulSet's check`},
 		{"policy ConfigMap namespace", func(c *Config) { c.Policies.ConfigMapNamespace = "Policies" },
 			`policies.configMapNamespace: "Policies" is not a namespace name: ...`},
 		{"policy ConfigMap namespace empty", func(c *Config) { c.Policies.ConfigMapNamespace = "" },

@@ -3,6 +3,7 @@ package autoresize
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -42,6 +43,8 @@ type check struct {
 	now    time.Time
 	// skipped says why no pull request can be opened, when none can.
 	skipped string
+	// err is what failed, for the StatefulSet's back-off.
+	err error
 }
 
 // run decides and proposes, writing what it did into st: where Git sets
@@ -277,7 +280,14 @@ func (j *check) onBranch(ctx context.Context, g *gitSide, files []pullrequest.Fi
 
 // fail reports an error of the check (a Git host, a policy engine or the
 // cache that failed) as a Warning event and in the status.
+// A Git host in its back-off is said as it is: waiting is not a failure of
+// the StatefulSet's, and its message stays the same until the next try.
 func (j *check) fail(st *v1alpha1.AutoresizeStatus, err error) {
+	if wait := (*HostWait)(nil); errors.As(err, &wait) {
+		st.Message = wait.Error()
+		return
+	}
+	j.err = err
 	j.c.Log.Error(err, "autoresize failed", "statefulset", keyOf(j.sts))
 	st.Message = "autoresize failed: " + err.Error()
 	j.c.Recorder.Eventf(j.sts, nil, j.src.Source, corev1.EventTypeWarning, ReasonFailed, "Autoresize", "%s", st.Message)

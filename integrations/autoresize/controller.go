@@ -3,15 +3,16 @@ package autoresize
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -26,12 +27,15 @@ import (
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
-// DefaultInterval is how often usage is read.
-const DefaultInterval = 5 * time.Minute
-
-// checkTimeout bounds one StatefulSet's check: Prometheus, the Git host
-// and the policies may each hang.
-const checkTimeout = 2 * time.Minute
+const (
+	// DefaultInterval is how often usage is read.
+	DefaultInterval = 5 * time.Minute
+	// DefaultConcurrency is how many StatefulSets are checked at once.
+	DefaultConcurrency = 4
+	// DefaultCheckTimeout bounds one StatefulSet's check: Prometheus, the
+	// Git host, the policies and the render may each hang.
+	DefaultCheckTimeout = 2 * time.Minute
+)
 
 // Usage reads the claims' usage of a namespace (usage.Reader).
 type Usage interface {
@@ -45,8 +49,16 @@ type Proposers func(repo gitstatus.Repository) (pullrequest.Proposer, error)
 // Options tune the controller.
 type Options struct {
 	Rules []Rule
-	// Interval is how often usage is read (DefaultInterval when zero).
+	// Interval is how often usage is read (DefaultInterval when zero):
+	// the time between the end of a round over the opted-in StatefulSets
+	// and the start of the next.
 	Interval time.Duration
+	// Concurrency is how many StatefulSets are checked at once
+	// (DefaultConcurrency when zero).
+	Concurrency int
+	// CheckTimeout is the deadline of one StatefulSet's check
+	// (DefaultCheckTimeout when zero).
+	CheckTimeout time.Duration
 	// StatusContextPrefix starts the commit status context the pull
 	// request's body names (gitStatus.contextPrefix).
 	StatusContextPrefix string
@@ -90,6 +102,9 @@ type Controller struct {
 	// saidNow are the claims each open pull request's body says grow now
 	// (emergency.go).
 	saidNow sync.Map
+	// sched is the running loop's, nil before Start (on a replica that is
+	// not the leader).
+	sched atomic.Pointer[scheduler]
 }
 
 var _ manager.LeaderElectionRunnable = (*Controller)(nil)
@@ -97,72 +112,90 @@ var _ manager.LeaderElectionRunnable = (*Controller)(nil)
 // NeedLeaderElection is true: only the leader proposes.
 func (c *Controller) NeedLeaderElection() bool { return true }
 
-// Start checks every Interval until ctx ends.
+// Start checks the opted-in StatefulSets every Interval until ctx ends,
+// Concurrency at a time (queue.go).
 func (c *Controller) Start(ctx context.Context) error {
-	interval := c.Interval
-	if interval <= 0 {
-		interval = DefaultInterval
-	}
-	wait.UntilWithContext(ctx, c.Check, interval)
+	s := newScheduler(c)
+	c.sched.Store(s)
+	s.run(ctx)
 	return nil
 }
 
-// Check reads the usage of every opted-in StatefulSet's claims and
-// proposes what the policies decide, once.
-func (c *Controller) Check(ctx context.Context) {
+// optedIn are the StatefulSets autoresize checks, sorted.
+func (c *Controller) optedIn(ctx context.Context) ([]types.NamespacedName, error) {
 	var list appsv1.StatefulSetList
 	if err := c.Client.List(ctx, &list); err != nil {
-		c.Log.Error(err, "autoresize: listing StatefulSets")
-		return
+		return nil, fmt.Errorf("listing StatefulSets: %w", err)
 	}
-	byNamespace := map[string][]*appsv1.StatefulSet{}
+	var out []types.NamespacedName
 	for i := range list.Items {
 		sts := &list.Items[i]
-		r := ruleFor(c.Rules, sts.Namespace)
-		if r != nil && r.optedIn(sts.Annotations) && sts.DeletionTimestamp == nil {
-			byNamespace[sts.Namespace] = append(byNamespace[sts.Namespace], sts)
+		if c.watches(sts) {
+			out = append(out, keyOf(sts))
 		}
-		if r == nil {
+		if ruleFor(c.Rules, sts.Namespace) == nil {
 			c.notOptedIn(ctx, sts, time.Now())
 		}
 	}
-	defer c.Metrics.sweep()
-	for _, ns := range slices.Sorted(maps.Keys(byNamespace)) {
-		now := time.Now()
-		used, err := c.Usage.Claims(ctx, ns, now)
-		for _, sts := range byNamespace[ns] {
-			st := v1alpha1.AutoresizeStatus{LastChecked: metaTime(now)}
-			if err != nil {
-				st.Message = "reading usage: " + err.Error()
-			} else {
-				st = c.checkOne(ctx, ruleFor(c.Rules, ns), sts, used, now)
-			}
-			c.record(ctx, sts, st)
+	slices.SortFunc(out, func(a, b types.NamespacedName) int { return strings.Compare(a.String(), b.String()) })
+	return out, nil
+}
+
+// watches reports whether autoresize checks sts.
+func (c *Controller) watches(sts *appsv1.StatefulSet) bool {
+	r := ruleFor(c.Rules, sts.Namespace)
+	return r != nil && r.optedIn(sts.Annotations) && sts.DeletionTimestamp == nil
+}
+
+// check checks the StatefulSet key once under ctx, with the usage of its
+// namespace read through u, and records what it found under recordCtx
+// (a check that used up its deadline says so); failed says it should be
+// retried later than the next round (a Git host, a policy engine,
+// Prometheus or the API server failed).
+func (c *Controller) check(ctx, recordCtx context.Context, key types.NamespacedName, u *usageMemo) (failed bool) {
+	var sts appsv1.StatefulSet
+	if err := c.Client.Get(ctx, key, &sts); err != nil {
+		if client.IgnoreNotFound(err) != nil {
+			c.Log.Error(err, "autoresize: reading the StatefulSet", "statefulset", key)
+			return true
 		}
+		return false
 	}
+	if !c.watches(&sts) {
+		return false
+	}
+	used, now, err := u.claims(ctx, key.Namespace)
+	st := v1alpha1.AutoresizeStatus{LastChecked: metaTime(now)}
+	if err != nil {
+		st.Message = "reading usage: " + err.Error()
+		failed = true
+	} else {
+		st, failed = c.checkOne(ctx, ruleFor(c.Rules, key.Namespace), &sts, used, now)
+	}
+	c.record(recordCtx, &sts, st)
+	return failed
 }
 
 // checkOne decides for one StatefulSet and proposes; the status says what
-// it did or why not.
-func (c *Controller) checkOne(ctx context.Context, rule *Rule, sts *appsv1.StatefulSet, used map[string]usage.Usage, now time.Time) v1alpha1.AutoresizeStatus {
-	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
-	defer cancel()
-	st := v1alpha1.AutoresizeStatus{LastChecked: metaTime(now)}
+// it did or why not, failed whether a Git host, a policy engine or the
+// cache failed.
+func (c *Controller) checkOne(ctx context.Context, rule *Rule, sts *appsv1.StatefulSet, used map[string]usage.Usage, now time.Time) (st v1alpha1.AutoresizeStatus, failed bool) {
+	st = v1alpha1.AutoresizeStatus{LastChecked: metaTime(now)}
 	claims, err := c.claims(ctx, sts)
 	if err != nil {
 		st.Message = err.Error()
-		return st
+		return st, false
 	}
 	st.Usage = fullest(claims, used)
 	c.Metrics.observe(claims, used)
 	src, err := c.sourceOf(ctx, sts)
 	if err != nil {
 		st.Message = err.Error()
-		return st
+		return st, false
 	}
 	job := &check{c: c, rule: rule, sts: sts, src: src, claims: claims, used: used, now: now}
 	job.run(ctx, &st)
-	return st
+	return st, job.err != nil
 }
 
 // claims are the claims of sts's templates and ordinals, resizing or not.

@@ -22,7 +22,11 @@ var (
 	}, []string{"namespace", "persistentvolumeclaim"})
 	checksTotal = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "claimwarden_autoresize_checks_total",
-		Help: "Checks of the opted-in StatefulSets: one per autoresize.interval, however many StatefulSets.",
+		Help: "Rounds over the opted-in StatefulSets: one per autoresize.interval, however many StatefulSets, once each was checked or found stuck.",
+	})
+	stuckChecks = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "claimwarden_autoresize_stuck_checks",
+		Help: "Checks of StatefulSets still running past their deadline (autoresize.checkTimeout) and its grace: work that ignores its deadline.",
 	})
 	pullRequestsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "claimwarden_autoresize_pull_requests_total",
@@ -31,7 +35,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(usedRatio, secondsToFull, checksTotal, pullRequestsTotal)
+	metrics.Registry.MustRegister(usedRatio, secondsToFull, checksTotal, stuckChecks, pullRequestsTotal)
 }
 
 // Metrics remembers which pull requests' ends were counted, and which
@@ -42,7 +46,7 @@ type Metrics struct {
 	// counted or that had ended when the key was first seen; 0 for none.
 	ended map[string]int64
 	// exported and observed are the claims (namespace/name) whose series
-	// the last check and this one exported.
+	// the last round and this one exported.
 	exported, observed map[[2]string]bool
 }
 
@@ -71,7 +75,7 @@ func (m *Metrics) observe(claims []corev1.PersistentVolumeClaim, used map[string
 	}
 }
 
-// sweep ends a check, which it counts: the series of claims it did not observe (their
+// sweep ends a round, which it counts: the series of claims it did not observe (their
 // StatefulSet left autoresize or was deleted, their usage is gone) are
 // deleted, so the series are bounded by the claims watched now.
 func (m *Metrics) sweep() {

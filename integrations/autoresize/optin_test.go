@@ -50,8 +50,11 @@ func TestNotOptedInIsSaidOnce(t *testing.T) {
 	recorder := events.NewFakeRecorder(100)
 	ctl := &Controller{Client: c, Recorder: outcome.Recorder{EventRecorder: recorder}, Metrics: NewMetrics(), Log: logr.Discard(),
 		Options: Options{Rules: []Rule{{Namespace: "shop", RepositoryPrefixes: []string{"https://git.example.com/shop"}}}}}
+	// Three rounds: each lists the StatefulSets (optedIn).
 	for range 3 {
-		ctl.Check(ctx)
+		if _, err := ctl.optedIn(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	want := `annotated claimwarden.dev/autoresize: "true", but namespace billing is not among autoresize.namespaces: the operator has not opted it in, so nothing is checked`

@@ -76,13 +76,13 @@ func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engin
 		Proposals: store,
 		Usage:     usage.Reader{API: promv1.NewAPI(api), Window: a.Window, Selector: sel},
 		Policies:  engine,
-		Proposers: func(repo gitstatus.Repository) (pullrequest.Proposer, error) {
+		Proposers: autoresize.BackOffHosts(func(repo gitstatus.Repository) (pullrequest.Proposer, error) {
 			h, err := creds.HostFor(repo)
 			if err != nil {
 				return nil, err
 			}
 			return pullrequest.New(h, nil)
-		},
+		}),
 		Recorder:  outcome.NewRecorder(mgr.GetEventRecorder(v1alpha1.ControllerName)),
 		Authority: authority.NewReviews(mgr.GetClient(), 0),
 		Renderer:  gitedit.SandboxRenderer{Runner: renders},
@@ -90,13 +90,19 @@ func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engin
 		Metrics:   autoresize.NewMetrics(),
 		Log:       log,
 		Options: autoresize.Options{
-			Rules: a.Rules(), Interval: a.Interval, StatusContextPrefix: cfg.GitStatus.ContextPrefix,
+			Rules: a.Rules(), Interval: a.Interval, Concurrency: a.Concurrency, CheckTimeout: a.CheckTimeout,
+			StatusContextPrefix:  cfg.GitStatus.ContextPrefix,
 			NoCrossNamespaceRefs: cfg.Flux.NoCrossNamespaceRefs, MaxClaims: cfg.MaxClaimsPerStatefulSet,
 		},
 	}
 	// A nil *flux.Fetcher in the interface would not be nil.
 	if artifacts != nil {
 		c.Artifacts = artifacts
+	}
+	// Liveness fails while autoresize's checks are wedged (on the leader):
+	// a restart frees what ignores its deadline.
+	if err := mgr.AddHealthzCheck("autoresize", c.Healthz); err != nil {
+		return err
 	}
 	return mgr.Add(c)
 }
