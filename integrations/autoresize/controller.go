@@ -218,11 +218,14 @@ func (c *Controller) claims(ctx context.Context, sts *appsv1.StatefulSet) ([]cor
 // fullest is the status's usage text: the fullest claim's, e.g. "85% data-web-0";
 // of claims as full, the first by name, whatever order the cache lists
 // them in (another name at each check would be a status write at each).
+// A claim whose usage is not decided on (against) is not shown: its
+// figures may be a forged series'.
 func fullest(claims []corev1.PersistentVolumeClaim, used map[string]usage.Usage) string {
 	best, name := -1.0, ""
-	for _, pvc := range claims {
+	for i := range claims {
+		pvc := &claims[i]
 		u, ok := used[pvc.Name]
-		if f := u.UsedFraction(); ok && (f > best || f == best && pvc.Name < name) {
+		if f := u.UsedFraction(); ok && against(u, pvc) == "" && (f > best || f == best && pvc.Name < name) {
 			best, name = f, pvc.Name
 		}
 	}

@@ -86,8 +86,8 @@ func TestRecordWritesOnlyWhatChanged(t *testing.T) {
 func TestFullest(t *testing.T) {
 	claims := shop("100Gi").Claims
 	used := map[string]usage.Usage{
-		"data-web-0": {CapacityBytes: 2 * gi, UsedBytes: 9 * gi / 10},
-		"data-web-1": {CapacityBytes: 2 * gi, UsedBytes: 9 * gi / 10},
+		"data-web-0": {CapacityBytes: 10 * gi, UsedBytes: 45 * gi / 10},
+		"data-web-1": {CapacityBytes: 10 * gi, UsedBytes: 45 * gi / 10},
 		"logs-web-0": {CapacityBytes: gi, UsedBytes: gi / 10},
 	}
 	for range 2 {
@@ -95,6 +95,13 @@ func TestFullest(t *testing.T) {
 			t.Errorf("claims %v: %q, want 45%% data-web-0", names(claims), got)
 		}
 		slices.Reverse(claims)
+	}
+	// Figures not decided on (a capacity that is not the claim's, series
+	// that disagree) are not shown, however full they say it is.
+	used["logs-web-1"] = usage.Usage{CapacityBytes: 100 * gi, UsedBytes: 99 * gi}
+	used["data-web-1"] = usage.Usage{Problem: "2 series of the selector report it, with different figures"}
+	if got := fullest(claims, used); got != "45% data-web-0" {
+		t.Errorf("with forged figures: %q, want 45%% data-web-0", got)
 	}
 	if got := fullest(claims, map[string]usage.Usage{}); got != "" {
 		t.Errorf("no usage: %q, want none", got)
