@@ -60,9 +60,10 @@ func NewMetrics() *Metrics {
 func (m *Metrics) observe(claims []corev1.PersistentVolumeClaim, used map[string]usage.Usage) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, pvc := range claims {
+	for i := range claims {
+		pvc := &claims[i]
 		u, ok := used[pvc.Name]
-		if !ok || u.Problem != "" {
+		if !ok || against(u, pvc) != "" {
 			continue
 		}
 		m.observed[[2]string{pvc.Namespace, pvc.Name}] = true
