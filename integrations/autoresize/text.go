@@ -46,6 +46,18 @@ func (r Request) Message() string {
 	return fmt.Sprintf("autoresize: grow %s %s\n\nProposed by claimwarden from the volumes' usage; see the pull request.", r.StatefulSet, r.sizes())
 }
 
+// templatesText names the grown templates, e.g. "volumeClaimTemplates `data` and `logs`".
+func templatesText(growths []Growth) string {
+	names := make([]string, len(growths))
+	for i, g := range growths {
+		names[i] = "`" + g.Template + "`"
+	}
+	if len(names) == 1 {
+		return "volumeClaimTemplate " + names[0]
+	}
+	return "volumeClaimTemplates " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
 func (r Request) sizes() string {
 	var parts []string
 	for _, g := range r.Growths {
@@ -77,6 +89,10 @@ func (r Request) Body() string {
 		}
 	}
 	b.WriteString("\nEvery claim change of the new size was asked of the policies as any proposal is, and allowed.\n")
+	// Edits that would move anything else are refused before this (the
+	// chart rendered, or the manifest read, as the merge leaves it).
+	fmt.Fprintf(&b, "\n**What the merge grows**: only %s of StatefulSet `%s`; the edited files were checked as the merge leaves them (a chart rendered), and they change no other template, StatefulSet or object.\n",
+		templatesText(r.Growths), r.StatefulSet)
 	if len(r.Growth) > 0 {
 		b.WriteString("\n**Quota**: the claims grow ")
 		var parts []string

@@ -39,6 +39,7 @@ func TestRequestText(t *testing.T) {
 		"`claimwarden/shop/web`",
 		"grows each claim in place",
 		"claimwarden restarts no Pod; whether the apply of the merge rolls them depends on what else the merge changes in the Pod template.",
+		"**What the merge grows**: only volumeClaimTemplate `data` of StatefulSet `shop/web`",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the body does not say %q:\n%s", want, body)

@@ -6,11 +6,15 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
+	"net/http/httptest"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,12 +46,24 @@ const neighbours = 20
 // chart's budget, each in its own tenant's HelmRelease. Their renders are
 // refused, naming the bound; no pull request is opened for them; the 20
 // StatefulSets of another tenant are all checked meanwhile; the
-// controller stays up and within the Deployment's 512Mi.
+// controller stays up and within the Deployment's 512Mi. A tenant's
+// exporter forging a neighbour's claim as full (class 3) gets no
+// decision and no pull request.
 func TestAutoresizeHostileCharts(t *testing.T) {
 	cl := started(t)
 	startFlux(t)
 	g := startGitea(t)
-	prom := promenv.StartT(t, time.Second, cl.volumeStats)
+	// A tenant's exporter, scraped with its labels honoured, forges the
+	// kubelet's series of a neighbour's claim (issue 39, class 3).
+	var forgedNamespace atomic.Pointer[string]
+	exporter := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if ns := forgedNamespace.Load(); ns != nil {
+			fmt.Fprint(w, forgedSeries(*ns))
+		}
+	}))
+	t.Cleanup(exporter.Close)
+	prom := promenv.StartJobsT(t, time.Second, promenv.Job{Name: "kubelet", Targets: []string{cl.volumeStats}},
+		promenv.Job{Name: "tenant-exporter", Targets: []string{strings.TrimPrefix(exporter.URL, "http://")}, HonorLabels: true})
 	// Small bounds: a hostile render costs CI two seconds of CPU, not twenty.
 	ctl := startController(t, cl, "autoresize-hostile", "--flux", "--flux-helm-releases", "--flux-artifact-cache-dir", t.TempDir(),
 		"--autoresize-render-cpu=2s", "--autoresize-render-timeout=30s", "--autoresize-render-memory-bytes=67108864",
@@ -55,6 +71,7 @@ func TestAutoresizeHostileCharts(t *testing.T) {
 	sdk := giteaSDK(t, g)
 
 	others := setupNeighbours(t, cl, g, ctl, "hostile-neighbours")
+	forgedNamespace.Store(&others)
 	hostile := map[string]struct {
 		files map[string]string
 		want  string
@@ -95,13 +112,20 @@ func TestAutoresizeHostileCharts(t *testing.T) {
 	}
 	for i := range neighbours {
 		key := types.NamespacedName{Namespace: others, Name: fmt.Sprintf("web-%02d", i)}
+		if i == 0 {
+			// The forged 120% beside the kubelet's 10%: no decision, said.
+			autoresizeStatus(t, cl.admin, key, start, "no decision on the forged claim", func(a *v1alpha1.AutoresizeStatus) bool {
+				return strings.HasPrefix(a.Message, "no decision for data-web-00-0: 2 series of the selector report it")
+			}, ctl)
+			continue
+		}
 		autoresizeStatus(t, cl.admin, key, start, "checked", func(a *v1alpha1.AutoresizeStatus) bool {
 			return a.Usage == fmt.Sprintf("10%% data-web-%02d-0", i) && strings.HasPrefix(a.Message, "no claim needs to grow")
 		}, ctl)
 	}
 	t.Logf("the %d neighbours and the hostile charts all checked %s after the volumes filled", neighbours, time.Since(start).Round(time.Second))
 
-	for name := range hostile {
+	for _, name := range append(slices.Sorted(maps.Keys(hostile)), "hostile-neighbours") {
 		if prs, err := pullRequests(context.Background(), sdk, g.User, name); err != nil || len(prs) != 0 {
 			t.Errorf("%s: %d pull requests (%v), want none", name, len(prs), err)
 		}
@@ -225,6 +249,23 @@ func bombSubcharts(t *testing.T) map[string]string {
 		out["chart/charts/"+name+"-0.1.0.tgz"] = buf.String()
 	}
 	return out
+}
+
+// forgedSeries are the kubelet's volume statistics as a tenant's exporter
+// forges them for the neighbours' first claim: 120% full, labelled as the
+// kubelet's job (honoured), and for the second under the exporter's own
+// job, which the selector does not read.
+func forgedSeries(ns string) string {
+	var b strings.Builder
+	for _, s := range []struct{ claim, labels string }{
+		{"data-web-00-0", `job="kubelet",metrics_path="/metrics",instance="node-b:10250"`},
+		{"data-web-01-0", `instance="node-b:10250"`},
+	} {
+		for name, v := range map[string]string{"capacity_bytes": "1073741824", "used_bytes": "1288490188", "inodes": "65536", "inodes_used": "10"} {
+			fmt.Fprintf(&b, "kubelet_volume_stats_%s{namespace=%q,persistentvolumeclaim=%q,%s} %s\n", name, ns, s.claim, s.labels, v)
+		}
+	}
+	return b.String()
 }
 
 // peakRSS is a process's peak resident memory (VmHWM), in bytes.
