@@ -164,22 +164,26 @@ func (s *BitbucketServer) Propose(ctx context.Context, c Change) (PullRequest, e
 	return p, nil
 }
 
-// self is the token's user name, which the instance answers at
-// /plugins/servlet/applinks/whoami (the X-AUSERNAME of its answers), once
-// per instance and token.
+// self is the token's user name, once per instance and token: the
+// X-AUSERNAME header Bitbucket Server answers authenticated requests with,
+// else the body of /plugins/servlet/applinks/whoami, which is that name.
 func (s *BitbucketServer) self(ctx context.Context) (string, error) {
 	return identity(s.b.api, s.b.token, func() (string, error) {
 		const path = "/plugins/servlet/applinks/whoami"
+		op := s.b.op(http.MethodGet, path)
 		resp, data, err := s.b.send(ctx, http.MethodGet, path, "", nil, 1024)
 		if err != nil {
 			return "", err
 		}
 		if resp.StatusCode/100 != 2 {
-			return "", s.b.classify(s.b.op(http.MethodGet, path), resp, data, nil, s.b.token)
+			return "", s.b.classify(op, resp, data, nil, s.b.token)
+		}
+		if name := resp.Header.Get("X-AUSERNAME"); name != "" {
+			return name, nil
 		}
 		name := strings.TrimSpace(string(data))
-		if len(data) > 1024 || strings.ContainsAny(name, "\r\n") {
-			return "", fmt.Errorf("%s: the answer is no user name", s.b.op(http.MethodGet, path))
+		if len(data) > 1024 || strings.ContainsAny(name, "\r\n<") {
+			return "", fmt.Errorf("%s: the answer is no user name", op)
 		}
 		return name, nil
 	})

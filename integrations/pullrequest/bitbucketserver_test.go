@@ -50,9 +50,21 @@ func bbsCommits(deleteStatus int) []exchange {
 
 const bbsOpenQuery = "at=refs/heads/" + prBranch + "&state=OPEN&direction=OUTGOING&order=NEWEST&limit=50"
 
-// bbsUser answers the user name of the token: claimwarden-bot.
+// bbsUser answers the user name of the token: claimwarden-bot (in its
+// X-AUSERNAME, as every authenticated answer, and its body).
 var bbsUser = exchange{method: "GET", path: "/plugins/servlet/applinks/whoami", status: 200, body: "claimwarden-bot",
 	header: map[string]string{"Content-Type": "text/plain", "X-AUSERNAME": "claimwarden-bot"}}
+
+// Without X-AUSERNAME, the user name is whoami's body.
+func TestBitbucketServerIdentityFromWhoami(t *testing.T) {
+	s := serveBBS(t, exchange{method: "GET", path: "/plugins/servlet/applinks/whoami", status: 200, body: "claimwarden-bot\n",
+		header: map[string]string{"Content-Type": "text/plain"}},
+		exchange{method: "GET", path: bbsRepo + "/pull-requests", status: 200, body: `{"values":[` + bbsPR(5, "OPEN", "claimwarden-bot", false, "main", "") + `]}`,
+			query: "at=refs/heads/" + prBranch + "&state=ALL&direction=OUTGOING&order=NEWEST&limit=50"})
+	if got, err := bbsProposer(t, s).Last(t.Context(), "SHOP", "shop", prKey); err != nil || got == nil || got.Number != 5 {
+		t.Errorf("Last = %+v, %v; want 5", got, err)
+	}
+}
 
 // bbsPR is a pull request as Bitbucket Server lists it, from prBranch: its
 // fromRef's repository is the toRef's (1) or a fork (99); author is its
