@@ -3,8 +3,11 @@ package pullrequest_test
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -251,4 +254,48 @@ func TestGitHubDefaultBranch(t *testing.T) {
 	noSecret(t, err, githubToken, "github: GET repos/octo/shop", "no default branch")
 	_, err = p.DefaultBranch(t.Context(), "octo", "shop")
 	noSecret(t, err, githubToken, "github: GET repos/octo/shop", "404")
+}
+
+// With a GitHub App, claimwarden's pull requests are its bot user's,
+// "<slug>[bot]": the slug is read as the App (GET /app, with its JWT),
+// which the installation may not read; the pull requests as the
+// installation.
+func TestGitHubAppIsItsBotUser(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Method+" "+r.URL.Path+" "+strings.SplitN(r.Header.Get("Authorization"), ".", 2)[0])
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		switch r.Method + " " + r.URL.Path {
+		case "GET /api/v3/app":
+			_, _ = io.WriteString(w, `{"id":1,"slug":"claimwarden"}`)
+		case "POST /api/v3/app/installations/2/access_tokens":
+			w.WriteHeader(http.StatusCreated)
+			_, _ = io.WriteString(w, `{"token":"ghs_installation","expires_at":"2099-01-01T00:00:00Z"}`)
+		case "GET " + ghRepo + "/pulls":
+			_, _ = io.WriteString(w, "["+ghPR(6, "open", "mallory", false, "main", "")+","+ghPR(5, "open", "claimwarden[bot]", false, "main", "")+"]")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	p, err := pullrequest.New(gitstatus.Host{URL: srv.URL, Type: gitstatus.GitHub,
+		GitHubApp: &gitstatus.GitHubApp{AppID: 1, InstallationID: 2, PrivateKey: testKey(t)}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := p.Last(t.Context(), "octo", "shop", prKey)
+	if err != nil || last == nil || last.Number != 5 {
+		t.Fatalf("Last = %+v, %v; want 5, the bot user's", last, err)
+	}
+	// A JWT is cut at its first dot: its header, {"alg":"RS256","typ":"JWT"}.
+	const jwt = "Bearer eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9"
+	want := []string{"GET /api/v3/app " + jwt, "POST /api/v3/app/installations/2/access_tokens " + jwt, "GET " + ghRepo + "/pulls token ghs_installation"}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }
