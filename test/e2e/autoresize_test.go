@@ -269,8 +269,12 @@ func TestAutoresizeThroughPullRequests(t *testing.T) {
 	}
 
 	// (f) the controller restarts with the pull request open: it finds it,
-	// and neither opens another nor pushes to it again.
-	head := third.Head.Sha
+	// and neither opens another nor pushes to it again. Killed once the
+	// status records the commit it made: a branch whose head it has no
+	// record of making is rebuilt.
+	head := autoresizeStatus(t, cl.admin, s.sts, time.Time{}, "the commit of the open pull request", func(a *v1alpha1.AutoresizeStatus) bool {
+		return a.PullRequest == third.HTMLURL && a.Commit != ""
+	}, ctl).Commit
 	ctl.kill(t)
 	restarted := startController(t, cl, "autoresize-restarted", args...)
 	// Two checks: the first one ended before the second began.
