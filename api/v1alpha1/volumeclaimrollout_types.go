@@ -286,6 +286,10 @@ type AutoresizeStatus struct {
 	// Proposed is what the pull request sets, e.g. "data 13Gi".
 	// +optional
 	Proposed string `json:"proposed,omitempty"`
+	// Commit is the commit claimwarden made on the pull request's branch:
+	// an open pull request whose head is another is rebuilt.
+	// +optional
+	Commit string `json:"commit,omitempty"`
 	// Message says what autoresize did last, or why it proposes nothing.
 	// +optional
 	Message string `json:"message,omitempty"`

@@ -210,17 +210,30 @@ func (j *check) propose(ctx context.Context, st *v1alpha1.AutoresizeStatus, g *g
 		req.GrownNow = append(req.GrownNow, n.name)
 	}
 	open := g.last != nil && g.last.State == pullrequest.Open
-	if !open || (grewErr == nil && !j.c.saysNow(g.key, req.GrownNow)) || !j.onBranch(ctx, g, files) {
+	var made string
+	if open {
+		made = j.c.recordedCommit(ctx, j.sts, g.last.URL)
+	}
+	// Ours: its branch's head is the commit claimwarden made; anything
+	// else on it is rebuilt away, and the body says so.
+	ours := open && pullrequest.SameCommit(g.last.Head, made)
+	if ours && (grewErr != nil || j.c.saysNow(g.key, req.GrownNow)) && j.onBranch(ctx, g, files) {
+		st.Commit = made
+	} else {
+		body := req.Body()
+		if open && !ours {
+			body += rebuiltText(g.last.Head, made)
+		}
 		pr, err := g.host.Propose(ctx, pullrequest.Change{
 			Owner: g.repo.Owner, Repo: g.repo.Name, Base: g.where.Branch, Key: g.key, Files: files,
-			Title: req.Title(), Body: req.Body(), Message: req.Message(),
+			Title: req.Title(), Body: body, Message: req.Message(),
 		})
 		if err != nil {
 			return err
 		}
 		j.c.sayNow(g.key, req.GrownNow)
 		j.c.Metrics.proposed(g.last, pr)
-		st.PullRequest, st.State = pr.URL, string(pr.State)
+		st.PullRequest, st.State, st.Commit = pr.URL, string(pr.State), pr.Head
 		j.c.Recorder.Eventf(j.sts, nil, j.src.Source, corev1.EventTypeNormal, ReasonProposed, "Autoresize", "proposed %s in pull request %s", req.sizes(), pr.URL)
 		j.c.Log.Info("proposed a resize", "statefulset", keyOf(j.sts), "sizes", req.sizes(), "pullRequest", pr.URL, "growingNow", req.GrownNow)
 	}
@@ -267,7 +280,9 @@ func (j *check) edit(ctx context.Context, g *gitSide, growths []Growth) ([]pullr
 
 // onBranch reports whether the pull request's branch holds files already:
 // the open pull request proposes this change, and is left as it is (a
-// push per check would notify its reviewers for nothing).
+// push per check would notify its reviewers for nothing). Asked only when
+// the branch's head is the commit claimwarden made: a commit pushed on top
+// may hold anything besides these files.
 func (j *check) onBranch(ctx context.Context, g *gitSide, files []pullrequest.File) bool {
 	for _, f := range files {
 		got, err := g.host.File(ctx, g.repo.Owner, g.repo.Name, pullrequest.BranchPrefix+g.key, f.Path)
@@ -276,6 +291,19 @@ func (j *check) onBranch(ctx context.Context, g *gitSide, files []pullrequest.Fi
 		}
 	}
 	return true
+}
+
+// rebuiltText tells the pull request's reviewers that its branch held a
+// commit claimwarden did not make (or has no record of making: made is
+// ""), which the rebuild from the base removed.
+func rebuiltText(head, made string) string {
+	if head == "" {
+		return ""
+	}
+	if made == "" {
+		return fmt.Sprintf("\n\nThe branch was rebuilt: it held commit %s, which claimwarden has no record of making.", head)
+	}
+	return fmt.Sprintf("\n\nThe branch was rebuilt: it held commit %s that claimwarden did not make (it made %s).", head, made)
 }
 
 // fail reports an error of the check (a Git host, a policy engine or the

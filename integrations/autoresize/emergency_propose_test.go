@@ -4,8 +4,10 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
@@ -13,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/integrations/gitstatus"
@@ -41,8 +44,8 @@ func (c *counted) Propose(ctx context.Context, ch pullrequest.Change) (pullreque
 // the growth is tried again, the pull request is not pushed nor edited.
 // On a real API server and a real Gitea.
 func TestARefusedGrowthNowLeavesThePullRequest(t *testing.T) {
-	env := testenv.StartT(t, testenv.Options{})
-	kube := testenv.Client(t, env.Config)
+	env := testenv.StartT(t, testenv.Options{CRDDirs: []string{filepath.Join("..", "..", "config", "crd", "bases")}})
+	kube := testenv.Client(t, env.Config, v1alpha1.AddToScheme)
 	srv := giteasrv.StartT(t)
 	ctx := context.Background()
 	if _, err := srv.CreateRepo(ctx, "shop"); err != nil {
@@ -54,6 +57,15 @@ func TestARefusedGrowthNowLeavesThePullRequest(t *testing.T) {
 	base, err := url.Parse(srv.URL)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The rollout whose status remembers the commit claimwarden made.
+	for _, o := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}},
+		&v1alpha1.VolumeClaimRollout{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}},
+	} {
+		if err := kube.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
 	}
 	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"},
 		Spec: appsv1.StatefulSetSpec{VolumeClaimTemplates: []corev1.PersistentVolumeClaim{template("data", "10Gi")}}}
@@ -81,11 +93,17 @@ func TestARefusedGrowthNowLeavesThePullRequest(t *testing.T) {
 				host: host, key: KeyPrefix + "shop/web-" + name}
 
 			for i := range 3 {
-				st := &v1alpha1.AutoresizeStatus{}
+				// As a check does: the status shows the last pull request,
+				// and is recorded after.
+				st := &v1alpha1.AutoresizeStatus{LastChecked: metaTime(time.Now())}
+				if g.last != nil {
+					st.PullRequest, st.State = g.last.URL, string(g.last.State)
+				}
 				err := j.propose(ctx, st, g, Request{StatefulSet: keyOf(sts), Growths: growths})
 				if err == nil || !strings.Contains(err.Error(), c.why) {
 					t.Fatalf("check %d: error %v, want one saying %s", i, err, c.why)
 				}
+				ctl.record(ctx, sts, *st)
 				if host.proposals != 1 {
 					t.Fatalf("check %d: %d proposals, want 1: the open pull request was pushed and edited again", i, host.proposals)
 				}

@@ -21,7 +21,8 @@ const FieldOwner = v1alpha1.ControllerName + "-autoresize"
 // that says what the cached one says is not written: a StatefulSet at
 // rest costs no write per check. Proposed says what the pull request shown
 // proposes, so a check that proposes nothing new about the same pull
-// request keeps it. The merge patch is made from the cached status, so a
+// request keeps it, and so Commit, the commit claimwarden made on its
+// branch. The merge patch is made from the cached status, so a
 // field st no longer has is removed (sent as null), not kept: left, it
 // would never compare equal, and every check would write. It reports
 // whether it wrote.
@@ -34,8 +35,13 @@ func (c *Controller) record(ctx context.Context, sts *appsv1.StatefulSet, st v1a
 		}
 		return false
 	}
-	if old := vcr.Status.Autoresize; old != nil && st.Proposed == "" && st.PullRequest != "" && st.PullRequest == old.PullRequest {
-		st.Proposed = old.Proposed
+	if old := vcr.Status.Autoresize; old != nil && st.PullRequest != "" && st.PullRequest == old.PullRequest {
+		if st.Proposed == "" {
+			st.Proposed = old.Proposed
+		}
+		if st.Commit == "" {
+			st.Commit = old.Commit
+		}
 	}
 	if sameStatus(vcr.Status.Autoresize, st) {
 		return false
@@ -47,6 +53,24 @@ func (c *Controller) record(ctx context.Context, sts *appsv1.StatefulSet, st v1a
 		c.Log.Error(err, "autoresize: writing the status", "statefulset", keyOf(sts))
 	}
 	return err == nil
+}
+
+// recordedCommit is the commit status.autoresize records claimwarden made
+// on the branch of pull request url; "" when it records none for that pull
+// request, or cannot be read (the branch is then rebuilt: never trusted
+// unrecorded).
+func (c *Controller) recordedCommit(ctx context.Context, sts *appsv1.StatefulSet, url string) string {
+	var vcr v1alpha1.VolumeClaimRollout
+	if err := c.Client.Get(ctx, keyOf(sts), &vcr); err != nil {
+		if client.IgnoreNotFound(err) != nil {
+			c.Log.Error(err, "autoresize: reading the VolumeClaimRollout", "statefulset", keyOf(sts))
+		}
+		return ""
+	}
+	if st := vcr.Status.Autoresize; st != nil && st.PullRequest == url {
+		return st.Commit
+	}
+	return ""
 }
 
 // sameStatus reports whether st says what old says, when it was checked

@@ -23,7 +23,8 @@ import (
 // rest costs no write per interval. One that finds something else writes,
 // and a field it no longer has is removed, not kept (a merge patch of the
 // new status alone kept them, and every later check wrote again); the
-// sizes the pull request shown proposes stay while it is shown. On a real
+// sizes the pull request shown proposes, and the commit claimwarden made on
+// its branch, stay while it is shown. On a real
 // API server with claimwarden's CRDs.
 func TestRecordWritesOnlyWhatChanged(t *testing.T) {
 	env := testenv.StartT(t, testenv.Options{CRDDirs: []string{filepath.Join("..", "..", "config", "crd", "bases")}})
@@ -64,12 +65,18 @@ func TestRecordWritesOnlyWhatChanged(t *testing.T) {
 	}
 
 	open := v1alpha1.AutoresizeStatus{Usage: "85% data-web-0", PullRequest: "https://git.example.com/shop/pulls/1", State: "open",
-		Proposed: "data 1Gi → 2Gi", Message: "pull request https://git.example.com/shop/pulls/1 proposes data 1Gi → 2Gi", LastChecked: at(0)}
+		Proposed: "data 1Gi → 2Gi", Commit: "c0ffee", Message: "pull request https://git.example.com/shop/pulls/1 proposes data 1Gi → 2Gi", LastChecked: at(0)}
 	recordTwice(open, open)
+	if got := ctl.recordedCommit(ctx, sts, open.PullRequest); got != "c0ffee" {
+		t.Errorf("the commit recorded for %s: %q, want c0ffee", open.PullRequest, got)
+	}
+	if got := ctl.recordedCommit(ctx, sts, "https://git.example.com/shop/pulls/2"); got != "" {
+		t.Errorf("the commit recorded for another pull request: %q, want none", got)
+	}
 	merged := v1alpha1.AutoresizeStatus{Usage: "44% data-web-0", PullRequest: open.PullRequest, State: "merged",
 		Message: "no claim needs to grow", LastChecked: at(120)}
 	shown := merged
-	shown.Proposed = open.Proposed
+	shown.Proposed, shown.Commit = open.Proposed, open.Commit
 	recordTwice(merged, shown)
 	skipped := v1alpha1.AutoresizeStatus{Usage: "44% data-web-0", LastChecked: at(240),
 		Message: "the repository https://git.example.com/shop is not among autoresize's repositoryPrefixes for namespace shop: no pull request is opened there"}

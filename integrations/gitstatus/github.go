@@ -51,6 +51,28 @@ func NewGitHubClient(h Host, hc *http.Client) (*github.Client, error) {
 }
 
 func newGitHubClient(base *url.URL, h Host, hc *http.Client) (*github.Client, error) {
+	opts, apiURL := githubOptions(base, hc)
+	if app := h.GitHubApp; app != nil {
+		tr, err := installationTransport(apiURL, app, hc.Transport)
+		if err != nil {
+			return nil, fmt.Errorf("git host %s: GitHub App %d: %w", base.Redacted(), app.AppID, err)
+		}
+		opts = append(opts, github.WithTransport(tr))
+	} else {
+		// Sent as "Authorization: Bearer <token>", which GitHub takes for
+		// classic and fine-grained personal access tokens alike.
+		opts = append(opts, github.WithAuthToken(h.Token))
+	}
+	client, err := github.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("git host %s: %w", base.Redacted(), err)
+	}
+	return client, nil
+}
+
+// githubOptions are the go-github options of the API at base, and the API's
+// URL.
+func githubOptions(base *url.URL, hc *http.Client) ([]github.ClientOptionsFunc, string) {
 	// github.com's API is on api.github.com, which go-github defaults to.
 	// Any other host is GitHub Enterprise: Server's API is under
 	// <URL>/api/v3/; an API host of its own (GHE.com data residency:
@@ -66,18 +88,32 @@ func newGitHubClient(base *url.URL, h Host, hc *http.Client) (*github.Client, er
 			apiURL = base.String()
 		}
 	}
-	if app := h.GitHubApp; app != nil {
-		tr, err := installationTransport(apiURL, app, hc.Transport)
-		if err != nil {
-			return nil, fmt.Errorf("git host %s: GitHub App %d: %w", base.Redacted(), app.AppID, err)
-		}
-		opts = append(opts, github.WithTransport(tr))
-	} else {
-		// Sent as "Authorization: Bearer <token>", which GitHub takes for
-		// classic and fine-grained personal access tokens alike.
-		opts = append(opts, github.WithAuthToken(h.Token))
+	return opts, apiURL
+}
+
+// NewGitHubAppClient returns a go-github client of h (type github, with a
+// GitHub App) that authenticates as the App itself (a JWT signed with its
+// key), for what its installation may not read, such as GET /app. It makes
+// no request.
+func NewGitHubAppClient(h Host, hc *http.Client) (*github.Client, error) {
+	base, hc, err := CheckHost(h, hc)
+	if err != nil {
+		return nil, err
 	}
-	client, err := github.NewClient(opts...)
+	if h.Type != GitHub || h.GitHubApp == nil {
+		return nil, fmt.Errorf("git host %s: not a GitHub App", base.Redacted())
+	}
+	opts, _ := githubOptions(base, hc)
+	tr := hc.Transport
+	if tr == nil {
+		tr = http.DefaultTransport
+	}
+	atr, err := ghinstallation.NewAppsTransport(tr, h.GitHubApp.AppID, h.GitHubApp.PrivateKey)
+	if err != nil {
+		// The parse error names no key material.
+		return nil, fmt.Errorf("git host %s: GitHub App %d: private key: %w", base.Redacted(), h.GitHubApp.AppID, err)
+	}
+	client, err := github.NewClient(append(opts, github.WithTransport(atr))...)
 	if err != nil {
 		return nil, fmt.Errorf("git host %s: %w", base.Redacted(), err)
 	}

@@ -39,8 +39,15 @@ func cloudRepo(owner, repo string) (string, error) {
 
 // cloudPullRequest is the part of a pull request read.
 type cloudPullRequest struct {
-	ID    int64  `json:"id"`
-	State string `json:"state"` // OPEN, MERGED, DECLINED, SUPERSEDED
+	ID     int64  `json:"id"`
+	State  string `json:"state"` // OPEN, MERGED, DECLINED, SUPERSEDED
+	Author struct {
+		UUID        string `json:"uuid"`
+		DisplayName string `json:"display_name"`
+	} `json:"author"`
+	// Source.Commit.Hash is abbreviated (12 hex digits) in pull requests.
+	Source      cloudEnd `json:"source"`
+	Destination cloudEnd `json:"destination"`
 	// UpdatedOn is the closing time of a merged or declined one: the API
 	// has no closed_on, and a closed pull request is rarely updated.
 	UpdatedOn time.Time `json:"updated_on"`
@@ -51,8 +58,21 @@ type cloudPullRequest struct {
 	} `json:"links"`
 }
 
+// cloudEnd is a pull request's source or destination.
+type cloudEnd struct {
+	Branch struct {
+		Name string `json:"name"`
+	} `json:"branch"`
+	Commit struct {
+		Hash string `json:"hash"`
+	} `json:"commit"`
+	Repository struct {
+		UUID string `json:"uuid"`
+	} `json:"repository"`
+}
+
 func (p cloudPullRequest) pullRequest() PullRequest {
-	pr := PullRequest{Number: p.ID, URL: p.Links.HTML.Href, State: Open}
+	pr := PullRequest{Number: p.ID, URL: p.Links.HTML.Href, State: Open, Head: p.Source.Commit.Hash}
 	switch p.State {
 	case "MERGED":
 		pr.State, pr.ClosedAt = Merged, p.UpdatedOn
@@ -98,18 +118,26 @@ func (c *BitbucketCloud) Propose(ctx context.Context, ch Change) (PullRequest, e
 	if err != nil {
 		return PullRequest{}, fmt.Errorf("bitbucket-cloud: POST %s/src: %w", repo, err)
 	}
-	if _, err := c.b.call(ctx, http.MethodPost, repo+"/src", contentType, form, nil); err != nil {
+	head, err := c.commit(ctx, repo+"/src", contentType, form)
+	if err != nil {
 		return PullRequest{}, err
 	}
-	open, err := c.find(ctx, repo, branch, "OPEN")
+	me, err := c.self(ctx)
+	if err != nil {
+		return PullRequest{}, err
+	}
+	cands, err := c.find(ctx, repo, branch, "OPEN")
 	if err != nil {
 		return PullRequest{}, err
 	}
 	var pr cloudPullRequest
-	if open != nil {
-		_, err = c.b.callJSON(ctx, http.MethodPut, fmt.Sprintf("%s/pullrequests/%d", repo, open.ID),
+	if open := own(me, cands); open != nil {
+		_, err = c.b.callJSON(ctx, http.MethodPut, fmt.Sprintf("%s/pullrequests/%d", repo, open.pr.Number),
 			map[string]string{"title": ch.Title, "description": ch.Body}, &pr)
 	} else {
+		if err := occupied(me, branch, ch.Base, cands); err != nil {
+			return PullRequest{}, fmt.Errorf("bitbucket-cloud: %s: %w", repo, err)
+		}
 		_, err = c.b.callJSON(ctx, http.MethodPost, repo+"/pullrequests", map[string]any{
 			"title": ch.Title, "description": ch.Body,
 			"source":      map[string]any{"branch": map[string]string{"name": branch}},
@@ -119,23 +147,60 @@ func (c *BitbucketCloud) Propose(ctx context.Context, ch Change) (PullRequest, e
 	if err != nil {
 		return PullRequest{}, err
 	}
-	return pr.pullRequest(), nil
+	p := pr.pullRequest()
+	p.Head = head
+	return p, nil
 }
 
-// find is the newest pull request from branch in one of states, nil when
-// there is none.
-func (c *BitbucketCloud) find(ctx context.Context, repo, branch string, states ...string) (*cloudPullRequest, error) {
-	q := url.Values{"q": {fmt.Sprintf("source.branch.name=%q", branch)}, "state": states, "sort": {"-created_on"}, "pagelen": {"1"}}
+// commit posts the form to path (POST .../src) and returns the commit
+// made, which the answer's Location names (.../commit/<hash>).
+func (c *BitbucketCloud) commit(ctx context.Context, path, contentType string, form []byte) (string, error) {
+	op := c.b.op(http.MethodPost, path)
+	resp, data, err := c.b.send(ctx, http.MethodPost, path, contentType, form, maxAnswerBytes)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode/100 != 2 {
+		return "", c.b.classify(op, resp, data, nil, c.b.token)
+	}
+	_, hash, ok := strings.Cut(resp.Header.Get("Location"), "/commit/")
+	if !ok || hash == "" || strings.Contains(hash, "/") {
+		return "", fmt.Errorf("%s: the answer's Location %q names no commit", op, resp.Header.Get("Location"))
+	}
+	return hash, nil
+}
+
+// self is the token's account UUID (GET /2.0/user), once per host and
+// token.
+func (c *BitbucketCloud) self(ctx context.Context) (string, error) {
+	return identity(c.b.api, c.b.token, func() (string, error) {
+		var u struct {
+			UUID string `json:"uuid"`
+		}
+		if _, err := c.b.call(ctx, http.MethodGet, "/2.0/user", "", nil, &u); err != nil {
+			return "", err
+		}
+		return u.UUID, nil
+	})
+}
+
+// find are the pull requests from a branch named branch (of the
+// repository or of a fork) in one of states, newest first, the newest 50.
+func (c *BitbucketCloud) find(ctx context.Context, repo, branch string, states ...string) ([]candidate, error) {
+	q := url.Values{"q": {fmt.Sprintf("source.branch.name=%q", branch)}, "state": states, "sort": {"-created_on"}, "pagelen": {"50"}}
 	var page struct {
 		Values []cloudPullRequest `json:"values"`
 	}
 	if _, err := c.b.call(ctx, http.MethodGet, repo+"/pullrequests?"+q.Encode(), "", nil, &page); err != nil {
 		return nil, err
 	}
-	if len(page.Values) == 0 {
-		return nil, nil
+	cands := make([]candidate, 0, len(page.Values))
+	for _, p := range page.Values {
+		src, dst := p.Source.Repository.UUID, p.Destination.Repository.UUID
+		cands = append(cands, candidate{pr: p.pullRequest(), author: p.Author.UUID, authorName: p.Author.DisplayName,
+			sameRepo: src != "" && src == dst, base: p.Destination.Branch.Name})
 	}
-	return &page.Values[0], nil
+	return cands, nil
 }
 
 func (c *BitbucketCloud) Last(ctx context.Context, owner, repo, key string) (*PullRequest, error) {
@@ -147,13 +212,16 @@ func (c *BitbucketCloud) Last(ctx context.Context, owner, repo, key string) (*Pu
 	if err != nil {
 		return nil, err
 	}
-	// Without state the API lists open pull requests only.
-	p, err := c.find(ctx, path, branch, "OPEN", "MERGED", "DECLINED", "SUPERSEDED")
-	if err != nil || p == nil {
+	me, err := c.self(ctx)
+	if err != nil {
 		return nil, err
 	}
-	pr := p.pullRequest()
-	return &pr, nil
+	// Without state the API lists open pull requests only.
+	cands, err := c.find(ctx, path, branch, "OPEN", "MERGED", "DECLINED", "SUPERSEDED")
+	if err != nil {
+		return nil, err
+	}
+	return last(me, cands), nil
 }
 
 func (c *BitbucketCloud) File(ctx context.Context, owner, repo, ref, path string) ([]byte, error) {

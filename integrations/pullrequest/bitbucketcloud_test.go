@@ -2,6 +2,7 @@ package pullrequest_test
 
 import (
 	"errors"
+	"fmt"
 	"mime"
 	"mime/multipart"
 	"net/http"
@@ -59,7 +60,23 @@ func formFields(want map[string]string) func(*testing.T, *http.Request, []byte) 
 	}
 }
 
-const bbcOpenQuery = `q=source.branch.name="` + prBranch + `"&state=OPEN&sort=-created_on&pagelen=1`
+const bbcOpenQuery = `q=source.branch.name="` + prBranch + `"&state=OPEN&sort=-created_on&pagelen=50`
+
+// bbcUser answers GET /2.0/user: the token is account {cw}'s.
+var bbcUser = exchange{method: "GET", path: "/2.0/user", status: 200, body: `{"uuid":"{cw}","display_name":"claimwarden"}`}
+
+// bbcPR is a pull request as Bitbucket Cloud lists it, from prBranch: its
+// source repository is the destination ({r}) or a fork ({fork}); author is
+// its author's UUID.
+func bbcPR(id int, state, author string, fork bool, dest, extra string) string {
+	source := "{r}"
+	if fork {
+		source = "{fork}"
+	}
+	return fmt.Sprintf(`{"id":%d,"state":%q,"links":{"html":{"href":"https://bitbucket.org/acme/shop/pull-requests/%d"}},"author":{"uuid":%q,"display_name":"name of %s"},`+
+		`"source":{"branch":{"name":%q},"commit":{"hash":"head%d"},"repository":{"uuid":%q}},"destination":{"branch":{"name":%q},"repository":{"uuid":"{r}"}}%s}`,
+		id, state, id, author, author, prBranch, id, source, dest, extra)
+}
 
 // bbcCommit: main's head, the branch's lookup (answering branchStatus),
 // its deletion when it exists, then the one commit with both files.
@@ -82,15 +99,17 @@ func bbcCommit(branchStatus int) []exchange {
 
 func TestBitbucketCloudOpensPullRequest(t *testing.T) {
 	want := append(bbcCommit(404),
-		exchange{method: "GET", path: bbcRepo + "/pullrequests", query: bbcOpenQuery, status: 200, body: `{"pagelen":1,"values":[]}`},
+		bbcUser,
+		exchange{method: "GET", path: bbcRepo + "/pullrequests", query: bbcOpenQuery, status: 200,
+			body: `{"values":[` + bbcPR(14, "OPEN", "{cw}", true, "main", "") + "," + bbcPR(13, "OPEN", "{m}", false, "release", "") + `]}`},
 		exchange{method: "POST", path: bbcRepo + "/pullrequests", status: 201,
 			body: `{"id":12,"state":"OPEN","links":{"html":{"href":"https://bitbucket.org/acme/shop/pull-requests/12"}}}`,
 			check: jsonFields(map[string]any{"title": "Grow shop/web data to 20Gi", "description": "data-web-0 is 91% full.",
 				"source": map[string]any{"branch": map[string]any{"name": prBranch}}, "destination": map[string]any{"branch": map[string]any{"name": "main"}}})},
 	)
 	pr, err := bbcProposer(t, serveBBC(t, want...)).Propose(t.Context(), change("acme"))
-	if err != nil || pr.Number != 12 || pr.State != pullrequest.Open || pr.URL != "https://bitbucket.org/acme/shop/pull-requests/12" {
-		t.Fatalf("Propose: %+v, %v; want open pull request 12", pr, err)
+	if err != nil || pr.Number != 12 || pr.State != pullrequest.Open || pr.URL != "https://bitbucket.org/acme/shop/pull-requests/12" || pr.Head != "c2" {
+		t.Fatalf("Propose: %+v, %v; want open pull request 12 at c2", pr, err)
 	}
 }
 
@@ -98,36 +117,55 @@ func TestBitbucketCloudOpensPullRequest(t *testing.T) {
 // open pull request is updated.
 func TestBitbucketCloudUpdatesOpenPullRequest(t *testing.T) {
 	want := append(bbcCommit(200),
-		exchange{method: "GET", path: bbcRepo + "/pullrequests", query: bbcOpenQuery, status: 200, body: `{"values":[{"id":12,"state":"OPEN"}]}`},
+		bbcUser,
+		exchange{method: "GET", path: bbcRepo + "/pullrequests", query: bbcOpenQuery, status: 200,
+			body: `{"values":[` + bbcPR(14, "OPEN", "{m}", true, "main", "") + "," + bbcPR(12, "OPEN", "{cw}", false, "main", "") + `]}`},
 		exchange{method: "PUT", path: bbcRepo + "/pullrequests/12", status: 200, body: `{"id":12,"state":"OPEN"}`,
 			check: jsonFields(map[string]any{"title": "Grow shop/web data to 20Gi", "description": "data-web-0 is 91% full."})},
 	)
 	pr, err := bbcProposer(t, serveBBC(t, want...)).Propose(t.Context(), change("acme"))
-	if err != nil || pr.Number != 12 || pr.State != pullrequest.Open {
-		t.Fatalf("Propose: %+v, %v; want pull request 12 updated", pr, err)
+	if err != nil || pr.Number != 12 || pr.State != pullrequest.Open || pr.Head != "c2" {
+		t.Fatalf("Propose: %+v, %v; want pull request 12 updated, at c2", pr, err)
 	}
 }
 
+// Another user's open pull request from the repository's own branch of
+// that name, to the same destination, is neither edited nor duplicated:
+// the error names it.
+func TestBitbucketCloudLeavesAnotherUsersPullRequest(t *testing.T) {
+	want := append(bbcCommit(200), bbcUser,
+		exchange{method: "GET", path: bbcRepo + "/pullrequests", query: bbcOpenQuery, status: 200, body: `{"values":[` + bbcPR(13, "OPEN", "{m}", false, "main", "") + `]}`},
+	)
+	_, err := bbcProposer(t, serveBBC(t, want...)).Propose(t.Context(), change("acme"))
+	noSecret(t, err, bbcToken, "https://bitbucket.org/acme/shop/pull-requests/13", `opened by "name of {m}"`)
+}
+
+// Last is the newest pull request of the branch that claimwarden opened:
+// neither a fork's (declined or open) nor another user's counts.
 func TestBitbucketCloudLast(t *testing.T) {
 	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	on := `,"updated_on":"2026-03-01T10:00:00.000000+00:00"`
+	declined := &pullrequest.PullRequest{Number: 5, State: pullrequest.Closed, ClosedAt: at, Head: "head5"}
 	cases := []struct {
 		name, body string
 		want       *pullrequest.PullRequest
 	}{
 		{"none", `{"values":[]}`, nil},
-		{"open", `{"values":[{"id":3,"state":"OPEN","updated_on":"2026-02-01T10:00:00.000000+00:00"}]}`, &pullrequest.PullRequest{Number: 3, State: pullrequest.Open}},
-		{"merged", `{"values":[{"id":4,"state":"MERGED","updated_on":"2026-03-01T10:00:00.000000+00:00"}]}`, &pullrequest.PullRequest{Number: 4, State: pullrequest.Merged, ClosedAt: at}},
-		{"declined", `{"values":[{"id":5,"state":"DECLINED","updated_on":"2026-03-01T10:00:00.000000+00:00"}]}`, &pullrequest.PullRequest{Number: 5, State: pullrequest.Closed, ClosedAt: at}},
+		{"open", `{"values":[` + bbcPR(3, "OPEN", "{cw}", false, "main", `,"updated_on":"2026-02-01T10:00:00.000000+00:00"`) + `]}`, &pullrequest.PullRequest{Number: 3, State: pullrequest.Open, Head: "head3"}},
+		{"merged", `{"values":[` + bbcPR(4, "MERGED", "{cw}", false, "main", on) + `]}`, &pullrequest.PullRequest{Number: 4, State: pullrequest.Merged, ClosedAt: at, Head: "head4"}},
+		{"declined", `{"values":[` + bbcPR(5, "DECLINED", "{cw}", false, "main", on) + `]}`, declined},
+		{"a fork's and another user's", `{"values":[` + bbcPR(7, "DECLINED", "{cw}", true, "main", on) + "," + bbcPR(6, "OPEN", "{m}", false, "main", "") + `]}`, nil},
+		{"claimwarden's behind them", `{"values":[` + bbcPR(7, "DECLINED", "{m}", true, "main", on) + "," + bbcPR(5, "DECLINED", "{cw}", false, "main", on) + `]}`, declined},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := serveBBC(t, exchange{method: "GET", path: bbcRepo + "/pullrequests", status: 200, body: tc.body,
-				query: `q=source.branch.name="` + prBranch + `"&state=OPEN&state=MERGED&state=DECLINED&state=SUPERSEDED&sort=-created_on&pagelen=1`})
+			s := serveBBC(t, bbcUser, exchange{method: "GET", path: bbcRepo + "/pullrequests", status: 200, body: tc.body,
+				query: `q=source.branch.name="` + prBranch + `"&state=OPEN&state=MERGED&state=DECLINED&state=SUPERSEDED&sort=-created_on&pagelen=50`})
 			got, err := bbcProposer(t, s).Last(t.Context(), "acme", "shop", prKey)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if (got == nil) != (tc.want == nil) || (got != nil && (got.Number != tc.want.Number || got.State != tc.want.State || !got.ClosedAt.Equal(tc.want.ClosedAt))) {
+			if (got == nil) != (tc.want == nil) || (got != nil && (got.Number != tc.want.Number || got.State != tc.want.State || !got.ClosedAt.Equal(tc.want.ClosedAt) || got.Head != tc.want.Head)) {
 				t.Errorf("Last = %+v, want %+v", got, tc.want)
 			}
 		})

@@ -40,15 +40,31 @@ type serverPullRequest struct {
 	Version    int64  `json:"version"`
 	State      string `json:"state"`      // OPEN, MERGED, DECLINED
 	ClosedDate int64  `json:"closedDate"` // milliseconds since the epoch
-	Links      struct {
+	Author     struct {
+		User struct {
+			Name string `json:"name"`
+		} `json:"user"`
+	} `json:"author"`
+	FromRef serverRef `json:"fromRef"`
+	ToRef   serverRef `json:"toRef"`
+	Links   struct {
 		Self []struct {
 			Href string `json:"href"`
 		} `json:"self"`
 	} `json:"links"`
 }
 
+// serverRef is a pull request's fromRef or toRef.
+type serverRef struct {
+	DisplayID    string `json:"displayId"`
+	LatestCommit string `json:"latestCommit"`
+	Repository   struct {
+		ID int64 `json:"id"`
+	} `json:"repository"`
+}
+
 func (p serverPullRequest) pullRequest() PullRequest {
-	pr := PullRequest{Number: p.ID, State: Open}
+	pr := PullRequest{Number: p.ID, State: Open, Head: p.FromRef.LatestCommit}
 	if len(p.Links.Self) > 0 {
 		pr.URL = p.Links.Self[0].Href
 	}
@@ -119,15 +135,22 @@ func (s *BitbucketServer) Propose(ctx context.Context, c Change) (PullRequest, e
 		}
 		head = made.ID
 	}
-	open, err := s.find(ctx, api, branch, "OPEN")
+	me, err := s.self(ctx)
+	if err != nil {
+		return PullRequest{}, err
+	}
+	cands, err := s.find(ctx, api, branch, "OPEN")
 	if err != nil {
 		return PullRequest{}, err
 	}
 	var pr serverPullRequest
-	if open != nil {
-		_, err = s.b.callJSON(ctx, http.MethodPut, api+"/pull-requests/"+strconv.FormatInt(open.ID, 10),
-			map[string]any{"title": c.Title, "description": c.Body, "version": open.Version}, &pr)
+	if open := own(me, cands); open != nil {
+		_, err = s.b.callJSON(ctx, http.MethodPut, api+"/pull-requests/"+strconv.FormatInt(open.pr.Number, 10),
+			map[string]any{"title": c.Title, "description": c.Body, "version": open.version}, &pr)
 	} else {
+		if err := occupied(me, branch, c.Base, cands); err != nil {
+			return PullRequest{}, fmt.Errorf("bitbucket-server: %s: %w", api, err)
+		}
 		_, err = s.b.callJSON(ctx, http.MethodPost, api+"/pull-requests", map[string]any{
 			"title": c.Title, "description": c.Body,
 			"fromRef": map[string]string{"id": "refs/heads/" + branch}, "toRef": map[string]string{"id": "refs/heads/" + c.Base},
@@ -136,22 +159,53 @@ func (s *BitbucketServer) Propose(ctx context.Context, c Change) (PullRequest, e
 	if err != nil {
 		return PullRequest{}, err
 	}
-	return pr.pullRequest(), nil
+	p := pr.pullRequest()
+	p.Head = head
+	return p, nil
 }
 
-// find is the newest pull request from branch in state, nil when none.
-func (s *BitbucketServer) find(ctx context.Context, api, branch, state string) (*serverPullRequest, error) {
-	q := url.Values{"at": {"refs/heads/" + branch}, "state": {state}, "direction": {"OUTGOING"}, "order": {"NEWEST"}, "limit": {"1"}}
+// self is the token's user name, once per instance and token: the
+// X-AUSERNAME header Bitbucket Server answers authenticated requests with,
+// else the body of /plugins/servlet/applinks/whoami, which is that name.
+func (s *BitbucketServer) self(ctx context.Context) (string, error) {
+	return identity(s.b.api, s.b.token, func() (string, error) {
+		const path = "/plugins/servlet/applinks/whoami"
+		op := s.b.op(http.MethodGet, path)
+		resp, data, err := s.b.send(ctx, http.MethodGet, path, "", nil, 1024)
+		if err != nil {
+			return "", err
+		}
+		if resp.StatusCode/100 != 2 {
+			return "", s.b.classify(op, resp, data, nil, s.b.token)
+		}
+		if name := resp.Header.Get("X-AUSERNAME"); name != "" {
+			return name, nil
+		}
+		name := strings.TrimSpace(string(data))
+		if len(data) > 1024 || strings.ContainsAny(name, "\r\n<") {
+			return "", fmt.Errorf("%s: the answer is no user name", op)
+		}
+		return name, nil
+	})
+}
+
+// find are the pull requests from the repository's own branch (direction
+// OUTGOING lists no fork's) in state, newest first, the newest 50.
+func (s *BitbucketServer) find(ctx context.Context, api, branch, state string) ([]candidate, error) {
+	q := url.Values{"at": {"refs/heads/" + branch}, "state": {state}, "direction": {"OUTGOING"}, "order": {"NEWEST"}, "limit": {"50"}}
 	var page struct {
 		Values []serverPullRequest `json:"values"`
 	}
 	if _, err := s.b.call(ctx, http.MethodGet, api+"/pull-requests?"+q.Encode(), "", nil, &page); err != nil {
 		return nil, err
 	}
-	if len(page.Values) == 0 {
-		return nil, nil
+	cands := make([]candidate, 0, len(page.Values))
+	for _, p := range page.Values {
+		from, to := p.FromRef.Repository.ID, p.ToRef.Repository.ID
+		cands = append(cands, candidate{pr: p.pullRequest(), author: p.Author.User.Name, authorName: p.Author.User.Name,
+			sameRepo: from != 0 && from == to, base: p.ToRef.DisplayID, version: p.Version})
 	}
-	return &page.Values[0], nil
+	return cands, nil
 }
 
 func (s *BitbucketServer) Last(ctx context.Context, owner, repo, key string) (*PullRequest, error) {
@@ -163,12 +217,15 @@ func (s *BitbucketServer) Last(ctx context.Context, owner, repo, key string) (*P
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.find(ctx, "/rest/api/1.0"+r, branch, "ALL")
-	if err != nil || p == nil {
+	me, err := s.self(ctx)
+	if err != nil {
 		return nil, err
 	}
-	pr := p.pullRequest()
-	return &pr, nil
+	cands, err := s.find(ctx, "/rest/api/1.0"+r, branch, "ALL")
+	if err != nil {
+		return nil, err
+	}
+	return last(me, cands), nil
 }
 
 func (s *BitbucketServer) File(ctx context.Context, owner, repo, ref, path string) ([]byte, error) {

@@ -2,6 +2,7 @@ package pullrequest_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -47,56 +48,104 @@ func bbsCommits(deleteStatus int) []exchange {
 	}
 }
 
-const bbsOpenQuery = "at=refs/heads/" + prBranch + "&state=OPEN&direction=OUTGOING&order=NEWEST&limit=1"
+const bbsOpenQuery = "at=refs/heads/" + prBranch + "&state=OPEN&direction=OUTGOING&order=NEWEST&limit=50"
+
+// bbsUser answers the user name of the token: claimwarden-bot (in its
+// X-AUSERNAME, as every authenticated answer, and its body).
+var bbsUser = exchange{method: "GET", path: "/plugins/servlet/applinks/whoami", status: 200, body: "claimwarden-bot",
+	header: map[string]string{"Content-Type": "text/plain", "X-AUSERNAME": "claimwarden-bot"}}
+
+// Without X-AUSERNAME, the user name is whoami's body.
+func TestBitbucketServerIdentityFromWhoami(t *testing.T) {
+	s := serveBBS(t, exchange{method: "GET", path: "/plugins/servlet/applinks/whoami", status: 200, body: "claimwarden-bot\n",
+		header: map[string]string{"Content-Type": "text/plain"}},
+		exchange{method: "GET", path: bbsRepo + "/pull-requests", status: 200, body: `{"values":[` + bbsPR(5, "OPEN", "claimwarden-bot", false, "main", "") + `]}`,
+			query: "at=refs/heads/" + prBranch + "&state=ALL&direction=OUTGOING&order=NEWEST&limit=50"})
+	if got, err := bbsProposer(t, s).Last(t.Context(), "SHOP", "shop", prKey); err != nil || got == nil || got.Number != 5 {
+		t.Errorf("Last = %+v, %v; want 5", got, err)
+	}
+}
+
+// bbsPR is a pull request as Bitbucket Server lists it, from prBranch: its
+// fromRef's repository is the toRef's (1) or a fork (99); author is its
+// author's user name.
+func bbsPR(id int, state, author string, fork bool, to, extra string) string {
+	from := 1
+	if fork {
+		from = 99
+	}
+	return fmt.Sprintf(`{"id":%d,"version":3,"state":%q,"author":{"user":{"name":%q}},"links":{"self":[{"href":"https://git.example.com/projects/SHOP/repos/shop/pull-requests/%d"}]},`+
+		`"fromRef":{"displayId":%q,"latestCommit":"head%d","repository":{"id":%d}},"toRef":{"displayId":%q,"repository":{"id":1}}%s}`,
+		id, state, author, id, prBranch, id, from, to, extra)
+}
 
 func TestBitbucketServerOpensPullRequest(t *testing.T) {
-	want := append(bbsCommits(404),
-		exchange{method: "GET", path: bbsRepo + "/pull-requests", query: bbsOpenQuery, status: 200, body: `{"values":[],"isLastPage":true}`},
+	want := append(bbsCommits(404), bbsUser,
+		exchange{method: "GET", path: bbsRepo + "/pull-requests", query: bbsOpenQuery, status: 200,
+			body: `{"values":[` + bbsPR(9, "OPEN", "claimwarden-bot", true, "main", "") + "," + bbsPR(7, "OPEN", "mallory", false, "release", "") + `],"isLastPage":true}`},
 		exchange{method: "POST", path: bbsRepo + "/pull-requests", status: 201,
 			body: `{"id":8,"version":0,"state":"OPEN","links":{"self":[{"href":"https://git.example.com/projects/SHOP/repos/shop/pull-requests/8"}]}}`,
 			check: jsonFields(map[string]any{"title": "Grow shop/web data to 20Gi", "description": "data-web-0 is 91% full.",
 				"fromRef": map[string]any{"id": "refs/heads/" + prBranch}, "toRef": map[string]any{"id": "refs/heads/main"}})},
 	)
 	pr, err := bbsProposer(t, serveBBS(t, want...)).Propose(t.Context(), change("SHOP"))
-	if err != nil || pr.Number != 8 || pr.State != pullrequest.Open || pr.URL != "https://git.example.com/projects/SHOP/repos/shop/pull-requests/8" {
-		t.Fatalf("Propose: %+v, %v; want open pull request 8", pr, err)
+	if err != nil || pr.Number != 8 || pr.State != pullrequest.Open || pr.URL != "https://git.example.com/projects/SHOP/repos/shop/pull-requests/8" || pr.Head != "c2" {
+		t.Fatalf("Propose: %+v, %v; want open pull request 8 at c2", pr, err)
 	}
 }
 
 // The open pull request is updated with the version Bitbucket requires.
 func TestBitbucketServerUpdatesOpenPullRequest(t *testing.T) {
-	want := append(bbsCommits(204),
-		exchange{method: "GET", path: bbsRepo + "/pull-requests", query: bbsOpenQuery, status: 200, body: `{"values":[{"id":8,"version":3,"state":"OPEN"}]}`},
+	want := append(bbsCommits(204), bbsUser,
+		exchange{method: "GET", path: bbsRepo + "/pull-requests", query: bbsOpenQuery, status: 200,
+			body: `{"values":[` + bbsPR(9, "OPEN", "mallory", true, "main", "") + "," + bbsPR(8, "OPEN", "Claimwarden-Bot", false, "main", "") + `]}`},
 		exchange{method: "PUT", path: bbsRepo + "/pull-requests/8", status: 200, body: `{"id":8,"version":4,"state":"OPEN"}`,
 			check: jsonFields(map[string]any{"title": "Grow shop/web data to 20Gi", "description": "data-web-0 is 91% full.", "version": 3})},
 	)
 	pr, err := bbsProposer(t, serveBBS(t, want...)).Propose(t.Context(), change("SHOP"))
-	if err != nil || pr.Number != 8 || pr.State != pullrequest.Open {
-		t.Fatalf("Propose: %+v, %v; want pull request 8 updated", pr, err)
+	if err != nil || pr.Number != 8 || pr.State != pullrequest.Open || pr.Head != "c2" {
+		t.Fatalf("Propose: %+v, %v; want pull request 8 updated, at c2", pr, err)
 	}
 }
 
+// Another user's open pull request from the repository's own branch of
+// that name, to the same branch, is neither edited nor duplicated
+// (Bitbucket takes one per source and target): the error names it.
+func TestBitbucketServerLeavesAnotherUsersPullRequest(t *testing.T) {
+	want := append(bbsCommits(204), bbsUser,
+		exchange{method: "GET", path: bbsRepo + "/pull-requests", query: bbsOpenQuery, status: 200, body: `{"values":[` + bbsPR(7, "OPEN", "mallory", false, "main", "") + `]}`},
+	)
+	_, err := bbsProposer(t, serveBBS(t, want...)).Propose(t.Context(), change("SHOP"))
+	noSecret(t, err, bbsToken, "https://git.example.com/projects/SHOP/repos/shop/pull-requests/7", `opened by "mallory"`)
+}
+
+// Last is the newest pull request of the branch that claimwarden opened:
+// another user's does not count, nor a fork's (which direction OUTGOING
+// does not list, and which is checked still).
 func TestBitbucketServerLast(t *testing.T) {
 	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-	ms := "1772359200000" // at, in milliseconds
+	ms := `,"closedDate":1772359200000` // at, in milliseconds
+	declined := &pullrequest.PullRequest{Number: 5, State: pullrequest.Closed, ClosedAt: at, Head: "head5"}
 	cases := []struct {
 		name, body string
 		want       *pullrequest.PullRequest
 	}{
 		{"none", `{"values":[]}`, nil},
-		{"open", `{"values":[{"id":3,"state":"OPEN"}]}`, &pullrequest.PullRequest{Number: 3, State: pullrequest.Open}},
-		{"merged", `{"values":[{"id":4,"state":"MERGED","closedDate":` + ms + `}]}`, &pullrequest.PullRequest{Number: 4, State: pullrequest.Merged, ClosedAt: at}},
-		{"declined", `{"values":[{"id":5,"state":"DECLINED","closedDate":` + ms + `}]}`, &pullrequest.PullRequest{Number: 5, State: pullrequest.Closed, ClosedAt: at}},
+		{"open", `{"values":[` + bbsPR(3, "OPEN", "claimwarden-bot", false, "main", "") + `]}`, &pullrequest.PullRequest{Number: 3, State: pullrequest.Open, Head: "head3"}},
+		{"merged", `{"values":[` + bbsPR(4, "MERGED", "claimwarden-bot", false, "main", ms) + `]}`, &pullrequest.PullRequest{Number: 4, State: pullrequest.Merged, ClosedAt: at, Head: "head4"}},
+		{"declined", `{"values":[` + bbsPR(5, "DECLINED", "claimwarden-bot", false, "main", ms) + `]}`, declined},
+		{"a fork's and another user's", `{"values":[` + bbsPR(7, "DECLINED", "claimwarden-bot", true, "main", ms) + "," + bbsPR(6, "OPEN", "mallory", false, "main", "") + `]}`, nil},
+		{"claimwarden's behind them", `{"values":[` + bbsPR(7, "DECLINED", "mallory", false, "main", ms) + "," + bbsPR(5, "DECLINED", "claimwarden-bot", false, "main", ms) + `]}`, declined},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := serveBBS(t, exchange{method: "GET", path: bbsRepo + "/pull-requests", status: 200, body: tc.body,
-				query: "at=refs/heads/" + prBranch + "&state=ALL&direction=OUTGOING&order=NEWEST&limit=1"})
+			s := serveBBS(t, bbsUser, exchange{method: "GET", path: bbsRepo + "/pull-requests", status: 200, body: tc.body,
+				query: "at=refs/heads/" + prBranch + "&state=ALL&direction=OUTGOING&order=NEWEST&limit=50"})
 			got, err := bbsProposer(t, s).Last(t.Context(), "SHOP", "shop", prKey)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if (got == nil) != (tc.want == nil) || (got != nil && (got.Number != tc.want.Number || got.State != tc.want.State || !got.ClosedAt.Equal(tc.want.ClosedAt))) {
+			if (got == nil) != (tc.want == nil) || (got != nil && (got.Number != tc.want.Number || got.State != tc.want.State || !got.ClosedAt.Equal(tc.want.ClosedAt) || got.Head != tc.want.Head)) {
 				t.Errorf("Last = %+v, want %+v", got, tc.want)
 			}
 		})

@@ -1,12 +1,14 @@
 package pullrequest
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 
 	"code.gitea.io/sdk/gitea"
 
@@ -48,28 +50,52 @@ func (g *Gitea) Propose(ctx context.Context, c Change) (PullRequest, error) {
 	if err != nil {
 		return PullRequest{}, err
 	}
-	_, resp, err := client.ChangeFiles(c.Owner, c.Repo, gitea.ChangeFilesOptions{
+	made, resp, err := client.ChangeFiles(c.Owner, c.Repo, gitea.ChangeFilesOptions{
 		Files: ops, Message: c.Message, Branch: c.Base, NewBranch: branch, ForcePush: true,
 	})
 	if err != nil {
 		return PullRequest{}, gitstatus.GiteaError(fmt.Sprintf("gitea: POST repos/%s/%s/contents", c.Owner, c.Repo), resp, err, g.Token)
 	}
-	open, err := g.find(client, c.Owner, c.Repo, branch, gitea.StateOpen)
+	if made.Commit == nil || made.Commit.SHA == "" {
+		return PullRequest{}, fmt.Errorf("gitea: POST repos/%s/%s/contents: the answer names no commit", c.Owner, c.Repo)
+	}
+	me, err := g.self(client)
 	if err != nil {
 		return PullRequest{}, err
 	}
-	if open != nil {
-		pr, resp, err := client.EditPullRequest(c.Owner, c.Repo, open.Index, gitea.EditPullRequestOption{Title: c.Title, Body: &c.Body})
-		if err != nil {
-			return PullRequest{}, gitstatus.GiteaError(fmt.Sprintf("gitea: PATCH repos/%s/%s/pulls/%d", c.Owner, c.Repo, open.Index), resp, err, g.Token)
-		}
-		return pullRequestOf(pr), nil
-	}
-	pr, resp, err := client.CreatePullRequest(c.Owner, c.Repo, gitea.CreatePullRequestOption{Head: branch, Base: c.Base, Title: c.Title, Body: c.Body})
+	cands, err := g.find(client, c.Owner, c.Repo, branch, gitea.StateOpen)
 	if err != nil {
-		return PullRequest{}, gitstatus.GiteaError(fmt.Sprintf("gitea: POST repos/%s/%s/pulls", c.Owner, c.Repo), resp, err, g.Token)
+		return PullRequest{}, err
 	}
-	return pullRequestOf(pr), nil
+	var pr *gitea.PullRequest
+	if open := own(me, cands); open != nil {
+		pr, resp, err = client.EditPullRequest(c.Owner, c.Repo, open.pr.Number, gitea.EditPullRequestOption{Title: c.Title, Body: &c.Body})
+		if err != nil {
+			return PullRequest{}, gitstatus.GiteaError(fmt.Sprintf("gitea: PATCH repos/%s/%s/pulls/%d", c.Owner, c.Repo, open.pr.Number), resp, err, g.Token)
+		}
+	} else {
+		if err := occupied(me, branch, c.Base, cands); err != nil {
+			return PullRequest{}, fmt.Errorf("gitea: repos/%s/%s: %w", c.Owner, c.Repo, err)
+		}
+		pr, resp, err = client.CreatePullRequest(c.Owner, c.Repo, gitea.CreatePullRequestOption{Head: branch, Base: c.Base, Title: c.Title, Body: c.Body})
+		if err != nil {
+			return PullRequest{}, gitstatus.GiteaError(fmt.Sprintf("gitea: POST repos/%s/%s/pulls", c.Owner, c.Repo), resp, err, g.Token)
+		}
+	}
+	p := pullRequestOf(pr)
+	p.Head = made.Commit.SHA
+	return p, nil
+}
+
+// self is the token's user ID (GET /user), once per instance and token.
+func (g *Gitea) self(client *gitea.Client) (string, error) {
+	return identity(g.Base.String(), g.Token, func() (string, error) {
+		u, resp, err := client.GetMyUserInfo()
+		if err != nil {
+			return "", gitstatus.GiteaError("gitea: GET user", resp, err, g.Token)
+		}
+		return strconv.FormatInt(u.ID, 10), nil
+	})
 }
 
 // operations are the file changes of c against its base: an update (with
@@ -100,18 +126,21 @@ func (g *Gitea) Last(ctx context.Context, owner, repo, key string) (*PullRequest
 	if err != nil {
 		return nil, err
 	}
-	pr, err := g.find(client, owner, repo, branch, gitea.StateAll)
-	if err != nil || pr == nil {
+	me, err := g.self(client)
+	if err != nil {
 		return nil, err
 	}
-	p := pullRequestOf(pr)
-	return &p, nil
+	cands, err := g.find(client, owner, repo, branch, gitea.StateAll)
+	if err != nil {
+		return nil, err
+	}
+	return last(me, cands), nil
 }
 
-// find is the newest (highest-numbered) pull request from branch in
-// state, nil when none is among the newest maxPages pages.
-func (g *Gitea) find(client *gitea.Client, owner, repo, branch string, state gitea.StateType) (*gitea.PullRequest, error) {
-	var newest *gitea.PullRequest
+// find are the pull requests from a branch named branch in state, newest
+// (highest-numbered) first, among the newest maxPages pages.
+func (g *Gitea) find(client *gitea.Client, owner, repo, branch string, state gitea.StateType) ([]candidate, error) {
+	var found []*gitea.PullRequest
 	for page := 1; page <= maxPages; page++ {
 		prs, resp, err := client.ListRepoPullRequests(owner, repo, gitea.ListPullRequestsOptions{
 			ListOptions: gitea.ListOptions{Page: page, PageSize: 50}, State: state,
@@ -120,15 +149,27 @@ func (g *Gitea) find(client *gitea.Client, owner, repo, branch string, state git
 			return nil, gitstatus.GiteaError(fmt.Sprintf("gitea: GET repos/%s/%s/pulls", owner, repo), resp, err, g.Token)
 		}
 		for _, pr := range prs {
-			if pr.Head != nil && pr.Head.Ref == branch && (newest == nil || pr.Index > newest.Index) {
-				newest = pr
+			if pr.Head != nil && pr.Head.Ref == branch {
+				found = append(found, pr)
 			}
 		}
 		if len(prs) < 50 {
 			break
 		}
 	}
-	return newest, nil
+	slices.SortFunc(found, func(a, b *gitea.PullRequest) int { return cmp.Compare(b.Index, a.Index) })
+	cands := make([]candidate, 0, len(found))
+	for _, pr := range found {
+		c := candidate{pr: pullRequestOf(pr), sameRepo: pr.Base != nil && pr.Head.RepoID != 0 && pr.Head.RepoID == pr.Base.RepoID}
+		if pr.Base != nil {
+			c.base = pr.Base.Ref
+		}
+		if pr.Poster != nil {
+			c.author, c.authorName = strconv.FormatInt(pr.Poster.ID, 10), pr.Poster.UserName
+		}
+		cands = append(cands, c)
+	}
+	return cands, nil
 }
 
 func (g *Gitea) File(ctx context.Context, owner, repo, ref, path string) ([]byte, error) {
@@ -191,6 +232,9 @@ func (g *Gitea) DefaultBranch(ctx context.Context, owner, repo string) (string, 
 
 func pullRequestOf(pr *gitea.PullRequest) PullRequest {
 	p := PullRequest{Number: pr.Index, URL: pr.HTMLURL, State: Open}
+	if pr.Head != nil {
+		p.Head = pr.Head.Sha
+	}
 	switch {
 	case pr.HasMerged:
 		p.State = Merged

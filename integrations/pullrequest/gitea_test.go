@@ -8,10 +8,12 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/claimwarden/claimwarden/test/fixtures"
 
 	"code.gitea.io/sdk/gitea"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/claimwarden/claimwarden/integrations/gitedit"
 	"github.com/claimwarden/claimwarden/integrations/gitstatus"
@@ -176,4 +178,157 @@ func prDiff(t *testing.T, sdk *gitea.Client, owner string, number int64) string 
 		t.Fatal(fmt.Errorf("pull request %d diff: %w", number, err))
 	}
 	return string(d)
+}
+
+// Only claimwarden's own pull requests are its, against a real Gitea
+// (issue 39): a fork's pull request from a branch of claimwarden's name,
+// closed or open, neither starts the cooldown nor is adopted; another
+// user's from the repository's own branch is not edited; and a commit
+// pushed on top of claimwarden's branch shows as a head that is not the
+// commit Propose made, and is gone once Propose rebuilds the branch.
+func TestGiteaOwnsOnlyItsPullRequests(t *testing.T) {
+	srv := giteasrv.StartT(t)
+	ctx := context.Background()
+	if _, err := srv.CreateRepo(ctx, "shop"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.PushCommit(ctx, "shop", map[string]string{"apps/web.yaml": manifest, "README.md": "shop\n"}, "web at 10Gi"); err != nil {
+		t.Fatal(err)
+	}
+	base, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := &http.Client{Transport: &http.Transport{Proxy: nil}}
+	p := &pullrequest.Gitea{Base: base, Token: srv.Token, HTTP: hc}
+	admin, err := gitea.NewClient(srv.URL, gitea.SetToken(srv.Token), gitea.SetHTTPClient(hc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mallory := otherUser(t, srv.URL, admin, hc, "mallory")
+	const key, branch = "autoresize/shop/web", "claimwarden/autoresize/shop/web"
+
+	// A fork with a branch of claimwarden's name: a pull request from it
+	// closed, another open, changing something else entirely.
+	if _, _, err := mallory.CreateFork(srv.User, "shop", gitea.CreateForkOption{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.CreateBranch(ctx, "mallory/shop", branch, "main"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.PushCommitTo(ctx, "mallory/shop", branch, map[string]string{"README.md": "mallory was here\n"}, "readme"); err != nil {
+		t.Fatal(err)
+	}
+	fromFork := gitea.CreatePullRequestOption{Head: "mallory:" + branch, Base: "main", Title: "Fix the readme"}
+	closedPR, _, err := mallory.CreatePullRequest(srv.User, "shop", fromFork)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := gitea.StateClosed
+	if _, _, err := mallory.EditPullRequest(srv.User, "shop", closedPR.Index, gitea.EditPullRequestOption{State: &closed}); err != nil {
+		t.Fatal(err)
+	}
+	if last, err := p.Last(ctx, srv.User, "shop", key); err != nil || last != nil {
+		t.Fatalf("with a fork's closed pull request: Last = %+v, %v; want none (no cooldown)", last, err)
+	}
+	openPR, _, err := mallory.CreatePullRequest(srv.User, "shop", fromFork)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last, err := p.Last(ctx, srv.User, "shop", key); err != nil || last != nil {
+		t.Fatalf("with a fork's open pull request: Last = %+v, %v; want none", last, err)
+	}
+	made, err := p.Propose(ctx, proposal(t, srv.User, "20Gi"))
+	if err != nil || made.Number == openPR.Index || made.Number == closedPR.Index || made.Head == "" {
+		t.Fatalf("Propose: %+v, %v; want a pull request of claimwarden's own, at its commit", made, err)
+	}
+	if pr, _, err := admin.GetPullRequest(srv.User, "shop", openPR.Index); err != nil || pr.Title != "Fix the readme" || pr.Body != "" {
+		t.Errorf("the fork's pull request became %q %q (%v); want it as mallory left it", pr.Title, pr.Body, err)
+	}
+	if last, err := p.Last(ctx, srv.User, "shop", key); err != nil || last == nil || last.Number != made.Number || last.Head != made.Head {
+		t.Fatalf("Last = %+v, %v; want %d at %s", last, err, made.Number, made.Head)
+	}
+
+	// Another user's pull request from the repository's own branch of
+	// another key's name: not edited, not duplicated, named.
+	const otherBranch = "claimwarden/autoresize/shop/db"
+	access := gitea.AccessModeWrite
+	if _, err := admin.AddCollaborator(srv.User, "shop", "mallory", gitea.AddCollaboratorOption{Permission: &access}); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.CreateBranch(ctx, "shop", otherBranch, "main"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.PushCommitTo(ctx, "shop", otherBranch, map[string]string{"README.md": "db\n"}, "readme"); err != nil {
+		t.Fatal(err)
+	}
+	theirs, _, err := mallory.CreatePullRequest(srv.User, "shop", gitea.CreatePullRequestOption{Head: otherBranch, Base: "main", Title: "Not claimwarden's"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := proposal(t, srv.User, "20Gi")
+	db.Key = "autoresize/shop/db"
+	if _, err := p.Propose(ctx, db); err == nil || !strings.Contains(err.Error(), theirs.HTMLURL) || !strings.Contains(err.Error(), `"mallory"`) {
+		t.Errorf("Propose beside mallory's pull request from the branch: %v; want an error naming it", err)
+	}
+	if pr, _, err := admin.GetPullRequest(srv.User, "shop", theirs.Index); err != nil || pr.Title != "Not claimwarden's" {
+		t.Errorf("mallory's pull request is titled %q (%v); want it as mallory left it", pr.Title, err)
+	}
+	if last, err := p.Last(ctx, srv.User, "shop", db.Key); err != nil || last != nil {
+		t.Errorf("Last of %s = %+v, %v; want none", db.Key, last, err)
+	}
+
+	// A commit pushed on top of claimwarden's branch: the head is no longer
+	// the commit claimwarden made; the next Propose rebuilds the branch.
+	foreign, err := srv.PushCommitTo(ctx, "shop", branch, map[string]string{"README.md": "pwned\n"}, "also this")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Gitea moves a pull request's head after a push asynchronously.
+	var seen string
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		last, err := p.Last(ctx, srv.User, "shop", key)
+		if err != nil || last == nil {
+			return false, err
+		}
+		seen = last.Head
+		return last.Head == foreign, nil
+	})
+	if err != nil {
+		t.Fatalf("the pull request's head is %s, want the pushed %s: %v", seen, foreign, err)
+	}
+	again, err := p.Propose(ctx, proposal(t, srv.User, "20Gi"))
+	if err != nil || again.Number != made.Number || again.Head == foreign || again.Head == made.Head {
+		t.Fatalf("Propose after the push: %+v, %v; want %d at a new commit", again, err, made.Number)
+	}
+	b, _, err := admin.GetRepoBranch(srv.User, "shop", branch)
+	if err != nil || b.Commit == nil || b.Commit.ID != again.Head {
+		t.Fatalf("branch %s: %+v, %v; want its head at %s", branch, b, err, again.Head)
+	}
+	if got, err := p.File(ctx, srv.User, "shop", branch, "README.md"); err != nil || string(got) != "shop\n" {
+		t.Errorf("README.md on the rebuilt branch: %q, %v; want the base's", got, err)
+	}
+}
+
+// otherUser creates user name (through the admin client) and returns a
+// client authenticating as them.
+func otherUser(t *testing.T, base string, admin *gitea.Client, hc *http.Client, name string) *gitea.Client {
+	t.Helper()
+	password, no := "pw-"+name+"-0123456789", false
+	if _, _, err := admin.AdminCreateUser(gitea.CreateUserOption{Username: name, Email: name + "@example.com", Password: password, MustChangePassword: &no}); err != nil {
+		t.Fatal(err)
+	}
+	basic, err := gitea.NewClient(base, gitea.SetBasicAuth(name, password), gitea.SetHTTPClient(hc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, _, err := basic.CreateAccessToken(gitea.CreateAccessTokenOption{Name: "test", Scopes: []gitea.AccessTokenScope{gitea.AccessTokenScopeAll}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := gitea.NewClient(base, gitea.SetToken(tok.Token), gitea.SetHTTPClient(hc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

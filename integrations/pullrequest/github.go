@@ -29,6 +29,12 @@ type GitHub struct {
 	Client *github.Client
 	// Token is scrubbed from errors; empty when a GitHub App authenticates.
 	Token string
+	// AppID and AppClient are the GitHub App's that Client authenticates as
+	// an installation of (0, nil: a token): AppClient authenticates as the
+	// App itself, which reads the App's bot user (GET /app), the author of
+	// what its installations open; an installation may not read it.
+	AppID     int64
+	AppClient *github.Client
 }
 
 func (g *GitHub) err(ctx string, resp *github.Response, err error) error {
@@ -40,42 +46,81 @@ func (g *GitHub) Propose(ctx context.Context, c Change) (PullRequest, error) {
 	if err != nil {
 		return PullRequest{}, err
 	}
-	if err := g.push(ctx, c, branch); err != nil {
-		return PullRequest{}, err
-	}
-	open, err := g.find(ctx, c.Owner, c.Repo, branch, "open")
+	head, err := g.push(ctx, c, branch)
 	if err != nil {
 		return PullRequest{}, err
 	}
-	if open != nil {
-		pr, resp, err := g.Client.PullRequests.Edit(ctx, c.Owner, c.Repo, open.GetNumber(), &github.PullRequest{Title: &c.Title, Body: &c.Body})
+	me, err := g.self(ctx)
+	if err != nil {
+		return PullRequest{}, err
+	}
+	cands, err := g.find(ctx, c.Owner, c.Repo, branch, "open")
+	if err != nil {
+		return PullRequest{}, err
+	}
+	var pr *github.PullRequest
+	var resp *github.Response
+	if open := own(me, cands); open != nil {
+		pr, resp, err = g.Client.PullRequests.Edit(ctx, c.Owner, c.Repo, int(open.pr.Number), &github.PullRequest{Title: &c.Title, Body: &c.Body})
 		if err != nil {
-			return PullRequest{}, g.err(fmt.Sprintf("PATCH repos/%s/%s/pulls/%d", c.Owner, c.Repo, open.GetNumber()), resp, err)
+			return PullRequest{}, g.err(fmt.Sprintf("PATCH repos/%s/%s/pulls/%d", c.Owner, c.Repo, open.pr.Number), resp, err)
 		}
-		return githubPullRequest(pr), nil
+	} else {
+		if err := occupied(me, branch, c.Base, cands); err != nil {
+			return PullRequest{}, fmt.Errorf("github: repos/%s/%s: %w", c.Owner, c.Repo, err)
+		}
+		pr, resp, err = g.Client.PullRequests.Create(ctx, c.Owner, c.Repo, github.CreatePullRequest{
+			Title: &c.Title, Head: branch, Base: c.Base, Body: &c.Body,
+		})
+		if err != nil {
+			return PullRequest{}, g.err(fmt.Sprintf("POST repos/%s/%s/pulls", c.Owner, c.Repo), resp, err)
+		}
 	}
-	pr, resp, err := g.Client.PullRequests.Create(ctx, c.Owner, c.Repo, github.CreatePullRequest{
-		Title: &c.Title, Head: branch, Base: c.Base, Body: &c.Body,
+	p := githubPullRequest(pr)
+	p.Head = head
+	return p, nil
+}
+
+// self is the login of the token's user (GET /user), or of the App's bot
+// user ("<slug>[bot]", from GET /app), once per host and credential.
+func (g *GitHub) self(ctx context.Context) (string, error) {
+	credential := g.Token
+	if g.AppClient != nil {
+		credential = fmt.Sprintf("github-app %d", g.AppID)
+	}
+	return identity(g.Client.BaseURL(), credential, func() (string, error) {
+		if g.AppClient != nil {
+			app, resp, err := g.AppClient.Apps.Get(ctx, "")
+			if err != nil {
+				return "", g.err("GET app", resp, err)
+			}
+			if app.GetSlug() == "" {
+				return "", nil
+			}
+			return app.GetSlug() + "[bot]", nil
+		}
+		u, resp, err := g.Client.Users.Get(ctx, "")
+		if err != nil {
+			return "", g.err("GET user", resp, err)
+		}
+		return u.GetLogin(), nil
 	})
-	if err != nil {
-		return PullRequest{}, g.err(fmt.Sprintf("POST repos/%s/%s/pulls", c.Owner, c.Repo), resp, err)
-	}
-	return githubPullRequest(pr), nil
 }
 
 // push points branch at one new commit on the base's head holding c.Files:
 // the branch is rebuilt, not added to, so an update never carries an older
-// proposal's commits or conflicts with a base that moved.
-func (g *GitHub) push(ctx context.Context, c Change, branch string) error {
+// proposal's commits or conflicts with a base that moved. It returns the
+// commit made.
+func (g *GitHub) push(ctx context.Context, c Change, branch string) (string, error) {
 	repo := fmt.Sprintf("repos/%s/%s", c.Owner, c.Repo)
 	base, resp, err := g.Client.Git.GetRef(ctx, c.Owner, c.Repo, "heads/"+c.Base)
 	if err != nil {
-		return g.err("GET "+repo+"/git/ref/heads/"+c.Base, resp, err)
+		return "", g.err("GET "+repo+"/git/ref/heads/"+c.Base, resp, err)
 	}
 	head := base.GetObject().GetSHA()
 	commit, resp, err := g.Client.Git.GetCommit(ctx, c.Owner, c.Repo, head)
 	if err != nil {
-		return g.err("GET "+repo+"/git/commits/"+head, resp, err)
+		return "", g.err("GET "+repo+"/git/commits/"+head, resp, err)
 	}
 	entries := make([]*github.TreeEntry, 0, len(c.Files))
 	for _, f := range c.Files {
@@ -87,7 +132,7 @@ func (g *GitHub) push(ctx context.Context, c Change, branch string) error {
 				Content: base64.StdEncoding.EncodeToString(f.Content), Encoding: new("base64"),
 			})
 			if err != nil {
-				return g.err("POST "+repo+"/git/blobs", resp, err)
+				return "", g.err("POST "+repo+"/git/blobs", resp, err)
 			}
 			e.SHA = blob.SHA
 		}
@@ -95,45 +140,51 @@ func (g *GitHub) push(ctx context.Context, c Change, branch string) error {
 	}
 	tree, resp, err := g.Client.Git.CreateTree(ctx, c.Owner, c.Repo, commit.GetTree().GetSHA(), entries)
 	if err != nil {
-		return g.err("POST "+repo+"/git/trees", resp, err)
+		return "", g.err("POST "+repo+"/git/trees", resp, err)
 	}
 	made, resp, err := g.Client.Git.CreateCommit(ctx, c.Owner, c.Repo, github.Commit{
 		Message: &c.Message, Tree: &github.Tree{SHA: tree.SHA}, Parents: []*github.Commit{{SHA: &head}},
 	}, nil)
 	if err != nil {
-		return g.err("POST "+repo+"/git/commits", resp, err)
+		return "", g.err("POST "+repo+"/git/commits", resp, err)
 	}
 	_, resp, err = g.Client.Git.GetRef(ctx, c.Owner, c.Repo, "heads/"+branch)
 	switch {
 	case err == nil:
 		_, resp, err = g.Client.Git.UpdateRef(ctx, c.Owner, c.Repo, "heads/"+branch, github.UpdateRef{SHA: made.GetSHA(), Force: new(true)})
 		if err != nil {
-			return g.err("PATCH "+repo+"/git/refs/heads/"+branch, resp, err)
+			return "", g.err("PATCH "+repo+"/git/refs/heads/"+branch, resp, err)
 		}
 	case resp != nil && resp.Response != nil && resp.StatusCode == http.StatusNotFound:
 		_, resp, err = g.Client.Git.CreateRef(ctx, c.Owner, c.Repo, github.CreateRef{Ref: "refs/heads/" + branch, SHA: made.GetSHA()})
 		if err != nil {
-			return g.err("POST "+repo+"/git/refs", resp, err)
+			return "", g.err("POST "+repo+"/git/refs", resp, err)
 		}
 	default:
-		return g.err("GET "+repo+"/git/ref/heads/"+branch, resp, err)
+		return "", g.err("GET "+repo+"/git/ref/heads/"+branch, resp, err)
 	}
-	return nil
+	return made.GetSHA(), nil
 }
 
-// find is the newest pull request from branch (of the repository itself,
-// hence owner:branch) in state, nil when there is none.
-func (g *GitHub) find(ctx context.Context, owner, repo, branch, state string) (*github.PullRequest, error) {
+// find are the pull requests from branch in state whose head is in the
+// owner's account (owner:branch; forks elsewhere are not listed), newest
+// first, the newest 50.
+func (g *GitHub) find(ctx context.Context, owner, repo, branch, state string) ([]candidate, error) {
 	prs, resp, err := g.Client.PullRequests.List(ctx, owner, repo, &github.PullRequestListOptions{
-		State: state, Head: owner + ":" + branch, Sort: "created", Direction: "desc", ListOptions: github.ListOptions{PerPage: 1},
+		State: state, Head: owner + ":" + branch, Sort: "created", Direction: "desc", ListOptions: github.ListOptions{PerPage: 50},
 	})
 	if err != nil {
 		return nil, g.err(fmt.Sprintf("GET repos/%s/%s/pulls", owner, repo), resp, err)
 	}
-	if len(prs) == 0 {
-		return nil, nil
+	cands := make([]candidate, 0, len(prs))
+	for _, pr := range prs {
+		headRepo, baseRepo := pr.GetHead().GetRepo().GetID(), pr.GetBase().GetRepo().GetID()
+		cands = append(cands, candidate{
+			pr: githubPullRequest(pr), author: pr.GetUser().GetLogin(), authorName: pr.GetUser().GetLogin(),
+			sameRepo: headRepo != 0 && headRepo == baseRepo, base: pr.GetBase().GetRef(),
+		})
 	}
-	return prs[0], nil
+	return cands, nil
 }
 
 func (g *GitHub) Last(ctx context.Context, owner, repo, key string) (*PullRequest, error) {
@@ -141,12 +192,15 @@ func (g *GitHub) Last(ctx context.Context, owner, repo, key string) (*PullReques
 	if err != nil {
 		return nil, err
 	}
-	pr, err := g.find(ctx, owner, repo, branch, "all")
-	if err != nil || pr == nil {
+	me, err := g.self(ctx)
+	if err != nil {
 		return nil, err
 	}
-	p := githubPullRequest(pr)
-	return &p, nil
+	cands, err := g.find(ctx, owner, repo, branch, "all")
+	if err != nil {
+		return nil, err
+	}
+	return last(me, cands), nil
 }
 
 func (g *GitHub) File(ctx context.Context, owner, repo, ref, path string) ([]byte, error) {
@@ -234,7 +288,7 @@ func escapeSegments(p string) string {
 }
 
 func githubPullRequest(pr *github.PullRequest) PullRequest {
-	p := PullRequest{Number: int64(pr.GetNumber()), URL: pr.GetHTMLURL(), State: Open}
+	p := PullRequest{Number: int64(pr.GetNumber()), URL: pr.GetHTMLURL(), State: Open, Head: pr.GetHead().GetSHA()}
 	switch {
 	case pr.MergedAt != nil:
 		p.State, p.ClosedAt = Merged, pr.MergedAt.Time

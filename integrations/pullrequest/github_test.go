@@ -2,8 +2,12 @@ package pullrequest_test
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -48,23 +52,41 @@ func ghCommit(branchStatus int, branchBody string) []exchange {
 	}
 }
 
-const ghOpenQuery = "state=open&head=octo:" + prBranch + "&sort=created&direction=desc&per_page=1"
+const ghOpenQuery = "state=open&head=octo:" + prBranch + "&sort=created&direction=desc&per_page=50"
 
-// A first proposal: the branch is created at the one new commit, no pull
-// request is open, one is created from it.
+// ghUser answers GET /user: the token is claimwarden-bot's.
+var ghUser = exchange{method: "GET", path: "/api/v3/user", status: 200, body: `{"login":"claimwarden-bot","id":5}`}
+
+// ghPR is a pull request as GitHub lists it, from prBranch: its head
+// repository is the base's (1) or a fork (99); login is its author.
+func ghPR(number int, state, login string, fork bool, base, extra string) string {
+	head := 1
+	if fork {
+		head = 99
+	}
+	return fmt.Sprintf(`{"number":%d,"state":%q,"html_url":"https://github.example.com/octo/shop/pull/%d","user":{"login":%q},`+
+		`"head":{"ref":%q,"sha":"head%d","repo":{"id":%d}},"base":{"ref":%q,"repo":{"id":1}}%s}`, number, state, number, login, prBranch, number, head, base, extra)
+}
+
+// A first proposal: the branch is created at the one new commit, and a
+// pull request is created from it. The open ones of that branch's name are
+// not claimwarden's (a fork's, though its author's login were the token's;
+// another user's to another base), and are not edited.
 func TestGitHubOpensPullRequest(t *testing.T) {
 	want := append(ghCommit(404, `{"message":"Not Found","status":"404"}`),
 		exchange{method: "POST", path: ghRepo + "/git/refs", status: 201, body: `{"ref":"refs/heads/` + prBranch + `","object":{"sha":"commit2"}}`,
 			check: jsonFields(map[string]any{"ref": "refs/heads/" + prBranch, "sha": "commit2"})},
-		exchange{method: "GET", path: ghRepo + "/pulls", query: ghOpenQuery, status: 200, body: `[]`},
+		ghUser,
+		exchange{method: "GET", path: ghRepo + "/pulls", query: ghOpenQuery, status: 200,
+			body: "[" + ghPR(9, "open", "claimwarden-bot", true, "main", "") + "," + ghPR(8, "open", "mallory", false, "release", "") + "]"},
 		exchange{method: "POST", path: ghRepo + "/pulls", status: 201,
 			body:  `{"number":7,"state":"open","html_url":"https://github.example.com/octo/shop/pull/7"}`,
 			check: jsonFields(map[string]any{"head": prBranch, "base": "main", "title": "Grow shop/web data to 20Gi", "body": "data-web-0 is 91% full."})},
 	)
 	s := serveGitHub(t, want...)
 	pr, err := githubProposer(t, s).Propose(t.Context(), change("octo"))
-	if err != nil || pr.Number != 7 || pr.State != pullrequest.Open || pr.URL != "https://github.example.com/octo/shop/pull/7" {
-		t.Fatalf("Propose: %+v, %v; want open pull request 7", pr, err)
+	if err != nil || pr.Number != 7 || pr.State != pullrequest.Open || pr.URL != "https://github.example.com/octo/shop/pull/7" || pr.Head != "commit2" {
+		t.Fatalf("Propose: %+v, %v; want open pull request 7 at commit2", pr, err)
 	}
 }
 
@@ -74,43 +96,80 @@ func TestGitHubUpdatesOpenPullRequest(t *testing.T) {
 	want := append(ghCommit(200, `{"ref":"refs/heads/`+prBranch+`","object":{"sha":"old"}}`),
 		exchange{method: "PATCH", path: ghRepo + "/git/refs/heads/" + prBranch, status: 200, body: `{"object":{"sha":"commit2"}}`,
 			check: jsonFields(map[string]any{"sha": "commit2", "force": true})},
-		exchange{method: "GET", path: ghRepo + "/pulls", query: ghOpenQuery, status: 200, body: `[{"number":7,"state":"open"}]`},
+		ghUser,
+		exchange{method: "GET", path: ghRepo + "/pulls", query: ghOpenQuery, status: 200,
+			body: "[" + ghPR(9, "open", "mallory", true, "main", "") + "," + ghPR(7, "open", "Claimwarden-Bot", false, "main", "") + "]"},
 		exchange{method: "PATCH", path: ghRepo + "/pulls/7", status: 200, body: `{"number":7,"state":"open"}`,
 			check: jsonFields(map[string]any{"title": "Grow shop/web data to 20Gi", "body": "data-web-0 is 91% full."})},
 	)
 	s := serveGitHub(t, want...)
 	pr, err := githubProposer(t, s).Propose(t.Context(), change("octo"))
-	if err != nil || pr.Number != 7 || pr.State != pullrequest.Open {
-		t.Fatalf("Propose: %+v, %v; want pull request 7 updated", pr, err)
+	if err != nil || pr.Number != 7 || pr.State != pullrequest.Open || pr.Head != "commit2" {
+		t.Fatalf("Propose: %+v, %v; want pull request 7 updated, at commit2", pr, err)
 	}
 }
 
+// Another user's open pull request from the repository's own branch of
+// that name, to the same base, is neither edited nor duplicated (GitHub
+// takes one per head and base): the error names it.
+func TestGitHubLeavesAnotherUsersPullRequest(t *testing.T) {
+	want := append(ghCommit(200, `{"ref":"refs/heads/`+prBranch+`","object":{"sha":"old"}}`),
+		exchange{method: "PATCH", path: ghRepo + "/git/refs/heads/" + prBranch, status: 200, body: `{"object":{"sha":"commit2"}}`},
+		ghUser,
+		exchange{method: "GET", path: ghRepo + "/pulls", query: ghOpenQuery, status: 200, body: "[" + ghPR(8, "open", "mallory", false, "main", "") + "]"},
+	)
+	_, err := githubProposer(t, serveGitHub(t, want...)).Propose(t.Context(), change("octo"))
+	noSecret(t, err, githubToken, "https://github.example.com/octo/shop/pull/8", `opened by "mallory"`)
+}
+
+// Last is the newest pull request of the branch that claimwarden opened:
+// neither a fork's (closed or open) nor another user's counts.
 func TestGitHubLast(t *testing.T) {
 	merged := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	closed := time.Date(2026, 3, 2, 11, 0, 0, 0, time.UTC)
+	const closedAt = `,"closed_at":"2026-03-02T11:00:00Z","merged_at":null`
 	cases := []struct {
 		name, body string
 		want       *pullrequest.PullRequest
 	}{
 		{"none", `[]`, nil},
-		{"open", `[{"number":3,"state":"open","closed_at":null,"merged_at":null}]`, &pullrequest.PullRequest{Number: 3, State: pullrequest.Open}},
-		{"merged", `[{"number":4,"state":"closed","closed_at":"2026-03-01T10:00:00Z","merged_at":"2026-03-01T10:00:00Z"}]`,
-			&pullrequest.PullRequest{Number: 4, State: pullrequest.Merged, ClosedAt: merged}},
-		{"closed", `[{"number":5,"state":"closed","closed_at":"2026-03-02T11:00:00Z","merged_at":null}]`,
-			&pullrequest.PullRequest{Number: 5, State: pullrequest.Closed, ClosedAt: closed}},
+		{"open", "[" + ghPR(3, "open", "claimwarden-bot", false, "main", `,"closed_at":null,"merged_at":null`) + "]",
+			&pullrequest.PullRequest{Number: 3, State: pullrequest.Open, Head: "head3"}},
+		{"merged", "[" + ghPR(4, "closed", "claimwarden-bot", false, "main", `,"closed_at":"2026-03-01T10:00:00Z","merged_at":"2026-03-01T10:00:00Z"`) + "]",
+			&pullrequest.PullRequest{Number: 4, State: pullrequest.Merged, ClosedAt: merged, Head: "head4"}},
+		{"closed", "[" + ghPR(5, "closed", "claimwarden-bot", false, "main", closedAt) + "]",
+			&pullrequest.PullRequest{Number: 5, State: pullrequest.Closed, ClosedAt: closed, Head: "head5"}},
+		{"a fork's and another user's", "[" + ghPR(7, "closed", "claimwarden-bot", true, "main", closedAt) + "," +
+			ghPR(6, "open", "mallory", false, "main", "") + "]", nil},
+		{"claimwarden's behind them", "[" + ghPR(7, "closed", "mallory", true, "main", closedAt) + "," +
+			ghPR(5, "closed", "claimwarden-bot", false, "main", closedAt) + "]",
+			&pullrequest.PullRequest{Number: 5, State: pullrequest.Closed, ClosedAt: closed, Head: "head5"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := serveGitHub(t, exchange{method: "GET", path: ghRepo + "/pulls", status: 200, body: tc.body,
-				query: "state=all&head=octo:" + prBranch + "&sort=created&direction=desc&per_page=1"})
+			s := serveGitHub(t, ghUser, exchange{method: "GET", path: ghRepo + "/pulls", status: 200, body: tc.body,
+				query: "state=all&head=octo:" + prBranch + "&sort=created&direction=desc&per_page=50"})
 			got, err := githubProposer(t, s).Last(t.Context(), "octo", "shop", prKey)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if (got == nil) != (tc.want == nil) || (got != nil && (got.Number != tc.want.Number || got.State != tc.want.State || !got.ClosedAt.Equal(tc.want.ClosedAt))) {
+			if (got == nil) != (tc.want == nil) || (got != nil && (got.Number != tc.want.Number || got.State != tc.want.State || !got.ClosedAt.Equal(tc.want.ClosedAt) || got.Head != tc.want.Head)) {
 				t.Errorf("Last = %+v, want %+v", got, tc.want)
 			}
 		})
+	}
+}
+
+// The token's identity is read once per host and token, not at every
+// check.
+func TestGitHubReadsIdentityOnce(t *testing.T) {
+	list := exchange{method: "GET", path: ghRepo + "/pulls", status: 200, body: `[]`,
+		query: "state=all&head=octo:" + prBranch + "&sort=created&direction=desc&per_page=50"}
+	s := serveGitHub(t, ghUser, list, list)
+	for range 2 {
+		if got, err := githubProposer(t, s).Last(t.Context(), "octo", "shop", prKey); err != nil || got != nil {
+			t.Fatalf("Last = %+v, %v; want none", got, err)
+		}
 	}
 }
 
@@ -195,4 +254,48 @@ func TestGitHubDefaultBranch(t *testing.T) {
 	noSecret(t, err, githubToken, "github: GET repos/octo/shop", "no default branch")
 	_, err = p.DefaultBranch(t.Context(), "octo", "shop")
 	noSecret(t, err, githubToken, "github: GET repos/octo/shop", "404")
+}
+
+// With a GitHub App, claimwarden's pull requests are its bot user's,
+// "<slug>[bot]": the slug is read as the App (GET /app, with its JWT),
+// which the installation may not read; the pull requests as the
+// installation.
+func TestGitHubAppIsItsBotUser(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Method+" "+r.URL.Path+" "+strings.SplitN(r.Header.Get("Authorization"), ".", 2)[0])
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		switch r.Method + " " + r.URL.Path {
+		case "GET /api/v3/app":
+			_, _ = io.WriteString(w, `{"id":1,"slug":"claimwarden"}`)
+		case "POST /api/v3/app/installations/2/access_tokens":
+			w.WriteHeader(http.StatusCreated)
+			_, _ = io.WriteString(w, `{"token":"ghs_installation","expires_at":"2099-01-01T00:00:00Z"}`)
+		case "GET " + ghRepo + "/pulls":
+			_, _ = io.WriteString(w, "["+ghPR(6, "open", "mallory", false, "main", "")+","+ghPR(5, "open", "claimwarden[bot]", false, "main", "")+"]")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	p, err := pullrequest.New(gitstatus.Host{URL: srv.URL, Type: gitstatus.GitHub,
+		GitHubApp: &gitstatus.GitHubApp{AppID: 1, InstallationID: 2, PrivateKey: testKey(t)}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := p.Last(t.Context(), "octo", "shop", prKey)
+	if err != nil || last == nil || last.Number != 5 {
+		t.Fatalf("Last = %+v, %v; want 5, the bot user's", last, err)
+	}
+	// A JWT is cut at its first dot: its header, {"alg":"RS256","typ":"JWT"}.
+	const jwt = "Bearer eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9"
+	want := []string{"GET /api/v3/app " + jwt, "POST /api/v3/app/installations/2/access_tokens " + jwt, "GET " + ghRepo + "/pulls token ghs_installation"}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"unicode/utf8"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
@@ -62,39 +63,63 @@ func (g *GitLab) Propose(ctx context.Context, c Change) (PullRequest, error) {
 		}
 		actions = append(actions, a)
 	}
-	_, resp, err := g.Client.Commits.CreateCommit(project, &gitlab.CreateCommitOptions{
+	made, resp, err := g.Client.Commits.CreateCommit(project, &gitlab.CreateCommitOptions{
 		Branch: &branch, StartBranch: &c.Base, Force: new(true), CommitMessage: &c.Message, Actions: actions,
 	}, gitlab.WithContext(ctx))
 	if err != nil {
 		return PullRequest{}, g.err(fmt.Sprintf("POST projects/%s/repository/commits", pid), resp, err)
 	}
-	open, err := g.find(ctx, project, branch, "opened")
+	me, err := g.self(ctx)
 	if err != nil {
 		return PullRequest{}, err
 	}
-	if open != nil {
-		mr, resp, err := g.Client.MergeRequests.UpdateMergeRequest(project, open.IID, &gitlab.UpdateMergeRequestOptions{
+	cands, err := g.find(ctx, project, branch, "opened")
+	if err != nil {
+		return PullRequest{}, err
+	}
+	var mr *gitlab.MergeRequest
+	if open := own(me, cands); open != nil {
+		mr, resp, err = g.Client.MergeRequests.UpdateMergeRequest(project, open.pr.Number, &gitlab.UpdateMergeRequestOptions{
 			Title: &c.Title, Description: &c.Body,
 		}, gitlab.WithContext(ctx))
 		if err != nil {
-			return PullRequest{}, g.err(fmt.Sprintf("PUT projects/%s/merge_requests/%d", pid, open.IID), resp, err)
+			return PullRequest{}, g.err(fmt.Sprintf("PUT projects/%s/merge_requests/%d", pid, open.pr.Number), resp, err)
 		}
-		return gitlabPullRequest(&mr.BasicMergeRequest), nil
+	} else {
+		if err := occupied(me, branch, c.Base, cands); err != nil {
+			return PullRequest{}, fmt.Errorf("gitlab: projects/%s: %w", pid, err)
+		}
+		mr, resp, err = g.Client.MergeRequests.CreateMergeRequest(project, &gitlab.CreateMergeRequestOptions{
+			SourceBranch: &branch, TargetBranch: &c.Base, Title: &c.Title, Description: &c.Body,
+		}, gitlab.WithContext(ctx))
+		if err != nil {
+			return PullRequest{}, g.err(fmt.Sprintf("POST projects/%s/merge_requests", pid), resp, err)
+		}
 	}
-	mr, resp, err := g.Client.MergeRequests.CreateMergeRequest(project, &gitlab.CreateMergeRequestOptions{
-		SourceBranch: &branch, TargetBranch: &c.Base, Title: &c.Title, Description: &c.Body,
-	}, gitlab.WithContext(ctx))
-	if err != nil {
-		return PullRequest{}, g.err(fmt.Sprintf("POST projects/%s/merge_requests", pid), resp, err)
-	}
-	return gitlabPullRequest(&mr.BasicMergeRequest), nil
+	p := gitlabPullRequest(&mr.BasicMergeRequest)
+	p.Head = made.ID
+	return p, nil
 }
 
-// find is the newest merge request from branch in state ("" any), nil
-// when there is none.
-func (g *GitLab) find(ctx context.Context, project, branch, state string) (*gitlab.BasicMergeRequest, error) {
+// self is the token's user ID (GET /user), once per instance and token.
+func (g *GitLab) self(ctx context.Context) (string, error) {
+	return identity(g.Client.BaseURL().String(), g.Token, func() (string, error) {
+		u, resp, err := g.Client.Users.CurrentUser(gitlab.WithContext(ctx))
+		if err != nil {
+			return "", g.err("GET user", resp, err)
+		}
+		if u.ID == 0 {
+			return "", nil
+		}
+		return strconv.FormatInt(u.ID, 10), nil
+	})
+}
+
+// find are the merge requests from a branch named branch (of the project
+// or of a fork) in state ("" any), newest first, the newest 50.
+func (g *GitLab) find(ctx context.Context, project, branch, state string) ([]candidate, error) {
 	opt := &gitlab.ListProjectMergeRequestsOptions{
-		ListOptions:  gitlab.ListOptions{PerPage: 1},
+		ListOptions:  gitlab.ListOptions{PerPage: 50},
 		SourceBranch: &branch, OrderBy: new("created_at"), Sort: new("desc"),
 	}
 	if state != "" {
@@ -104,10 +129,16 @@ func (g *GitLab) find(ctx context.Context, project, branch, state string) (*gitl
 	if err != nil {
 		return nil, g.err(fmt.Sprintf("GET projects/%s/merge_requests", gitlab.PathEscape(project)), resp, err)
 	}
-	if len(mrs) == 0 {
-		return nil, nil
+	cands := make([]candidate, 0, len(mrs))
+	for _, mr := range mrs {
+		c := candidate{pr: gitlabPullRequest(mr), base: mr.TargetBranch,
+			sameRepo: mr.SourceProjectID != 0 && mr.SourceProjectID == mr.TargetProjectID}
+		if mr.Author != nil {
+			c.author, c.authorName = strconv.FormatInt(mr.Author.ID, 10), mr.Author.Username
+		}
+		cands = append(cands, c)
 	}
-	return mrs[0], nil
+	return cands, nil
 }
 
 func (g *GitLab) Last(ctx context.Context, owner, repo, key string) (*PullRequest, error) {
@@ -115,12 +146,15 @@ func (g *GitLab) Last(ctx context.Context, owner, repo, key string) (*PullReques
 	if err != nil {
 		return nil, err
 	}
-	mr, err := g.find(ctx, owner+"/"+repo, branch, "")
-	if err != nil || mr == nil {
+	me, err := g.self(ctx)
+	if err != nil {
 		return nil, err
 	}
-	p := gitlabPullRequest(mr)
-	return &p, nil
+	cands, err := g.find(ctx, owner+"/"+repo, branch, "")
+	if err != nil {
+		return nil, err
+	}
+	return last(me, cands), nil
 }
 
 // boundedBuffer takes at most MaxFileBytes, so that client-go stops
@@ -208,7 +242,7 @@ func (g *GitLab) DefaultBranch(ctx context.Context, owner, repo string) (string,
 }
 
 func gitlabPullRequest(mr *gitlab.BasicMergeRequest) PullRequest {
-	p := PullRequest{Number: mr.IID, URL: mr.WebURL, State: Open}
+	p := PullRequest{Number: mr.IID, URL: mr.WebURL, State: Open, Head: mr.SHA}
 	switch mr.State {
 	case "merged":
 		p.State = Merged

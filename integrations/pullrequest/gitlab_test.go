@@ -2,6 +2,7 @@ package pullrequest_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -48,11 +49,29 @@ func glCommit() []exchange {
 	}
 }
 
-const glOpenQuery = "source_branch=" + prBranch + "&state=opened&order_by=created_at&sort=desc&per_page=1"
+const glOpenQuery = "source_branch=" + prBranch + "&state=opened&order_by=created_at&sort=desc&per_page=50"
 
+// glUser answers GET /user: the token is user 5's.
+var glUser = exchange{method: "GET", path: "/api/v4/user", status: 200, body: `{"id":5,"username":"claimwarden-bot"}`}
+
+// glMR is a merge request as GitLab lists it, from prBranch: its source
+// project is the target (1) or a fork (99); author is its author's ID.
+func glMR(iid int, state string, author int, fork bool, target, extra string) string {
+	source := 1
+	if fork {
+		source = 99
+	}
+	return fmt.Sprintf(`{"iid":%d,"state":%q,"web_url":"https://gitlab.example.com/group/sub/shop/-/merge_requests/%d","author":{"id":%d,"username":"user%d"},`+
+		`"source_branch":%q,"source_project_id":%d,"target_project_id":1,"target_branch":%q,"sha":"head%d"%s}`, iid, state, iid, author, author, prBranch, source, target, iid, extra)
+}
+
+// A first proposal: a merge request is created; the open ones of that
+// branch's name are not claimwarden's (a fork's, though its author were
+// the token's user; another user's to another target), and are not edited.
 func TestGitLabOpensMergeRequest(t *testing.T) {
-	want := append(glCommit(),
-		exchange{method: "GET", path: glProject + "/merge_requests", query: glOpenQuery, status: 200, body: `[]`},
+	want := append(glCommit(), glUser,
+		exchange{method: "GET", path: glProject + "/merge_requests", query: glOpenQuery, status: 200,
+			body: "[" + glMR(9, "opened", 5, true, "main", "") + "," + glMR(8, "opened", 6, false, "release", "") + "]"},
 		exchange{method: "POST", path: glProject + "/merge_requests", status: 201,
 			body: `{"id":90,"iid":3,"state":"opened","web_url":"https://gitlab.example.com/group/sub/shop/-/merge_requests/3"}`,
 			check: jsonFields(map[string]any{"source_branch": prBranch, "target_branch": "main",
@@ -60,46 +79,63 @@ func TestGitLabOpensMergeRequest(t *testing.T) {
 	)
 	s := serveGitLab(t, want...)
 	pr, err := gitlabProposer(t, s).Propose(t.Context(), change("group/sub"))
-	if err != nil || pr.Number != 3 || pr.State != pullrequest.Open || pr.URL != "https://gitlab.example.com/group/sub/shop/-/merge_requests/3" {
-		t.Fatalf("Propose: %+v, %v; want open merge request 3", pr, err)
+	if err != nil || pr.Number != 3 || pr.State != pullrequest.Open || pr.URL != "https://gitlab.example.com/group/sub/shop/-/merge_requests/3" || pr.Head != "c2" {
+		t.Fatalf("Propose: %+v, %v; want open merge request 3 at c2", pr, err)
 	}
 }
 
 func TestGitLabUpdatesOpenMergeRequest(t *testing.T) {
-	want := append(glCommit(),
-		exchange{method: "GET", path: glProject + "/merge_requests", query: glOpenQuery, status: 200, body: `[{"id":90,"iid":3,"state":"opened"}]`},
+	want := append(glCommit(), glUser,
+		exchange{method: "GET", path: glProject + "/merge_requests", query: glOpenQuery, status: 200,
+			body: "[" + glMR(9, "opened", 6, true, "main", "") + "," + glMR(3, "opened", 5, false, "main", "") + "]"},
 		exchange{method: "PUT", path: glProject + "/merge_requests/3", status: 200, body: `{"id":90,"iid":3,"state":"opened"}`,
 			check: jsonFields(map[string]any{"title": "Grow shop/web data to 20Gi", "description": "data-web-0 is 91% full."})},
 	)
 	s := serveGitLab(t, want...)
 	pr, err := gitlabProposer(t, s).Propose(t.Context(), change("group/sub"))
-	if err != nil || pr.Number != 3 || pr.State != pullrequest.Open {
-		t.Fatalf("Propose: %+v, %v; want merge request 3 updated", pr, err)
+	if err != nil || pr.Number != 3 || pr.State != pullrequest.Open || pr.Head != "c2" {
+		t.Fatalf("Propose: %+v, %v; want merge request 3 updated, at c2", pr, err)
 	}
 }
 
+// Another user's open merge request from the project's own branch of that
+// name, to the same target, is neither edited nor duplicated (GitLab takes
+// one per source branch): the error names it.
+func TestGitLabLeavesAnotherUsersMergeRequest(t *testing.T) {
+	want := append(glCommit(), glUser,
+		exchange{method: "GET", path: glProject + "/merge_requests", query: glOpenQuery, status: 200, body: "[" + glMR(8, "opened", 6, false, "main", "") + "]"},
+	)
+	_, err := gitlabProposer(t, serveGitLab(t, want...)).Propose(t.Context(), change("group/sub"))
+	noSecret(t, err, gitlabToken, "https://gitlab.example.com/group/sub/shop/-/merge_requests/8", `opened by "user6"`)
+}
+
+// Last is the newest merge request of the branch that claimwarden opened:
+// neither a fork's (closed or open) nor another user's counts.
 func TestGitLabLast(t *testing.T) {
+	closedAt := `,"merged_at":null,"closed_at":"2026-03-02T11:00:00.000Z"`
+	closed := &pullrequest.PullRequest{Number: 5, State: pullrequest.Closed, ClosedAt: time.Date(2026, 3, 2, 11, 0, 0, 0, time.UTC), Head: "head5"}
 	cases := []struct {
 		name, body string
 		want       *pullrequest.PullRequest
 	}{
 		{"none", `[]`, nil},
-		{"open", `[{"iid":3,"state":"opened","merged_at":null,"closed_at":null}]`, &pullrequest.PullRequest{Number: 3, State: pullrequest.Open}},
-		{"merged", `[{"iid":4,"state":"merged","merged_at":"2026-03-01T10:00:00.000Z","closed_at":null}]`,
-			&pullrequest.PullRequest{Number: 4, State: pullrequest.Merged, ClosedAt: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}},
-		{"closed", `[{"iid":5,"state":"closed","merged_at":null,"closed_at":"2026-03-02T11:00:00.000Z"}]`,
-			&pullrequest.PullRequest{Number: 5, State: pullrequest.Closed, ClosedAt: time.Date(2026, 3, 2, 11, 0, 0, 0, time.UTC)}},
+		{"open", "[" + glMR(3, "opened", 5, false, "main", `,"merged_at":null,"closed_at":null`) + "]", &pullrequest.PullRequest{Number: 3, State: pullrequest.Open, Head: "head3"}},
+		{"merged", "[" + glMR(4, "merged", 5, false, "main", `,"merged_at":"2026-03-01T10:00:00.000Z","closed_at":null`) + "]",
+			&pullrequest.PullRequest{Number: 4, State: pullrequest.Merged, ClosedAt: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC), Head: "head4"}},
+		{"closed", "[" + glMR(5, "closed", 5, false, "main", closedAt) + "]", closed},
+		{"a fork's and another user's", "[" + glMR(7, "closed", 5, true, "main", closedAt) + "," + glMR(6, "opened", 6, false, "main", "") + "]", nil},
+		{"claimwarden's behind them", "[" + glMR(7, "closed", 6, true, "main", closedAt) + "," + glMR(5, "closed", 5, false, "main", closedAt) + "]", closed},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			// No state: GitLab lists merge requests in every state.
-			s := serveGitLab(t, exchange{method: "GET", path: glProject + "/merge_requests", status: 200, body: tc.body,
-				query: "source_branch=" + prBranch + "&order_by=created_at&sort=desc&per_page=1"})
+			s := serveGitLab(t, glUser, exchange{method: "GET", path: glProject + "/merge_requests", status: 200, body: tc.body,
+				query: "source_branch=" + prBranch + "&order_by=created_at&sort=desc&per_page=50"})
 			got, err := gitlabProposer(t, s).Last(t.Context(), "group/sub", "shop", prKey)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if (got == nil) != (tc.want == nil) || (got != nil && (got.Number != tc.want.Number || got.State != tc.want.State || !got.ClosedAt.Equal(tc.want.ClosedAt))) {
+			if (got == nil) != (tc.want == nil) || (got != nil && (got.Number != tc.want.Number || got.State != tc.want.State || !got.ClosedAt.Equal(tc.want.ClosedAt) || got.Head != tc.want.Head)) {
 				t.Errorf("Last = %+v, want %+v", got, tc.want)
 			}
 		})

@@ -25,7 +25,14 @@ func New(h gitstatus.Host, hc *http.Client) (Proposer, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &GitHub{Client: client, Token: h.Token}, nil
+		g := &GitHub{Client: client, Token: h.Token}
+		if h.GitHubApp != nil {
+			g.AppID = h.GitHubApp.AppID
+			if g.AppClient, err = gitstatus.NewGitHubAppClient(h, hc); err != nil {
+				return nil, err
+			}
+		}
+		return g, nil
 	case gitstatus.GitLab:
 		client, err := gitstatus.NewGitLabClient(h, hc)
 		if err != nil {

@@ -53,13 +53,31 @@ type PullRequest struct {
 	State  State
 	// ClosedAt is when it was merged or closed; zero while it is open.
 	ClosedAt time.Time
+	// Head is the commit its branch ends at: from Propose, the commit
+	// claimwarden made; from Last, what the host says the head is
+	// (abbreviated by Bitbucket Cloud: compare with SameCommit).
+	Head string
+}
+
+// SameCommit reports whether commit IDs a and b name the same commit: equal,
+// or one abbreviating the other to 12 hex digits or more.
+func SameCommit(a, b string) bool {
+	a, b = strings.ToLower(a), strings.ToLower(b)
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return len(a) >= 12 && strings.HasPrefix(b, a) || a != "" && a == b
 }
 
 // Proposer opens and finds the pull requests of keys on one Git host, and
-// reads the files an edit starts from.
+// reads the files an edit starts from. A key's pull requests are only those
+// the token's own identity opened from the base repository's branch (see
+// own.go): another's, or a fork's, is never counted or edited.
 type Proposer interface {
 	// Propose opens the pull request of c.Key, or updates the open one:
-	// its branch rebuilt from c.Base with c.Files, its title and body.
+	// its branch rebuilt from c.Base with c.Files, its title and body. An
+	// open pull request of another author from the repository's own branch
+	// to c.Base is an error naming it (the hosts take one per branch).
 	Propose(ctx context.Context, c Change) (PullRequest, error)
 	// Last is the newest pull request of key in any state, nil when there
 	// is none (a closed one starts autoresize's cooldown).

@@ -90,12 +90,13 @@ func (cl *cluster) serveVolumeStats() (string, error) {
 }
 
 // autoresizeConfig gives claimwarden a token that can write the
-// repositories, in a Secret, and appends to its configuration file the
+// repositories and read its own user (whose pull requests are
+// claimwarden's), in a Secret, and appends to its configuration file the
 // autoresize section (every StatefulSet of every namespace, pull requests
 // to the Gitea user's repositories, usage from Prometheus) and the short
 // cooldown. It returns what it appended.
 func autoresizeConfig(ctx context.Context, cl *cluster) (string, error) {
-	token, err := cl.gitea.CreateToken(ctx, "claimwarden-autoresize", "write:repository")
+	token, err := cl.gitea.CreateToken(ctx, "claimwarden-autoresize", "write:repository", "read:user")
 	if err != nil {
 		return "", err
 	}

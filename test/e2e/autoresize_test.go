@@ -187,7 +187,8 @@ func autoresizeStatus(t *testing.T, c client.Client, key client.ObjectKey, since
 // is the size line → merged → Flux applies → claims grown, Pods kept,
 // success on the merge commit; (d) a pull request closed unmerged is not
 // followed by another within the cooldown, and is after it; (f) a
-// restarted controller finds its open pull request: still one.
+// restarted controller finds its open pull request: still one; (g) a
+// commit pushed on top of its branch is removed by a rebuild.
 func TestAutoresizeThroughPullRequests(t *testing.T) {
 	cl := started(t)
 	ctx := context.Background()
@@ -268,8 +269,12 @@ func TestAutoresizeThroughPullRequests(t *testing.T) {
 	}
 
 	// (f) the controller restarts with the pull request open: it finds it,
-	// and neither opens another nor pushes to it again.
-	head := third.Head.Sha
+	// and neither opens another nor pushes to it again. Killed once the
+	// status records the commit it made: a branch whose head it has no
+	// record of making is rebuilt.
+	head := autoresizeStatus(t, cl.admin, s.sts, time.Time{}, "the commit of the open pull request", func(a *v1alpha1.AutoresizeStatus) bool {
+		return a.PullRequest == third.HTMLURL && a.Commit != ""
+	}, ctl).Commit
 	ctl.kill(t)
 	restarted := startController(t, cl, "autoresize-restarted", args...)
 	// Two checks: the first one ended before the second began.
@@ -281,4 +286,38 @@ func TestAutoresizeThroughPullRequests(t *testing.T) {
 	if err != nil || len(prs) != 3 || prs[0].Index != third.Index || prs[0].Head.Sha != head {
 		t.Errorf("after the restart: %d pull requests (%v), newest %d at %s; want %d unchanged at %s", len(prs), err, prs[0].Index, prs[0].Head.Sha, third.Index, head)
 	}
+
+	// (g) a commit pushed on top of claimwarden's branch, which leaves the
+	// size line as claimwarden wrote it: the branch is rebuilt from the
+	// base, the commit gone, and the body says which it was.
+	branch := third.Head.Ref
+	foreign, err := g.PushCommitTo(ctx, s.repo, branch, map[string]string{"README.md": "not a resize\n"}, "something else")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rebuilt *gitea.PullRequest
+	waitFor(t, "the branch rebuilt without the pushed commit", []*controller{restarted}, func(context.Context) (bool, error) {
+		pr, _, err := sdk.GetPullRequest(g.User, s.repo, third.Index)
+		if err != nil {
+			return false, err
+		}
+		rebuilt = pr
+		return pr.Head != nil && pr.Head.Sha != foreign && pr.Head.Sha != head && strings.Contains(pr.Body, "it held commit "+foreign), nil
+	})
+	rebuiltDiff := prDiffOf(t, sdk, g.User, s.repo, rebuilt.Index)
+	if removed, added := fixtures.DiffLines(rebuiltDiff); len(removed) != 1 || len(added) != 1 || !strings.HasPrefix(strings.TrimSpace(added[0]), "storage: ") || strings.Contains(rebuiltDiff, "README.md") {
+		t.Errorf("the rebuilt pull request removes %q and adds %q; want the size line only:\n%s", removed, added, rebuiltDiff)
+	}
+	autoresizeStatus(t, cl.admin, s.sts, time.Time{}, "the rebuilt branch's commit", func(a *v1alpha1.AutoresizeStatus) bool {
+		return a.PullRequest == third.HTMLURL && a.Commit == rebuilt.Head.Sha
+	}, restarted)
+}
+
+func prDiffOf(t *testing.T, sdk *gitea.Client, owner, repo string, number int64) string {
+	t.Helper()
+	diff, _, err := sdk.GetPullRequestDiff(owner, repo, number, gitea.PullRequestDiffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(diff)
 }

@@ -1,0 +1,92 @@
+package pullrequest
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// A key's branch name is no proof: anyone who can read a repository may
+// open a pull request from a fork's branch of that name, and any writer
+// from the repository's own. Only a pull request whose head is the base
+// repository's branch and whose author is the token's identity is
+// claimwarden's: the one Last reports and Propose edits.
+
+// candidate is one pull request from a key's branch, as a search lists it.
+type candidate struct {
+	pr PullRequest
+	// author is the author's identity as the host's identity lookup
+	// answers it (an ID, a UUID, a login); authorName names them in errors.
+	author, authorName string
+	// sameRepo says the head branch is the base repository's (not a fork's).
+	sameRepo bool
+	// base is the branch it is proposed to.
+	base string
+	// version is Bitbucket Server's, which an edit must send.
+	version int64
+}
+
+// own is the first of cands (newest first) that claimwarden opened, as
+// identity me; nil when none is.
+func own(me string, cands []candidate) *candidate {
+	for _, c := range cands {
+		if c.sameRepo && c.author != "" && strings.EqualFold(c.author, me) {
+			return &c
+		}
+	}
+	return nil
+}
+
+// last is the pull request of own(me, cands), nil when none.
+func last(me string, cands []candidate) *PullRequest {
+	if c := own(me, cands); c != nil {
+		return &c.pr
+	}
+	return nil
+}
+
+// occupied is an error naming the open pull request of another author
+// from the repository's own branch to base, when there is one among cands:
+// the hosts take one open pull request per head and base, so claimwarden
+// cannot open its own, and it never edits another's.
+func occupied(me, branch, base string, cands []candidate) error {
+	for _, c := range cands {
+		if c.sameRepo && c.pr.State == Open && c.base == base && !strings.EqualFold(c.author, me) {
+			return fmt.Errorf("pull request %s from branch %s to %s was opened by %q, not by claimwarden's identity: it is left as it is, and claimwarden opens its own once it is closed",
+				c.pr.URL, branch, base, c.authorName)
+		}
+	}
+	return nil
+}
+
+// identities caches who each credential is, by host and a hash of the
+// credential (never the credential itself): it never changes, and a
+// lookup per check would double the requests of a StatefulSet at rest.
+var identities = struct {
+	sync.Mutex
+	m map[[sha256.Size]byte]string
+}{m: map[[sha256.Size]byte]string{}}
+
+// identity is the identity of credential on host, from fetch the first
+// time; an error when the host names none.
+func identity(host, credential string, fetch func() (string, error)) (string, error) {
+	key := sha256.Sum256([]byte(host + "\x00" + credential))
+	identities.Lock()
+	me, ok := identities.m[key]
+	identities.Unlock()
+	if ok {
+		return me, nil
+	}
+	me, err := fetch()
+	if err != nil {
+		return "", err
+	}
+	if me == "" {
+		return "", fmt.Errorf("%s: the host did not say who the token is: no pull request can be told to be claimwarden's", host)
+	}
+	identities.Lock()
+	identities.m[key] = me
+	identities.Unlock()
+	return me, nil
+}
