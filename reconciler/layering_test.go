@@ -22,6 +22,8 @@ var rules = []struct {
 	{module + "/integrations/argocd/...", []string{"/integrations/gitstatus", "/integrations/prcomment", "/integrations/flux", "/integrations/helm", "/policies"}, "a source knows nothing of Git hosts, policies or other sources"},
 	{module + "/integrations/helm/...", []string{"/integrations/gitstatus", "/integrations/prcomment", "/integrations/flux", "/integrations/argocd", "/policies"}, "a source knows nothing of Git hosts, policies or other sources"},
 	{module + "/integrations/gitstatus/...", []string{"/integrations/flux", "/integrations/argocd", "/integrations/helm", "/policies"}, "a sink knows nothing of sources or policies"},
+	{module + "/integrations/sandbox/...", []string{"/reconciler/", "/policies", "/api/", "/cmd/", "/test/", "/integrations/argocd", "/integrations/autoresize", "/integrations/flux", "/integrations/gitedit", "/integrations/gitstatus", "/integrations/helm", "/integrations/manifests", "/integrations/prcomment", "/integrations/pullrequest", "/integrations/usage"}, "the sandbox runs jobs and knows nothing of what they are: every binary that starts one is its child too"},
+	{module + "/integrations/gitedit/...", []string{"/reconciler/", "/policies", "/cmd/", "/integrations/autoresize", "/integrations/flux", "/integrations/argocd", "/integrations/helm", "/integrations/gitstatus", "/integrations/pullrequest"}, "editing a file and rendering a chart know nothing of who asks, nor of Git hosts"},
 	{module + "/integrations/manifests/...", []string{"/reconciler/rollout", "/integrations/flux", "/integrations/argocd", "/integrations/helm", "/integrations/gitstatus", "/policies"}, "decoding manifests serves sources and check alike"},
 }
 
