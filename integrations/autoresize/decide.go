@@ -115,28 +115,22 @@ func Propose(ctx context.Context, ev policies.Evaluator, s State) (growths []Gro
 // template whose volume the kubelet reports, in a way that can be decided
 // on (Undecided), and whose resize is not in flight.
 func questions(s State) ([]plan.Question, error) {
-	slots, err := claimSlots(s.Live, s.MaxClaims)
+	claims, err := reported(s)
 	if err != nil {
 		return nil, err
 	}
-	byName := map[string]*corev1.PersistentVolumeClaim{}
-	for i := range s.Claims {
-		byName[s.Claims[i].Name] = &s.Claims[i]
-	}
 	var out []plan.Question
-	for _, slot := range slots {
-		pvc := byName[slot.name]
-		u, ok := s.Usage[slot.name]
-		if pvc == nil || !ok || resizing(pvc) || against(u, pvc) != "" {
+	for _, c := range claims {
+		if against(c.usage, c.pvc) != "" {
 			continue
 		}
-		out = append(out, plan.Question{Claim: slot.name, PVC: pvc, Input: policies.Input{
+		out = append(out, plan.Question{Claim: c.slot.name, PVC: c.pvc, Input: policies.Input{
 			Change: policies.Change{
 				Kind: policies.KindAutoresize, Namespace: s.Live.Namespace, StatefulSet: s.Live.Name,
-				Claim: slot.name, Template: slot.template.Name, Ordinal: slot.ordinal,
+				Claim: c.slot.name, Template: c.slot.template.Name, Ordinal: c.slot.ordinal,
 			},
-			PVC: pvc, Template: slot.template, StatefulSet: s.Live,
-			Autoresize: autoresizeInput(pvc, current(u, pvc), s.SinceLast),
+			PVC: c.pvc, Template: c.slot.template, StatefulSet: s.Live,
+			Autoresize: autoresizeInput(c.pvc, current(c.usage, c.pvc), s.SinceLast),
 		}})
 	}
 	return out, nil
@@ -147,6 +141,30 @@ func questions(s State) ([]plan.Question, error) {
 // disagree, or a capacity that is not the claim's. Claims resizing are not
 // among them: they are not asked about anyway.
 func Undecided(s State) ([]string, error) {
+	claims, err := reported(s)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, c := range claims {
+		if why := against(c.usage, c.pvc); why != "" {
+			out = append(out, c.slot.name+": "+why)
+		}
+	}
+	return out, nil
+}
+
+// reportedClaim is a claim of s that exists, whose usage the kubelets
+// report, and whose resize is not in flight.
+type reportedClaim struct {
+	slot  claimSlot
+	pvc   *corev1.PersistentVolumeClaim
+	usage usage.Usage
+}
+
+// reported are the claims of s's templates and ordinals, in order, that
+// exist, are reported and are not resizing.
+func reported(s State) ([]reportedClaim, error) {
 	slots, err := claimSlots(s.Live, s.MaxClaims)
 	if err != nil {
 		return nil, err
@@ -155,16 +173,14 @@ func Undecided(s State) ([]string, error) {
 	for i := range s.Claims {
 		byName[s.Claims[i].Name] = &s.Claims[i]
 	}
-	var out []string
+	var out []reportedClaim
 	for _, slot := range slots {
 		pvc := byName[slot.name]
 		u, ok := s.Usage[slot.name]
 		if pvc == nil || !ok || resizing(pvc) {
 			continue
 		}
-		if why := against(u, pvc); why != "" {
-			out = append(out, slot.name+": "+why)
-		}
+		out = append(out, reportedClaim{slot: slot, pvc: pvc, usage: u})
 	}
 	return out, nil
 }

@@ -71,7 +71,6 @@ func TestAutoresizeHostileCharts(t *testing.T) {
 	sdk := giteaSDK(t, g)
 
 	others := setupNeighbours(t, cl, g, ctl, "hostile-neighbours")
-	forgedNamespace.Store(&others)
 	hostile := map[string]struct {
 		files map[string]string
 		want  string
@@ -86,10 +85,10 @@ func TestAutoresizeHostileCharts(t *testing.T) {
 		for name, h := range hostile {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				key := setupChart(t, cl, g, ctl, name, h.files)
+				s, _ := setupHelmScenario(t, cl, g, ctl, name, h.files)
 				mu.Lock()
 				defer mu.Unlock()
-				sts[name] = key
+				sts[name] = s.sts
 			})
 		}
 	})
@@ -97,6 +96,8 @@ func TestAutoresizeHostileCharts(t *testing.T) {
 		t.FailNow()
 	}
 	start := time.Now()
+	// Forged from now on: the status it causes is written after start.
+	forgedNamespace.Store(&others)
 	for _, key := range sts {
 		fill(t, cl.admin, key.Namespace, "900Mi", claimNames("web", 2)...)
 	}
@@ -139,42 +140,6 @@ func TestAutoresizeHostileCharts(t *testing.T) {
 	} else {
 		t.Logf("the controller's peak RSS: %d MiB", rss>>20)
 	}
-}
-
-// setupChart creates a repository with the helm scenarios' chart at 1Gi
-// plus files, released by a HelmRelease in a new namespace, and waits until
-// it is installed and at rest; it returns the StatefulSet.
-func setupChart(t *testing.T, cl *cluster, g *giteasrv.Server, ctl *controller, name string, files map[string]string) types.NamespacedName {
-	t.Helper()
-	ctx := context.Background()
-	url, err := g.CreateRepo(ctx, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := namespace(t, cl.admin)
-	bindHelmReleaseSecrets(t, cl, ns)
-	s := &helmScenario{t: t, cl: cl, g: g, ctl: ctl, repo: name,
-		hr: types.NamespacedName{Namespace: ns, Name: name}, sts: types.NamespacedName{Namespace: ns, Name: "web"}}
-	all := map[string]string{
-		"chart/Chart.yaml":                 fmt.Sprintf(helmChartFile, "1"),
-		"chart/values.yaml":                fmt.Sprintf(helmValuesFile, "1Gi"),
-		"chart/templates/statefulset.yaml": helmStatefulSetTemplate,
-	}
-	for p, content := range files {
-		all[p] = content
-	}
-	if s.first, err = g.PushCommit(ctx, name, all, "web at 1Gi"); err != nil {
-		t.Fatal(err)
-	}
-	if err := cl.admin.Create(ctx, fluxenv.GitRepository(ns, name, url, time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-	if err := cl.admin.Create(ctx, fluxenv.HelmRelease(ns, name, name, "./chart")); err != nil {
-		t.Fatal(err)
-	}
-	s.release(s.first, "installed", deployed)
-	waitRolloutDone(t, cl.admin, s.sts, 2, "1Gi", ctl)
-	return s.sts
 }
 
 // setupNeighbours creates a repository of neighbours StatefulSets of one

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +77,8 @@ type helmScenario struct {
 	sts  types.NamespacedName
 	// first is the commit installed first.
 	first string
+	// extra are files of the chart pushed with it at every commit.
+	extra map[string]string
 }
 
 // firstChartLabel is the helm.sh/chart label of the chart installed first.
@@ -86,11 +89,13 @@ func (s *helmScenario) firstChartLabel() string {
 // push commits the chart at size and appVersion.
 func (s *helmScenario) push(size, appVersion, message string) string {
 	s.t.Helper()
-	sha, err := s.g.PushCommit(context.Background(), s.repo, map[string]string{
+	files := map[string]string{
 		"chart/Chart.yaml":                 fmt.Sprintf(helmChartFile, appVersion),
 		"chart/values.yaml":                fmt.Sprintf(helmValuesFile, size),
 		"chart/templates/statefulset.yaml": helmStatefulSetTemplate,
-	}, message)
+	}
+	maps.Copy(files, s.extra)
+	sha, err := s.g.PushCommit(context.Background(), s.repo, files, message)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -152,10 +157,11 @@ func bindHelmReleaseSecrets(t *testing.T, cl *cluster, ns string) {
 	}
 }
 
-// setupHelmScenario creates a Gitea repository with the chart at 1Gi, a
-// GitRepository and a HelmRelease for it, and waits until helm-controller
-// installed it and its Pods and claims are ready.
-func setupHelmScenario(t *testing.T, cl *cluster, g *gitea.Server, ctl *controller, name string) (*helmScenario, map[string]types.UID) {
+// setupHelmScenario creates a Gitea repository with the chart at 1Gi (and
+// extra files of the chart, if any), a GitRepository and a HelmRelease for
+// it, and waits until helm-controller installed it and its Pods and claims
+// are ready.
+func setupHelmScenario(t *testing.T, cl *cluster, g *gitea.Server, ctl *controller, name string, extra ...map[string]string) (*helmScenario, map[string]types.UID) {
 	ctx := context.Background()
 	url, err := g.CreateRepo(ctx, name)
 	if err != nil {
@@ -163,8 +169,11 @@ func setupHelmScenario(t *testing.T, cl *cluster, g *gitea.Server, ctl *controll
 	}
 	ns := namespace(t, cl.admin)
 	bindHelmReleaseSecrets(t, cl, ns)
-	s := &helmScenario{t: t, cl: cl, g: g, ctl: ctl, repo: name,
+	s := &helmScenario{t: t, cl: cl, g: g, ctl: ctl, repo: name, extra: map[string]string{},
 		hr: types.NamespacedName{Namespace: ns, Name: name}, sts: types.NamespacedName{Namespace: ns, Name: "web"}}
+	for _, files := range extra {
+		maps.Copy(s.extra, files)
+	}
 	s.first = s.push("1Gi", "1.0.0", "web at 1Gi")
 	if err := cl.admin.Create(ctx, fluxenv.GitRepository(ns, name, url, time.Minute)); err != nil {
 		t.Fatal(err)
