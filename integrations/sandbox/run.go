@@ -91,7 +91,7 @@ func (r *Runner) Run(ctx context.Context, mode string, job, result any) (Usage, 
 		return u, fmt.Errorf("sandbox: did not finish within %s: %w", l.Timeout, ErrLimit)
 	case runErr != nil && (signaled(cmd.ProcessState, syscall.SIGXCPU) || u.CPU >= l.CPU):
 		return u, fmt.Errorf("sandbox: used more than %s of CPU time: %w", l.CPU, ErrLimit)
-	case runErr != nil && bytes.Contains(stderr.bytes(), []byte("out of memory")):
+	case runErr != nil && outOfMemory(stderr.bytes()):
 		return u, fmt.Errorf("sandbox: needed more than %d MiB of memory: %w", l.Memory>>20, ErrLimit)
 	case runErr != nil:
 		return u, fmt.Errorf("sandbox: the child failed (%v): %s", runErr, bytes.TrimSpace(stderr.bytes()))
@@ -107,6 +107,13 @@ func (r *Runner) Run(ctx context.Context, mode string, job, result any) (Usage, 
 		return u, fmt.Errorf("sandbox: decoding the result: %w", err)
 	}
 	return u, nil
+}
+
+// outOfMemory reports whether a child's standard error says an allocation
+// failed: the Go runtime's words, or the race detector's runtime's (the
+// packages' tests run under it too).
+func outOfMemory(stderr []byte) bool {
+	return bytes.Contains(stderr, []byte("out of memory")) || bytes.Contains(stderr, []byte("ThreadSanitizer failed to allocate"))
 }
 
 func usageOf(ps *os.ProcessState, wall time.Duration) Usage {
