@@ -131,6 +131,22 @@ func TestBitbucketCloudUpdatesOpenPullRequest(t *testing.T) {
 	}
 }
 
+// Deleting the branch declined claimwarden's open pull request: the search
+// after the rebuild finds none open, and a new one is created.
+func TestBitbucketCloudOpensAnewWhenTheDeletionDeclined(t *testing.T) {
+	want := append([]exchange{bbcUser, {method: "GET", path: bbcRepo + "/pullrequests", query: bbcOpenQuery, status: 200,
+		body: `{"values":[` + bbcPR(12, "OPEN", "{cw}", false, "main", "") + `]}`}}, bbcCommit(200)...)
+	want = append(want,
+		exchange{method: "GET", path: bbcRepo + "/pullrequests", query: bbcOpenQuery, status: 200, body: `{"values":[]}`},
+		exchange{method: "POST", path: bbcRepo + "/pullrequests", status: 201, body: `{"id":15,"state":"OPEN"}`,
+			check: jsonFields(map[string]any{"source": map[string]any{"branch": map[string]any{"name": prBranch}}, "destination": map[string]any{"branch": map[string]any{"name": "main"}}})},
+	)
+	pr, err := bbcProposer(t, serveBBC(t, want...)).Propose(t.Context(), change("acme"))
+	if err != nil || pr.Number != 15 || pr.Head != "c2" {
+		t.Fatalf("Propose: %+v, %v; want a new pull request 15 at c2", pr, err)
+	}
+}
+
 // Another user's open pull request from the repository's own branch of
 // that name, to the same destination, is neither edited nor duplicated:
 // the error names it. Nothing is written: its branch is neither deleted

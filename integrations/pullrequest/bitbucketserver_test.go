@@ -112,6 +112,22 @@ func TestBitbucketServerUpdatesOpenPullRequest(t *testing.T) {
 	}
 }
 
+// Deleting the branch declined claimwarden's open pull request: the search
+// after the rebuild finds none open, and a new one is created.
+func TestBitbucketServerOpensAnewWhenTheDeletionDeclined(t *testing.T) {
+	want := append([]exchange{bbsUser, {method: "GET", path: bbsRepo + "/pull-requests", query: bbsOpenQuery, status: 200,
+		body: `{"values":[` + bbsPR(8, "OPEN", "claimwarden-bot", false, "main", "") + `]}`}}, bbsCommits(204)...)
+	want = append(want,
+		exchange{method: "GET", path: bbsRepo + "/pull-requests", query: bbsOpenQuery, status: 200, body: `{"values":[]}`},
+		exchange{method: "POST", path: bbsRepo + "/pull-requests", status: 201, body: `{"id":10,"version":0,"state":"OPEN"}`,
+			check: jsonFields(map[string]any{"fromRef": map[string]any{"id": "refs/heads/" + prBranch}, "toRef": map[string]any{"id": "refs/heads/main"}})},
+	)
+	pr, err := bbsProposer(t, serveBBS(t, want...)).Propose(t.Context(), change("SHOP"))
+	if err != nil || pr.Number != 10 || pr.Head != "c2" {
+		t.Fatalf("Propose: %+v, %v; want a new pull request 10 at c2", pr, err)
+	}
+}
+
 // Another user's open pull request from the repository's own branch of
 // that name, to the same branch, is neither edited nor duplicated
 // (Bitbucket takes one per source and target): the error names it.
