@@ -15,9 +15,10 @@ import (
 // BitbucketCloud proposes through the Bitbucket Cloud REST API (2.0). Its
 // commit endpoint (POST .../src) writes every file in one commit but can
 // only add to an existing branch, so the proposal's branch is deleted
-// first and made again from the base's head. (Should the deletion decline
-// the open pull request, the search that follows finds none open and
-// creates a new one: never two open.)
+// first and made again from the base's head. Open pull requests are
+// searched before (another user's from the branch leaves it untouched) and
+// again after: should the deletion decline claimwarden's, the second
+// search finds none open and creates a new one, never two open.
 type BitbucketCloud struct{ b bitbucketHTTP }
 
 // NewBitbucketCloud talks to base (https://bitbucket.org: its API host,
@@ -91,6 +92,17 @@ func (c *BitbucketCloud) Propose(ctx context.Context, ch Change) (PullRequest, e
 	if err != nil {
 		return PullRequest{}, err
 	}
+	me, err := c.self(ctx)
+	if err != nil {
+		return PullRequest{}, err
+	}
+	cands, err := c.find(ctx, repo, branch, "OPEN")
+	if err != nil {
+		return PullRequest{}, err
+	}
+	if _, err := mine(me, branch, ch.Base, cands); err != nil {
+		return PullRequest{}, fmt.Errorf("bitbucket-cloud: %s: %w", repo, err)
+	}
 	var base struct {
 		Target struct {
 			Hash string `json:"hash"`
@@ -122,22 +134,19 @@ func (c *BitbucketCloud) Propose(ctx context.Context, ch Change) (PullRequest, e
 	if err != nil {
 		return PullRequest{}, err
 	}
-	me, err := c.self(ctx)
+	cands, err = c.find(ctx, repo, branch, "OPEN")
 	if err != nil {
 		return PullRequest{}, err
 	}
-	cands, err := c.find(ctx, repo, branch, "OPEN")
+	open, err := mine(me, branch, ch.Base, cands)
 	if err != nil {
-		return PullRequest{}, err
+		return PullRequest{}, fmt.Errorf("bitbucket-cloud: %s: %w", repo, err)
 	}
 	var pr cloudPullRequest
-	if open := own(me, cands); open != nil {
+	if open != nil {
 		_, err = c.b.callJSON(ctx, http.MethodPut, fmt.Sprintf("%s/pullrequests/%d", repo, open.pr.Number),
 			map[string]string{"title": ch.Title, "description": ch.Body}, &pr)
 	} else {
-		if err := occupied(me, branch, ch.Base, cands); err != nil {
-			return PullRequest{}, fmt.Errorf("bitbucket-cloud: %s: %w", repo, err)
-		}
 		_, err = c.b.callJSON(ctx, http.MethodPost, repo+"/pullrequests", map[string]any{
 			"title": ch.Title, "description": ch.Body,
 			"source":      map[string]any{"branch": map[string]string{"name": branch}},

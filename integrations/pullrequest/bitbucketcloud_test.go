@@ -97,11 +97,13 @@ func bbcCommit(branchStatus int) []exchange {
 		})})
 }
 
+// The open pull requests are searched before the branch is written and
+// again after (the branch's deletion may have declined claimwarden's).
 func TestBitbucketCloudOpensPullRequest(t *testing.T) {
-	want := append(bbcCommit(404),
-		bbcUser,
-		exchange{method: "GET", path: bbcRepo + "/pullrequests", query: bbcOpenQuery, status: 200,
-			body: `{"values":[` + bbcPR(14, "OPEN", "{cw}", true, "main", "") + "," + bbcPR(13, "OPEN", "{m}", false, "release", "") + `]}`},
+	open := exchange{method: "GET", path: bbcRepo + "/pullrequests", query: bbcOpenQuery, status: 200,
+		body: `{"values":[` + bbcPR(14, "OPEN", "{cw}", true, "main", "") + "," + bbcPR(13, "OPEN", "{m}", false, "release", "") + `]}`}
+	want := append([]exchange{bbcUser, open}, bbcCommit(404)...)
+	want = append(want, open,
 		exchange{method: "POST", path: bbcRepo + "/pullrequests", status: 201,
 			body: `{"id":12,"state":"OPEN","links":{"html":{"href":"https://bitbucket.org/acme/shop/pull-requests/12"}}}`,
 			check: jsonFields(map[string]any{"title": "Grow shop/web data to 20Gi", "description": "data-web-0 is 91% full.",
@@ -116,10 +118,10 @@ func TestBitbucketCloudOpensPullRequest(t *testing.T) {
 // The existing branch is deleted and made again from main's head; the
 // open pull request is updated.
 func TestBitbucketCloudUpdatesOpenPullRequest(t *testing.T) {
-	want := append(bbcCommit(200),
-		bbcUser,
-		exchange{method: "GET", path: bbcRepo + "/pullrequests", query: bbcOpenQuery, status: 200,
-			body: `{"values":[` + bbcPR(14, "OPEN", "{m}", true, "main", "") + "," + bbcPR(12, "OPEN", "{cw}", false, "main", "") + `]}`},
+	open := exchange{method: "GET", path: bbcRepo + "/pullrequests", query: bbcOpenQuery, status: 200,
+		body: `{"values":[` + bbcPR(14, "OPEN", "{m}", true, "main", "") + "," + bbcPR(12, "OPEN", "{cw}", false, "main", "") + `]}`}
+	want := append([]exchange{bbcUser, open}, bbcCommit(200)...)
+	want = append(want, open,
 		exchange{method: "PUT", path: bbcRepo + "/pullrequests/12", status: 200, body: `{"id":12,"state":"OPEN"}`,
 			check: jsonFields(map[string]any{"title": "Grow shop/web data to 20Gi", "description": "data-web-0 is 91% full."})},
 	)
@@ -129,14 +131,31 @@ func TestBitbucketCloudUpdatesOpenPullRequest(t *testing.T) {
 	}
 }
 
+// Deleting the branch declined claimwarden's open pull request: the search
+// after the rebuild finds none open, and a new one is created.
+func TestBitbucketCloudOpensAnewWhenTheDeletionDeclined(t *testing.T) {
+	want := append([]exchange{bbcUser, {method: "GET", path: bbcRepo + "/pullrequests", query: bbcOpenQuery, status: 200,
+		body: `{"values":[` + bbcPR(12, "OPEN", "{cw}", false, "main", "") + `]}`}}, bbcCommit(200)...)
+	want = append(want,
+		exchange{method: "GET", path: bbcRepo + "/pullrequests", query: bbcOpenQuery, status: 200, body: `{"values":[]}`},
+		exchange{method: "POST", path: bbcRepo + "/pullrequests", status: 201, body: `{"id":15,"state":"OPEN"}`,
+			check: jsonFields(map[string]any{"source": map[string]any{"branch": map[string]any{"name": prBranch}}, "destination": map[string]any{"branch": map[string]any{"name": "main"}}})},
+	)
+	pr, err := bbcProposer(t, serveBBC(t, want...)).Propose(t.Context(), change("acme"))
+	if err != nil || pr.Number != 15 || pr.Head != "c2" {
+		t.Fatalf("Propose: %+v, %v; want a new pull request 15 at c2", pr, err)
+	}
+}
+
 // Another user's open pull request from the repository's own branch of
 // that name, to the same destination, is neither edited nor duplicated:
-// the error names it.
+// the error names it. Nothing is written: its branch is neither deleted
+// nor committed to (the script fails any request past the search).
 func TestBitbucketCloudLeavesAnotherUsersPullRequest(t *testing.T) {
-	want := append(bbcCommit(200), bbcUser,
+	s := serveBBC(t, bbcUser,
 		exchange{method: "GET", path: bbcRepo + "/pullrequests", query: bbcOpenQuery, status: 200, body: `{"values":[` + bbcPR(13, "OPEN", "{m}", false, "main", "") + `]}`},
 	)
-	_, err := bbcProposer(t, serveBBC(t, want...)).Propose(t.Context(), change("acme"))
+	_, err := bbcProposer(t, s).Propose(t.Context(), change("acme"))
 	noSecret(t, err, bbcToken, "https://bitbucket.org/acme/shop/pull-requests/13", `opened by "name of {m}"`)
 }
 
@@ -208,8 +227,9 @@ func TestBitbucketCloudFiles(t *testing.T) {
 }
 
 func TestBitbucketCloudErrorNamesRequestNotToken(t *testing.T) {
-	s := serveBBC(t, exchange{method: "GET", path: bbcRepo + "/refs/branches/main", status: 403,
-		body: `{"type":"error","error":{"message":"Token ` + bbcToken + ` lacks repository:write"}}`})
+	s := serveBBC(t, bbcUser, exchange{method: "GET", path: bbcRepo + "/pullrequests", query: bbcOpenQuery, status: 200, body: `{"values":[]}`},
+		exchange{method: "GET", path: bbcRepo + "/refs/branches/main", status: 403,
+			body: `{"type":"error","error":{"message":"Token ` + bbcToken + ` lacks repository:write"}}`})
 	_, err := bbcProposer(t, s).Propose(t.Context(), change("acme"))
 	noSecret(t, err, bbcToken, "bitbucket-cloud: GET /2.0/repositories/acme/shop/refs/branches/main", "403")
 }

@@ -17,8 +17,10 @@ import (
 // API. Its file edit endpoint (PUT .../browse/{path}) commits one file at a
 // time, so a proposal of n files is n commits; the branch-utils API cannot
 // move a branch, so the proposal's branch is deleted and made again from
-// the base's head. (Should the deletion decline the open pull request, the
-// search that follows finds none open and creates a new one: never two.)
+// the base's head. Open pull requests are searched before (another user's
+// from the branch leaves it untouched) and again after: should the
+// deletion decline claimwarden's, the second search finds none open and
+// creates a new one, never two.
 type BitbucketServer struct{ b bitbucketHTTP }
 
 // NewBitbucketServer talks to the instance at base (its context path kept).
@@ -90,6 +92,17 @@ func (s *BitbucketServer) Propose(ctx context.Context, c Change) (PullRequest, e
 		return PullRequest{}, err
 	}
 	api := "/rest/api/1.0" + repo
+	me, err := s.self(ctx)
+	if err != nil {
+		return PullRequest{}, err
+	}
+	cands, err := s.find(ctx, api, branch, "OPEN")
+	if err != nil {
+		return PullRequest{}, err
+	}
+	if _, err := mine(me, branch, c.Base, cands); err != nil {
+		return PullRequest{}, fmt.Errorf("bitbucket-server: %s: %w", api, err)
+	}
 	var commits struct {
 		Values []struct {
 			ID string `json:"id"`
@@ -135,22 +148,19 @@ func (s *BitbucketServer) Propose(ctx context.Context, c Change) (PullRequest, e
 		}
 		head = made.ID
 	}
-	me, err := s.self(ctx)
+	cands, err = s.find(ctx, api, branch, "OPEN")
 	if err != nil {
 		return PullRequest{}, err
 	}
-	cands, err := s.find(ctx, api, branch, "OPEN")
+	open, err := mine(me, branch, c.Base, cands)
 	if err != nil {
-		return PullRequest{}, err
+		return PullRequest{}, fmt.Errorf("bitbucket-server: %s: %w", api, err)
 	}
 	var pr serverPullRequest
-	if open := own(me, cands); open != nil {
+	if open != nil {
 		_, err = s.b.callJSON(ctx, http.MethodPut, api+"/pull-requests/"+strconv.FormatInt(open.pr.Number, 10),
 			map[string]any{"title": c.Title, "description": c.Body, "version": open.version}, &pr)
 	} else {
-		if err := occupied(me, branch, c.Base, cands); err != nil {
-			return PullRequest{}, fmt.Errorf("bitbucket-server: %s: %w", api, err)
-		}
 		_, err = s.b.callJSON(ctx, http.MethodPost, api+"/pull-requests", map[string]any{
 			"title": c.Title, "description": c.Body,
 			"fromRef": map[string]string{"id": "refs/heads/" + branch}, "toRef": map[string]string{"id": "refs/heads/" + c.Base},

@@ -79,10 +79,13 @@ func bbsPR(id int, state, author string, fork bool, to, extra string) string {
 		id, state, author, id, prBranch, id, from, to, extra)
 }
 
+// The open pull requests are searched before the branch is written and
+// again after (the branch's deletion may have declined claimwarden's).
 func TestBitbucketServerOpensPullRequest(t *testing.T) {
-	want := append(bbsCommits(404), bbsUser,
-		exchange{method: "GET", path: bbsRepo + "/pull-requests", query: bbsOpenQuery, status: 200,
-			body: `{"values":[` + bbsPR(9, "OPEN", "claimwarden-bot", true, "main", "") + "," + bbsPR(7, "OPEN", "mallory", false, "release", "") + `],"isLastPage":true}`},
+	open := exchange{method: "GET", path: bbsRepo + "/pull-requests", query: bbsOpenQuery, status: 200,
+		body: `{"values":[` + bbsPR(9, "OPEN", "claimwarden-bot", true, "main", "") + "," + bbsPR(7, "OPEN", "mallory", false, "release", "") + `],"isLastPage":true}`}
+	want := append([]exchange{bbsUser, open}, bbsCommits(404)...)
+	want = append(want, open,
 		exchange{method: "POST", path: bbsRepo + "/pull-requests", status: 201,
 			body: `{"id":8,"version":0,"state":"OPEN","links":{"self":[{"href":"https://git.example.com/projects/SHOP/repos/shop/pull-requests/8"}]}}`,
 			check: jsonFields(map[string]any{"title": "Grow shop/web data to 20Gi", "description": "data-web-0 is 91% full.",
@@ -96,9 +99,10 @@ func TestBitbucketServerOpensPullRequest(t *testing.T) {
 
 // The open pull request is updated with the version Bitbucket requires.
 func TestBitbucketServerUpdatesOpenPullRequest(t *testing.T) {
-	want := append(bbsCommits(204), bbsUser,
-		exchange{method: "GET", path: bbsRepo + "/pull-requests", query: bbsOpenQuery, status: 200,
-			body: `{"values":[` + bbsPR(9, "OPEN", "mallory", true, "main", "") + "," + bbsPR(8, "OPEN", "Claimwarden-Bot", false, "main", "") + `]}`},
+	open := exchange{method: "GET", path: bbsRepo + "/pull-requests", query: bbsOpenQuery, status: 200,
+		body: `{"values":[` + bbsPR(9, "OPEN", "mallory", true, "main", "") + "," + bbsPR(8, "OPEN", "Claimwarden-Bot", false, "main", "") + `]}`}
+	want := append([]exchange{bbsUser, open}, bbsCommits(204)...)
+	want = append(want, open,
 		exchange{method: "PUT", path: bbsRepo + "/pull-requests/8", status: 200, body: `{"id":8,"version":4,"state":"OPEN"}`,
 			check: jsonFields(map[string]any{"title": "Grow shop/web data to 20Gi", "description": "data-web-0 is 91% full.", "version": 3})},
 	)
@@ -108,14 +112,32 @@ func TestBitbucketServerUpdatesOpenPullRequest(t *testing.T) {
 	}
 }
 
+// Deleting the branch declined claimwarden's open pull request: the search
+// after the rebuild finds none open, and a new one is created.
+func TestBitbucketServerOpensAnewWhenTheDeletionDeclined(t *testing.T) {
+	want := append([]exchange{bbsUser, {method: "GET", path: bbsRepo + "/pull-requests", query: bbsOpenQuery, status: 200,
+		body: `{"values":[` + bbsPR(8, "OPEN", "claimwarden-bot", false, "main", "") + `]}`}}, bbsCommits(204)...)
+	want = append(want,
+		exchange{method: "GET", path: bbsRepo + "/pull-requests", query: bbsOpenQuery, status: 200, body: `{"values":[]}`},
+		exchange{method: "POST", path: bbsRepo + "/pull-requests", status: 201, body: `{"id":10,"version":0,"state":"OPEN"}`,
+			check: jsonFields(map[string]any{"fromRef": map[string]any{"id": "refs/heads/" + prBranch}, "toRef": map[string]any{"id": "refs/heads/main"}})},
+	)
+	pr, err := bbsProposer(t, serveBBS(t, want...)).Propose(t.Context(), change("SHOP"))
+	if err != nil || pr.Number != 10 || pr.Head != "c2" {
+		t.Fatalf("Propose: %+v, %v; want a new pull request 10 at c2", pr, err)
+	}
+}
+
 // Another user's open pull request from the repository's own branch of
 // that name, to the same branch, is neither edited nor duplicated
 // (Bitbucket takes one per source and target): the error names it.
+// Nothing is written: its branch is neither deleted nor committed to (the
+// script fails any request past the search).
 func TestBitbucketServerLeavesAnotherUsersPullRequest(t *testing.T) {
-	want := append(bbsCommits(204), bbsUser,
+	s := serveBBS(t, bbsUser,
 		exchange{method: "GET", path: bbsRepo + "/pull-requests", query: bbsOpenQuery, status: 200, body: `{"values":[` + bbsPR(7, "OPEN", "mallory", false, "main", "") + `]}`},
 	)
-	_, err := bbsProposer(t, serveBBS(t, want...)).Propose(t.Context(), change("SHOP"))
+	_, err := bbsProposer(t, s).Propose(t.Context(), change("SHOP"))
 	noSecret(t, err, bbsToken, "https://git.example.com/projects/SHOP/repos/shop/pull-requests/7", `opened by "mallory"`)
 }
 
@@ -187,8 +209,9 @@ func TestBitbucketServerFiles(t *testing.T) {
 }
 
 func TestBitbucketServerErrorNamesRequestNotToken(t *testing.T) {
-	s := serveBBS(t, exchange{method: "GET", path: bbsRepo + "/commits", query: "until=refs/heads/main&limit=1", status: 401,
-		body: `{"errors":[{"message":"Token ` + bbsToken + ` is not valid"}]}`})
+	s := serveBBS(t, bbsUser, exchange{method: "GET", path: bbsRepo + "/pull-requests", query: bbsOpenQuery, status: 200, body: `{"values":[]}`},
+		exchange{method: "GET", path: bbsRepo + "/commits", query: "until=refs/heads/main&limit=1", status: 401,
+			body: `{"errors":[{"message":"Token ` + bbsToken + ` is not valid"}]}`})
 	_, err := bbsProposer(t, s).Propose(t.Context(), change("SHOP"))
 	noSecret(t, err, bbsToken, "bitbucket-server: GET /rest/api/1.0/projects/SHOP/repos/shop/commits", "401")
 }

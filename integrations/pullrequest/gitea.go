@@ -46,6 +46,18 @@ func (g *Gitea) Propose(ctx context.Context, c Change) (PullRequest, error) {
 	if err != nil {
 		return PullRequest{}, err
 	}
+	me, err := g.self(client)
+	if err != nil {
+		return PullRequest{}, err
+	}
+	cands, err := g.find(client, c.Owner, c.Repo, branch, gitea.StateOpen)
+	if err != nil {
+		return PullRequest{}, err
+	}
+	open, err := mine(me, branch, c.Base, cands)
+	if err != nil {
+		return PullRequest{}, fmt.Errorf("gitea: repos/%s/%s: %w", c.Owner, c.Repo, err)
+	}
 	ops, err := g.operations(client, c)
 	if err != nil {
 		return PullRequest{}, err
@@ -59,24 +71,13 @@ func (g *Gitea) Propose(ctx context.Context, c Change) (PullRequest, error) {
 	if made.Commit == nil || made.Commit.SHA == "" {
 		return PullRequest{}, fmt.Errorf("gitea: POST repos/%s/%s/contents: the answer names no commit", c.Owner, c.Repo)
 	}
-	me, err := g.self(client)
-	if err != nil {
-		return PullRequest{}, err
-	}
-	cands, err := g.find(client, c.Owner, c.Repo, branch, gitea.StateOpen)
-	if err != nil {
-		return PullRequest{}, err
-	}
 	var pr *gitea.PullRequest
-	if open := own(me, cands); open != nil {
+	if open != nil {
 		pr, resp, err = client.EditPullRequest(c.Owner, c.Repo, open.pr.Number, gitea.EditPullRequestOption{Title: c.Title, Body: &c.Body})
 		if err != nil {
 			return PullRequest{}, gitstatus.GiteaError(fmt.Sprintf("gitea: PATCH repos/%s/%s/pulls/%d", c.Owner, c.Repo, open.pr.Number), resp, err, g.Token)
 		}
 	} else {
-		if err := occupied(me, branch, c.Base, cands); err != nil {
-			return PullRequest{}, fmt.Errorf("gitea: repos/%s/%s: %w", c.Owner, c.Repo, err)
-		}
 		pr, resp, err = client.CreatePullRequest(c.Owner, c.Repo, gitea.CreatePullRequestOption{Head: branch, Base: c.Base, Title: c.Title, Body: c.Body})
 		if err != nil {
 			return PullRequest{}, gitstatus.GiteaError(fmt.Sprintf("gitea: POST repos/%s/%s/pulls", c.Owner, c.Repo), resp, err, g.Token)

@@ -250,7 +250,8 @@ func TestGiteaOwnsOnlyItsPullRequests(t *testing.T) {
 	}
 
 	// Another user's pull request from the repository's own branch of
-	// another key's name: not edited, not duplicated, named.
+	// another key's name: not edited, not duplicated, named; its branch is
+	// not pushed to (it still ends at mallory's commit).
 	const otherBranch = "claimwarden/autoresize/shop/db"
 	access := gitea.AccessModeWrite
 	if _, err := admin.AddCollaborator(srv.User, "shop", "mallory", gitea.AddCollaboratorOption{Permission: &access}); err != nil {
@@ -259,7 +260,8 @@ func TestGiteaOwnsOnlyItsPullRequests(t *testing.T) {
 	if err := srv.CreateBranch(ctx, "shop", otherBranch, "main"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := srv.PushCommitTo(ctx, "shop", otherBranch, map[string]string{"README.md": "db\n"}, "readme"); err != nil {
+	malloryHead, err := srv.PushCommitTo(ctx, "shop", otherBranch, map[string]string{"README.md": "db\n"}, "readme")
+	if err != nil {
 		t.Fatal(err)
 	}
 	theirs, _, err := mallory.CreatePullRequest(srv.User, "shop", gitea.CreatePullRequestOption{Head: otherBranch, Base: "main", Title: "Not claimwarden's"})
@@ -273,6 +275,13 @@ func TestGiteaOwnsOnlyItsPullRequests(t *testing.T) {
 	}
 	if pr, _, err := admin.GetPullRequest(srv.User, "shop", theirs.Index); err != nil || pr.Title != "Not claimwarden's" {
 		t.Errorf("mallory's pull request is titled %q (%v); want it as mallory left it", pr.Title, err)
+	}
+	theirsBranch, _, err := admin.GetRepoBranch(srv.User, "shop", otherBranch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if theirsBranch.Commit == nil || theirsBranch.Commit.ID != malloryHead {
+		t.Errorf("branch %s is at %+v after the refused Propose; want it still at the head of mallory's pull request, %s", otherBranch, theirsBranch.Commit, malloryHead)
 	}
 	if last, err := p.Last(ctx, srv.User, "shop", db.Key); err != nil || last != nil {
 		t.Errorf("Last of %s = %+v, %v; want none", db.Key, last, err)

@@ -46,10 +46,6 @@ func (g *GitHub) Propose(ctx context.Context, c Change) (PullRequest, error) {
 	if err != nil {
 		return PullRequest{}, err
 	}
-	head, err := g.push(ctx, c, branch)
-	if err != nil {
-		return PullRequest{}, err
-	}
 	me, err := g.self(ctx)
 	if err != nil {
 		return PullRequest{}, err
@@ -58,17 +54,22 @@ func (g *GitHub) Propose(ctx context.Context, c Change) (PullRequest, error) {
 	if err != nil {
 		return PullRequest{}, err
 	}
+	open, err := mine(me, branch, c.Base, cands)
+	if err != nil {
+		return PullRequest{}, fmt.Errorf("github: repos/%s/%s: %w", c.Owner, c.Repo, err)
+	}
+	head, err := g.push(ctx, c, branch)
+	if err != nil {
+		return PullRequest{}, err
+	}
 	var pr *github.PullRequest
 	var resp *github.Response
-	if open := own(me, cands); open != nil {
+	if open != nil {
 		pr, resp, err = g.Client.PullRequests.Edit(ctx, c.Owner, c.Repo, int(open.pr.Number), &github.PullRequest{Title: &c.Title, Body: &c.Body})
 		if err != nil {
 			return PullRequest{}, g.err(fmt.Sprintf("PATCH repos/%s/%s/pulls/%d", c.Owner, c.Repo, open.pr.Number), resp, err)
 		}
 	} else {
-		if err := occupied(me, branch, c.Base, cands); err != nil {
-			return PullRequest{}, fmt.Errorf("github: repos/%s/%s: %w", c.Owner, c.Repo, err)
-		}
 		pr, resp, err = g.Client.PullRequests.Create(ctx, c.Owner, c.Repo, github.CreatePullRequest{
 			Title: &c.Title, Head: branch, Base: c.Base, Body: &c.Body,
 		})

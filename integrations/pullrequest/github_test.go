@@ -73,12 +73,13 @@ func ghPR(number int, state, login string, fork bool, base, extra string) string
 // not claimwarden's (a fork's, though its author's login were the token's;
 // another user's to another base), and are not edited.
 func TestGitHubOpensPullRequest(t *testing.T) {
-	want := append(ghCommit(404, `{"message":"Not Found","status":"404"}`),
+	want := append([]exchange{ghUser,
+		{method: "GET", path: ghRepo + "/pulls", query: ghOpenQuery, status: 200,
+			body: "[" + ghPR(9, "open", "claimwarden-bot", true, "main", "") + "," + ghPR(8, "open", "mallory", false, "release", "") + "]"},
+	}, ghCommit(404, `{"message":"Not Found","status":"404"}`)...)
+	want = append(want,
 		exchange{method: "POST", path: ghRepo + "/git/refs", status: 201, body: `{"ref":"refs/heads/` + prBranch + `","object":{"sha":"commit2"}}`,
 			check: jsonFields(map[string]any{"ref": "refs/heads/" + prBranch, "sha": "commit2"})},
-		ghUser,
-		exchange{method: "GET", path: ghRepo + "/pulls", query: ghOpenQuery, status: 200,
-			body: "[" + ghPR(9, "open", "claimwarden-bot", true, "main", "") + "," + ghPR(8, "open", "mallory", false, "release", "") + "]"},
 		exchange{method: "POST", path: ghRepo + "/pulls", status: 201,
 			body:  `{"number":7,"state":"open","html_url":"https://github.example.com/octo/shop/pull/7"}`,
 			check: jsonFields(map[string]any{"head": prBranch, "base": "main", "title": "Grow shop/web data to 20Gi", "body": "data-web-0 is 91% full."})},
@@ -93,12 +94,13 @@ func TestGitHubOpensPullRequest(t *testing.T) {
 // A later proposal: the branch is forced to the new commit and the open
 // pull request edited, not a second one created.
 func TestGitHubUpdatesOpenPullRequest(t *testing.T) {
-	want := append(ghCommit(200, `{"ref":"refs/heads/`+prBranch+`","object":{"sha":"old"}}`),
+	want := append([]exchange{ghUser,
+		{method: "GET", path: ghRepo + "/pulls", query: ghOpenQuery, status: 200,
+			body: "[" + ghPR(9, "open", "mallory", true, "main", "") + "," + ghPR(7, "open", "Claimwarden-Bot", false, "main", "") + "]"},
+	}, ghCommit(200, `{"ref":"refs/heads/`+prBranch+`","object":{"sha":"old"}}`)...)
+	want = append(want,
 		exchange{method: "PATCH", path: ghRepo + "/git/refs/heads/" + prBranch, status: 200, body: `{"object":{"sha":"commit2"}}`,
 			check: jsonFields(map[string]any{"sha": "commit2", "force": true})},
-		ghUser,
-		exchange{method: "GET", path: ghRepo + "/pulls", query: ghOpenQuery, status: 200,
-			body: "[" + ghPR(9, "open", "mallory", true, "main", "") + "," + ghPR(7, "open", "Claimwarden-Bot", false, "main", "") + "]"},
 		exchange{method: "PATCH", path: ghRepo + "/pulls/7", status: 200, body: `{"number":7,"state":"open"}`,
 			check: jsonFields(map[string]any{"title": "Grow shop/web data to 20Gi", "body": "data-web-0 is 91% full."})},
 	)
@@ -111,14 +113,13 @@ func TestGitHubUpdatesOpenPullRequest(t *testing.T) {
 
 // Another user's open pull request from the repository's own branch of
 // that name, to the same base, is neither edited nor duplicated (GitHub
-// takes one per head and base): the error names it.
+// takes one per head and base): the error names it. Nothing is written,
+// its branch least of all (the script fails any request past the search).
 func TestGitHubLeavesAnotherUsersPullRequest(t *testing.T) {
-	want := append(ghCommit(200, `{"ref":"refs/heads/`+prBranch+`","object":{"sha":"old"}}`),
-		exchange{method: "PATCH", path: ghRepo + "/git/refs/heads/" + prBranch, status: 200, body: `{"object":{"sha":"commit2"}}`},
-		ghUser,
+	s := serveGitHub(t, ghUser,
 		exchange{method: "GET", path: ghRepo + "/pulls", query: ghOpenQuery, status: 200, body: "[" + ghPR(8, "open", "mallory", false, "main", "") + "]"},
 	)
-	_, err := githubProposer(t, serveGitHub(t, want...)).Propose(t.Context(), change("octo"))
+	_, err := githubProposer(t, s).Propose(t.Context(), change("octo"))
 	noSecret(t, err, githubToken, "https://github.example.com/octo/shop/pull/8", `opened by "mallory"`)
 }
 
@@ -223,8 +224,9 @@ func TestGitHubFiles(t *testing.T) {
 // A refusal names the host, method and path, and never the token, even
 // when the host echoes it.
 func TestGitHubErrorNamesRequestNotToken(t *testing.T) {
-	s := serveGitHub(t, exchange{method: "GET", path: ghRepo + "/git/ref/heads/main", status: 403,
-		body: `{"message":"Resource not accessible by token ` + githubToken + `"}`})
+	s := serveGitHub(t, ghUser, exchange{method: "GET", path: ghRepo + "/pulls", query: ghOpenQuery, status: 200, body: "[]"},
+		exchange{method: "GET", path: ghRepo + "/git/ref/heads/main", status: 403,
+			body: `{"message":"Resource not accessible by token ` + githubToken + `"}`})
 	_, err := githubProposer(t, s).Propose(t.Context(), change("octo"))
 	noSecret(t, err, githubToken, "github: GET repos/octo/shop/git/ref/heads/main", "403")
 }

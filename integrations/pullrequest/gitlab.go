@@ -45,6 +45,18 @@ func (g *GitLab) Propose(ctx context.Context, c Change) (PullRequest, error) {
 	}
 	project := c.Owner + "/" + c.Repo
 	pid := gitlab.PathEscape(project)
+	me, err := g.self(ctx)
+	if err != nil {
+		return PullRequest{}, err
+	}
+	cands, err := g.find(ctx, project, branch, "opened")
+	if err != nil {
+		return PullRequest{}, err
+	}
+	open, err := mine(me, branch, c.Base, cands)
+	if err != nil {
+		return PullRequest{}, fmt.Errorf("gitlab: projects/%s: %w", pid, err)
+	}
 	actions := make([]*gitlab.CommitActionOptions, 0, len(c.Files))
 	for _, f := range c.Files {
 		// The Commits API refuses "update" of a file the start branch does
@@ -69,16 +81,8 @@ func (g *GitLab) Propose(ctx context.Context, c Change) (PullRequest, error) {
 	if err != nil {
 		return PullRequest{}, g.err(fmt.Sprintf("POST projects/%s/repository/commits", pid), resp, err)
 	}
-	me, err := g.self(ctx)
-	if err != nil {
-		return PullRequest{}, err
-	}
-	cands, err := g.find(ctx, project, branch, "opened")
-	if err != nil {
-		return PullRequest{}, err
-	}
 	var mr *gitlab.MergeRequest
-	if open := own(me, cands); open != nil {
+	if open != nil {
 		mr, resp, err = g.Client.MergeRequests.UpdateMergeRequest(project, open.pr.Number, &gitlab.UpdateMergeRequestOptions{
 			Title: &c.Title, Description: &c.Body,
 		}, gitlab.WithContext(ctx))
@@ -86,9 +90,6 @@ func (g *GitLab) Propose(ctx context.Context, c Change) (PullRequest, error) {
 			return PullRequest{}, g.err(fmt.Sprintf("PUT projects/%s/merge_requests/%d", pid, open.pr.Number), resp, err)
 		}
 	} else {
-		if err := occupied(me, branch, c.Base, cands); err != nil {
-			return PullRequest{}, fmt.Errorf("gitlab: projects/%s: %w", pid, err)
-		}
 		mr, resp, err = g.Client.MergeRequests.CreateMergeRequest(project, &gitlab.CreateMergeRequestOptions{
 			SourceBranch: &branch, TargetBranch: &c.Base, Title: &c.Title, Description: &c.Body,
 		}, gitlab.WithContext(ctx))

@@ -69,9 +69,11 @@ func glMR(iid int, state string, author int, fork bool, target, extra string) st
 // branch's name are not claimwarden's (a fork's, though its author were
 // the token's user; another user's to another target), and are not edited.
 func TestGitLabOpensMergeRequest(t *testing.T) {
-	want := append(glCommit(), glUser,
-		exchange{method: "GET", path: glProject + "/merge_requests", query: glOpenQuery, status: 200,
+	want := append([]exchange{glUser,
+		{method: "GET", path: glProject + "/merge_requests", query: glOpenQuery, status: 200,
 			body: "[" + glMR(9, "opened", 5, true, "main", "") + "," + glMR(8, "opened", 6, false, "release", "") + "]"},
+	}, glCommit()...)
+	want = append(want,
 		exchange{method: "POST", path: glProject + "/merge_requests", status: 201,
 			body: `{"id":90,"iid":3,"state":"opened","web_url":"https://gitlab.example.com/group/sub/shop/-/merge_requests/3"}`,
 			check: jsonFields(map[string]any{"source_branch": prBranch, "target_branch": "main",
@@ -85,9 +87,11 @@ func TestGitLabOpensMergeRequest(t *testing.T) {
 }
 
 func TestGitLabUpdatesOpenMergeRequest(t *testing.T) {
-	want := append(glCommit(), glUser,
-		exchange{method: "GET", path: glProject + "/merge_requests", query: glOpenQuery, status: 200,
+	want := append([]exchange{glUser,
+		{method: "GET", path: glProject + "/merge_requests", query: glOpenQuery, status: 200,
 			body: "[" + glMR(9, "opened", 6, true, "main", "") + "," + glMR(3, "opened", 5, false, "main", "") + "]"},
+	}, glCommit()...)
+	want = append(want,
 		exchange{method: "PUT", path: glProject + "/merge_requests/3", status: 200, body: `{"id":90,"iid":3,"state":"opened"}`,
 			check: jsonFields(map[string]any{"title": "Grow shop/web data to 20Gi", "description": "data-web-0 is 91% full."})},
 	)
@@ -100,12 +104,13 @@ func TestGitLabUpdatesOpenMergeRequest(t *testing.T) {
 
 // Another user's open merge request from the project's own branch of that
 // name, to the same target, is neither edited nor duplicated (GitLab takes
-// one per source branch): the error names it.
+// one per source branch): the error names it. Nothing is written, its
+// branch least of all (the script fails any request past the search).
 func TestGitLabLeavesAnotherUsersMergeRequest(t *testing.T) {
-	want := append(glCommit(), glUser,
+	s := serveGitLab(t, glUser,
 		exchange{method: "GET", path: glProject + "/merge_requests", query: glOpenQuery, status: 200, body: "[" + glMR(8, "opened", 6, false, "main", "") + "]"},
 	)
-	_, err := gitlabProposer(t, serveGitLab(t, want...)).Propose(t.Context(), change("group/sub"))
+	_, err := gitlabProposer(t, s).Propose(t.Context(), change("group/sub"))
 	noSecret(t, err, gitlabToken, "https://gitlab.example.com/group/sub/shop/-/merge_requests/8", `opened by "user6"`)
 }
 
@@ -187,8 +192,9 @@ func TestGitLabFiles(t *testing.T) {
 }
 
 func TestGitLabErrorNamesRequestNotToken(t *testing.T) {
-	want := glCommit()
-	want[2].status, want[2].body = 403, `{"message":"403 Forbidden - token `+gitlabToken+` may not push"}`
+	commit := glCommit()
+	commit[2].status, commit[2].body = 403, `{"message":"403 Forbidden - token `+gitlabToken+` may not push"}`
+	want := append([]exchange{glUser, {method: "GET", path: glProject + "/merge_requests", query: glOpenQuery, status: 200, body: "[]"}}, commit...)
 	s := serveGitLab(t, want...)
 	_, err := gitlabProposer(t, s).Propose(t.Context(), change("group/sub"))
 	noSecret(t, err, gitlabToken, "gitlab: POST projects/group%2Fsub%2Fshop/repository/commits", "403")

@@ -60,6 +60,17 @@ func occupied(me, branch, base string, cands []candidate) error {
 	return nil
 }
 
+// mine is own(me, cands), or, when claimwarden has no open pull request
+// from branch, the occupied error: Propose asks it before it writes
+// anything, since a branch another user's pull request is from is that
+// pull request's, and pushing to it would change their proposal.
+func mine(me, branch, base string, cands []candidate) (*candidate, error) {
+	if c := own(me, cands); c != nil {
+		return c, nil
+	}
+	return nil, occupied(me, branch, base, cands)
+}
+
 // identities caches who each credential is, by host and a hash of the
 // credential (never the credential itself): it never changes, and a
 // lookup per check would double the requests of a StatefulSet at rest.
