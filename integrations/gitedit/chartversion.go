@@ -1,6 +1,7 @@
 package gitedit
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -16,7 +17,7 @@ import (
 // ChartVersion), and a person bumps it so.
 func BumpChartVersion(src []byte) (out []byte, from, to string, err error) {
 	if len(src) > MaxFileBytes {
-		return nil, "", "", fmt.Errorf("Chart.yaml has %d bytes, more than the %d edited", len(src), MaxFileBytes)
+		return nil, "", "", fmt.Errorf("the chart's Chart.yaml has %d bytes, more than the %d edited", len(src), MaxFileBytes)
 	}
 	root, err := yaml.Parse(string(src))
 	if err != nil {
@@ -24,14 +25,14 @@ func BumpChartVersion(src []byte) (out []byte, from, to string, err error) {
 	}
 	n := valueOf(root.YNode(), "version")
 	if n == nil || n.Kind != yaml.ScalarNode {
-		return nil, "", "", fmt.Errorf("Chart.yaml sets no version")
+		return nil, "", "", errors.New("the chart's Chart.yaml sets no version")
 	}
 	to, err = NextChartVersion(n.Value)
 	if err != nil {
-		return nil, "", "", fmt.Errorf("Chart.yaml: %w", err)
+		return nil, "", "", fmt.Errorf("the chart's Chart.yaml: %w", err)
 	}
 	if out, err = splice(src, n, to, root.YNode().Style&yaml.FlowStyle != 0); err != nil {
-		return nil, "", "", fmt.Errorf("Chart.yaml's version: %w", err)
+		return nil, "", "", fmt.Errorf("the chart's version in Chart.yaml: %w", err)
 	}
 	return out, n.Value, to, nil
 }
