@@ -6,13 +6,11 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
-	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	rcommon "helm.sh/helm/v4/pkg/release/common"
 	rspb "helm.sh/helm/v4/pkg/release/v1"
@@ -23,7 +21,6 @@ import (
 
 	"github.com/claimwarden/claimwarden/integrations/helm"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
-	"github.com/claimwarden/claimwarden/test/testenv"
 )
 
 // A tenant's StatefulSet whose labels and annotations name another team's
@@ -33,12 +30,7 @@ import (
 // record holds, is the HelmRelease's. On a real API server with Flux's
 // CRDs.
 func TestSourceOfAtRestIsConfirmedByTheRelease(t *testing.T) {
-	bin, err := testenv.BinDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := testenv.StartT(t, testenv.Options{CRDDirs: []string{filepath.Join(bin, "flux-crds")}})
-	c := testenv.Client(t, env.Config, kustomizev1.AddToScheme, sourcev1.AddToScheme, helmv2.AddToScheme)
+	c := fluxAPI(t)
 	ctx := context.Background()
 	hr := &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "db"},
 		Spec: helmv2.HelmReleaseSpec{Interval: metav1.Duration{Duration: time.Minute}, Chart: &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
@@ -70,7 +62,7 @@ func TestSourceOfAtRestIsConfirmedByTheRelease(t *testing.T) {
 			Annotations: map[string]string{"meta.helm.sh/release-name": "db", "meta.helm.sh/release-namespace": "platform"}}}
 	}
 
-	_, err = ctl.sourceOf(ctx, named("tenant-b"))
+	_, err := ctl.sourceOf(ctx, named("tenant-b"))
 	if want := "it names HelmRelease platform/db, which does not apply it: HelmRelease platform/db releases into namespace platform, not tenant-b"; err == nil || err.Error() != want {
 		t.Errorf("the tenant's StatefulSet: %v, want %q", err, want)
 	}

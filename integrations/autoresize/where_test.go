@@ -30,12 +30,7 @@ import (
 // HelmRelease's chart and values files; refused where there is no branch
 // to propose to, no Git, or a cross-namespace source Flux would refuse.
 func TestLocate(t *testing.T) {
-	bin, err := testenv.BinDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := testenv.StartT(t, testenv.Options{CRDDirs: []string{filepath.Join(bin, "flux-crds")}})
-	c := testenv.Client(t, env.Config, kustomizev1.AddToScheme, sourcev1.AddToScheme, helmv2.AddToScheme)
+	c := fluxAPI(t)
 	ctx := context.Background()
 	minute := metav1.Duration{Duration: time.Minute}
 	repo := func(ns, name string, ref *sourcev1.GitRepositoryRef) *sourcev1.GitRepository {
@@ -217,4 +212,16 @@ func testLocateHelmReleaseValues(t *testing.T, l Locator, hr func(name, sourceKi
 	if err != nil || got.Inline != nil || got.Chart != "charts/db" || len(got.HelmValues) == 0 {
 		t.Errorf("HelmRelease byhand: %+v, %v; want the values files, rendered under its spec.values", got, err)
 	}
+}
+
+// fluxAPI starts a real API server with Flux's CRDs and returns a client
+// of it that knows Kustomizations, GitRepositories and HelmReleases.
+func fluxAPI(t *testing.T) client.Client {
+	t.Helper()
+	bin, err := testenv.BinDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := testenv.StartT(t, testenv.Options{CRDDirs: []string{filepath.Join(bin, "flux-crds")}})
+	return testenv.Client(t, env.Config, kustomizev1.AddToScheme, sourcev1.AddToScheme, helmv2.AddToScheme)
 }

@@ -52,10 +52,10 @@ func proposal(t *testing.T, owner, size string) pullrequest.Change {
 	}
 }
 
-// One pull request per key against a real Gitea: opened with the one
-// line changed, updated in place (also by a proposer that restarted),
-// never duplicated; once closed, the next proposal is a new pull request.
-func TestGiteaProposesOnePullRequestPerKey(t *testing.T) {
+// giteaShop starts a Gitea with repository shop (apps/web.yaml at 10Gi),
+// and returns the proposer and an SDK client of its user, both through hc.
+func giteaShop(t *testing.T) (*giteasrv.Server, *pullrequest.Gitea, *gitea.Client, *http.Client) {
+	t.Helper()
 	srv := giteasrv.StartT(t)
 	ctx := context.Background()
 	if _, err := srv.CreateRepo(ctx, "shop"); err != nil {
@@ -69,11 +69,19 @@ func TestGiteaProposesOnePullRequestPerKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	hc := &http.Client{Transport: &http.Transport{Proxy: nil}}
-	p := &pullrequest.Gitea{Base: base, Token: srv.Token, HTTP: hc}
 	sdk, err := gitea.NewClient(srv.URL, gitea.SetToken(srv.Token), gitea.SetHTTPClient(hc))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return srv, &pullrequest.Gitea{Base: base, Token: srv.Token, HTTP: hc}, sdk, hc
+}
+
+// One pull request per key against a real Gitea: opened with the one
+// line changed, updated in place (also by a proposer that restarted),
+// never duplicated; once closed, the next proposal is a new pull request.
+func TestGiteaProposesOnePullRequestPerKey(t *testing.T) {
+	srv, p, sdk, hc := giteaShop(t)
+	ctx := context.Background()
 	if last, err := p.Last(ctx, srv.User, "shop", "autoresize/shop/web"); err != nil || last != nil {
 		t.Fatalf("before any proposal: %v, %v; want none", last, err)
 	}
@@ -88,7 +96,7 @@ func TestGiteaProposesOnePullRequestPerKey(t *testing.T) {
 	}
 
 	// Updated, by a proposer that knows nothing of the first (a restart).
-	again := &pullrequest.Gitea{Base: base, Token: srv.Token, HTTP: hc}
+	again := &pullrequest.Gitea{Base: p.Base, Token: srv.Token, HTTP: hc}
 	second, err := again.Propose(ctx, proposal(t, srv.User, "30Gi"))
 	if err != nil || second.Number != first.Number {
 		t.Fatalf("second proposal: %+v, %v; want pull request %d updated", second, err, first.Number)
@@ -187,24 +195,8 @@ func prDiff(t *testing.T, sdk *gitea.Client, owner string, number int64) string 
 // pushed on top of claimwarden's branch shows as a head that is not the
 // commit Propose made, and is gone once Propose rebuilds the branch.
 func TestGiteaOwnsOnlyItsPullRequests(t *testing.T) {
-	srv := giteasrv.StartT(t)
+	srv, p, admin, hc := giteaShop(t)
 	ctx := context.Background()
-	if _, err := srv.CreateRepo(ctx, "shop"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := srv.PushCommit(ctx, "shop", map[string]string{"apps/web.yaml": manifest, "README.md": "shop\n"}, "web at 10Gi"); err != nil {
-		t.Fatal(err)
-	}
-	base, err := url.Parse(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hc := &http.Client{Transport: &http.Transport{Proxy: nil}}
-	p := &pullrequest.Gitea{Base: base, Token: srv.Token, HTTP: hc}
-	admin, err := gitea.NewClient(srv.URL, gitea.SetToken(srv.Token), gitea.SetHTTPClient(hc))
-	if err != nil {
-		t.Fatal(err)
-	}
 	mallory := otherUser(t, srv.URL, admin, hc, "mallory")
 	const key, branch = "autoresize/shop/web", "claimwarden/autoresize/shop/web"
 

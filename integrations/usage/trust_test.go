@@ -3,7 +3,6 @@ package usage_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -44,19 +43,10 @@ kubelet_volume_stats_used_bytes{job="kubelet",metrics_path="/metrics",instance="
 // serveForged serves forged as an exporter's /metrics and returns its address.
 func serveForged(t *testing.T) string {
 	t.Helper()
-	mux := http.NewServeMux()
-	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
+	return serveMetrics(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		_, _ = fmt.Fprint(w, forged)
-	})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return l.Addr().String()
+	}))
 }
 
 // db is StatefulSet shop/db of three 1Gi claims, the state autoresize

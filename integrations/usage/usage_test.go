@@ -52,8 +52,15 @@ func serveKubeletStats(t *testing.T, objs ...client.Object) string {
 		t.Fatal(err)
 	}
 	sim := &storagesim.Simulator{Client: fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()}
+	return serveMetrics(t, sim.MetricsHandler())
+}
+
+// serveMetrics serves h as /metrics on a loopback port until the test
+// ends, and returns its address: a target Prometheus scrapes.
+func serveMetrics(t *testing.T, h http.Handler) string {
+	t.Helper()
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", sim.MetricsHandler())
+	mux.Handle("/metrics", h)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
