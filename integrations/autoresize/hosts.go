@@ -116,47 +116,34 @@ type backedOff struct {
 	p    pullrequest.Proposer
 }
 
-func (h *backedOff) Propose(ctx context.Context, c pullrequest.Change) (pullrequest.PullRequest, error) {
+// call runs f unless the host is in its back-off, and counts its outcome
+// against the host.
+func call[T any](ctx context.Context, h *backedOff, f func() (T, error)) (T, error) {
 	if err := h.b.wait(h.host); err != nil {
-		return pullrequest.PullRequest{}, err
+		var zero T
+		return zero, err
 	}
-	pr, err := h.p.Propose(ctx, c)
+	v, err := f()
 	h.b.done(ctx, h.host, err)
-	return pr, err
+	return v, err
+}
+
+func (h *backedOff) Propose(ctx context.Context, c pullrequest.Change) (pullrequest.PullRequest, error) {
+	return call(ctx, h, func() (pullrequest.PullRequest, error) { return h.p.Propose(ctx, c) })
 }
 
 func (h *backedOff) Last(ctx context.Context, owner, repo, key string) (*pullrequest.PullRequest, error) {
-	if err := h.b.wait(h.host); err != nil {
-		return nil, err
-	}
-	pr, err := h.p.Last(ctx, owner, repo, key)
-	h.b.done(ctx, h.host, err)
-	return pr, err
+	return call(ctx, h, func() (*pullrequest.PullRequest, error) { return h.p.Last(ctx, owner, repo, key) })
 }
 
 func (h *backedOff) File(ctx context.Context, owner, repo, ref, path string) ([]byte, error) {
-	if err := h.b.wait(h.host); err != nil {
-		return nil, err
-	}
-	b, err := h.p.File(ctx, owner, repo, ref, path)
-	h.b.done(ctx, h.host, err)
-	return b, err
+	return call(ctx, h, func() ([]byte, error) { return h.p.File(ctx, owner, repo, ref, path) })
 }
 
 func (h *backedOff) Files(ctx context.Context, owner, repo, ref, dir string) ([]string, error) {
-	if err := h.b.wait(h.host); err != nil {
-		return nil, err
-	}
-	files, err := h.p.Files(ctx, owner, repo, ref, dir)
-	h.b.done(ctx, h.host, err)
-	return files, err
+	return call(ctx, h, func() ([]string, error) { return h.p.Files(ctx, owner, repo, ref, dir) })
 }
 
 func (h *backedOff) DefaultBranch(ctx context.Context, owner, repo string) (string, error) {
-	if err := h.b.wait(h.host); err != nil {
-		return "", err
-	}
-	branch, err := h.p.DefaultBranch(ctx, owner, repo)
-	h.b.done(ctx, h.host, err)
-	return branch, err
+	return call(ctx, h, func() (string, error) { return h.p.DefaultBranch(ctx, owner, repo) })
 }
