@@ -49,7 +49,7 @@ func TestBackOffHosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	proposers := BackOffHosts(func(repo gitstatus.Repository) (pullrequest.Proposer, error) {
-		return pullrequest.New(gitstatus.Host{URL: "http://" + repo.Host, Type: gitstatus.GitHub, Token: "t0ken"}, nil)
+		return pullrequest.New(gitstatus.Host{URL: "http://" + repo.Host, Type: gitstatus.GitHub, Token: "t0ken"}, nil, nil)
 	})
 	proposer := func(base string) pullrequest.Proposer {
 		t.Helper()

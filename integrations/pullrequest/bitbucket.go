@@ -27,6 +27,7 @@ type bitbucketHTTP struct {
 	api      string // the API's root URL, without a trailing slash
 	token    string
 	hc       *http.Client
+	ids      *Identities
 	classify func(op string, resp *http.Response, body []byte, err error, token string) error
 }
 

@@ -23,12 +23,12 @@ type BitbucketCloud struct{ b bitbucketHTTP }
 
 // NewBitbucketCloud talks to base (https://bitbucket.org: its API host,
 // api.bitbucket.org; any other URL serves the API itself).
-func NewBitbucketCloud(base *url.URL, token string, hc *http.Client) *BitbucketCloud {
+func NewBitbucketCloud(base *url.URL, token string, hc *http.Client, ids *Identities) *BitbucketCloud {
 	api := strings.TrimRight(base.String(), "/")
 	if host := strings.ToLower(base.Hostname()); host == "bitbucket.org" || host == "api.bitbucket.org" {
 		api = "https://api.bitbucket.org"
 	}
-	return &BitbucketCloud{b: bitbucketHTTP{name: "bitbucket-cloud", api: api, token: token, hc: hc, classify: gitstatus.BitbucketCloudError}}
+	return &BitbucketCloud{b: bitbucketHTTP{name: "bitbucket-cloud", api: api, token: token, hc: hc, ids: ids, classify: gitstatus.BitbucketCloudError}}
 }
 
 func cloudRepo(owner, repo string) (string, error) {
@@ -182,7 +182,7 @@ func (c *BitbucketCloud) commit(ctx context.Context, path, contentType string, f
 // self is the token's account UUID (GET /2.0/user), once per host and
 // token.
 func (c *BitbucketCloud) self(ctx context.Context) (string, error) {
-	return identity(c.b.api, c.b.token, func() (string, error) {
+	return c.b.ids.of(c.b.api, c.b.token, func() (string, error) {
 		var u struct {
 			UUID string `json:"uuid"`
 		}

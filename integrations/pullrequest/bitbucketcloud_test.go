@@ -21,7 +21,7 @@ const (
 
 func bbcProposer(t *testing.T, s *script) pullrequest.Proposer {
 	t.Helper()
-	p, err := pullrequest.New(gitstatus.Host{URL: s.URL, Type: gitstatus.BitbucketCloud, Token: bbcToken}, nil)
+	p, err := pullrequest.New(gitstatus.Host{URL: s.URL, Type: gitstatus.BitbucketCloud, Token: bbcToken}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,9 +24,9 @@ import (
 type BitbucketServer struct{ b bitbucketHTTP }
 
 // NewBitbucketServer talks to the instance at base (its context path kept).
-func NewBitbucketServer(base *url.URL, token string, hc *http.Client) *BitbucketServer {
+func NewBitbucketServer(base *url.URL, token string, hc *http.Client, ids *Identities) *BitbucketServer {
 	return &BitbucketServer{b: bitbucketHTTP{name: "bitbucket-server", api: strings.TrimRight(base.String(), "/"),
-		token: token, hc: hc, classify: gitstatus.BitbucketServerError}}
+		token: token, hc: hc, ids: ids, classify: gitstatus.BitbucketServerError}}
 }
 
 // serverRepo is the repository's path under api/1.0 or branch-utils/1.0.
@@ -178,7 +178,7 @@ func (s *BitbucketServer) Propose(ctx context.Context, c Change) (PullRequest, e
 // X-AUSERNAME header Bitbucket Server answers authenticated requests with,
 // else the body of /plugins/servlet/applinks/whoami, which is that name.
 func (s *BitbucketServer) self(ctx context.Context) (string, error) {
-	return identity(s.b.api, s.b.token, func() (string, error) {
+	return s.b.ids.of(s.b.api, s.b.token, func() (string, error) {
 		const path = "/plugins/servlet/applinks/whoami"
 		op := s.b.op(http.MethodGet, path)
 		resp, data, err := s.b.send(ctx, http.MethodGet, path, "", nil, 1024)

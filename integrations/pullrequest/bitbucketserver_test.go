@@ -19,7 +19,7 @@ const (
 
 func bbsProposer(t *testing.T, s *script) pullrequest.Proposer {
 	t.Helper()
-	p, err := pullrequest.New(gitstatus.Host{URL: s.URL, Type: gitstatus.BitbucketServer, Token: bbsToken}, nil)
+	p, err := pullrequest.New(gitstatus.Host{URL: s.URL, Type: gitstatus.BitbucketServer, Token: bbsToken}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

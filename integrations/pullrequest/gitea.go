@@ -29,6 +29,8 @@ type Gitea struct {
 	Base  *url.URL
 	Token string
 	HTTP  *http.Client
+	// Identities caches the token's user (nil: asked each time).
+	Identities *Identities
 }
 
 // client is the commit statuses' Gitea client (one per operation: it holds
@@ -90,7 +92,7 @@ func (g *Gitea) Propose(ctx context.Context, c Change) (PullRequest, error) {
 
 // self is the token's user ID (GET /user), once per instance and token.
 func (g *Gitea) self(client *gitea.Client) (string, error) {
-	return identity(g.Base.String(), g.Token, func() (string, error) {
+	return g.Identities.of(g.Base.String(), g.Token, func() (string, error) {
 		u, resp, err := client.GetMyUserInfo()
 		if err != nil {
 			return "", gitstatus.GiteaError("gitea: GET user", resp, err, g.Token)

@@ -146,7 +146,7 @@ func TestGiteaReadsFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := pullrequest.New(gitstatus.Host{URL: base.String(), Type: gitstatus.Gitea, Token: srv.Token}, &http.Client{Transport: &http.Transport{Proxy: nil}})
+	p, err := pullrequest.New(gitstatus.Host{URL: base.String(), Type: gitstatus.Gitea, Token: srv.Token}, &http.Client{Transport: &http.Transport{Proxy: nil}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

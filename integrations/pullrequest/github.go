@@ -35,6 +35,8 @@ type GitHub struct {
 	// what its installations open; an installation may not read it.
 	AppID     int64
 	AppClient *github.Client
+	// Identities caches the credential's user (nil: asked each time).
+	Identities *Identities
 }
 
 func (g *GitHub) err(ctx string, resp *github.Response, err error) error {
@@ -89,7 +91,7 @@ func (g *GitHub) self(ctx context.Context) (string, error) {
 	if g.AppClient != nil {
 		credential = fmt.Sprintf("github-app %d", g.AppID)
 	}
-	return identity(g.Client.BaseURL(), credential, func() (string, error) {
+	return g.Identities.of(g.Client.BaseURL(), credential, func() (string, error) {
 		if g.AppClient != nil {
 			app, resp, err := g.AppClient.Apps.Get(ctx, "")
 			if err != nil {

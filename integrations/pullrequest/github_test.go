@@ -20,7 +20,7 @@ const githubToken = "ghp_secret0123456789"
 func githubProposer(t *testing.T, s *script) pullrequest.Proposer {
 	t.Helper()
 	// Any host but github.com is GitHub Enterprise: the API under /api/v3.
-	p, err := pullrequest.New(gitstatus.Host{URL: s.URL, Type: gitstatus.GitHub, Token: githubToken}, nil)
+	p, err := pullrequest.New(gitstatus.Host{URL: s.URL, Type: gitstatus.GitHub, Token: githubToken}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,13 +162,18 @@ func TestGitHubLast(t *testing.T) {
 }
 
 // The token's identity is read once per host and token, not at every
-// check.
+// check: the proposers built per check share one Identities.
 func TestGitHubReadsIdentityOnce(t *testing.T) {
 	list := exchange{method: "GET", path: ghRepo + "/pulls", status: 200, body: `[]`,
 		query: "state=all&head=octo:" + prBranch + "&sort=created&direction=desc&per_page=50"}
 	s := serveGitHub(t, ghUser, list, list)
+	ids := &pullrequest.Identities{}
 	for range 2 {
-		if got, err := githubProposer(t, s).Last(t.Context(), "octo", "shop", prKey); err != nil || got != nil {
+		p, err := pullrequest.New(gitstatus.Host{URL: s.URL, Type: gitstatus.GitHub, Token: githubToken}, nil, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := p.Last(t.Context(), "octo", "shop", prKey); err != nil || got != nil {
 			t.Fatalf("Last = %+v, %v; want none", got, err)
 		}
 	}
@@ -234,10 +239,10 @@ func TestGitHubErrorNamesRequestNotToken(t *testing.T) {
 // A GitHub App installation needs no token.
 func TestNewTakesGitHubApp(t *testing.T) {
 	app := &gitstatus.GitHubApp{AppID: 1, InstallationID: 2, PrivateKey: testKey(t)}
-	if _, err := pullrequest.New(gitstatus.Host{URL: "https://github.com", Type: gitstatus.GitHub, GitHubApp: app}, nil); err != nil {
+	if _, err := pullrequest.New(gitstatus.Host{URL: "https://github.com", Type: gitstatus.GitHub, GitHubApp: app}, nil, nil); err != nil {
 		t.Errorf("GitHub App: %v", err)
 	}
-	if _, err := pullrequest.New(gitstatus.Host{URL: "https://gitlab.com", Type: gitstatus.GitLab}, nil); err == nil || !strings.Contains(err.Error(), "no token") {
+	if _, err := pullrequest.New(gitstatus.Host{URL: "https://gitlab.com", Type: gitstatus.GitLab}, nil, nil); err == nil || !strings.Contains(err.Error(), "no token") {
 		t.Errorf("GitLab without a token: %v, want refused", err)
 	}
 }
@@ -284,7 +289,7 @@ func TestGitHubAppIsItsBotUser(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	p, err := pullrequest.New(gitstatus.Host{URL: srv.URL, Type: gitstatus.GitHub,
-		GitHubApp: &gitstatus.GitHubApp{AppID: 1, InstallationID: 2, PrivateKey: testKey(t)}}, nil)
+		GitHubApp: &gitstatus.GitHubApp{AppID: 1, InstallationID: 2, PrivateKey: testKey(t)}}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,8 @@ const gitlabTreePages = 2 * MaxFiles / 100
 type GitLab struct {
 	Client *gitlab.Client
 	Token  string // scrubbed from errors
+	// Identities caches the token's user (nil: asked each time).
+	Identities *Identities
 }
 
 func (g *GitLab) err(op string, resp *gitlab.Response, err error) error {
@@ -104,7 +106,7 @@ func (g *GitLab) Propose(ctx context.Context, c Change) (PullRequest, error) {
 
 // self is the token's user ID (GET /user), once per instance and token.
 func (g *GitLab) self(ctx context.Context) (string, error) {
-	return identity(g.Client.BaseURL().String(), g.Token, func() (string, error) {
+	return g.Identities.of(g.Client.BaseURL().String(), g.Token, func() (string, error) {
 		u, resp, err := g.Client.Users.CurrentUser(gitlab.WithContext(ctx))
 		if err != nil {
 			return "", g.err("GET user", resp, err)

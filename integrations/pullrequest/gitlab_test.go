@@ -19,7 +19,7 @@ const glProject = "/api/v4/projects/group%2Fsub%2Fshop"
 
 func gitlabProposer(t *testing.T, s *script) pullrequest.Proposer {
 	t.Helper()
-	p, err := pullrequest.New(gitstatus.Host{URL: s.URL, Type: gitstatus.GitLab, Token: gitlabToken}, nil)
+	p, err := pullrequest.New(gitstatus.Host{URL: s.URL, Type: gitstatus.GitLab, Token: gitlabToken}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,22 +71,21 @@ func mine(me, branch, base string, cands []candidate) (*candidate, error) {
 	return nil, occupied(me, branch, base, cands)
 }
 
-// identities caches who each credential is, by host and a hash of the
-// credential (never the credential itself): it never changes, and a
-// lookup per check would double the requests of a StatefulSet at rest.
-var identities = struct {
-	sync.Mutex
-	m map[[sha256.Size]byte]string
-}{m: map[[sha256.Size]byte]string{}}
+// Identities caches who each credential is, by host and a hash of the
+// credential (never the credential itself): it never changes, and a lookup
+// per check would double the requests of a StatefulSet at rest. The
+// controller shares one between the proposers it builds per check; the
+// zero value is ready, and a nil *Identities caches nothing.
+type Identities struct {
+	mu sync.Mutex
+	m  map[[sha256.Size]byte]string
+}
 
-// identity is the identity of credential on host, from fetch the first
-// time; an error when the host names none.
-func identity(host, credential string, fetch func() (string, error)) (string, error) {
+// of is the identity of credential on host, from fetch the first time; an
+// error when the host names none.
+func (ids *Identities) of(host, credential string, fetch func() (string, error)) (string, error) {
 	key := sha256.Sum256([]byte(host + "\x00" + credential))
-	identities.Lock()
-	me, ok := identities.m[key]
-	identities.Unlock()
-	if ok {
+	if me, ok := ids.get(key); ok {
 		return me, nil
 	}
 	me, err := fetch()
@@ -96,8 +95,28 @@ func identity(host, credential string, fetch func() (string, error)) (string, er
 	if me == "" {
 		return "", fmt.Errorf("%s: the host did not say who the token is: no pull request can be told to be claimwarden's", host)
 	}
-	identities.Lock()
-	identities.m[key] = me
-	identities.Unlock()
+	ids.put(key, me)
 	return me, nil
+}
+
+func (ids *Identities) get(key [sha256.Size]byte) (string, bool) {
+	if ids == nil {
+		return "", false
+	}
+	ids.mu.Lock()
+	defer ids.mu.Unlock()
+	me, ok := ids.m[key]
+	return me, ok
+}
+
+func (ids *Identities) put(key [sha256.Size]byte, me string) {
+	if ids == nil {
+		return
+	}
+	ids.mu.Lock()
+	defer ids.mu.Unlock()
+	if ids.m == nil {
+		ids.m = map[[sha256.Size]byte]string{}
+	}
+	ids.m[key] = me
 }

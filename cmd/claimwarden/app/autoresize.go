@@ -70,6 +70,8 @@ func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engin
 	if err != nil {
 		return fmt.Errorf("autoresize.prometheus.seriesSelector: %w", err)
 	}
+	// Who each Git host credential is, asked once, not once per check.
+	identities := &pullrequest.Identities{}
 	c := &autoresize.Controller{
 		Client:    mgr.GetClient(),
 		Reader:    mgr.GetAPIReader(),
@@ -81,7 +83,7 @@ func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engin
 			if err != nil {
 				return nil, err
 			}
-			return pullrequest.New(h, nil)
+			return pullrequest.New(h, nil, identities)
 		}),
 		Recorder:  outcome.NewRecorder(mgr.GetEventRecorder(v1alpha1.ControllerName)),
 		Authority: authority.NewReviews(mgr.GetClient(), 0),
