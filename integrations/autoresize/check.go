@@ -17,7 +17,6 @@ import (
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
 	"github.com/claimwarden/claimwarden/integrations/usage"
 	"github.com/claimwarden/claimwarden/policies"
-	"github.com/claimwarden/claimwarden/reconciler/gate"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
@@ -63,9 +62,9 @@ func (j *check) run(ctx context.Context, st *v1alpha1.AutoresizeStatus) {
 	if g.last != nil {
 		st.PullRequest, st.State = g.last.URL, string(g.last.State)
 	}
+	settings, cluster := j.c.Rollout.Ahead(ctx, j.sts, policies.Source(j.src.Source), j.claims)
 	d, err := Decide(ctx, j.c.Policies, State{
-		Live: j.sts, Claims: j.claims, Usage: j.used, SinceLast: sinceClosed(g.last, j.now), MaxClaims: j.c.MaxClaims,
-		Facts: gate.ClusterFacts(j.c.Client, j.sts.Namespace, policies.Source(j.src.Source)),
+		Live: j.sts, Claims: j.claims, Usage: j.used, SinceLast: sinceClosed(g.last, j.now), Settings: settings, Cluster: cluster,
 	}, j.src.IgnoredLabels)
 	if err != nil {
 		j.fail(st, err)

@@ -22,6 +22,7 @@ import (
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
 	"github.com/claimwarden/claimwarden/integrations/usage"
 	"github.com/claimwarden/claimwarden/policies"
+	"github.com/claimwarden/claimwarden/reconciler/assess"
 	"github.com/claimwarden/claimwarden/reconciler/authority"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
@@ -45,6 +46,13 @@ type Usage interface {
 // Proposers returns the Proposer of a repository's Git host, with the
 // write credentials configured for it.
 type Proposers func(repo gitstatus.Repository) (pullrequest.Proposer, error)
+
+// Rollout is the rollout controller as autoresize asks it
+// (rollout.Reconciler): what it assesses a StatefulSet's proposals with,
+// so that a pull request is opened only for what the rollout will allow.
+type Rollout interface {
+	Ahead(ctx context.Context, sts *appsv1.StatefulSet, src policies.Source, claims []corev1.PersistentVolumeClaim) (assess.Settings, assess.Cluster)
+}
 
 // Options tune the controller.
 type Options struct {
@@ -82,6 +90,7 @@ type Controller struct {
 	Proposals *proposal.Store
 	Usage     Usage
 	Policies  policies.Evaluator
+	Rollout   Rollout
 	Proposers Proposers
 	Recorder  outcome.Recorder
 	// Authority checks that the tool's identity may patch the claims the

@@ -30,10 +30,11 @@ type State struct {
 	// SinceLast is how long ago a resize of the StatefulSet was last
 	// proposed or its pull request closed; nil when never.
 	SinceLast *time.Duration
-	Facts     gate.Facts
-	Server    policies.Server
-	// MaxClaims bounds templates × replicas (diff.Ordinals).
-	MaxClaims int
+	// Settings and Cluster are what the rollout assesses the StatefulSet's
+	// proposals with (Rollout.Ahead): the grown templates are decided as
+	// the rollout will decide them once merged.
+	Settings assess.Settings
+	Cluster  assess.Cluster
 }
 
 // Growth is what the policies propose for one claim template: the
@@ -69,7 +70,7 @@ func Propose(ctx context.Context, ev policies.Evaluator, s State) (growths []Gro
 	if err != nil || len(questions) == 0 {
 		return nil, nil, err
 	}
-	answers, err := gate.Ask(ctx, ev, questions, s.Facts)
+	answers, err := gate.Ask(ctx, ev, questions, s.Cluster.Facts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -129,7 +130,7 @@ func questions(s State) ([]plan.Question, error) {
 				Kind: policies.KindAutoresize, Namespace: s.Live.Namespace, StatefulSet: s.Live.Name,
 				Claim: c.slot.name, Template: c.slot.template.Name, Ordinal: c.slot.ordinal,
 			},
-			PVC: c.pvc, Template: c.slot.template, StatefulSet: s.Live,
+			PVC: c.pvc, Template: c.slot.template, StatefulSet: s.Live, Server: s.Cluster.Server,
 			Autoresize: autoresizeInput(c.pvc, current(c.usage, c.pvc), s.SinceLast),
 		}})
 	}
@@ -165,7 +166,7 @@ type reportedClaim struct {
 // reported are the claims of s's templates and ordinals, in order, that
 // exist, are reported and are not resizing.
 func reported(s State) ([]reportedClaim, error) {
-	slots, err := claimSlots(s.Live, s.MaxClaims)
+	slots, err := claimSlots(s.Live, s.Settings.MaxClaims)
 	if err != nil {
 		return nil, err
 	}
@@ -297,10 +298,11 @@ func Decide(ctx context.Context, ev policies.Evaluator, s State, ignoredLabels [
 	if err != nil || len(growths) == 0 {
 		return Decision{Denied: denied, Undecided: undecided}, err
 	}
-	a, err := assess.Assess(ctx, ev, assess.Input{
-		Live: s.Live, Desired: Grown(s.Live, growths), Recreate: true, Claims: s.Claims,
-		IgnoredLabels: ignoredLabels, MaxClaims: s.MaxClaims, Facts: s.Facts, Server: s.Server,
-	})
+	in, err := assess.NewInput(s.Live, Grown(s.Live, growths), s.Claims, ignoredLabels, s.Settings, s.Cluster)
+	if err != nil {
+		return Decision{}, err
+	}
+	a, err := assess.Assess(ctx, ev, in)
 	if err != nil {
 		return Decision{}, err
 	}

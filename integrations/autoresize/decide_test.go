@@ -16,6 +16,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/integrations/usage"
 	"github.com/claimwarden/claimwarden/policies"
+	"github.com/claimwarden/claimwarden/reconciler/assess"
 	"github.com/claimwarden/claimwarden/reconciler/gate"
 )
 
@@ -67,14 +68,14 @@ func shop(hard string) State {
 			"data-web-1": {CapacityBytes: 10 * gi, UsedBytes: 5 * gi},
 			"logs-web-0": {CapacityBytes: gi, UsedBytes: gi / 10},
 		},
-		Facts: gate.Facts{
+		Cluster: assess.Cluster{Facts: gate.Facts{
 			Namespace:      func(context.Context) (*corev1.Namespace, error) { return nil, nil },
 			ResourceQuotas: func(context.Context) ([]corev1.ResourceQuota, error) { return []corev1.ResourceQuota{quota}, nil },
 			StorageClass: func(context.Context, *corev1.PersistentVolumeClaim) (*storagev1.StorageClass, error) {
 				return fast, nil
 			},
 			Source: policies.Source{Kind: "Kustomization", Namespace: "flux-system", Name: "shop"},
-		},
+		}},
 	}
 }
 
@@ -126,6 +127,21 @@ func TestDecideAsksTheGrownTemplatesAsAProposal(t *testing.T) {
 	}
 	if len(d.Growths) != 1 || !d.Assessment.Verdict.Denied() || !strings.Contains(d.Assessment.Denial(), "quota") {
 		t.Errorf("growths %d, denial %q; want data's growth denied by the quota", len(d.Growths), d.Assessment.Denial())
+	}
+}
+
+// What the namespace's other proposals still have to grow counts as the
+// rollout counts it (Rollout.Ahead's InFlight): the 6Gi fit a quota with
+// 8Gi left alone, not beside another StatefulSet's 4Gi in flight.
+func TestDecideCountsTheProposalsInFlight(t *testing.T) {
+	s := shop("30Gi")
+	if d, err := Decide(context.Background(), shipped(t), s, nil); err != nil || len(d.Growths) != 1 || d.Assessment.Verdict.Denied() {
+		t.Fatalf("alone: growths %+v, denial %q, %v; want data's growth allowed", d.Growths, d.Assessment.Denial(), err)
+	}
+	s.Cluster.InFlight = assess.Growth{string(corev1.ResourceRequestsStorage): 4 * gi}
+	d, err := Decide(context.Background(), shipped(t), s, nil)
+	if err != nil || !d.Assessment.Verdict.Denied() || !strings.Contains(d.Assessment.Denial(), "quota") {
+		t.Errorf("beside 4Gi in flight: denial %q, %v; want the quota to deny it", d.Assessment.Denial(), err)
 	}
 }
 

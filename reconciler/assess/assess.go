@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
@@ -13,47 +12,6 @@ import (
 	"github.com/claimwarden/claimwarden/reconciler/gate"
 	"github.com/claimwarden/claimwarden/reconciler/plan"
 )
-
-// Input is one proposal and the state it is assessed against.
-type Input struct {
-	// Live is the live StatefulSet: its partition and ordinals hold claims back.
-	Live *appsv1.StatefulSet
-	// Desired is Live with the proposal's templates (plan.WithTemplates),
-	// or Live itself when it carries them already.
-	Desired *appsv1.StatefulSet
-	// Recreate says that Live must be re-created to carry Desired's
-	// templates: the StatefulSet-level question is asked, and no claim is
-	// patched before the re-create.
-	Recreate bool
-	// Claims are the claims named after the StatefulSet.
-	Claims []corev1.PersistentVolumeClaim
-	// IgnoredLabels are template label keys never copied onto claims.
-	IgnoredLabels []string
-	// MaxClaims bounds templates × replicas (diff.Input.MaxClaims).
-	MaxClaims int
-	// LookAhead also compares the claims outside Desired's ordinals, each
-	// as the controller will once the replicas reach it: check warns of
-	// them before the scale-up does.
-	LookAhead bool
-
-	// Strategy, MaxConcurrent and OnDelete tune the plan (plan.Options).
-	Strategy      v1alpha1.UpdateStrategy
-	MaxConcurrent int
-	OnDelete      plan.OnDelete
-
-	// Facts are the cluster's facts the policies read. Also are further
-	// sets of facts — the objects a pull request proposes besides its
-	// StatefulSets — whose denials add to those of Facts and never lift one.
-	Facts gate.Facts
-	Also  []gate.Facts
-	// InFlight is what other proposals of the namespace still have to
-	// grow, by quota resource (see Growth): the quota is theirs too.
-	InFlight Growth
-	// Server is what the API server supports, as far as known: a
-	// VolumeAttributesClass it cannot apply is reported and not waited
-	// for, and every question carries it (input.server).
-	Server policies.Server
-}
 
 // Assessment is what a proposal gets: the comparison, the policies'
 // answers, the decisions over the whole proposal and the plan.

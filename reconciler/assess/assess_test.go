@@ -67,13 +67,16 @@ func (c *cluster) facts() gate.Facts {
 // proposal is StatefulSet shop/web of replicas claims of size on class
 // "fast", proposed with its template at to (mutated by more), to be
 // re-created to carry it.
-func proposal(replicas int32, size, to string, more ...func(*corev1.PersistentVolumeClaim)) Input {
+func proposal(t *testing.T, replicas int32, size, to string, more ...func(*corev1.PersistentVolumeClaim)) Input {
 	live := fixtures.StatefulSet("shop", "web", replicas, "fast", size)
 	next := fixtures.StatefulSet("shop", "web", replicas, "fast", to)
 	for _, m := range more {
 		m(&next.Spec.VolumeClaimTemplates[0])
 	}
-	in := Input{Live: live, Desired: plan.WithTemplates(live, next), Recreate: true, Strategy: v1alpha1.InPlace, MaxConcurrent: 1}
+	in, err := NewInput(live, plan.WithTemplates(live, next), nil, nil, Settings{MaxConcurrent: 1, DefaultStrategy: v1alpha1.InPlace}, Cluster{})
+	if err != nil || !in.Recreate {
+		t.Fatalf("NewInput: %+v, %v; want a re-create", in, err)
+	}
 	for o := range replicas {
 		in.Claims = append(in.Claims, corev1.PersistentVolumeClaim{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: diff.ClaimName("data", "web", o), Labels: live.Spec.Selector.MatchLabels},
@@ -89,7 +92,7 @@ func proposal(replicas int32, size, to string, more ...func(*corev1.PersistentVo
 // Each claim's 1Gi fits; the proposal's 3Gi does not, so every claim is
 // denied, nothing is planned, and the denial says by how much.
 func TestAssessDecidesQuotaOverTheWholeProposal(t *testing.T) {
-	in := proposal(3, "2Gi", "3Gi")
+	in := proposal(t, 3, "2Gi", "3Gi")
 	in.Facts = newCluster().withQuota("6Gi", "7Gi").facts()
 	a, err := Assess(context.Background(), shipped(t), in)
 	if err != nil {
@@ -120,7 +123,7 @@ func TestAssessDecidesQuotaOverTheWholeProposal(t *testing.T) {
 
 // What other proposals of the namespace still have to grow counts too.
 func TestAssessCountsOtherProposalsInFlight(t *testing.T) {
-	in := proposal(3, "2Gi", "3Gi")
+	in := proposal(t, 3, "2Gi", "3Gi")
 	in.Facts = newCluster().withQuota("4Gi", "7Gi").facts()
 	in.InFlight = Growth{"requests.storage": 1 << 30}
 	a, err := Assess(context.Background(), shipped(t), in)
@@ -135,7 +138,7 @@ func TestAssessCountsOtherProposalsInFlight(t *testing.T) {
 // A claim whose template changes an immutable field no policy denies is
 // denied as immutable-field, and so is the whole proposal's patching.
 func TestAssessDeniesImmutableFields(t *testing.T) {
-	in := proposal(2, "2Gi", "3Gi", func(t *corev1.PersistentVolumeClaim) {
+	in := proposal(t, 2, "2Gi", "3Gi", func(t *corev1.PersistentVolumeClaim) {
 		t.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}
 	})
 	in.Recreate = false
@@ -167,7 +170,7 @@ func TestAssessAlsoFactsOnlyAddDenials(t *testing.T) {
 		{"the proposal raises the quota", newCluster().withQuota("6Gi", "7Gi"), newCluster().withQuota("6Gi", "70Gi")},
 		{"the proposal lowers the quota", newCluster().withQuota("6Gi", "70Gi"), newCluster().withQuota("6Gi", "7Gi")},
 	} {
-		in := proposal(3, "2Gi", "3Gi")
+		in := proposal(t, 3, "2Gi", "3Gi")
 		in.Facts, in.Also = tc.facts.facts(), []gate.Facts{tc.also.facts()}
 		a, err := Assess(context.Background(), shipped(t), in)
 		if err != nil {
@@ -181,7 +184,7 @@ func TestAssessAlsoFactsOnlyAddDenials(t *testing.T) {
 
 // A plan never patches before the re-create that carries the templates.
 func TestAssessHoldsPatchesUntilTheRecreate(t *testing.T) {
-	in := proposal(2, "2Gi", "3Gi")
+	in := proposal(t, 2, "2Gi", "3Gi")
 	in.Facts = newCluster().facts()
 	a, err := Assess(context.Background(), shipped(t), in)
 	if err != nil {

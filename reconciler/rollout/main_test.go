@@ -150,7 +150,7 @@ func setup(ctx context.Context, e *testenv.Env) error {
 	if err != nil {
 		return err
 	}
-	if err := rollout.SetupWithManager(mgr, rollout.Options{
+	if _, err := rollout.SetupWithManager(mgr, rollout.Options{
 		MaxConcurrentPatches: 1,
 		// Above every test's claims but one: a StatefulSet beyond the limit
 		// is shown with few replicas, since kube-controller-manager itself

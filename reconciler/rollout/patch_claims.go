@@ -160,7 +160,7 @@ func (r *Reconciler) applyClaims(ctx context.Context, sts *appsv1.StatefulSet, t
 // Patching that the next one overwrites: one status write per step. A claim
 // the new plan would patch (a slot freed by a patch that is complete at
 // once) waits for that next reconcile.
-func (r *Reconciler) afterPatches(ctx context.Context, sts *appsv1.StatefulSet, t target, strategy v1alpha1.UpdateStrategy, a assess.Assessment, out patchOutcome) (assess.Assessment, error) {
+func (r *Reconciler) afterPatches(ctx context.Context, sts *appsv1.StatefulSet, t target, a assess.Assessment, out patchOutcome) (assess.Assessment, error) {
 	if len(out.patched) == 0 {
 		return a, nil
 	}
@@ -171,7 +171,7 @@ func (r *Reconciler) afterPatches(ctx context.Context, sts *appsv1.StatefulSet, 
 		}
 		pvcs = append(pvcs, *pvc)
 	}
-	after, err := r.assessClaims(ctx, sts, t, strategy, pvcs, false)
+	after, err := r.assessClaims(ctx, sts, t, pvcs, false)
 	if err != nil {
 		return a, err
 	}

@@ -169,7 +169,7 @@ func (r *Reconciler) roll(ctx context.Context, sts *appsv1.StatefulSet, before, 
 	}
 	t := r.targetOf(sts, vcr)
 	setSourceCondition(vcr, t)
-	a, err := r.assess(ctx, sts, t, strategy)
+	a, err := r.assess(ctx, sts, t)
 	var invalid *assess.InvalidTemplates
 	if errors.As(err, &invalid) {
 		// Bad templates wait for the StatefulSet to change; retrying cannot help.
@@ -208,7 +208,7 @@ func (r *Reconciler) roll(ctx context.Context, sts *appsv1.StatefulSet, before, 
 		converging = progress == converge.Waiting || progress == converge.Adopting
 	}
 	out := r.patchClaims(ctx, sts, t.src, a.Claims, a.Plan.Patch, t.ignoredLabels)
-	if a, err = r.afterPatches(ctx, sts, t, strategy, a, out); err != nil {
+	if a, err = r.afterPatches(ctx, sts, t, a, out); err != nil {
 		return ctrl.Result{}, err
 	}
 	rs, err := r.restartPods(ctx, restartStep{r: r, sts: sts, vcr: vcr, src: t.src, authority: t.authority, a: &a, enabled: restarts,
@@ -225,7 +225,7 @@ func (r *Reconciler) roll(ctx context.Context, sts *appsv1.StatefulSet, before, 
 // (assess.Assess, which `claimwarden check` calls too). A plan never
 // patches a claim before the StatefulSet carries the target's templates,
 // nor while anything of the proposal is denied.
-func (r *Reconciler) assess(ctx context.Context, sts *appsv1.StatefulSet, t target, strategy v1alpha1.UpdateStrategy) (assess.Assessment, error) {
+func (r *Reconciler) assess(ctx context.Context, sts *appsv1.StatefulSet, t target) (assess.Assessment, error) {
 	// Every claim named after the StatefulSet, of its templates and of
 	// removed ones (which diff reports), from the cache's index: the
 	// namespace's other claims are never read.
@@ -236,7 +236,7 @@ func (r *Reconciler) assess(ctx context.Context, sts *appsv1.StatefulSet, t targ
 	if err := r.client.List(ctx, &pvcs, client.InNamespace(sts.Namespace), client.MatchingFields{claimStatefulSetsIndex: sts.Name}); err != nil {
 		return assess.Assessment{}, fmt.Errorf("listing claims of StatefulSet %s/%s: %w", sts.Namespace, sts.Name, err)
 	}
-	return r.assessClaims(ctx, sts, t, strategy, pvcs.Items, true)
+	return r.assessClaims(ctx, sts, t, pvcs.Items, true)
 }
 
 // assessClaims is assess on the claims pvcs. With reserve, what the
@@ -245,18 +245,17 @@ func (r *Reconciler) assess(ctx context.Context, sts *appsv1.StatefulSet, t targ
 // decided with it. Claims as a patch just returned them do not reserve:
 // the quotas' use in the cache may not count the patch yet, and the
 // reservation must not shrink before it does.
-func (r *Reconciler) assessClaims(ctx context.Context, sts *appsv1.StatefulSet, t target, strategy v1alpha1.UpdateStrategy, pvcs []corev1.PersistentVolumeClaim, reserve bool) (assess.Assessment, error) {
+func (r *Reconciler) assessClaims(ctx context.Context, sts *appsv1.StatefulSet, t target, pvcs []corev1.PersistentVolumeClaim, reserve bool) (assess.Assessment, error) {
 	onDelete, err := r.onDeleteOf(ctx, sts)
 	if err != nil {
 		return assess.Assessment{}, err
 	}
 	key := client.ObjectKeyFromObject(sts)
-	in := assess.Input{
-		Live: sts, Desired: t.sts, Recreate: t.recreateWith != nil,
-		Claims: pvcs, IgnoredLabels: t.ignoredLabels, MaxClaims: r.opts.MaxClaimsPerStatefulSet,
-		Strategy: strategy, MaxConcurrent: r.opts.MaxConcurrentPatches, OnDelete: onDelete,
-		Facts:  gate.ClusterFacts(r.client, t.sts.Namespace, policies.Source(t.src)),
-		Server: r.server.of(ctx, pvcs),
+	c := r.cluster(ctx, t.sts.Namespace, policies.Source(t.src), pvcs)
+	c.OnDelete = onDelete
+	in, err := assess.NewInput(sts, t.sts, pvcs, t.ignoredLabels, r.settings(), c)
+	if err != nil {
+		return assess.Assessment{}, err
 	}
 	var a assess.Assessment
 	r.reserved.decide(key.Namespace, func() {

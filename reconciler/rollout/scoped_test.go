@@ -104,7 +104,7 @@ func startScoped(ctx context.Context, name string, wrap func(cache.Cache) cache.
 	for _, o := range options {
 		o(&opts)
 	}
-	if err := rollout.SetupWithManager(mgr, opts); err != nil {
+	if _, err := rollout.SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
 	go func() {

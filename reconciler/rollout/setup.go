@@ -29,22 +29,23 @@ import (
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 )
 
-// SetupWithManager registers the rollout controller with mgr.
-func SetupWithManager(mgr ctrl.Manager, opts Options) error {
+// SetupWithManager registers the rollout controller with mgr, and returns
+// it for who assesses proposals ahead of it (Ahead).
+func SetupWithManager(mgr ctrl.Manager, opts Options) (*Reconciler, error) {
 	opts = opts.withDefaults()
 	if opts.Policies == nil {
-		return errors.New("rollout: Options.Policies is required: no claim is patched without a verdict")
+		return nil, errors.New("rollout: Options.Policies is required: no claim is patched without a verdict")
 	}
 	if opts.JournalKeySecret.Namespace == "" || opts.JournalKeySecret.Name == "" {
-		return errors.New("rollout: Options.JournalKeySecret is required: no StatefulSet is re-created from an unsealed journal")
+		return nil, errors.New("rollout: Options.JournalKeySecret is required: no StatefulSet is re-created from an unsealed journal")
 	}
 	c := mgr.GetClient()
 	pods, err := newPodCache(mgr, opts.Namespaces)
 	if err != nil {
-		return fmt.Errorf("rollout: the Pod cache: %w", err)
+		return nil, fmt.Errorf("rollout: the Pod cache: %w", err)
 	}
 	if err := mgr.Add(pods); err != nil {
-		return err
+		return nil, err
 	}
 	journal := &rolloutJournal{client: c, reader: mgr.GetAPIReader()}
 	events := outcome.NewRecorder(mgr.GetEventRecorder(v1alpha1.ControllerName))
@@ -73,14 +74,14 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	policyEvents := make(chan event.GenericEvent)
 	if opts.PolicyChanges != nil {
 		if err := mgr.Add(&policyRelay{client: c, changes: opts.PolicyChanges, out: policyEvents}); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	b := ctrl.NewControllerManagedBy(mgr)
 	if opts.Proposals != nil {
 		b = b.WatchesRawSource(source.Channel(opts.Proposals.Events(), &handler.EnqueueRequestForObject{}))
 	}
-	return b.
+	return r, b.
 		Named("volumeclaimrollout").
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.Workers, 1)}).
 		For(&appsv1.StatefulSet{}, builder.WithPredicates(r.managedPredicate())).

@@ -121,7 +121,7 @@ func TestMemoryFlatOverTenThousandCommits(t *testing.T) {
 	if err := mgr.Add(sink); err != nil {
 		t.Fatal(err)
 	}
-	if err := rollout.SetupWithManager(mgr, rollout.Options{
+	if _, err := rollout.SetupWithManager(mgr, rollout.Options{
 		Workers:          4,
 		Policies:         engine,
 		Sinks:            []outcome.Sink{sink},

@@ -29,7 +29,7 @@ import (
 
 // setupAutoresize adds the autoresize controller, with the write
 // credentials of its Git hosts, when namespaces are opted in.
-func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engine, store *proposal.Store, artifacts *flux.Fetcher, log logr.Logger) error {
+func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engine, roll autoresize.Rollout, store *proposal.Store, artifacts *flux.Fetcher, log logr.Logger) error {
 	a := cfg.Autoresize
 	if !a.Enabled() {
 		return nil
@@ -78,6 +78,7 @@ func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engin
 		Proposals: store,
 		Usage:     usage.Reader{API: promv1.NewAPI(api), Window: a.Window, Selector: sel},
 		Policies:  engine,
+		Rollout:   roll,
 		Proposers: autoresize.BackOffHosts(func(repo gitstatus.Repository) (pullrequest.Proposer, error) {
 			h, err := creds.HostFor(repo)
 			if err != nil {

@@ -372,7 +372,7 @@ func startController(t *testing.T, env *testenv.Env) (client.Client, *proposal.S
 		t.Fatal(err)
 	}
 	proposals := proposal.NewStore()
-	if err := rollout.SetupWithManager(mgr, rollout.Options{
+	if _, err := rollout.SetupWithManager(mgr, rollout.Options{
 		Policies:         engine,
 		Proposals:        proposals,
 		JournalKeySecret: types.NamespacedName{Namespace: "claimwarden-system", Name: "claimwarden-journal-key"},

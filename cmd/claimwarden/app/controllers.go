@@ -80,10 +80,11 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 		return err
 	}
 	opts.Sinks = append(opts.Sinks, nudgers...)
-	if err := rollout.SetupWithManager(mgr, opts); err != nil {
+	roll, err := rollout.SetupWithManager(mgr, opts)
+	if err != nil {
 		return fmt.Errorf("setting up the rollout controller: %w", err)
 	}
-	return setupAutoresize(mgr, cfg, engine, opts.Proposals, artifacts, log.WithName("autoresize"))
+	return setupAutoresize(mgr, cfg, engine, roll, opts.Proposals, artifacts, log.WithName("autoresize"))
 }
 
 // rolloutOptions maps the configuration onto the rollout controller's

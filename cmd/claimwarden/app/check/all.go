@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/integrations/manifests"
 	"github.com/claimwarden/claimwarden/reconciler/assess"
 )
@@ -59,7 +58,7 @@ func (e *evaluator) growth(p manifests.StatefulSet) (assess.Growth, error) {
 	if err != nil || done {
 		return nil, err
 	}
-	in, _, err := e.input(p, live, v1alpha1.UpdateStrategy(r.Strategy))
+	in, _, err := e.input(p, live)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Location, err)
 	}

@@ -54,7 +54,7 @@ func (e *evaluator) one(ctx context.Context, p manifests.StatefulSet, inFlight a
 	if err != nil || done {
 		return r, err
 	}
-	in, claims, err := e.input(p, live, v1alpha1.UpdateStrategy(r.Strategy))
+	in, claims, err := e.input(p, live)
 	if err != nil {
 		return r, fmt.Errorf("%s: %w", p.Location, err)
 	}
@@ -136,25 +136,21 @@ func (e *evaluator) prepare(p manifests.StatefulSet, r *StatefulSet) (live *apps
 // input is what the controller assesses for the proposal: the live
 // StatefulSet with the proposed templates, re-created to carry them, with
 // the policies asked under the current state and, where the proposal's
-// cluster objects differ from it, under those too. strategy is the one
-// prepare read from the live StatefulSet.
-func (e *evaluator) input(p manifests.StatefulSet, live *appsv1.StatefulSet, strategy v1alpha1.UpdateStrategy) (assess.Input, []corev1.PersistentVolumeClaim, error) {
+// cluster objects differ from it, under those too.
+func (e *evaluator) input(p manifests.StatefulSet, live *appsv1.StatefulSet) (assess.Input, []corev1.PersistentVolumeClaim, error) {
 	desired := plan.WithTemplates(live, p.StatefulSet)
 	claims, err := e.claimsOf(desired, min(firstOrdinal(live), firstOrdinal(p.StatefulSet)), live)
 	if err != nil {
 		return assess.Input{}, nil, err
 	}
 	source := e.sourceOf(p.StatefulSet)
-	in := assess.Input{
-		Live: live, Desired: desired, Recreate: true, LookAhead: true,
-		Claims: claims, IgnoredLabels: e.ignoredLabels[p.File], MaxClaims: diff.DefaultMaxClaims,
-		Strategy: strategy, MaxConcurrent: 1, Facts: e.cur.facts(live.Namespace, source),
-		Server: e.cur.server,
-	}
+	c := assess.Cluster{Facts: e.cur.facts(live.Namespace, source), Server: e.cur.server}
 	if e.after.asksAgain(live.Namespace) {
-		in.Also = []gate.Facts{e.after.facts(live.Namespace, source)}
+		c.Also = []gate.Facts{e.after.facts(live.Namespace, source)}
 	}
-	return in, claims, nil
+	s := assess.Settings{MaxClaims: diff.DefaultMaxClaims, MaxConcurrent: 1, DefaultStrategy: e.strategy, LookAhead: true}
+	in, err := assess.NewInput(live, desired, claims, e.ignoredLabels[p.File], s, c)
+	return in, claims, err
 }
 
 // sourceOf names the proposal in the policy input: the flags, else the
