@@ -4,6 +4,7 @@
 package docs_test
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -133,7 +134,7 @@ func (c *checker) resolve(from, dest string) error {
 	switch u.Scheme {
 	case "http", "https":
 		if u.Host == "" {
-			return fmt.Errorf("no host")
+			return errors.New("no host")
 		}
 		return nil
 	case "mailto":
