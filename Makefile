@@ -154,7 +154,7 @@ bench: testenv build ## diff/plan/policy/check benchmarks, then the scale tiers 
 	$(GO) test -run XXX -bench Check5000 -benchtime 3x -benchmem ./cmd/claimwarden/app/check/
 	$(GO) run ./test/scale -controller $(BIN)/claimwarden -tiers $(SCALE_TIERS) -runs $(SCALE_RUNS) -profile $(BIN)/scale.pprof
 
-compat: testenv build ## the version-dependent tests on each Kubernetes version from 1.30 to 1.37 (KUBE_VERSIONS="v1.30.14 …" picks some); rewrites the README's support table when all ran
+compat: testenv build ## the version-dependent tests on each Kubernetes version from 1.30 to 1.37 (KUBE_VERSIONS="v1.30.14 …" picks some); rewrites the support table in docs/kubernetes-versions.md when all ran
 	$(GO) run ./test/compat $(if $(KUBE_VERSIONS),-versions "$(KUBE_VERSIONS)")
 
 clean: ## remove build output (the testenv cache outside the repo stays)

@@ -112,21 +112,12 @@ func TestKeysCoverConfig(t *testing.T) {
 	// noFlatSpelling are the keys holding a map or a list of objects, which
 	// neither a flag nor a variable can express.
 	noFlatSpelling := map[string]bool{}
-	var walk func(reflect.Type, string)
-	walk = func(typ reflect.Type, prefix string) {
-		for f := range typ.Fields() {
-			name := prefix + f.Tag.Get("mapstructure")
-			if f.Type.Kind() == reflect.Struct {
-				walk(f.Type, name+".")
-				continue
-			}
-			tags = append(tags, name)
-			if f.Type.Kind() == reflect.Map || (f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct) {
-				noFlatSpelling[name] = true
-			}
+	walkKeys(reflect.TypeFor[Config](), "", func(name string, typ reflect.Type) {
+		tags = append(tags, name)
+		if typ.Kind() == reflect.Map || (typ.Kind() == reflect.Slice && typ.Elem().Kind() == reflect.Struct) {
+			noFlatSpelling[name] = true
 		}
-	}
-	walk(reflect.TypeFor[Config](), "")
+	})
 
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	BindFlags(fs)

@@ -4,7 +4,7 @@
 -- status not yet written) is Progressing. Install it in argocd-cm:
 --   resource.customizations.health.claimwarden.dev_VolumeClaimRollout: |
 --     <this file>
--- (the chart's and install.yaml's users: see README "Install on a cluster").
+-- (the chart's and install.yaml's users: see docs/install.md).
 local hs = {status = "Progressing", message = "Waiting for claimwarden to report"}
 if obj.status == nil then
   return hs

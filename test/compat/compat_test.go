@@ -95,3 +95,17 @@ func TestRewriteTableKeepsTheRest(t *testing.T) {
 		t.Error("a missing README: want an error")
 	}
 }
+
+// make compat runs from the repository's root and rewrites supportPage
+// there: the page must hold the markers, or every version's run is lost
+// at the end.
+func TestSupportPageHasTheTable(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", supportPage))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	if i, j := strings.Index(s, tableBegin), strings.Index(s, tableEnd); i < 0 || j < i {
+		t.Errorf("%s has no %q … %q section", supportPage, tableBegin, tableEnd)
+	}
+}

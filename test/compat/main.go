@@ -19,6 +19,10 @@ import (
 	"time"
 )
 
+// supportPage is the page, relative to the repository, whose support table
+// make compat rewrites.
+const supportPage = "docs/kubernetes-versions.md"
+
 // allVersions are the newest patch releases of 1.30 to 1.37 whose modules
 // the module proxy serves (it refuses some staging modules of v1.31.14 and
 // v1.32.13, hence v1.31.13 and v1.32.9).
@@ -27,7 +31,7 @@ const allVersions = "v1.30.14 v1.31.13 v1.32.9 v1.33.13 v1.34.4 v1.35.4 v1.36.3 
 func main() {
 	versions := flag.String("versions", envOr("KUBE_VERSIONS", allVersions), "Kubernetes versions, space-separated")
 	out := flag.String("out", "dist/compat", "directory for each version's go test -json output and matrix.md")
-	readme := flag.String("readme", "README.md", "README whose support table is rewritten when every version ran (empty: none)")
+	readme := flag.String("readme", supportPage, "page whose support table is rewritten when every version ran (empty: none)")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("[compat] ")

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// The support table in the README sits between these markers.
+// The support table in docs/kubernetes-versions.md sits between these markers.
 const (
 	tableBegin = "<!-- compat-matrix:begin (written by make compat) -->"
 	tableEnd   = "<!-- compat-matrix:end -->"

@@ -17,7 +17,7 @@ const (
 	e2e      = "./test/e2e"
 )
 
-// scenarios are the columns of the matrix, in the order the README shows them.
+// scenarios are the columns of the matrix, in the order docs/kubernetes-versions.md shows them.
 var scenarios = []scenario{
 	{"grow, Pods kept", []test{
 		{rollout, "TestBumpPatchesHighestOrdinalFirstOneAtATime"},

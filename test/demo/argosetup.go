@@ -33,7 +33,7 @@ const (
 	argoSettingsTimeout = 30 * time.Second
 )
 
-// argoPolicy is the README's least-privilege role for claimwarden: read
+// argoPolicy is docs/argocd.md's least-privilege role for claimwarden: read
 // Applications (their managed resources) and sync them.
 const argoPolicy = `p, role:claimwarden, applications, get, */*, allow
 p, role:claimwarden, applications, sync, */*, allow
@@ -72,7 +72,7 @@ func startArgo(ctx context.Context, cl *cluster, out *printer) ([]string, error)
 	}, args), nil
 }
 
-// argoToken does what the README asks of an Argo CD admin: an API-key
+// argoToken does what docs/argocd.md asks of an Argo CD admin: an API-key
 // account for claimwarden in argocd-cm, its role in argocd-rbac-cm, and a
 // token (`argocd account generate-token`). It returns once argocd-server
 // lets that token get and sync the story's Application.

@@ -27,7 +27,7 @@ const holdFinalizer = "e2e.claimwarden.dev/hold"
 // StatefulSet in status.pendingRecreate and orphan-deleted it), then
 // installs today's CRD and binary. The release's journal is unsealed (the
 // seal came later), and today's controller never trusts such a record (the
-// trust model; README, Troubleshooting, JournalRejected): it creates
+// trust model; docs/troubleshooting.md, JournalRejected): it creates
 // nothing from it, keeps it, and says how to recover. Following those
 // steps (create the StatefulSet from the record unless Flux re-applied it,
 // clear the record) the rollout finishes: one patch per claim, the Pods
