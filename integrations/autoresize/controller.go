@@ -81,12 +81,13 @@ type Options struct {
 // Controller proposes the resizes of the opted-in StatefulSets as pull
 // requests, every Interval (a manager.Runnable on the leader).
 type Controller struct {
-	// Client reads from the manager's cache and writes the
-	// VolumeClaimRollouts' status.autoresize; Reader reads the GitOps
+	// Client reads from the manager's cache; Reader reads the GitOps
 	// tools' objects from the API server (the controller may get them,
 	// not watch them).
-	Client    client.Client
-	Reader    client.Reader
+	Client client.Client
+	Reader client.Reader
+	// Writer writes status.autoresize and grows claims now: the rollout's.
+	Writer    Writer
 	Proposals *proposal.Store
 	Usage     Usage
 	Policies  policies.Evaluator

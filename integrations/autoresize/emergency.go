@@ -9,11 +9,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/reconciler/authority"
 	"github.com/claimwarden/claimwarden/reconciler/diff"
+	"github.com/claimwarden/claimwarden/reconciler/rollout"
 )
 
 // ReasonGrownNow is the event of a claim grown before its pull request is
@@ -43,20 +42,25 @@ func (j *check) planNow(ctx context.Context, growths []Growth) (now []nowGrowth,
 	return now, held, nil
 }
 
-// growNow grows the claims of now, and returns those grown.
+// growNow grows the claims of now through the rollout's writer, which
+// never shrinks one, and returns those grown, each told in an event.
 func (j *check) growNow(ctx context.Context, now []nowGrowth) (grown []string, err error) {
-	for _, g := range now {
-		pvc := corev1ac.PersistentVolumeClaim(g.name, j.sts.Namespace).WithSpec(corev1ac.PersistentVolumeClaimSpec().
-			WithResources(corev1ac.VolumeResourceRequirements().WithRequests(corev1.ResourceList{corev1.ResourceStorage: g.to})))
-		if err := j.c.Client.Apply(ctx, pvc, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-			return grown, fmt.Errorf("growing PVC %s/%s to %s now: %w", j.sts.Namespace, g.name, g.to.String(), err)
-		}
-		grown = append(grown, g.name)
-		j.c.Log.Info("grew a claim before its pull request is merged", "statefulset", keyOf(j.sts), "pvc", g.name, "to", g.to.String())
-		j.c.Recorder.Eventf(j.sts, nil, j.src.Source, corev1.EventTypeWarning, ReasonGrownNow, "Autoresize",
-			"grew claim %s to %s before the pull request is merged: its volume fills sooner than a merge", g.name, g.to.String())
+	if len(now) == 0 {
+		return nil, nil
 	}
-	return grown, nil
+	growths := make([]rollout.Growth, len(now))
+	to := make(map[string]string, len(now))
+	for i, g := range now {
+		growths[i] = rollout.Growth{Claim: g.name, To: g.to}
+		to[g.name] = g.to.String()
+	}
+	grown, err = j.c.Writer.GrowNow(ctx, j.sts, growths)
+	for _, name := range grown {
+		j.c.Log.Info("grew a claim before its pull request is merged", "statefulset", keyOf(j.sts), "pvc", name, "to", to[name])
+		j.c.Recorder.Eventf(j.sts, nil, j.src.Source, corev1.EventTypeWarning, ReasonGrownNow, "Autoresize",
+			"grew claim %s to %s before the pull request is merged: its volume fills sooner than a merge", name, to[name])
+	}
+	return grown, err
 }
 
 // saysNow reports whether the open pull request of key says already that

@@ -22,6 +22,7 @@ import (
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
 	"github.com/claimwarden/claimwarden/reconciler/authority"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
+	"github.com/claimwarden/claimwarden/reconciler/rollout"
 	giteasrv "github.com/claimwarden/claimwarden/test/gitea"
 	"github.com/claimwarden/claimwarden/test/testenv"
 )
@@ -79,14 +80,14 @@ func TestARefusedGrowthNowLeavesThePullRequest(t *testing.T) {
 		why  string
 	}{
 		"refused": {authority.ServiceAccount("shop", "nobody"), "system:serviceaccount:shop:nobody may not patch persistentvolumeclaims shop/data-web-0"},
-		// data-web-0 does not exist: its apply is a create without
-		// access modes, which the API server refuses.
+		// data-web-0 does not exist: growing it fails, as the rollout's
+		// writer creates no claim.
 		"failed": {nil, "growing PVC shop/data-web-0 to 13Gi now"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			host := &counted{Proposer: &pullrequest.Gitea{Base: base, Token: srv.Token, HTTP: &http.Client{Transport: &http.Transport{Proxy: nil}}}}
 			events := events.NewFakeRecorder(100)
-			ctl := &Controller{Client: kube, Authority: authority.NewReviews(kube, 0), Recorder: outcome.Recorder{EventRecorder: events}, Log: logr.Discard()}
+			ctl := &Controller{Client: kube, Writer: rollout.NewWriter(kube, kube), Authority: authority.NewReviews(kube, 0), Recorder: outcome.Recorder{EventRecorder: events}, Log: logr.Discard()}
 			j := &check{c: ctl, sts: sts, claims: []corev1.PersistentVolumeClaim{claim},
 				src: source{Source: v1alpha1.Source{Kind: "Kustomization", Namespace: "flux-system", Name: "shop"}, Authority: c.tool}}
 			g := &gitSide{where: Where{Branch: "main", Dir: "apps"}, repo: gitstatus.Repository{Owner: srv.User, Name: "shop"},

@@ -17,6 +17,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
+	"github.com/claimwarden/claimwarden/reconciler/rollout"
 	"github.com/claimwarden/claimwarden/test/testenv"
 )
 
@@ -48,7 +49,7 @@ func TestNotOptedInIsSaidOnce(t *testing.T) {
 		}
 	}
 	recorder := events.NewFakeRecorder(100)
-	ctl := &Controller{Client: c, Recorder: outcome.Recorder{EventRecorder: recorder}, Metrics: NewMetrics(), Log: logr.Discard(),
+	ctl := &Controller{Client: c, Writer: rollout.NewWriter(c, c), Recorder: outcome.Recorder{EventRecorder: recorder}, Metrics: NewMetrics(), Log: logr.Discard(),
 		Options: Options{Rules: []Rule{{Namespace: "shop", RepositoryPrefixes: []string{"https://git.example.com/shop"}}}}}
 	// Three rounds: each lists the StatefulSets (optedIn).
 	for range 3 {

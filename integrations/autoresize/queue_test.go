@@ -21,6 +21,7 @@ import (
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/integrations/usage"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
+	"github.com/claimwarden/claimwarden/reconciler/rollout"
 	"github.com/claimwarden/claimwarden/test/testenv"
 )
 
@@ -94,7 +95,7 @@ func TestAStuckCheckDelaysNoOther(t *testing.T) {
 	released := sync.OnceFunc(func() { close(u.release) })
 	t.Cleanup(released)
 	const timeout = time.Second
-	ctl := &Controller{Client: c, Reader: c, Proposals: proposal.NewStore(), Usage: u, Metrics: NewMetrics(), Log: logr.Discard(),
+	ctl := &Controller{Client: c, Reader: c, Writer: rollout.NewWriter(c, c), Proposals: proposal.NewStore(), Usage: u, Metrics: NewMetrics(), Log: logr.Discard(),
 		Options: Options{Rules: []Rule{{Namespace: "*", AllStatefulSets: true}}, Interval: 100 * time.Millisecond, Concurrency: 4, CheckTimeout: timeout}}
 	if err := ctl.Healthz(nil); err != nil {
 		t.Errorf("liveness where the loop does not run (not the leader): %v", err)

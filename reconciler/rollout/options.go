@@ -70,6 +70,10 @@ type Options struct {
 	// RetryBaseDelay and RetryMaxDelay bound the back-off after a patch the API
 	// server rejected; a change to the StatefulSet or its claims retries at once.
 	RetryBaseDelay, RetryMaxDelay time.Duration
+	// Writer applies the claim patches; the integrations that grow claims
+	// or write status.autoresize share it. Default: one of the manager's
+	// client.
+	Writer *Writer
 	// WorkloadAnnotations lists where a StatefulSet's own repository and
 	// revision annotations are used (commit statuses, policies); nil: nowhere.
 	WorkloadAnnotations *WorkloadAnnotations

@@ -203,7 +203,14 @@ func (r *Reconciler) applyClaim(ctx context.Context, sts *appsv1.StatefulSet, c 
 		// the claim remembers, until its next patch (which omits it).
 		pvc.WithAnnotations(map[string]string{v1alpha1.RecoveredFromAnnotation: c.RequestFrom.String()})
 	}
-	if err := r.client.Apply(ctx, pvc, client.FieldOwner(v1alpha1.ControllerName), client.ForceOwnership); err != nil {
+	return r.writer.apply(ctx, pvc, v1alpha1.ControllerName)
+}
+
+// apply is where every claim is written: one server-side apply of pvc under
+// the field manager owner, taking the fields it carries over from other
+// managers. It returns the claim as the API server answered the apply.
+func (w *Writer) apply(ctx context.Context, pvc *corev1ac.PersistentVolumeClaimApplyConfiguration, owner string) (*corev1.PersistentVolumeClaim, error) {
+	if err := w.client.Apply(ctx, pvc, client.FieldOwner(owner), client.ForceOwnership); err != nil {
 		return nil, err
 	}
 	return appliedClaim(pvc)

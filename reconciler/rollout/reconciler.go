@@ -31,7 +31,9 @@ import (
 
 // Reconciler reconciles one StatefulSet's claims per request.
 type Reconciler struct {
-	client    client.Client
+	client client.Client
+	// writer applies the claim patches (Options.Writer).
+	writer    *Writer
 	events    outcome.Recorder
 	sinks     outcome.Sinks
 	opts      Options

@@ -60,6 +60,10 @@ func (r *Reconciler) adopt(sts *appsv1.StatefulSet, vcr *v1alpha1.VolumeClaimRol
 // already holds is not written again onto the copy the cache still serves.
 // The patches stay based on before, never on the API server's answer: that
 // would undo what the journal wrote in between.
+//
+// status.autoresize is the Writer's (RecordAutoresize): a reconcile never
+// changes it, so a patch made from before never names it, and a write of it
+// made since is kept whatever the cache served.
 func (r *Reconciler) writeRollout(ctx context.Context, before, after *v1alpha1.VolumeClaimRollout) error {
 	key := client.ObjectKeyFromObject(after)
 	mine, ahead := r.memory.ownWriteAhead(key, before.ResourceVersion)

@@ -49,8 +49,12 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) (*Reconciler, error) {
 	}
 	journal := &rolloutJournal{client: c, reader: mgr.GetAPIReader()}
 	events := outcome.NewRecorder(mgr.GetEventRecorder(v1alpha1.ControllerName))
+	if opts.Writer == nil {
+		opts.Writer = NewWriter(c, mgr.GetAPIReader())
+	}
 	r := &Reconciler{
 		client:  c,
+		writer:  opts.Writer,
 		events:  events,
 		sinks:   append(outcome.Sinks{outcome.NewEventSink(events, opts.EventMemory)}, opts.Sinks...),
 		index:   &indexes{indexer: mgr.GetFieldIndexer()},

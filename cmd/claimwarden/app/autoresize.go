@@ -25,11 +25,12 @@ import (
 	"github.com/claimwarden/claimwarden/reconciler/authority"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
+	"github.com/claimwarden/claimwarden/reconciler/rollout"
 )
 
 // setupAutoresize adds the autoresize controller, with the write
 // credentials of its Git hosts, when namespaces are opted in.
-func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engine, roll autoresize.Rollout, store *proposal.Store, artifacts *flux.Fetcher, log logr.Logger) error {
+func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engine, roll autoresize.Rollout, store *proposal.Store, artifacts *flux.Fetcher, writer *rollout.Writer, log logr.Logger) error {
 	a := cfg.Autoresize
 	if !a.Enabled() {
 		return nil
@@ -75,6 +76,7 @@ func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engin
 	c := &autoresize.Controller{
 		Client:    mgr.GetClient(),
 		Reader:    mgr.GetAPIReader(),
+		Writer:    writer,
 		Proposals: store,
 		Usage:     usage.Reader{API: promv1.NewAPI(api), Window: a.Window, Selector: sel},
 		Policies:  engine,

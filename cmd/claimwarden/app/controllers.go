@@ -80,11 +80,14 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 		return err
 	}
 	opts.Sinks = append(opts.Sinks, nudgers...)
+	// One writer of claim sizes and VolumeClaimRollout status: autoresize
+	// grows claims and writes its status through the rollout's.
+	opts.Writer = rollout.NewWriter(mgr.GetClient(), mgr.GetAPIReader())
 	roll, err := rollout.SetupWithManager(mgr, opts)
 	if err != nil {
 		return fmt.Errorf("setting up the rollout controller: %w", err)
 	}
-	return setupAutoresize(mgr, cfg, engine, roll, opts.Proposals, artifacts, log.WithName("autoresize"))
+	return setupAutoresize(mgr, cfg, engine, roll, opts.Proposals, artifacts, opts.Writer, log.WithName("autoresize"))
 }
 
 // rolloutOptions maps the configuration onto the rollout controller's
