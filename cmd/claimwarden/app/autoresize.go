@@ -17,7 +17,7 @@ import (
 	"github.com/claimwarden/claimwarden/integrations/autoresize"
 	"github.com/claimwarden/claimwarden/integrations/flux"
 	"github.com/claimwarden/claimwarden/integrations/gitedit"
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
 	"github.com/claimwarden/claimwarden/integrations/sandbox"
 	"github.com/claimwarden/claimwarden/integrations/usage"
@@ -28,8 +28,9 @@ import (
 )
 
 // setupAutoresize adds the autoresize controller, with the write
-// credentials of its Git hosts, when namespaces are opted in.
-func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engine, store *proposal.Store, artifacts *flux.Fetcher, log logr.Logger) error {
+// credentials of its Git hosts (their clients built by clients), when
+// namespaces are opted in.
+func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engine, store *proposal.Store, artifacts *flux.Fetcher, clients githost.Clients, log logr.Logger) error {
 	a := cfg.Autoresize
 	if !a.Enabled() {
 		return nil
@@ -37,7 +38,7 @@ func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engin
 	if store == nil {
 		return errors.New("autoresize proposes pull requests to the repositories GitOps tools apply from: enable flux, flux.helmReleases or argocd")
 	}
-	creds, err := gitstatus.NewCredentials(mgr.GetConfig(), mgr.GetScheme(), hostConfigs(a.Hosts))
+	creds, err := githost.NewCredentials(mgr.GetConfig(), mgr.GetScheme(), hostConfigs(a.Hosts))
 	if err != nil {
 		return fmt.Errorf("autoresize.hosts: %w", err)
 	}
@@ -78,12 +79,12 @@ func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engin
 		Proposals: store,
 		Usage:     usage.Reader{API: promv1.NewAPI(api), Window: a.Window, Selector: sel},
 		Policies:  engine,
-		Proposers: autoresize.BackOffHosts(func(repo gitstatus.Repository) (pullrequest.Proposer, error) {
+		Proposers: autoresize.BackOffHosts(func(repo githost.Repository) (pullrequest.Proposer, error) {
 			h, err := creds.HostFor(repo)
 			if err != nil {
 				return nil, err
 			}
-			return pullrequest.New(h, nil, identities)
+			return pullrequest.New(h, clients, identities)
 		}),
 		Recorder:  outcome.NewRecorder(mgr.GetEventRecorder(v1alpha1.ControllerName)),
 		Authority: authority.NewReviews(mgr.GetClient(), 0),
