@@ -21,7 +21,7 @@ FUZZ_TARGETS := \
 	./integrations/manifests:FuzzDecode \
 	./reconciler/diff:FuzzBytes ./reconciler/diff:FuzzOrdinals \
 	./reconciler/proposal:FuzzRedactURL ./reconciler/proposal:FuzzCanonicalRepositoryURL ./reconciler/proposal:FuzzParseRevision \
-	./integrations/gitstatus:FuzzParseRepositoryURL \
+	./integrations/githost:FuzzParseRepositoryURL \
 	./integrations/argocd:FuzzDecodeManagedStatefulSets \
 	./integrations/flux:FuzzBudgetSpend \
 	./policies:FuzzDecodeJSON ./policies:FuzzEncodeInput

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
@@ -130,10 +130,10 @@ type GitHubApp struct {
 }
 
 // gitHostTypes are the values of GitHost.Type, in the order error messages
-// list them: the provider types of integrations/gitstatus.
+// list them: the host types of integrations/githost.
 var gitHostTypes = func() []string {
 	var out []string
-	for _, t := range gitstatus.HostTypes() {
+	for _, t := range githost.HostTypes() {
 		out = append(out, string(t))
 	}
 	return out

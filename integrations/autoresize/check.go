@@ -12,8 +12,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/integrations/commitstatus"
 	"github.com/claimwarden/claimwarden/integrations/gitedit"
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
 	"github.com/claimwarden/claimwarden/integrations/usage"
 	"github.com/claimwarden/claimwarden/policies"
@@ -78,7 +79,7 @@ func (j *check) run(ctx context.Context, st *v1alpha1.AutoresizeStatus) {
 		defer func() { st.Message += "; " + undecidedText(d.Undecided) }()
 	}
 	req := Request{StatefulSet: keyOf(j.sts), Source: j.src.Source, Growths: d.Growths, Growth: d.Assessment.Growth,
-		Context: gitstatus.StatusContext(j.c.StatusContextPrefix, j.sts.Namespace, j.sts.Name)}
+		Context: commitstatus.StatusContext(j.c.StatusContextPrefix, j.sts.Namespace, j.sts.Name)}
 	st.Proposed = req.sizes()
 	if d.Assessment.Verdict.Denied() {
 		st.Message = fmt.Sprintf("growing %s is denied: %s", req.sizes(), d.Assessment.Denial())
@@ -93,13 +94,13 @@ func (j *check) run(ctx context.Context, st *v1alpha1.AutoresizeStatus) {
 // gitSide is where Git sets a StatefulSet's sizes and its pull request.
 type gitSide struct {
 	where Where
-	repo  gitstatus.Repository
+	repo  githost.Repository
 	host  pullrequest.Proposer
 	key   string
 	last  *pullrequest.PullRequest
 	// chartRepo is the chart's repository when it is not the pull
 	// request's (the operator allows it).
-	chartRepo *gitstatus.Repository
+	chartRepo *githost.Repository
 }
 
 // git is where the StatefulSet's tool reads it from in Git, with the Git
@@ -117,7 +118,7 @@ func (j *check) git(ctx context.Context) (*gitSide, error) {
 			proposal.RepositoryURL(where.Repository), j.sts.Namespace)
 		return nil, nil
 	}
-	repo, err := gitstatus.ParseRepositoryURL(where.Repository)
+	repo, err := githost.ParseRepositoryURL(where.Repository)
 	if err != nil {
 		j.skipped = err.Error()
 		return nil, nil
@@ -146,13 +147,13 @@ func (j *check) git(ctx context.Context) (*gitSide, error) {
 // chartRepository is the chart's own repository, which the operator must
 // allow as the pull request's (its files are read with the same
 // credentials); nil, saying why in j.skipped, where it does not.
-func (j *check) chartRepository(where Where) *gitstatus.Repository {
+func (j *check) chartRepository(where Where) *githost.Repository {
 	if !j.rule.allows(where.ChartRepository) {
 		j.skipped = fmt.Sprintf("the chart's repository %s is not among autoresize's repositoryPrefixes for namespace %s: it is not read",
 			proposal.RepositoryURL(where.ChartRepository), j.sts.Namespace)
 		return nil
 	}
-	repo, err := gitstatus.ParseRepositoryURL(where.ChartRepository)
+	repo, err := githost.ParseRepositoryURL(where.ChartRepository)
 	if err != nil {
 		j.skipped = err.Error()
 		return nil
@@ -374,7 +375,7 @@ func sinceClosed(last *pullrequest.PullRequest, now time.Time) *time.Duration {
 // branchFiles reads one branch of a repository through its host.
 type branchFiles struct {
 	host pullrequest.Proposer
-	repo gitstatus.Repository
+	repo githost.Repository
 	ref  string
 }
 

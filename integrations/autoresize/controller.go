@@ -18,7 +18,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/integrations/gitedit"
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
 	"github.com/claimwarden/claimwarden/integrations/usage"
 	"github.com/claimwarden/claimwarden/policies"
@@ -45,7 +45,7 @@ type Usage interface {
 
 // Proposers returns the Proposer of a repository's Git host, with the
 // write credentials configured for it.
-type Proposers func(repo gitstatus.Repository) (pullrequest.Proposer, error)
+type Proposers func(repo githost.Repository) (pullrequest.Proposer, error)
 
 // Rollout is the rollout controller as autoresize asks it
 // (rollout.Reconciler): what it assesses a StatefulSet's proposals with,

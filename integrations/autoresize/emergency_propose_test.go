@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
 	"github.com/claimwarden/claimwarden/reconciler/authority"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
@@ -90,7 +90,7 @@ func TestARefusedGrowthNowLeavesThePullRequest(t *testing.T) {
 			ctl := &Controller{Client: kube, Writer: rollout.NewWriter(kube, kube), Authority: authority.NewReviews(kube, 0), Recorder: outcome.Recorder{EventRecorder: events}, Log: logr.Discard()}
 			j := &check{c: ctl, sts: sts, claims: []corev1.PersistentVolumeClaim{claim},
 				src: source{Source: v1alpha1.Source{Kind: "Kustomization", Namespace: "flux-system", Name: "shop"}, Authority: c.tool}}
-			g := &gitSide{where: Where{Branch: "main", Dir: "apps"}, repo: gitstatus.Repository{Owner: srv.User, Name: "shop"},
+			g := &gitSide{where: Where{Branch: "main", Dir: "apps"}, repo: githost.Repository{Owner: srv.User, Name: "shop"},
 				host: host, key: KeyPrefix + "shop/web-" + name}
 
 			for i := range 3 {

@@ -10,7 +10,7 @@ import (
 
 	"k8s.io/client-go/util/workqueue"
 
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
 )
 
@@ -50,7 +50,7 @@ type hostBackoff struct {
 // repository, which a tenant may cause.
 func BackOffHosts(proposers Proposers) Proposers {
 	b := &hostBackoff{limiter: workqueue.NewTypedItemExponentialFailureRateLimiter[string](hostBaseDelay, hostMaxDelay), until: map[string]time.Time{}}
-	return func(repo gitstatus.Repository) (pullrequest.Proposer, error) {
+	return func(repo githost.Repository) (pullrequest.Proposer, error) {
 		p, err := proposers(repo)
 		if err != nil {
 			return nil, err
@@ -84,11 +84,11 @@ func (b *hostBackoff) done(ctx context.Context, host string, err error) {
 		return
 	}
 	delay := b.limiter.When(host)
-	var limited *gitstatus.RateLimitError
+	var limited *githost.RateLimitError
 	if errors.As(err, &limited) {
 		delay = max(delay, limited.RetryAfter)
 	}
-	var unavailable *gitstatus.UnavailableError
+	var unavailable *githost.UnavailableError
 	if errors.As(err, &unavailable) {
 		delay = max(delay, unavailable.RetryAfter)
 	}
@@ -102,8 +102,8 @@ func (b *hostBackoff) done(ctx context.Context, host string, err error) {
 // (404, a file too large).
 func hostFailed(err error) bool {
 	var (
-		limited     *gitstatus.RateLimitError
-		unavailable *gitstatus.UnavailableError
+		limited     *githost.RateLimitError
+		unavailable *githost.UnavailableError
 		netErr      net.Error
 	)
 	return errors.As(err, &limited) || errors.As(err, &unavailable) || errors.As(err, &netErr)

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
 )
 
@@ -48,8 +48,8 @@ func TestBackOffHosts(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	proposers := BackOffHosts(func(repo gitstatus.Repository) (pullrequest.Proposer, error) {
-		return pullrequest.New(gitstatus.Host{URL: "http://" + repo.Host, Type: gitstatus.GitHub, Token: "t0ken"}, nil, nil)
+	proposers := BackOffHosts(func(repo githost.Repository) (pullrequest.Proposer, error) {
+		return pullrequest.New(githost.Host{URL: "http://" + repo.Host, Type: githost.GitHub, Token: "t0ken"}, githost.Clients{}, nil)
 	})
 	proposer := func(base string) pullrequest.Proposer {
 		t.Helper()
@@ -57,7 +57,7 @@ func TestBackOffHosts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := proposers(gitstatus.Repository{Host: u.Host, Owner: "octo", Name: "shop"})
+		p, err := proposers(githost.Repository{Host: u.Host, Owner: "octo", Name: "shop"})
 		if err != nil {
 			t.Fatal(err)
 		}

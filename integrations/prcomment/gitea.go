@@ -7,7 +7,7 @@ import (
 
 	"code.gitea.io/sdk/gitea"
 
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 )
 
 // giteaPerPage is Gitea's default [api] MAX_RESPONSE_ITEMS.
@@ -19,24 +19,24 @@ const giteaPerPage = 50
 // repos/{owner}/{repo}/issues/comments/{id}. Gitea stores a comment as
 // LONGTEXT and sets no length limit.
 type giteaAPI struct {
-	host gitstatus.Host
-	hc   *http.Client
+	host    githost.Host
+	clients githost.Clients
 }
 
-func newGitea(h gitstatus.Host, hc *http.Client) (*giteaAPI, error) {
+func newGitea(h githost.Host, clients githost.Clients) (*giteaAPI, error) {
 	// Built once here to check h; each call builds its own, which holds its
-	// context (see gitstatus.NewGiteaClient).
-	if _, err := gitstatus.NewGiteaClient(context.Background(), h, hc); err != nil {
+	// context (see githost.Clients.Gitea).
+	if _, err := clients.Gitea(context.Background(), h); err != nil {
 		return nil, err
 	}
-	return &giteaAPI{host: h, hc: hc}, nil
+	return &giteaAPI{host: h, clients: clients}, nil
 }
 
 func (a *giteaAPI) client(ctx context.Context) (*gitea.Client, error) {
-	return gitstatus.NewGiteaClient(ctx, a.host, a.hc)
+	return a.clients.Gitea(ctx, a.host)
 }
 
-func (a *giteaAPI) describe(repo gitstatus.Repository, number int) string {
+func (a *giteaAPI) describe(repo githost.Repository, number int) string {
 	return fmt.Sprintf("pull request %s/%s#%d", repo.Host, repo.Path, number)
 }
 
@@ -60,7 +60,7 @@ func (a *giteaAPI) list(ctx context.Context, path string, number int) ([]comment
 		})
 		if err != nil {
 			op := fmt.Sprintf("gitea: GET repos/%s/%s/issues/%d/comments (page %d)", owner, name, number, page)
-			return nil, gitstatus.GiteaError(op, resp, err, a.host.Token)
+			return nil, githost.GiteaError(op, resp, err, a.host.Token)
 		}
 		for _, c := range got {
 			out = append(out, giteaComment(c))
@@ -87,7 +87,7 @@ func (a *giteaAPI) self(ctx context.Context) (identity, error) {
 		if resp != nil && resp.Response != nil && (resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusNotFound) {
 			return identity{}, nil
 		}
-		return identity{}, gitstatus.GiteaError("gitea: GET user", resp, err, a.host.Token)
+		return identity{}, githost.GiteaError("gitea: GET user", resp, err, a.host.Token)
 	}
 	return identity{known: true, userID: u.ID}, nil
 }
@@ -104,7 +104,7 @@ func (a *giteaAPI) create(ctx context.Context, path string, number int, body str
 	c, resp, err := client.CreateIssueComment(owner, name, int64(number), gitea.CreateIssueCommentOption{Body: body})
 	if err != nil {
 		op := fmt.Sprintf("gitea: POST repos/%s/%s/issues/%d/comments", owner, name, number)
-		return comment{}, gitstatus.GiteaError(op, resp, err, a.host.Token)
+		return comment{}, githost.GiteaError(op, resp, err, a.host.Token)
 	}
 	return giteaComment(c), nil
 }
@@ -121,7 +121,7 @@ func (a *giteaAPI) edit(ctx context.Context, path string, _ int, old comment, bo
 	c, resp, err := client.EditIssueComment(owner, name, old.id, gitea.EditIssueCommentOption{Body: body})
 	if err != nil {
 		op := fmt.Sprintf("gitea: PATCH repos/%s/%s/issues/comments/%d", owner, name, old.id)
-		return comment{}, gitstatus.GiteaError(op, resp, err, a.host.Token)
+		return comment{}, githost.GiteaError(op, resp, err, a.host.Token)
 	}
 	return giteaComment(c), nil
 }

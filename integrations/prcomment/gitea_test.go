@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 	"github.com/claimwarden/claimwarden/test/gitea"
 )
 
@@ -44,16 +44,16 @@ func TestGiteaUpsertOnRealGitea(t *testing.T) {
 	}
 
 	// As claimwarden check finds the host: from the clone URL.
-	repo, err := gitstatus.ParseRepositoryURL(cloneURL)
+	repo, err := githost.ParseRepositoryURL(cloneURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, ok := gitstatus.ResolveHost(repo, []gitstatus.Host{{URL: srv.URL, Type: gitstatus.Gitea}})
+	h, ok := githost.ResolveHost(repo, []githost.Host{{URL: srv.URL, Type: githost.Gitea}})
 	if !ok {
 		t.Fatalf("ResolveHost(%s) found no host", cloneURL)
 	}
 	h.Token = srv.Token
-	c, err := New(h, nil)
+	c, err := New(h, githost.Clients{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestGiteaUpsertOnRealGitea(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := gitstatus.NewGiteaClient(ctx, gitstatus.Host{URL: srv.URL, Type: gitstatus.Gitea, Token: limited}, nil)
+	client, err := githost.Clients{}.Gitea(ctx, githost.Host{URL: srv.URL, Type: githost.Gitea, Token: limited})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestGiteaUpsertOnRealGitea(t *testing.T) {
 		t.Fatalf("GET /user with a write:issue token: %v, want 403", err)
 	}
 	h.Token = limited
-	c2, err := New(h, nil)
+	c2, err := New(h, githost.Clients{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,11 +139,11 @@ func TestGiteaUpsertOnRealGitea(t *testing.T) {
 	}
 
 	// A refusal names the pull request and is permanent.
-	missing := gitstatus.Repository{Host: repo.Host, Path: srv.User + "/missing", Owner: srv.User, Name: "missing"}
+	missing := githost.Repository{Host: repo.Host, Path: srv.User + "/missing", Owner: srv.User, Name: "missing"}
 	_, err = c.Upsert(ctx, missing, 1, "prod", "x")
-	var perm *gitstatus.PermanentError
+	var perm *githost.PermanentError
 	want := fmt.Sprintf("comment %q on pull request %s/%s/missing#1: gitea: GET repos/%s/missing/issues/1/comments (page 1): 404 Not Found", "prod", repo.Host, srv.User, srv.User)
 	if !errors.As(err, &perm) || !strings.HasPrefix(err.Error(), want) {
-		t.Errorf("missing repository: %v (%T), want a *gitstatus.PermanentError starting %q", err, err, want)
+		t.Errorf("missing repository: %v (%T), want a *githost.PermanentError starting %q", err, err, want)
 	}
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-github/v93/github"
 
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 )
 
 // githubMaxBody is GitHub's limit on a comment: "Body is too long (maximum
@@ -30,8 +30,8 @@ type githubAPI struct {
 	appID  int64 // authenticating as a GitHub App installation
 }
 
-func newGitHub(h gitstatus.Host, hc *http.Client) (*githubAPI, error) {
-	client, err := gitstatus.NewGitHubClient(h, hc)
+func newGitHub(h githost.Host, clients githost.Clients) (*githubAPI, error) {
+	client, err := clients.GitHub(h)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +42,7 @@ func newGitHub(h gitstatus.Host, hc *http.Client) (*githubAPI, error) {
 	return a, nil
 }
 
-func (a *githubAPI) describe(repo gitstatus.Repository, number int) string {
+func (a *githubAPI) describe(repo githost.Repository, number int) string {
 	return fmt.Sprintf("pull request %s/%s#%d", repo.Host, repo.Path, number)
 }
 
@@ -59,7 +59,7 @@ func (a *githubAPI) list(ctx context.Context, path string, number int) ([]commen
 		got, resp, err := a.client.Issues.ListComments(ctx, owner, name, number, opt)
 		if err != nil {
 			op := fmt.Sprintf("github: GET repos/%s/%s/issues/%d/comments (page %d)", owner, name, number, page)
-			return nil, gitstatus.GitHubError(op, resp, err, a.token)
+			return nil, githost.GitHubError(op, resp, err, a.token)
 		}
 		for _, c := range got {
 			out = append(out, githubComment(c))
@@ -87,7 +87,7 @@ func (a *githubAPI) self(ctx context.Context) (identity, error) {
 		if resp != nil && resp.Response != nil && (resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusNotFound) {
 			return identity{}, nil
 		}
-		return identity{}, gitstatus.GitHubError("github: GET user", resp, err, a.token)
+		return identity{}, githost.GitHubError("github: GET user", resp, err, a.token)
 	}
 	return identity{known: true, userID: u.GetID()}, nil
 }
@@ -100,7 +100,7 @@ func (a *githubAPI) create(ctx context.Context, path string, number int, body st
 	c, resp, err := a.client.Issues.CreateComment(ctx, owner, name, number, github.IssueCommentRequest{Body: body})
 	if err != nil {
 		op := fmt.Sprintf("github: POST repos/%s/%s/issues/%d/comments", owner, name, number)
-		return comment{}, gitstatus.GitHubError(op, resp, err, a.token)
+		return comment{}, githost.GitHubError(op, resp, err, a.token)
 	}
 	return githubComment(c), nil
 }
@@ -113,7 +113,7 @@ func (a *githubAPI) edit(ctx context.Context, path string, _ int, old comment, b
 	c, resp, err := a.client.Issues.UpdateComment(ctx, owner, name, old.id, github.IssueCommentRequest{Body: body})
 	if err != nil {
 		op := fmt.Sprintf("github: PATCH repos/%s/%s/issues/comments/%d", owner, name, old.id)
-		return comment{}, gitstatus.GitHubError(op, resp, err, a.token)
+		return comment{}, githost.GitHubError(op, resp, err, a.token)
 	}
 	return githubComment(c), nil
 }
@@ -132,7 +132,7 @@ func githubComment(c *github.IssueComment) comment {
 func ownerName(path string) (owner, name string, err error) {
 	owner, name, ok := strings.Cut(path, "/")
 	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
-		return "", "", &gitstatus.PermanentError{Err: fmt.Errorf("repository path %q is not owner/name", path)}
+		return "", "", &githost.PermanentError{Err: fmt.Errorf("repository path %q is not owner/name", path)}
 	}
 	return owner, name, nil
 }

@@ -10,14 +10,14 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 )
 
-var githubRepo = gitstatus.Repository{Host: "github.example.com", Path: "octo/shop", Owner: "octo", Name: "shop"}
+var githubRepo = githost.Repository{Host: "github.example.com", Path: "octo/shop", Owner: "octo", Name: "shop"}
 
 func newGitHubCommenter(t *testing.T, f *githubFake) Commenter {
 	t.Helper()
-	c, err := New(gitstatus.Host{URL: f.URL, Type: gitstatus.GitHub, Token: testToken}, nil)
+	c, err := New(githost.Host{URL: f.URL, Type: githost.GitHub, Token: testToken}, githost.Clients{})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -124,7 +124,7 @@ func TestGitHubAppEditsItsAppsComment(t *testing.T) {
 	f := newGitHubFake(t)
 	f.add(fakeComment{UserID: 500, AppID: 6, Body: Marker("prod") + "\nanother App"})
 	f.add(fakeComment{UserID: 501, AppID: 5, Body: Marker("prod") + "\nours"})
-	c, err := New(gitstatus.Host{URL: f.URL, Type: gitstatus.GitHub, GitHubApp: &gitstatus.GitHubApp{AppID: 5, InstallationID: 8, PrivateKey: pemKey}}, nil)
+	c, err := New(githost.Host{URL: f.URL, Type: githost.GitHub, GitHubApp: &githost.GitHubApp{AppID: 5, InstallationID: 8, PrivateKey: pemKey}}, githost.Clients{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,15 +149,15 @@ func TestGitHubTruncatesLongBody(t *testing.T) {
 	}
 }
 
-// Errors name the repository and the pull request, keep gitstatus's
+// Errors name the repository and the pull request, keep githost's
 // classification, and never carry the token.
 func TestGitHubErrors(t *testing.T) {
 	f := newGitHubFake(t)
 	f.fail = 404
 	_, err := newGitHubCommenter(t, f).Upsert(t.Context(), githubRepo, 12, "prod", "x")
-	var perm *gitstatus.PermanentError
+	var perm *githost.PermanentError
 	if !errors.As(err, &perm) {
-		t.Fatalf("Upsert: %v (%T), want a *gitstatus.PermanentError", err, err)
+		t.Fatalf("Upsert: %v (%T), want a *githost.PermanentError", err, err)
 	}
 	want := `comment "prod" on pull request github.example.com/octo/shop#12: github: GET repos/octo/shop/issues/12/comments (page 1): 404 Not Found: refused for xxxxx`
 	if err.Error() != want {
@@ -166,7 +166,7 @@ func TestGitHubErrors(t *testing.T) {
 
 	assertLines(t, f.rec.take(), "GET "+githubComments+"?per_page=100")
 	f.fail = 0
-	nested := gitstatus.Repository{Host: "github.example.com", Path: "a/b/c", Owner: "a/b", Name: "c"}
+	nested := githost.Repository{Host: "github.example.com", Path: "a/b/c", Owner: "a/b", Name: "c"}
 	_, err = newGitHubCommenter(t, f).Upsert(t.Context(), nested, 3, "prod", "x")
 	if !errors.As(err, &perm) || !strings.Contains(err.Error(), `pull request github.example.com/a/b/c#3: repository path "a/b/c" is not owner/name`) {
 		t.Errorf("nested path: %v", err)
@@ -190,11 +190,11 @@ func TestGitHubErrors(t *testing.T) {
 }
 
 func TestNewRefusesBitbucket(t *testing.T) {
-	_, err := New(gitstatus.Host{URL: "https://bitbucket.org", Type: gitstatus.BitbucketCloud, Token: "t"}, nil)
+	_, err := New(githost.Host{URL: "https://bitbucket.org", Type: githost.BitbucketCloud, Token: "t"}, githost.Clients{})
 	if err == nil || !strings.Contains(err.Error(), `type "bitbucket-cloud": pull-request comments are supported on github, gitlab and gitea only`) {
 		t.Errorf("New(bitbucket-cloud): %v", err)
 	}
-	_, err = New(gitstatus.Host{URL: "https://git.example.com", Type: gitstatus.GitHub}, nil)
+	_, err = New(githost.Host{URL: "https://git.example.com", Type: githost.GitHub}, githost.Clients{})
 	if err == nil || !strings.Contains(err.Error(), "no token") {
 		t.Errorf("New without a token: %v", err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 )
 
 // gitlabMaxBody is GitLab's limit on a note (Note::MAX_NOTE_LENGTH,
@@ -28,15 +28,15 @@ type gitlabAPI struct {
 	web    string // the instance's web URL, for a note's link
 }
 
-func newGitLab(h gitstatus.Host, hc *http.Client) (*gitlabAPI, error) {
-	client, err := gitstatus.NewGitLabClient(h, hc)
+func newGitLab(h githost.Host, clients githost.Clients) (*gitlabAPI, error) {
+	client, err := clients.GitLab(h)
 	if err != nil {
 		return nil, err
 	}
 	return &gitlabAPI{client: client, token: h.Token, web: strings.TrimRight(h.URL, "/")}, nil
 }
 
-func (a *gitlabAPI) describe(repo gitstatus.Repository, number int) string {
+func (a *gitlabAPI) describe(repo githost.Repository, number int) string {
 	return fmt.Sprintf("merge request %s/%s!%d", repo.Host, repo.Path, number)
 }
 
@@ -55,7 +55,7 @@ func (a *gitlabAPI) list(ctx context.Context, path string, number int) ([]commen
 		notes, resp, err := a.client.Notes.ListMergeRequestNotes(path, int64(number), opt, gitlab.WithContext(ctx))
 		if err != nil {
 			op := fmt.Sprintf("gitlab: GET projects/%s/merge_requests/%d/notes (page %d)", gitlab.PathEscape(path), number, page)
-			return nil, gitstatus.GitLabError(op, resp, err, a.token)
+			return nil, githost.GitLabError(op, resp, err, a.token)
 		}
 		for _, n := range notes {
 			if !n.System {
@@ -81,7 +81,7 @@ func (a *gitlabAPI) self(ctx context.Context) (identity, error) {
 		if resp != nil && resp.Response != nil && (resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusNotFound) {
 			return identity{}, nil
 		}
-		return identity{}, gitstatus.GitLabError("gitlab: GET user", resp, err, a.token)
+		return identity{}, githost.GitLabError("gitlab: GET user", resp, err, a.token)
 	}
 	return identity{known: true, userID: u.ID}, nil
 }
@@ -91,7 +91,7 @@ func (a *gitlabAPI) create(ctx context.Context, path string, number int, body st
 		&gitlab.CreateMergeRequestNoteOptions{Body: gitlab.Ptr(body)}, gitlab.WithContext(ctx))
 	if err != nil {
 		op := fmt.Sprintf("gitlab: POST projects/%s/merge_requests/%d/notes", gitlab.PathEscape(path), number)
-		return comment{}, gitstatus.GitLabError(op, resp, err, a.token)
+		return comment{}, githost.GitLabError(op, resp, err, a.token)
 	}
 	return a.comment(path, number, n), nil
 }
@@ -101,7 +101,7 @@ func (a *gitlabAPI) edit(ctx context.Context, path string, number int, old comme
 		&gitlab.UpdateMergeRequestNoteOptions{Body: gitlab.Ptr(body)}, gitlab.WithContext(ctx))
 	if err != nil {
 		op := fmt.Sprintf("gitlab: PUT projects/%s/merge_requests/%d/notes/%d", gitlab.PathEscape(path), number, old.id)
-		return comment{}, gitstatus.GitLabError(op, resp, err, a.token)
+		return comment{}, githost.GitLabError(op, resp, err, a.token)
 	}
 	return a.comment(path, number, n), nil
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 )
 
 // A merge request of a subgroup project on an instance under /gitlab: the
@@ -19,11 +19,11 @@ func TestGitLabCreateThenEdit(t *testing.T) {
 	// GitLab writes system notes itself, e.g. when a commit is pushed.
 	f.add(fakeComment{UserID: 7, System: true, Body: "added 1 commit " + Marker("prod")})
 	f.others(60)
-	repo, err := gitstatus.ParseRepositoryURL(f.URL + "/gitlab/group/sub/shop.git")
+	repo, err := githost.ParseRepositoryURL(f.URL + "/gitlab/group/sub/shop.git")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := New(gitstatus.Host{URL: f.URL + "/gitlab/", Type: gitstatus.GitLab, Token: testToken}, nil)
+	c, err := New(githost.Host{URL: f.URL + "/gitlab/", Type: githost.GitLab, Token: testToken}, githost.Clients{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,15 +66,15 @@ func TestGitLabErrors(t *testing.T) {
 	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{"message": "404 Project Not Found"})
 	}))
-	c, err := New(gitstatus.Host{URL: srv.URL, Type: gitstatus.GitLab, Token: testToken}, nil)
+	c, err := New(githost.Host{URL: srv.URL, Type: githost.GitLab, Token: testToken}, githost.Clients{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	repo := gitstatus.Repository{Host: "gitlab.example.com", Path: "group/sub/shop", Owner: "group/sub", Name: "shop"}
+	repo := githost.Repository{Host: "gitlab.example.com", Path: "group/sub/shop", Owner: "group/sub", Name: "shop"}
 	_, err = c.Upsert(t.Context(), repo, 5, "prod", "x")
-	var perm *gitstatus.PermanentError
+	var perm *githost.PermanentError
 	if !errors.As(err, &perm) {
-		t.Fatalf("Upsert: %v (%T), want a *gitstatus.PermanentError", err, err)
+		t.Fatalf("Upsert: %v (%T), want a *githost.PermanentError", err, err)
 	}
 	want := `comment "prod" on merge request gitlab.example.com/group/sub/shop!5: gitlab: GET projects/group%2Fsub%2Fshop/merge_requests/5/notes (page 1): 404 Not Found: no such project or object, or the token cannot see it`
 	if err.Error() != want || strings.Contains(err.Error(), testToken) {

@@ -6,16 +6,15 @@
 // A comment is found again by a hidden marker, Marker(key), on its first
 // line; the key tells apart several checks on one pull request (e.g. one per
 // cluster). Hosts, tokens, API URLs and the classification of errors
-// (*gitstatus.RateLimitError, *gitstatus.PermanentError) are those of
-// integrations/gitstatus.
+// (*githost.RateLimitError, *githost.PermanentError) are those of
+// integrations/githost.
 package prcomment
 
 import (
 	"context"
 	"fmt"
-	"net/http"
 
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
@@ -28,28 +27,28 @@ type Commenter interface {
 	// change is not sent again. A body longer than the host accepts is
 	// truncated, with a note saying so. It returns the comment's web URL.
 	// Errors name the repository and the pull request.
-	Upsert(ctx context.Context, repo gitstatus.Repository, number int, key, body string) (url string, err error)
+	Upsert(ctx context.Context, repo githost.Repository, number int, key, body string) (url string, err error)
 }
 
 // New returns the Commenter for h, whose URL, type and credentials are read
-// as gitstatus reads them (gitstatus.ResolveHost finds h for a repository).
-// hc carries every request; nil means a client with
-// gitstatus.DefaultHTTPTimeout. It makes no request.
-func New(h gitstatus.Host, hc *http.Client) (Commenter, error) {
+// as githost reads them (githost.ResolveHost finds h for a repository).
+// clients builds the host's API clients (its HTTP client, its shared GitHub
+// App installation tokens). It makes no request.
+func New(h githost.Host, clients githost.Clients) (Commenter, error) {
 	var (
 		a   api
 		err error
 	)
 	switch h.Type {
-	case gitstatus.GitHub:
-		a, err = newGitHub(h, hc)
-	case gitstatus.GitLab:
-		a, err = newGitLab(h, hc)
-	case gitstatus.Gitea:
-		a, err = newGitea(h, hc)
+	case githost.GitHub:
+		a, err = newGitHub(h, clients)
+	case githost.GitLab:
+		a, err = newGitLab(h, clients)
+	case githost.Gitea:
+		a, err = newGitea(h, clients)
 	default:
 		return nil, fmt.Errorf("git host %s: type %q: pull-request comments are supported on %s, %s and %s only",
-			proposal.RedactURL(h.URL), h.Type, gitstatus.GitHub, gitstatus.GitLab, gitstatus.Gitea)
+			proposal.RedactURL(h.URL), h.Type, githost.GitHub, githost.GitLab, githost.Gitea)
 	}
 	if err != nil {
 		return nil, err

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 )
 
 // api is one host's comment API; commenter runs the same find-then-edit
@@ -14,7 +14,7 @@ import (
 type api interface {
 	// describe names a pull request in messages: "pull request
 	// host/owner/name#12", "merge request host/group/name!12".
-	describe(repo gitstatus.Repository, number int) string
+	describe(repo githost.Repository, number int) string
 	// maxBody is the longest comment the host accepts, in Unicode code
 	// points (0: no limit), and hostName names the host in the note of a
 	// truncated comment.
@@ -55,7 +55,7 @@ func (me identity) wrote(c comment) bool {
 }
 
 type commenter struct {
-	host gitstatus.Host
+	host githost.Host
 	api  api
 
 	// me is looked up once, and only when a comment with a marker exists:
@@ -64,7 +64,7 @@ type commenter struct {
 	me *identity
 }
 
-func (c *commenter) Upsert(ctx context.Context, repo gitstatus.Repository, number int, key, body string) (string, error) {
+func (c *commenter) Upsert(ctx context.Context, repo githost.Repository, number int, key, body string) (string, error) {
 	where := c.api.describe(repo, number)
 	fail := func(err error) (string, error) {
 		return "", fmt.Errorf("comment %q on %s: %w", key, where, err)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 )
 
 // BitbucketCloud proposes through the Bitbucket Cloud REST API (2.0). Its
@@ -20,16 +20,6 @@ import (
 // again after: should the deletion decline claimwarden's, the second
 // search finds none open and creates a new one, never two open.
 type BitbucketCloud struct{ b bitbucketHTTP }
-
-// NewBitbucketCloud talks to base (https://bitbucket.org: its API host,
-// api.bitbucket.org; any other URL serves the API itself).
-func NewBitbucketCloud(base *url.URL, token string, hc *http.Client, ids *Identities) *BitbucketCloud {
-	api := strings.TrimRight(base.String(), "/")
-	if host := strings.ToLower(base.Hostname()); host == "bitbucket.org" || host == "api.bitbucket.org" {
-		api = "https://api.bitbucket.org"
-	}
-	return &BitbucketCloud{b: bitbucketHTTP{name: "bitbucket-cloud", api: api, token: token, hc: hc, ids: ids, classify: gitstatus.BitbucketCloudError}}
-}
 
 func cloudRepo(owner, repo string) (string, error) {
 	if owner == "" || strings.Contains(owner, "/") {
@@ -108,16 +98,16 @@ func (c *BitbucketCloud) Propose(ctx context.Context, ch Change) (PullRequest, e
 			Hash string `json:"hash"`
 		} `json:"target"`
 	}
-	if _, err := c.b.call(ctx, http.MethodGet, repo+"/refs/branches/"+escapeSegments(ch.Base), "", nil, &base); err != nil {
+	if _, err := c.b.Call(ctx, http.MethodGet, repo+"/refs/branches/"+escapeSegments(ch.Base), "", nil, &base); err != nil {
 		return PullRequest{}, err
 	}
 	ref := repo + "/refs/branches/" + escapeSegments(branch)
-	code, err := c.b.call(ctx, http.MethodGet, ref, "", nil, nil, http.StatusNotFound)
+	code, err := c.b.Call(ctx, http.MethodGet, ref, "", nil, nil, http.StatusNotFound)
 	if err != nil {
 		return PullRequest{}, err
 	}
 	if code != http.StatusNotFound {
-		if _, err := c.b.call(ctx, http.MethodDelete, ref, "", nil, nil); err != nil {
+		if _, err := c.b.Call(ctx, http.MethodDelete, ref, "", nil, nil); err != nil {
 			return PullRequest{}, err
 		}
 	}
@@ -144,10 +134,10 @@ func (c *BitbucketCloud) Propose(ctx context.Context, ch Change) (PullRequest, e
 	}
 	var pr cloudPullRequest
 	if open != nil {
-		_, err = c.b.callJSON(ctx, http.MethodPut, fmt.Sprintf("%s/pullrequests/%d", repo, open.pr.Number),
+		_, err = c.b.CallJSON(ctx, http.MethodPut, fmt.Sprintf("%s/pullrequests/%d", repo, open.pr.Number),
 			map[string]string{"title": ch.Title, "description": ch.Body}, &pr)
 	} else {
-		_, err = c.b.callJSON(ctx, http.MethodPost, repo+"/pullrequests", map[string]any{
+		_, err = c.b.CallJSON(ctx, http.MethodPost, repo+"/pullrequests", map[string]any{
 			"title": ch.Title, "description": ch.Body,
 			"source":      map[string]any{"branch": map[string]string{"name": branch}},
 			"destination": map[string]any{"branch": map[string]string{"name": ch.Base}},
@@ -164,13 +154,13 @@ func (c *BitbucketCloud) Propose(ctx context.Context, ch Change) (PullRequest, e
 // commit posts the form to path (POST .../src) and returns the commit
 // made, which the answer's Location names (.../commit/<hash>).
 func (c *BitbucketCloud) commit(ctx context.Context, path, contentType string, form []byte) (string, error) {
-	op := c.b.op(http.MethodPost, path)
-	resp, data, err := c.b.send(ctx, http.MethodPost, path, contentType, form, maxAnswerBytes)
+	op := c.b.Op(http.MethodPost, path)
+	resp, data, err := c.b.Send(ctx, http.MethodPost, path, contentType, form, githost.MaxAnswerBytes)
 	if err != nil {
 		return "", err
 	}
 	if resp.StatusCode/100 != 2 {
-		return "", c.b.classify(op, resp, data, nil, c.b.token)
+		return "", c.b.Refused(op, resp, data, nil)
 	}
 	_, hash, ok := strings.Cut(resp.Header.Get("Location"), "/commit/")
 	if !ok || hash == "" || strings.Contains(hash, "/") {
@@ -182,11 +172,11 @@ func (c *BitbucketCloud) commit(ctx context.Context, path, contentType string, f
 // self is the token's account UUID (GET /2.0/user), once per host and
 // token.
 func (c *BitbucketCloud) self(ctx context.Context) (string, error) {
-	return c.b.ids.of(c.b.api, c.b.token, func() (string, error) {
+	return c.b.ids.of(c.b.API, c.b.Token, func() (string, error) {
 		var u struct {
 			UUID string `json:"uuid"`
 		}
-		if _, err := c.b.call(ctx, http.MethodGet, "/2.0/user", "", nil, &u); err != nil {
+		if _, err := c.b.Call(ctx, http.MethodGet, "/2.0/user", "", nil, &u); err != nil {
 			return "", err
 		}
 		return u.UUID, nil
@@ -200,7 +190,7 @@ func (c *BitbucketCloud) find(ctx context.Context, repo, branch string, states .
 	var page struct {
 		Values []cloudPullRequest `json:"values"`
 	}
-	if _, err := c.b.call(ctx, http.MethodGet, repo+"/pullrequests?"+q.Encode(), "", nil, &page); err != nil {
+	if _, err := c.b.Call(ctx, http.MethodGet, repo+"/pullrequests?"+q.Encode(), "", nil, &page); err != nil {
 		return nil, err
 	}
 	cands := make([]candidate, 0, len(page.Values))
@@ -263,12 +253,12 @@ func (c *BitbucketCloud) Files(ctx context.Context, owner, repo, ref, dir string
 			} `json:"values"`
 			Next string `json:"next"`
 		}
-		code, err := c.b.call(ctx, http.MethodGet, path, "", nil, &page, http.StatusNotFound)
+		code, err := c.b.Call(ctx, http.MethodGet, path, "", nil, &page, http.StatusNotFound)
 		if err != nil {
 			return nil, err
 		}
 		if code == http.StatusNotFound {
-			return nil, fmt.Errorf("%s: %q on %q: %w", c.b.op(http.MethodGet, path), dir, ref, ErrNotFound)
+			return nil, fmt.Errorf("%s: %q on %q: %w", c.b.Op(http.MethodGet, path), dir, ref, ErrNotFound)
 		}
 		for _, v := range page.Values {
 			if v.Type == "commit_file" && under(v.Path, d) {
@@ -276,19 +266,19 @@ func (c *BitbucketCloud) Files(ctx context.Context, owner, repo, ref, dir string
 			}
 		}
 		if len(paths) > MaxFiles {
-			return nil, fmt.Errorf("%s: more than %d files under %q: %w", c.b.op(http.MethodGet, path), MaxFiles, dir, ErrTooLarge)
+			return nil, fmt.Errorf("%s: more than %d files under %q: %w", c.b.Op(http.MethodGet, path), MaxFiles, dir, ErrTooLarge)
 		}
 		if page.Next == "" {
 			slices.Sort(paths)
 			return paths, nil
 		}
-		next, ok := strings.CutPrefix(page.Next, c.b.api)
+		next, ok := strings.CutPrefix(page.Next, c.b.API)
 		if !ok || !strings.HasPrefix(next, "/") {
-			return nil, fmt.Errorf("%s: next page %q is not on %s", c.b.op(http.MethodGet, path), page.Next, c.b.api)
+			return nil, fmt.Errorf("%s: next page %q is not on %s", c.b.Op(http.MethodGet, path), page.Next, c.b.API)
 		}
 		path = next
 	}
-	return nil, fmt.Errorf("%s: more than %d pages: %w", c.b.op(http.MethodGet, path), maxPagesListed, ErrTooLarge)
+	return nil, fmt.Errorf("%s: more than %d pages: %w", c.b.Op(http.MethodGet, path), maxPagesListed, ErrTooLarge)
 }
 
 func (c *BitbucketCloud) DefaultBranch(ctx context.Context, owner, repo string) (string, error) {
@@ -301,12 +291,12 @@ func (c *BitbucketCloud) DefaultBranch(ctx context.Context, owner, repo string) 
 			Name string `json:"name"`
 		} `json:"mainbranch"`
 	}
-	if _, err := c.b.call(ctx, http.MethodGet, r, "", nil, &answer); err != nil {
+	if _, err := c.b.Call(ctx, http.MethodGet, r, "", nil, &answer); err != nil {
 		return "", err
 	}
 	var name string
 	if answer.MainBranch != nil {
 		name = answer.MainBranch.Name
 	}
-	return defaultBranch(c.b.op(http.MethodGet, r), name)
+	return defaultBranch(c.b.Op(http.MethodGet, r), name)
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
 )
 
@@ -21,7 +21,7 @@ const (
 
 func bbcProposer(t *testing.T, s *script) pullrequest.Proposer {
 	t.Helper()
-	p, err := pullrequest.New(gitstatus.Host{URL: s.URL, Type: gitstatus.BitbucketCloud, Token: bbcToken}, nil, nil)
+	p, err := pullrequest.New(githost.Host{URL: s.URL, Type: githost.BitbucketCloud, Token: bbcToken}, githost.Clients{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

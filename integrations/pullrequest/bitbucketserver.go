@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
 )
 
 // BitbucketServer proposes through the Bitbucket Server / Data Center REST
@@ -22,12 +20,6 @@ import (
 // deletion decline claimwarden's, the second search finds none open and
 // creates a new one, never two.
 type BitbucketServer struct{ b bitbucketHTTP }
-
-// NewBitbucketServer talks to the instance at base (its context path kept).
-func NewBitbucketServer(base *url.URL, token string, hc *http.Client, ids *Identities) *BitbucketServer {
-	return &BitbucketServer{b: bitbucketHTTP{name: "bitbucket-server", api: strings.TrimRight(base.String(), "/"),
-		token: token, hc: hc, ids: ids, classify: gitstatus.BitbucketServerError}}
-}
 
 // serverRepo is the repository's path under api/1.0 or branch-utils/1.0.
 func serverRepo(owner, repo string) (string, error) {
@@ -109,18 +101,18 @@ func (s *BitbucketServer) Propose(ctx context.Context, c Change) (PullRequest, e
 		} `json:"values"`
 	}
 	q := url.Values{"until": {"refs/heads/" + c.Base}, "limit": {"1"}}
-	if _, err := s.b.call(ctx, http.MethodGet, api+"/commits?"+q.Encode(), "", nil, &commits); err != nil {
+	if _, err := s.b.Call(ctx, http.MethodGet, api+"/commits?"+q.Encode(), "", nil, &commits); err != nil {
 		return PullRequest{}, err
 	}
 	if len(commits.Values) == 0 {
-		return PullRequest{}, fmt.Errorf("%s: branch %q has no commit", s.b.op(http.MethodGet, api+"/commits"), c.Base)
+		return PullRequest{}, fmt.Errorf("%s: branch %q has no commit", s.b.Op(http.MethodGet, api+"/commits"), c.Base)
 	}
 	head := commits.Values[0].ID
 	branches := "/rest/branch-utils/1.0" + repo + "/branches"
-	if _, err := s.b.callJSON(ctx, http.MethodDelete, branches, map[string]any{"name": "refs/heads/" + branch, "dryRun": false}, nil, http.StatusNotFound); err != nil {
+	if _, err := s.b.CallJSON(ctx, http.MethodDelete, branches, map[string]any{"name": "refs/heads/" + branch, "dryRun": false}, nil, http.StatusNotFound); err != nil {
 		return PullRequest{}, err
 	}
-	if _, err := s.b.callJSON(ctx, http.MethodPost, branches, map[string]string{"name": branch, "startPoint": head}, nil); err != nil {
+	if _, err := s.b.CallJSON(ctx, http.MethodPost, branches, map[string]string{"name": branch, "startPoint": head}, nil); err != nil {
 		return PullRequest{}, err
 	}
 	base := head
@@ -128,7 +120,7 @@ func (s *BitbucketServer) Propose(ctx context.Context, c Change) (PullRequest, e
 		path := api + "/browse/" + escapeSegments(f.Path)
 		// sourceCommitId is sent for a file the base has (Bitbucket then
 		// checks nobody changed it since), not for a new one.
-		code, err := s.b.call(ctx, http.MethodGet, path+"?"+url.Values{"at": {base}, "type": {"true"}}.Encode(), "", nil, nil, http.StatusNotFound)
+		code, err := s.b.Call(ctx, http.MethodGet, path+"?"+url.Values{"at": {base}, "type": {"true"}}.Encode(), "", nil, nil, http.StatusNotFound)
 		if err != nil {
 			return PullRequest{}, err
 		}
@@ -138,12 +130,12 @@ func (s *BitbucketServer) Propose(ctx context.Context, c Change) (PullRequest, e
 		}
 		form, contentType, err := multipartForm(fields)
 		if err != nil {
-			return PullRequest{}, fmt.Errorf("%s: %w", s.b.op(http.MethodPut, path), err)
+			return PullRequest{}, fmt.Errorf("%s: %w", s.b.Op(http.MethodPut, path), err)
 		}
 		var made struct {
 			ID string `json:"id"`
 		}
-		if _, err := s.b.call(ctx, http.MethodPut, path, contentType, form, &made); err != nil {
+		if _, err := s.b.Call(ctx, http.MethodPut, path, contentType, form, &made); err != nil {
 			return PullRequest{}, err
 		}
 		head = made.ID
@@ -158,10 +150,10 @@ func (s *BitbucketServer) Propose(ctx context.Context, c Change) (PullRequest, e
 	}
 	var pr serverPullRequest
 	if open != nil {
-		_, err = s.b.callJSON(ctx, http.MethodPut, api+"/pull-requests/"+strconv.FormatInt(open.pr.Number, 10),
+		_, err = s.b.CallJSON(ctx, http.MethodPut, api+"/pull-requests/"+strconv.FormatInt(open.pr.Number, 10),
 			map[string]any{"title": c.Title, "description": c.Body, "version": open.version}, &pr)
 	} else {
-		_, err = s.b.callJSON(ctx, http.MethodPost, api+"/pull-requests", map[string]any{
+		_, err = s.b.CallJSON(ctx, http.MethodPost, api+"/pull-requests", map[string]any{
 			"title": c.Title, "description": c.Body,
 			"fromRef": map[string]string{"id": "refs/heads/" + branch}, "toRef": map[string]string{"id": "refs/heads/" + c.Base},
 		}, &pr)
@@ -178,15 +170,15 @@ func (s *BitbucketServer) Propose(ctx context.Context, c Change) (PullRequest, e
 // X-AUSERNAME header Bitbucket Server answers authenticated requests with,
 // else the body of /plugins/servlet/applinks/whoami, which is that name.
 func (s *BitbucketServer) self(ctx context.Context) (string, error) {
-	return s.b.ids.of(s.b.api, s.b.token, func() (string, error) {
+	return s.b.ids.of(s.b.API, s.b.Token, func() (string, error) {
 		const path = "/plugins/servlet/applinks/whoami"
-		op := s.b.op(http.MethodGet, path)
-		resp, data, err := s.b.send(ctx, http.MethodGet, path, "", nil, 1024)
+		op := s.b.Op(http.MethodGet, path)
+		resp, data, err := s.b.Send(ctx, http.MethodGet, path, "", nil, 1024)
 		if err != nil {
 			return "", err
 		}
 		if resp.StatusCode/100 != 2 {
-			return "", s.b.classify(op, resp, data, nil, s.b.token)
+			return "", s.b.Refused(op, resp, data, nil)
 		}
 		if name := resp.Header.Get("X-AUSERNAME"); name != "" {
 			return name, nil
@@ -206,7 +198,7 @@ func (s *BitbucketServer) find(ctx context.Context, api, branch, state string) (
 	var page struct {
 		Values []serverPullRequest `json:"values"`
 	}
-	if _, err := s.b.call(ctx, http.MethodGet, api+"/pull-requests?"+q.Encode(), "", nil, &page); err != nil {
+	if _, err := s.b.Call(ctx, http.MethodGet, api+"/pull-requests?"+q.Encode(), "", nil, &page); err != nil {
 		return nil, err
 	}
 	cands := make([]candidate, 0, len(page.Values))
@@ -265,12 +257,12 @@ func (s *BitbucketServer) Files(ctx context.Context, owner, repo, ref, dir strin
 			NextPageStart int      `json:"nextPageStart"`
 		}
 		q := url.Values{"at": {ref}, "start": {strconv.Itoa(start)}, "limit": {"1000"}}
-		code, err := s.b.call(ctx, http.MethodGet, path+"?"+q.Encode(), "", nil, &page, http.StatusNotFound)
+		code, err := s.b.Call(ctx, http.MethodGet, path+"?"+q.Encode(), "", nil, &page, http.StatusNotFound)
 		if err != nil {
 			return nil, err
 		}
 		if code == http.StatusNotFound {
-			return nil, fmt.Errorf("%s: %q on %q: %w", s.b.op(http.MethodGet, path), dir, ref, ErrNotFound)
+			return nil, fmt.Errorf("%s: %q on %q: %w", s.b.Op(http.MethodGet, path), dir, ref, ErrNotFound)
 		}
 		for _, v := range page.Values {
 			if d != "" {
@@ -279,7 +271,7 @@ func (s *BitbucketServer) Files(ctx context.Context, owner, repo, ref, dir strin
 			paths = append(paths, v)
 		}
 		if len(paths) > MaxFiles {
-			return nil, fmt.Errorf("%s: more than %d files under %q: %w", s.b.op(http.MethodGet, path), MaxFiles, dir, ErrTooLarge)
+			return nil, fmt.Errorf("%s: more than %d files under %q: %w", s.b.Op(http.MethodGet, path), MaxFiles, dir, ErrTooLarge)
 		}
 		if page.IsLastPage || page.NextPageStart <= start {
 			slices.Sort(paths)
@@ -287,7 +279,7 @@ func (s *BitbucketServer) Files(ctx context.Context, owner, repo, ref, dir strin
 		}
 		start = page.NextPageStart
 	}
-	return nil, fmt.Errorf("%s: more than %d pages: %w", s.b.op(http.MethodGet, path), maxPagesListed, ErrTooLarge)
+	return nil, fmt.Errorf("%s: more than %d pages: %w", s.b.Op(http.MethodGet, path), maxPagesListed, ErrTooLarge)
 }
 
 func (s *BitbucketServer) DefaultBranch(ctx context.Context, owner, repo string) (string, error) {
@@ -300,8 +292,8 @@ func (s *BitbucketServer) DefaultBranch(ctx context.Context, owner, repo string)
 	var answer struct {
 		DisplayID string `json:"displayId"`
 	}
-	if _, err := s.b.call(ctx, http.MethodGet, path, "", nil, &answer); err != nil {
+	if _, err := s.b.Call(ctx, http.MethodGet, path, "", nil, &answer); err != nil {
 		return "", err
 	}
-	return defaultBranch(s.b.op(http.MethodGet, path), answer.DisplayID)
+	return defaultBranch(s.b.Op(http.MethodGet, path), answer.DisplayID)
 }

@@ -12,7 +12,7 @@ import (
 
 	"code.gitea.io/sdk/gitea"
 
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 )
 
 // maxPages bounds the pages of pull requests read to find a key's.
@@ -25,7 +25,7 @@ const maxPages = 10
 type Gitea struct {
 	// Base is the instance's URL; Token a token that may write the
 	// repositories (separate from the commit-status tokens); HTTP carries
-	// the requests (nil: a client with gitstatus.DefaultHTTPTimeout).
+	// the requests (nil: a client with githost.DefaultHTTPTimeout).
 	Base  *url.URL
 	Token string
 	HTTP  *http.Client
@@ -33,10 +33,10 @@ type Gitea struct {
 	Identities *Identities
 }
 
-// client is the commit statuses' Gitea client (one per operation: it holds
+// client is the Git-host layer's Gitea client (one per operation: it holds
 // ctx), with this host's write token.
 func (g *Gitea) client(ctx context.Context) (*gitea.Client, error) {
-	return gitstatus.NewGiteaClient(ctx, gitstatus.Host{URL: g.Base.String(), Type: gitstatus.Gitea, Token: g.Token}, g.HTTP)
+	return githost.Clients{HTTP: g.HTTP}.Gitea(ctx, githost.Host{URL: g.Base.String(), Type: githost.Gitea, Token: g.Token})
 }
 
 func (g *Gitea) Propose(ctx context.Context, c Change) (PullRequest, error) {
@@ -68,7 +68,7 @@ func (g *Gitea) Propose(ctx context.Context, c Change) (PullRequest, error) {
 		Files: ops, Message: c.Message, Branch: c.Base, NewBranch: branch, ForcePush: true,
 	})
 	if err != nil {
-		return PullRequest{}, gitstatus.GiteaError(fmt.Sprintf("gitea: POST repos/%s/%s/contents", c.Owner, c.Repo), resp, err, g.Token)
+		return PullRequest{}, githost.GiteaError(fmt.Sprintf("gitea: POST repos/%s/%s/contents", c.Owner, c.Repo), resp, err, g.Token)
 	}
 	if made.Commit == nil || made.Commit.SHA == "" {
 		return PullRequest{}, fmt.Errorf("gitea: POST repos/%s/%s/contents: the answer names no commit", c.Owner, c.Repo)
@@ -77,12 +77,12 @@ func (g *Gitea) Propose(ctx context.Context, c Change) (PullRequest, error) {
 	if open != nil {
 		pr, resp, err = client.EditPullRequest(c.Owner, c.Repo, open.pr.Number, gitea.EditPullRequestOption{Title: c.Title, Body: &c.Body})
 		if err != nil {
-			return PullRequest{}, gitstatus.GiteaError(fmt.Sprintf("gitea: PATCH repos/%s/%s/pulls/%d", c.Owner, c.Repo, open.pr.Number), resp, err, g.Token)
+			return PullRequest{}, githost.GiteaError(fmt.Sprintf("gitea: PATCH repos/%s/%s/pulls/%d", c.Owner, c.Repo, open.pr.Number), resp, err, g.Token)
 		}
 	} else {
 		pr, resp, err = client.CreatePullRequest(c.Owner, c.Repo, gitea.CreatePullRequestOption{Head: branch, Base: c.Base, Title: c.Title, Body: c.Body})
 		if err != nil {
-			return PullRequest{}, gitstatus.GiteaError(fmt.Sprintf("gitea: POST repos/%s/%s/pulls", c.Owner, c.Repo), resp, err, g.Token)
+			return PullRequest{}, githost.GiteaError(fmt.Sprintf("gitea: POST repos/%s/%s/pulls", c.Owner, c.Repo), resp, err, g.Token)
 		}
 	}
 	p := pullRequestOf(pr)
@@ -95,7 +95,7 @@ func (g *Gitea) self(client *gitea.Client) (string, error) {
 	return g.Identities.of(g.Base.String(), g.Token, func() (string, error) {
 		u, resp, err := client.GetMyUserInfo()
 		if err != nil {
-			return "", gitstatus.GiteaError("gitea: GET user", resp, err, g.Token)
+			return "", githost.GiteaError("gitea: GET user", resp, err, g.Token)
 		}
 		return strconv.FormatInt(u.ID, 10), nil
 	})
@@ -113,7 +113,7 @@ func (g *Gitea) operations(client *gitea.Client, c Change) ([]*gitea.ChangeFileO
 			op.Operation, op.SHA = "update", cur.SHA
 		case resp != nil && resp.StatusCode == http.StatusNotFound:
 		default:
-			return nil, gitstatus.GiteaError(fmt.Sprintf("gitea: GET repos/%s/%s/contents/%s", c.Owner, c.Repo, f.Path), resp, err, g.Token)
+			return nil, githost.GiteaError(fmt.Sprintf("gitea: GET repos/%s/%s/contents/%s", c.Owner, c.Repo, f.Path), resp, err, g.Token)
 		}
 		ops = append(ops, op)
 	}
@@ -149,7 +149,7 @@ func (g *Gitea) find(client *gitea.Client, owner, repo, branch string, state git
 			ListOptions: gitea.ListOptions{Page: page, PageSize: 50}, State: state,
 		})
 		if err != nil {
-			return nil, gitstatus.GiteaError(fmt.Sprintf("gitea: GET repos/%s/%s/pulls", owner, repo), resp, err, g.Token)
+			return nil, githost.GiteaError(fmt.Sprintf("gitea: GET repos/%s/%s/pulls", owner, repo), resp, err, g.Token)
 		}
 		for _, pr := range prs {
 			if pr.Head != nil && pr.Head.Ref == branch {
@@ -186,7 +186,7 @@ func (g *Gitea) File(ctx context.Context, owner, repo, ref, path string) ([]byte
 		if resp != nil && resp.StatusCode == http.StatusNotFound {
 			return nil, fmt.Errorf("%s: %w", what, ErrNotFound)
 		}
-		return nil, gitstatus.GiteaError(what, resp, err, g.Token)
+		return nil, githost.GiteaError(what, resp, err, g.Token)
 	}
 	defer body.Close()
 	return readBounded(body, what)
@@ -202,7 +202,7 @@ func (g *Gitea) Files(ctx context.Context, owner, repo, ref, dir string) ([]stri
 	for page := 1; ; page++ {
 		tree, resp, err := client.GetTrees(owner, repo, gitea.ListTreeOptions{Ref: ref, Recursive: true, ListOptions: gitea.ListOptions{Page: page, PageSize: 1000}})
 		if err != nil {
-			return nil, gitstatus.GiteaError(what, resp, err, g.Token)
+			return nil, githost.GiteaError(what, resp, err, g.Token)
 		}
 		for _, e := range tree.Entries {
 			if e.Type == "blob" && under(e.Path, dir) {
@@ -228,7 +228,7 @@ func (g *Gitea) DefaultBranch(ctx context.Context, owner, repo string) (string, 
 	what := fmt.Sprintf("gitea: GET repos/%s/%s", owner, repo)
 	r, resp, err := client.GetRepo(owner, repo)
 	if err != nil {
-		return "", gitstatus.GiteaError(what, resp, err, g.Token)
+		return "", githost.GiteaError(what, resp, err, g.Token)
 	}
 	return defaultBranch(what, r.DefaultBranch)
 }

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/claimwarden/claimwarden/integrations/gitedit"
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
 	giteasrv "github.com/claimwarden/claimwarden/test/gitea"
 )
@@ -146,7 +146,7 @@ func TestGiteaReadsFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := pullrequest.New(gitstatus.Host{URL: base.String(), Type: gitstatus.Gitea, Token: srv.Token}, &http.Client{Transport: &http.Transport{Proxy: nil}}, nil)
+	p, err := pullrequest.New(githost.Host{URL: base.String(), Type: githost.Gitea, Token: srv.Token}, githost.Clients{HTTP: &http.Client{Transport: &http.Transport{Proxy: nil}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

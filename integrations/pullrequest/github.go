@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/go-github/v93/github"
 
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 )
 
 // maxTreeBytes bounds a recursive tree read; GitHub itself truncates one
@@ -40,7 +40,7 @@ type GitHub struct {
 }
 
 func (g *GitHub) err(ctx string, resp *github.Response, err error) error {
-	return gitstatus.GitHubError("github: "+ctx, resp, err, g.Token)
+	return githost.GitHubError("github: "+ctx, resp, err, g.Token)
 }
 
 func (g *GitHub) Propose(ctx context.Context, c Change) (PullRequest, error) {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
 )
 
@@ -20,7 +20,7 @@ const githubToken = "ghp_secret0123456789"
 func githubProposer(t *testing.T, s *script) pullrequest.Proposer {
 	t.Helper()
 	// Any host but github.com is GitHub Enterprise: the API under /api/v3.
-	p, err := pullrequest.New(gitstatus.Host{URL: s.URL, Type: gitstatus.GitHub, Token: githubToken}, nil, nil)
+	p, err := pullrequest.New(githost.Host{URL: s.URL, Type: githost.GitHub, Token: githubToken}, githost.Clients{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestGitHubReadsIdentityOnce(t *testing.T) {
 	s := serveGitHub(t, ghUser, list, list)
 	ids := &pullrequest.Identities{}
 	for range 2 {
-		p, err := pullrequest.New(gitstatus.Host{URL: s.URL, Type: gitstatus.GitHub, Token: githubToken}, nil, ids)
+		p, err := pullrequest.New(githost.Host{URL: s.URL, Type: githost.GitHub, Token: githubToken}, githost.Clients{}, ids)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,11 +238,11 @@ func TestGitHubErrorNamesRequestNotToken(t *testing.T) {
 
 // A GitHub App installation needs no token.
 func TestNewTakesGitHubApp(t *testing.T) {
-	app := &gitstatus.GitHubApp{AppID: 1, InstallationID: 2, PrivateKey: testKey(t)}
-	if _, err := pullrequest.New(gitstatus.Host{URL: "https://github.com", Type: gitstatus.GitHub, GitHubApp: app}, nil, nil); err != nil {
+	app := &githost.GitHubApp{AppID: 1, InstallationID: 2, PrivateKey: testKey(t)}
+	if _, err := pullrequest.New(githost.Host{URL: "https://github.com", Type: githost.GitHub, GitHubApp: app}, githost.Clients{}, nil); err != nil {
 		t.Errorf("GitHub App: %v", err)
 	}
-	if _, err := pullrequest.New(gitstatus.Host{URL: "https://gitlab.com", Type: gitstatus.GitLab}, nil, nil); err == nil || !strings.Contains(err.Error(), "no token") {
+	if _, err := pullrequest.New(githost.Host{URL: "https://gitlab.com", Type: githost.GitLab}, githost.Clients{}, nil); err == nil || !strings.Contains(err.Error(), "no token") {
 		t.Errorf("GitLab without a token: %v, want refused", err)
 	}
 }
@@ -288,8 +288,8 @@ func TestGitHubAppIsItsBotUser(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	p, err := pullrequest.New(gitstatus.Host{URL: srv.URL, Type: gitstatus.GitHub,
-		GitHubApp: &gitstatus.GitHubApp{AppID: 1, InstallationID: 2, PrivateKey: testKey(t)}}, nil, nil)
+	p, err := pullrequest.New(githost.Host{URL: srv.URL, Type: githost.GitHub,
+		GitHubApp: &githost.GitHubApp{AppID: 1, InstallationID: 2, PrivateKey: testKey(t)}}, githost.Clients{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 )
 
 // gitlabTreePages bounds the pages of a tree listed (100 entries each,
@@ -33,7 +33,7 @@ type GitLab struct {
 }
 
 func (g *GitLab) err(op string, resp *gitlab.Response, err error) error {
-	return gitstatus.GitLabError("gitlab: "+op, resp, err, g.Token)
+	return githost.GitLabError("gitlab: "+op, resp, err, g.Token)
 }
 
 func notFound(resp *gitlab.Response) bool {

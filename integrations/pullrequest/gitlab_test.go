@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
 )
 
@@ -19,7 +19,7 @@ const glProject = "/api/v4/projects/group%2Fsub%2Fshop"
 
 func gitlabProposer(t *testing.T, s *script) pullrequest.Proposer {
 	t.Helper()
-	p, err := pullrequest.New(gitstatus.Host{URL: s.URL, Type: gitstatus.GitLab, Token: gitlabToken}, nil, nil)
+	p, err := pullrequest.New(githost.Host{URL: s.URL, Type: githost.GitLab, Token: gitlabToken}, githost.Clients{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

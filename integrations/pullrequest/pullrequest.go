@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/claimwarden/claimwarden/integrations/githost"
 )
 
 // BranchPrefix starts every branch a proposal is made on.
@@ -111,7 +113,7 @@ var (
 	// ErrNotFound says a file does not exist on the branch.
 	ErrNotFound = errors.New("not found")
 	// ErrTooLarge says a file or a directory is larger than is read.
-	ErrTooLarge = errors.New("too large")
+	ErrTooLarge = githost.ErrTooLarge
 )
 
 // keyPattern is what a key may be: path segments of letters, digits, dot,

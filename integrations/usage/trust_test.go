@@ -22,6 +22,7 @@ import (
 	"github.com/claimwarden/claimwarden/integrations/autoresize"
 	"github.com/claimwarden/claimwarden/integrations/usage"
 	"github.com/claimwarden/claimwarden/policies"
+	"github.com/claimwarden/claimwarden/reconciler/assess"
 	"github.com/claimwarden/claimwarden/reconciler/gate"
 	"github.com/claimwarden/claimwarden/test/promenv"
 	"github.com/claimwarden/claimwarden/test/storagesim"
@@ -75,14 +76,14 @@ func db(t *testing.T, used map[string]usage.Usage) autoresize.State {
 	fast := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "fast"}, AllowVolumeExpansion: ptr.To(true)}
 	return autoresize.State{
 		Live: sts, Claims: claims, Usage: used,
-		Facts: gate.Facts{
+		Cluster: assess.Cluster{Facts: gate.Facts{
 			Namespace:      func(context.Context) (*corev1.Namespace, error) { return nil, nil },
 			ResourceQuotas: func(context.Context) ([]corev1.ResourceQuota, error) { return nil, nil },
 			StorageClass: func(context.Context, *corev1.PersistentVolumeClaim) (*storagev1.StorageClass, error) {
 				return fast, nil
 			},
 			Source: policies.Source{Kind: "Kustomization", Namespace: "flux-system", Name: "shop"},
-		},
+		}},
 	}
 }
 

@@ -21,7 +21,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/commitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/authority"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
@@ -181,10 +182,10 @@ func setup(ctx context.Context, e *testenv.Env) error {
 
 // addStatusSink adds to mgr a commit-status sink that posts to the test's
 // recording provider (statuses), retrying quickly.
-func addStatusSink(mgr ctrl.Manager) (*gitstatus.CommitStatusSink, error) {
-	sink := gitstatus.NewCommitStatusSink(gitstatus.CommitStatusSinkOptions{
-		Reporter: gitstatus.ReporterOptions{
-			Providers: func(gitstatus.Repository) (gitstatus.Provider, error) { return statuses, nil },
+func addStatusSink(mgr ctrl.Manager) (*commitstatus.CommitStatusSink, error) {
+	sink := commitstatus.NewCommitStatusSink(commitstatus.CommitStatusSinkOptions{
+		Reporter: commitstatus.ReporterOptions{
+			Providers: func(githost.Repository) (commitstatus.Provider, error) { return statuses, nil },
 			BaseDelay: 100 * time.Millisecond,
 		},
 		Client: mgr.GetClient(),

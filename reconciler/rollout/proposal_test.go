@@ -15,14 +15,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/commitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/test/fixtures"
 )
 
 // statusRecorder is the Git host behind the controller's commit-status sink
-// (gitstatus' own tests post to real hosts): it keeps every status posted.
+// (commitstatus' own tests post to real hosts): it keeps every status posted.
 type statusRecorder struct {
 	mu   sync.Mutex
 	seen []recordedStatus
@@ -30,11 +31,11 @@ type statusRecorder struct {
 
 type recordedStatus struct {
 	sha string
-	s   gitstatus.Status
+	s   commitstatus.Status
 }
 
-// Post implements gitstatus.Provider.
-func (r *statusRecorder) Post(_ context.Context, _ gitstatus.Repository, sha string, s gitstatus.Status) error {
+// Post implements commitstatus.Provider.
+func (r *statusRecorder) Post(_ context.Context, _ githost.Repository, sha string, s commitstatus.Status) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.seen = append(r.seen, recordedStatus{sha: sha, s: s})
@@ -42,7 +43,7 @@ func (r *statusRecorder) Post(_ context.Context, _ gitstatus.Repository, sha str
 }
 
 // last returns the last status reported on sha for context, or false.
-func (r *statusRecorder) last(sha, context string) (gitstatus.Status, bool) {
+func (r *statusRecorder) last(sha, context string) (commitstatus.Status, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i := len(r.seen) - 1; i >= 0; i-- {
@@ -50,7 +51,7 @@ func (r *statusRecorder) last(sha, context string) (gitstatus.Status, bool) {
 			return r.seen[i].s, true
 		}
 	}
-	return gitstatus.Status{}, false
+	return commitstatus.Status{}, false
 }
 
 // all returns every status posted in context, oldest first.
@@ -66,7 +67,7 @@ func (r *statusRecorder) all(context string) []recordedStatus {
 	return out
 }
 
-func waitStatus(t *testing.T, sha, context string, ok func(gitstatus.Status) bool) gitstatus.Status {
+func waitStatus(t *testing.T, sha, context string, ok func(commitstatus.Status) bool) commitstatus.Status {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -176,7 +177,7 @@ func TestAllowedProposalConvergesTheStatefulSetAndPatchesClaims(t *testing.T) {
 			t.Errorf("the %s event is about %s %s, want the StatefulSet", e.Reason, e.Regarding.Kind, e.Regarding.Name)
 		}
 	}
-	waitStatus(t, sha, "claimwarden/"+ns+"/db", func(s gitstatus.Status) bool { return s.State == gitstatus.Success })
+	waitStatus(t, sha, "claimwarden/"+ns+"/db", func(s commitstatus.Status) bool { return s.State == commitstatus.Success })
 }
 
 func TestDeniedProposalLeavesTheStatefulSetAndClaims(t *testing.T) {
@@ -195,7 +196,7 @@ func TestDeniedProposalLeavesTheStatefulSetAndClaims(t *testing.T) {
 	if !strings.Contains(describe(vcr), "max-step") {
 		t.Errorf("rollout %s does not name max-step", describe(vcr))
 	}
-	s := waitStatus(t, sha, "claimwarden/"+ns+"/db", func(s gitstatus.Status) bool { return s.State == gitstatus.Failure })
+	s := waitStatus(t, sha, "claimwarden/"+ns+"/db", func(s commitstatus.Status) bool { return s.State == commitstatus.Failure })
 	if !strings.Contains(s.Description, "max-step") {
 		t.Errorf("failure status %q does not name max-step", s.Description)
 	}
@@ -228,15 +229,15 @@ func TestNewerProposalSupersedesAnUnfinishedOne(t *testing.T) {
 	var reapplied atomic.Int32
 	first, firstSHA := gitProposal(live, "1536Mi", &reapplied)
 	proposals.Set(context.Background(), first)
-	waitStatus(t, firstSHA, ctxName, func(s gitstatus.Status) bool { return s.State == gitstatus.Pending })
+	waitStatus(t, firstSHA, ctxName, func(s commitstatus.Status) bool { return s.State == commitstatus.Pending })
 
 	second, secondSHA := gitProposal(live, "1792Mi", &reapplied)
 	proposals.Set(context.Background(), second)
-	s := waitStatus(t, firstSHA, ctxName, func(s gitstatus.Status) bool { return s.State == gitstatus.Error })
+	s := waitStatus(t, firstSHA, ctxName, func(s commitstatus.Status) bool { return s.State == commitstatus.Error })
 	if !strings.Contains(s.Description, "superseded by "+secondSHA[:12]) {
 		t.Errorf("first commit's final status %q does not say it was superseded by %s", s.Description, secondSHA[:12])
 	}
-	waitStatus(t, secondSHA, ctxName, func(s gitstatus.Status) bool { return s.State == gitstatus.Pending })
+	waitStatus(t, secondSHA, ctxName, func(s commitstatus.Status) bool { return s.State == commitstatus.Pending })
 	// Events are sent asynchronously, after the commit status may be posted.
 	if n := len(waitEvents(t, c, ns, v1alpha1.ReasonSuperseded, 1)); n != 1 {
 		t.Errorf("%d %s events, want 1", n, v1alpha1.ReasonSuperseded)
@@ -294,7 +295,7 @@ deny contains {"policy": "recreate-freeze", "msg": "no StatefulSet is re-created
 	if !strings.Contains(describe(vcr), "recreate-freeze") {
 		t.Errorf("rollout %s does not name the policy", describe(vcr))
 	}
-	waitStatus(t, sha, "claimwarden/"+ns+"/db", func(s gitstatus.Status) bool { return s.State == gitstatus.Failure })
+	waitStatus(t, sha, "claimwarden/"+ns+"/db", func(s commitstatus.Status) bool { return s.State == commitstatus.Failure })
 	now := &appsv1.StatefulSet{}
 	if err := c.Get(context.Background(), key, now); err != nil {
 		t.Fatal(err)

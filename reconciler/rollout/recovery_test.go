@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/commitstatus"
 	"github.com/claimwarden/claimwarden/test/fixtures"
 )
 
@@ -150,7 +150,7 @@ func TestFailedExpansionRecoversToASmallerTemplate(t *testing.T) {
 	if note := complete[len(complete)-1].Note; !strings.Contains(note, said) {
 		t.Errorf("completion event %q, want %q", note, said)
 	}
-	s := waitStatus(t, sha, "claimwarden/"+ns+"/vault", func(s gitstatus.Status) bool { return s.State == gitstatus.Success })
+	s := waitStatus(t, sha, "claimwarden/"+ns+"/vault", func(s commitstatus.Status) bool { return s.State == commitstatus.Success })
 	if !strings.Contains(s.Description, said) {
 		t.Errorf("commit status %q, want %q", s.Description, said)
 	}

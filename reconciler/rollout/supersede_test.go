@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/commitstatus"
 	"github.com/claimwarden/claimwarden/test/fixtures"
 	"github.com/claimwarden/claimwarden/test/invariants"
 )
@@ -59,7 +59,7 @@ func TestBackToBackProposalsLoseNothing(t *testing.T) {
 		return readyTrue(v) && v.Status.Counts.Compatible == 2 && v.Status.Claims[0].To == size
 	})
 	ctxName := "claimwarden/" + ns + "/db"
-	waitStatus(t, shas[len(shas)-1], ctxName, func(s gitstatus.Status) bool { return s.State == gitstatus.Success })
+	waitStatus(t, shas[len(shas)-1], ctxName, func(s commitstatus.Status) bool { return s.State == commitstatus.Success })
 	for _, s := range statuses.all(ctxName) {
 		rec.CommitStatus(s.sha, s.s.Context, string(s.s.State))
 	}

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/commitstatus"
 	"github.com/claimwarden/claimwarden/test/fixtures"
 	"github.com/claimwarden/claimwarden/test/storagesim"
 )
@@ -169,7 +169,7 @@ func TestInfeasibleVolumeAttributesClassChangeFails(t *testing.T) {
 	proposals.Set(context.Background(), p)
 	if !supported {
 		reportedNotApplied(t, c, key, gold, "data-tuned-0")
-		waitStatus(t, sha, "claimwarden/"+ns+"/tuned", func(s gitstatus.Status) bool { return s.State == gitstatus.Success })
+		waitStatus(t, sha, "claimwarden/"+ns+"/tuned", func(s commitstatus.Status) bool { return s.State == commitstatus.Success })
 		return
 	}
 
@@ -185,13 +185,13 @@ func TestInfeasibleVolumeAttributesClassChangeFails(t *testing.T) {
 		t.Errorf("current class %s applied despite the failure", *cur)
 	}
 	ctxName := "claimwarden/" + ns + "/tuned"
-	waitStatus(t, sha, ctxName, func(s gitstatus.Status) bool { return s.State == gitstatus.Error })
+	waitStatus(t, sha, ctxName, func(s commitstatus.Status) bool { return s.State == commitstatus.Error })
 
 	sim.ClearFailure(ns, "data-tuned-0")
 	waitRollout(t, c, key, "Ready once the storage accepts the class", func(v *v1alpha1.VolumeClaimRollout) bool {
 		return readyTrue(v) && v.Status.Counts.Compatible == 1
 	})
-	waitStatus(t, sha, ctxName, func(s gitstatus.Status) bool { return s.State == gitstatus.Success })
+	waitStatus(t, sha, ctxName, func(s commitstatus.Status) bool { return s.State == commitstatus.Success })
 }
 
 func notes(evs []eventsv1.Event) []string {

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/commitstatus"
 	"github.com/claimwarden/claimwarden/reconciler/rollout"
 )
 
@@ -38,7 +38,7 @@ func TestWorkloadAnnotationsOutsideTheAllowListAreIgnored(t *testing.T) {
 	createReady(t, c, allowed)
 	sha := recoveryCommit()
 	resizeTo(t, c, client.ObjectKeyFromObject(allowed), "2Gi", sha)
-	waitStatus(t, sha, "claimwarden/"+ns+"/allowed", func(s gitstatus.Status) bool { return s.State == gitstatus.Success })
+	waitStatus(t, sha, "claimwarden/"+ns+"/allowed", func(s commitstatus.Status) bool { return s.State == commitstatus.Success })
 
 	evilSHA := recoveryCommit()
 	evil := scopedStatefulSet(ns, "evil", "annotations", 1, evilSHA)

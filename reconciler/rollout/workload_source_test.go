@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
@@ -60,7 +60,7 @@ func TestAnnotationsAllowed(t *testing.T) {
 }
 
 // TestLocateAgreesWithCommitStatuses: what the allow-list matches is where
-// integrations/gitstatus posts, for every URL it posts to (both read it with
+// integrations/commitstatus posts, for every URL it posts to (both read it with
 // proposal.LocateRepository; this holds them to it).
 func TestLocateAgreesWithCommitStatuses(t *testing.T) {
 	for _, raw := range []string{
@@ -75,7 +75,7 @@ func TestLocateAgreesWithCommitStatuses(t *testing.T) {
 		"[2001:db8::1]:org/apps",
 		"https://git.example/org%20x/apps",
 	} {
-		repo, err := gitstatus.ParseRepositoryURL(raw)
+		repo, err := githost.ParseRepositoryURL(raw)
 		if err != nil {
 			t.Fatalf("%s: %v", raw, err)
 		}

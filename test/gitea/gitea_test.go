@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// TestCommitStatusRoundTrip exercises what the gitstatus tests rely on: a
+// TestCommitStatusRoundTrip exercises what the commitstatus tests rely on: a
 // repository, a commit in it, a status posted through the REST API exactly as a
 // provider would post it, and the combined status read back.
 func TestCommitStatusRoundTrip(t *testing.T) {
@@ -138,7 +138,7 @@ func TestCommitStatusRoundTrip(t *testing.T) {
 }
 
 // TestAnswers pins how Gitea 1.26 answers requests a status provider can get
-// wrong, since gitstatus decides from the HTTP code whether to retry. Some differ
+// wrong, since githost decides from the HTTP code whether to retry. Some differ
 // from GitHub's: an unknown commit is a 500 (GitHub: 422), and states are not
 // validated at all.
 func TestAnswers(t *testing.T) {

@@ -22,7 +22,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/commitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/rollout"
@@ -57,8 +58,8 @@ type host struct {
 	posted int
 }
 
-func (h *host) Post(_ context.Context, _ gitstatus.Repository, sha string, s gitstatus.Status) error {
-	if s.State != gitstatus.Success {
+func (h *host) Post(_ context.Context, _ githost.Repository, sha string, s commitstatus.Status) error {
+	if s.State != commitstatus.Success {
 		return nil
 	}
 	h.mu.Lock()
@@ -108,9 +109,9 @@ func TestMemoryFlatOverTenThousandCommits(t *testing.T) {
 	}
 	defer engine.Stop()
 	git := &host{last: map[string]string{}}
-	sink := gitstatus.NewCommitStatusSink(gitstatus.CommitStatusSinkOptions{
-		Reporter: gitstatus.ReporterOptions{
-			Providers: func(gitstatus.Repository) (gitstatus.Provider, error) { return git, nil },
+	sink := commitstatus.NewCommitStatusSink(commitstatus.CommitStatusSinkOptions{
+		Reporter: commitstatus.ReporterOptions{
+			Providers: func(githost.Repository) (commitstatus.Provider, error) { return git, nil },
 			// Small, so that its memory of posted commits (10 × QueueSize)
 			// is full long before the checkpoint.
 			QueueSize: 2 * statefulSets,
@@ -168,7 +169,7 @@ func TestMemoryFlatOverTenThousandCommits(t *testing.T) {
 		for s := range statefulSets {
 			g.Go(func() error {
 				name := fmt.Sprintf("db-%02d", s)
-				statusContext := gitstatus.StatusContext(v1alpha1.ControllerName, namespace, name)
+				statusContext := commitstatus.StatusContext(v1alpha1.ControllerName, namespace, name)
 				for n := from + s; n < to; n += statefulSets {
 					sha := fmt.Sprintf("%040x", n+1)
 					patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, v1alpha1.RevisionAnnotation, sha)

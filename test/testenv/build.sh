@@ -102,7 +102,7 @@ part_core() {
 	ln -sfn "$kwok_dir/stages.yaml" "$OUT/kwok-stages.yaml"
 }
 
-# Gitea, the Git host whose commit statuses the gitstatus tests read and write. Its
+# Gitea, the Git host whose commit statuses the commitstatus tests read and write. Its
 # go.mod has replace directives and a go.sum of its own, so it is built as the main
 # module from a writable copy of its module directory rather than with 'go install'.
 # The copy stays in the cache next to the binary: without the 'bindata' tag (whose

@@ -17,7 +17,7 @@ import (
 	"github.com/claimwarden/claimwarden/integrations/autoresize"
 	"github.com/claimwarden/claimwarden/integrations/flux"
 	"github.com/claimwarden/claimwarden/integrations/gitedit"
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
 	"github.com/claimwarden/claimwarden/integrations/sandbox"
 	"github.com/claimwarden/claimwarden/integrations/usage"
@@ -28,17 +28,30 @@ import (
 	"github.com/claimwarden/claimwarden/reconciler/rollout"
 )
 
+// autoresizeParts are what autoresize shares with the rest of the
+// controller: the policies, the rollout (what it assesses proposals with,
+// and its one writer of claims and status), the proposals, Flux's artifact
+// cache and the Git host clients.
+type autoresizeParts struct {
+	engine    *policies.Engine
+	rollout   *rollout.Reconciler
+	writer    *rollout.Writer
+	proposals *proposal.Store
+	artifacts *flux.Fetcher
+	clients   githost.Clients
+}
+
 // setupAutoresize adds the autoresize controller, with the write
 // credentials of its Git hosts, when namespaces are opted in.
-func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engine, roll autoresize.Rollout, store *proposal.Store, artifacts *flux.Fetcher, writer *rollout.Writer, log logr.Logger) error {
+func setupAutoresize(mgr ctrl.Manager, cfg config.Config, parts autoresizeParts, log logr.Logger) error {
 	a := cfg.Autoresize
 	if !a.Enabled() {
 		return nil
 	}
-	if store == nil {
+	if parts.proposals == nil {
 		return errors.New("autoresize proposes pull requests to the repositories GitOps tools apply from: enable flux, flux.helmReleases or argocd")
 	}
-	creds, err := gitstatus.NewCredentials(mgr.GetConfig(), mgr.GetScheme(), hostConfigs(a.Hosts))
+	creds, err := githost.NewCredentials(mgr.GetConfig(), mgr.GetScheme(), hostConfigs(a.Hosts))
 	if err != nil {
 		return fmt.Errorf("autoresize.hosts: %w", err)
 	}
@@ -76,17 +89,17 @@ func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engin
 	c := &autoresize.Controller{
 		Client:    mgr.GetClient(),
 		Reader:    mgr.GetAPIReader(),
-		Writer:    writer,
-		Proposals: store,
+		Writer:    parts.writer,
+		Proposals: parts.proposals,
 		Usage:     usage.Reader{API: promv1.NewAPI(api), Window: a.Window, Selector: sel},
-		Policies:  engine,
-		Rollout:   roll,
-		Proposers: autoresize.BackOffHosts(func(repo gitstatus.Repository) (pullrequest.Proposer, error) {
+		Policies:  parts.engine,
+		Rollout:   parts.rollout,
+		Proposers: autoresize.BackOffHosts(func(repo githost.Repository) (pullrequest.Proposer, error) {
 			h, err := creds.HostFor(repo)
 			if err != nil {
 				return nil, err
 			}
-			return pullrequest.New(h, nil, identities)
+			return pullrequest.New(h, parts.clients, identities)
 		}),
 		Recorder:  outcome.NewRecorder(mgr.GetEventRecorder(v1alpha1.ControllerName)),
 		Authority: authority.NewReviews(mgr.GetClient(), 0),
@@ -101,8 +114,8 @@ func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engin
 		},
 	}
 	// A nil *flux.Fetcher in the interface would not be nil.
-	if artifacts != nil {
-		c.Artifacts = artifacts
+	if parts.artifacts != nil {
+		c.Artifacts = parts.artifacts
 	}
 	// Liveness fails while autoresize's checks are wedged (on the leader):
 	// a restart frees what ignores its deadline.

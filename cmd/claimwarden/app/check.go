@@ -22,7 +22,8 @@ import (
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/cmd/claimwarden/app/check"
 	"github.com/claimwarden/claimwarden/config"
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/commitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 	"github.com/claimwarden/claimwarden/integrations/manifests"
 	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
@@ -126,7 +127,7 @@ or --git-token-file. docs/check.md has CI snippets and the JSON schema.`,
 
 func hostTypeList() string {
 	var s []string
-	for _, t := range gitstatus.HostTypes() {
+	for _, t := range githost.HostTypes() {
 		s = append(s, string(t))
 	}
 	return strings.Join(s, ", ")
@@ -147,7 +148,7 @@ func (f checkFlags) validate() error {
 		return errors.New("--post-status needs --revision and --repository")
 	case f.comment && (f.pr <= 0 || f.repository == ""):
 		return errors.New("--comment needs --pr (a pull request number) and --repository")
-	case f.hostType != "" && !slices.Contains(gitstatus.HostTypes(), gitstatus.HostType(f.hostType)):
+	case f.hostType != "" && !slices.Contains(githost.HostTypes(), githost.HostType(f.hostType)):
 		return fmt.Errorf("--git-host-type %q is not one of %s", f.hostType, hostTypeList())
 	case f.strategy != "" && f.strategy != string(v1alpha1.InPlace) && f.strategy != string(v1alpha1.OnClaimDelete):
 		return fmt.Errorf("--update-strategy %q is not one of %s, %s", f.strategy, v1alpha1.InPlace, v1alpha1.OnClaimDelete)
@@ -307,16 +308,16 @@ func publish(ctx context.Context, cmd *cobra.Command, f checkFlags, g config.Git
 	if err != nil {
 		return err
 	}
-	configured := make([]gitstatus.Host, 0, len(g.Hosts))
+	configured := make([]githost.Host, 0, len(g.Hosts))
 	for _, h := range g.Hosts {
-		configured = append(configured, gitstatus.Host{URL: h.URL, Type: gitstatus.HostType(h.Type)})
+		configured = append(configured, githost.Host{URL: h.URL, Type: githost.HostType(h.Type)})
 	}
-	host, repo, err := check.ResolveHost(f.repository, configured, gitstatus.HostType(f.hostType), token)
+	host, repo, err := check.ResolveHost(f.repository, configured, githost.HostType(f.hostType), token)
 	if err != nil {
 		return err
 	}
 	if f.postStatus {
-		provider, err := gitstatus.NewProvider(host, nil)
+		provider, err := commitstatus.NewProvider(host, githost.Clients{})
 		if err != nil {
 			return err
 		}

@@ -18,7 +18,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/cmd/claimwarden/app/check"
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/commitstatus"
 	"github.com/claimwarden/claimwarden/reconciler/assess"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/plan"
@@ -234,14 +234,14 @@ func compareDecision(t *testing.T, want parityWant, got check.StatefulSet, vcr *
 	if got.CommitStatus == nil {
 		t.Fatalf("check gives %s/%s no commit status: %v", got.Namespace, got.Name, got.Notes)
 	}
-	if want := gitstatus.StatusContext("claimwarden", got.Namespace, got.Name); got.CommitStatus.Context != want {
+	if want := commitstatus.StatusContext("claimwarden", got.Namespace, got.Name); got.CommitStatus.Context != want {
 		t.Errorf("check's context %q, the controller's %q", got.CommitStatus.Context, want)
 	}
 	state, desc := outcome.StateOf(vcr)
 	ready := conditions.Get(vcr, meta.ReadyCondition)
 	switch {
 	case want.denied():
-		if got.CommitStatus.State != string(gitstatus.Failure) || state != outcome.Failure {
+		if got.CommitStatus.State != string(commitstatus.Failure) || state != outcome.Failure {
 			t.Errorf("commit status state: check %s (%q), controller %s (%q); want failure from both",
 				got.CommitStatus.State, got.CommitStatus.Description, state, desc)
 		}
@@ -254,7 +254,7 @@ func compareDecision(t *testing.T, want parityWant, got check.StatefulSet, vcr *
 		}
 	case want.waiting != "":
 		// check tells what the change comes to; the rollout waits on the way.
-		if got.CommitStatus.State != string(gitstatus.Success) || state != outcome.Pending || ready == nil || ready.Reason != want.waiting {
+		if got.CommitStatus.State != string(commitstatus.Success) || state != outcome.Pending || ready == nil || ready.Reason != want.waiting {
 			t.Errorf("check %s (%q); the controller %s (%q), want success and pending/%s: %s",
 				got.CommitStatus.State, got.CommitStatus.Description, state, desc, want.waiting, describeRollout(vcr))
 			return
@@ -267,7 +267,7 @@ func compareDecision(t *testing.T, want parityWant, got check.StatefulSet, vcr *
 	default:
 		// An allowed change is described by what check expects ("allowed:
 		// …") and by where the rollout stands: only the state compares.
-		if got.CommitStatus.State != string(gitstatus.Success) || state != outcome.Success {
+		if got.CommitStatus.State != string(commitstatus.Success) || state != outcome.Success {
 			t.Errorf("commit status state: check %s (%q), controller %s (%q); want success from both",
 				got.CommitStatus.State, got.CommitStatus.Description, state, desc)
 		}

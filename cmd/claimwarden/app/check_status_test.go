@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/claimwarden/claimwarden/config"
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/commitstatus"
 	"github.com/claimwarden/claimwarden/integrations/prcomment"
 	"github.com/claimwarden/claimwarden/test/gitea"
 )
@@ -64,9 +64,9 @@ func TestCheckOnGitea(t *testing.T) {
 		}
 		return out
 	}
-	// The controller names its statuses with gitstatus.StatusContext and
+	// The controller names its statuses with commitstatus.StatusContext and
 	// the configured prefix, by default config's.
-	controllerContext := func(prefix, name string) string { return gitstatus.StatusContext(prefix, "shop", name) }
+	controllerContext := func(prefix, name string) string { return commitstatus.StatusContext(prefix, "shop", name) }
 	defaultPrefix := config.Default().GitStatus.ContextPrefix
 
 	// The host is not configured: --git-host-type says it is a Gitea.

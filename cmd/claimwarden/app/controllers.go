@@ -14,8 +14,9 @@ import (
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/config"
 	"github.com/claimwarden/claimwarden/integrations/argocd"
+	"github.com/claimwarden/claimwarden/integrations/commitstatus"
 	"github.com/claimwarden/claimwarden/integrations/flux"
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 	"github.com/claimwarden/claimwarden/integrations/helm"
 	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/authority"
@@ -41,7 +42,10 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 			return fmt.Errorf("policy ConfigMaps in %s: %w", cfg.Policies.ConfigMapNamespace, err)
 		}
 	}
-	statuses, err := newCommitStatuses(mgr, cfg.GitStatus, log.WithName("gitstatus"))
+	// One installation token per GitHub App, shared by every client built
+	// from it: the commit statuses' and autoresize's pull requests'.
+	clients := githost.Clients{Apps: &githost.AppTransports{}}
+	statuses, err := newCommitStatuses(mgr, cfg.GitStatus, clients, log.WithName("gitstatus"))
 	if err != nil {
 		return err
 	}
@@ -87,7 +91,9 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 	if err != nil {
 		return fmt.Errorf("setting up the rollout controller: %w", err)
 	}
-	return setupAutoresize(mgr, cfg, engine, roll, opts.Proposals, artifacts, opts.Writer, log.WithName("autoresize"))
+	return setupAutoresize(mgr, cfg, autoresizeParts{
+		engine: engine, rollout: roll, writer: opts.Writer, proposals: opts.Proposals, artifacts: artifacts, clients: clients,
+	}, log.WithName("autoresize"))
 }
 
 // rolloutOptions maps the configuration onto the rollout controller's
@@ -280,21 +286,21 @@ func policyOptions(p config.Policies, log logr.Logger) (policies.Options, error)
 }
 
 // newCommitStatuses builds the commit-status sink and the Secret-backed
-// credentials it posts with, and adds both to mgr; nil when no Git host is
-// configured.
-func newCommitStatuses(mgr ctrl.Manager, g config.GitStatus, log logr.Logger) (*gitstatus.CommitStatusSink, error) {
+// credentials it posts with (through clients), and adds both to mgr; nil
+// when no Git host is configured.
+func newCommitStatuses(mgr ctrl.Manager, g config.GitStatus, clients githost.Clients, log logr.Logger) (*commitstatus.CommitStatusSink, error) {
 	if len(g.Hosts) == 0 {
 		return nil, nil
 	}
-	creds, err := gitstatus.NewCredentials(mgr.GetConfig(), mgr.GetScheme(), hostConfigs(g.Hosts))
+	creds, err := githost.NewCredentials(mgr.GetConfig(), mgr.GetScheme(), hostConfigs(g.Hosts))
 	if err != nil {
 		return nil, fmt.Errorf("gitStatus.hosts: %w", err)
 	}
 	if err := mgr.Add(creds); err != nil {
 		return nil, err
 	}
-	sink := gitstatus.NewCommitStatusSink(gitstatus.CommitStatusSinkOptions{
-		Reporter:      gitstatus.ReporterOptions{Providers: creds.ProviderFor, Logger: log},
+	sink := commitstatus.NewCommitStatusSink(commitstatus.CommitStatusSinkOptions{
+		Reporter:      commitstatus.ReporterOptions{Providers: commitstatus.NewProviders(creds, clients).ProviderFor, Logger: log},
 		Client:        mgr.GetClient(),
 		ContextPrefix: g.ContextPrefix,
 		TargetURL:     g.TargetURL,
@@ -303,19 +309,19 @@ func newCommitStatuses(mgr ctrl.Manager, g config.GitStatus, log logr.Logger) (*
 	return sink, mgr.Add(sink)
 }
 
-// hostConfigs are configured Git hosts as gitstatus.Credentials reads them.
-func hostConfigs(hosts []config.GitHost) []gitstatus.HostConfig {
-	out := make([]gitstatus.HostConfig, 0, len(hosts))
+// hostConfigs are configured Git hosts as githost.Credentials reads them.
+func hostConfigs(hosts []config.GitHost) []githost.HostConfig {
+	out := make([]githost.HostConfig, 0, len(hosts))
 	for _, h := range hosts {
-		hc := gitstatus.HostConfig{URL: h.URL, Type: gitstatus.HostType(h.Type)}
+		hc := githost.HostConfig{URL: h.URL, Type: githost.HostType(h.Type)}
 		if h.TokenSecretRef != nil {
-			hc.Token = &gitstatus.SecretRef{Namespace: h.TokenSecretRef.Namespace, Name: h.TokenSecretRef.Name, Key: h.TokenSecretRef.Key}
+			hc.Token = &githost.SecretRef{Namespace: h.TokenSecretRef.Namespace, Name: h.TokenSecretRef.Name, Key: h.TokenSecretRef.Key}
 		}
 		if h.GitHubApp != nil {
 			ref := h.GitHubApp.PrivateKeySecretRef
-			hc.App = &gitstatus.AppConfig{
+			hc.App = &githost.AppConfig{
 				AppID: h.GitHubApp.AppID, InstallationID: h.GitHubApp.InstallationID,
-				PrivateKey: gitstatus.SecretRef{Namespace: ref.Namespace, Name: ref.Name, Key: ref.Key},
+				PrivateKey: githost.SecretRef{Namespace: ref.Namespace, Name: ref.Name, Key: ref.Key},
 			}
 		}
 		out = append(out, hc)

@@ -101,7 +101,7 @@ func requiredPermissions(cfg config.Config) []permission {
 	}
 	if cfg.Autoresize.Enabled() {
 		// The write credentials are watched as the status tokens are
-		// (gitstatus.NewCredentials), under a component of their own.
+		// (githost.NewCredentials), under a component of their own.
 		for _, ns := range hostSecretNamespaces(cfg.Autoresize.Hosts) {
 			out = append(out, permission{"watch", "", "secrets", ns, "", "autoresize"})
 		}

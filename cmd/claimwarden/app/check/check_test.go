@@ -12,7 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/commitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 	"github.com/claimwarden/claimwarden/integrations/manifests"
 	"github.com/claimwarden/claimwarden/policies"
 )
@@ -86,18 +87,18 @@ allowVolumeExpansion: true
 }
 
 func TestResolveHost(t *testing.T) {
-	configured := []gitstatus.Host{{URL: "https://git.example.com/gitea", Type: gitstatus.Gitea}}
+	configured := []githost.Host{{URL: "https://git.example.com/gitea", Type: githost.Gitea}}
 	cases := []struct {
 		repo     string
-		hostType gitstatus.HostType
+		hostType githost.HostType
 		wantURL  string
-		wantType gitstatus.HostType
+		wantType githost.HostType
 		wantErr  string
 	}{
-		{"https://github.com/o/r.git", "", "https://github.com", gitstatus.GitHub, ""},
-		{"git@git.example.com:o/r.git", "", "https://git.example.com/gitea", gitstatus.Gitea, ""},
-		{"http://127.0.0.1:3000/o/r.git", gitstatus.Gitea, "http://127.0.0.1:3000", gitstatus.Gitea, ""},
-		{"ssh://git@code.example.org:2222/o/r.git", gitstatus.GitLab, "https://code.example.org", gitstatus.GitLab, ""},
+		{"https://github.com/o/r.git", "", "https://github.com", githost.GitHub, ""},
+		{"git@git.example.com:o/r.git", "", "https://git.example.com/gitea", githost.Gitea, ""},
+		{"http://127.0.0.1:3000/o/r.git", githost.Gitea, "http://127.0.0.1:3000", githost.Gitea, ""},
+		{"ssh://git@code.example.org:2222/o/r.git", githost.GitLab, "https://code.example.org", githost.GitLab, ""},
 		{"https://code.example.org/o/r", "", "", "", "no Git host is known for code.example.org"},
 		{"not a url", "", "", "", "repository URL"},
 	}
@@ -173,13 +174,13 @@ spec:
 // flaky answers the first posts with a rate limit, then accepts.
 type flaky struct {
 	limited int
-	posts   []gitstatus.Status
+	posts   []commitstatus.Status
 }
 
-func (f *flaky) Post(_ context.Context, _ gitstatus.Repository, _ string, s gitstatus.Status) error {
+func (f *flaky) Post(_ context.Context, _ githost.Repository, _ string, s commitstatus.Status) error {
 	f.posts = append(f.posts, s)
 	if len(f.posts) <= f.limited {
-		return &gitstatus.RateLimitError{RetryAfter: time.Millisecond, Err: errors.New("429")}
+		return &githost.RateLimitError{RetryAfter: time.Millisecond, Err: errors.New("429")}
 	}
 	return nil
 }
@@ -190,14 +191,14 @@ func TestPostStatusesRetriesRateLimits(t *testing.T) {
 		{Name: "web", CommitStatus: &CommitStatus{Context: "claimwarden/shop/web", State: "success", Description: "allowed"}},
 	}}
 	p := &flaky{limited: 2}
-	if err := PostStatuses(context.Background(), r, p, gitstatus.Repository{}, "abc", "https://ci/1"); err != nil {
+	if err := PostStatuses(context.Background(), r, p, githost.Repository{}, "abc", "https://ci/1"); err != nil {
 		t.Fatal(err)
 	}
 	if len(p.posts) != 3 || p.posts[2].Context != "claimwarden/shop/web" || p.posts[2].TargetURL != "https://ci/1" {
 		t.Errorf("posts = %+v, want the one status posted three times (two rate-limited)", p.posts)
 	}
 	p = &flaky{limited: maxPostAttempts}
-	err := PostStatuses(context.Background(), r, p, gitstatus.Repository{}, "abc", "")
+	err := PostStatuses(context.Background(), r, p, githost.Repository{}, "abc", "")
 	if err == nil || !strings.Contains(err.Error(), "commit status claimwarden/shop/web: rate limited") || len(p.posts) != maxPostAttempts {
 		t.Errorf("after %d rate-limited posts: %v (%d posts), want the error naming the context", maxPostAttempts, err, len(p.posts))
 	}

@@ -3,7 +3,7 @@ package check
 import (
 	"context"
 
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 	"github.com/claimwarden/claimwarden/integrations/prcomment"
 )
 
@@ -12,8 +12,8 @@ import (
 // the next ones — and returns the comment's URL. key tells apart the
 // comments of several checks on one pull request; check uses the status
 // context prefix, which tells clusters apart the same way.
-func Comment(ctx context.Context, h gitstatus.Host, repo gitstatus.Repository, number int, key string, r *Report) (string, error) {
-	c, err := prcomment.New(h, nil)
+func Comment(ctx context.Context, h githost.Host, repo githost.Repository, number int, key string, r *Report) (string, error) {
+	c, err := prcomment.New(h, githost.Clients{})
 	if err != nil {
 		return "", err
 	}

@@ -13,7 +13,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/commitstatus"
 	"github.com/claimwarden/claimwarden/integrations/manifests"
 	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/assess"
@@ -356,9 +356,9 @@ func describeChanges(c diff.ClaimChange) []string {
 // assessment's denial, in the words of the controller's commit status, or
 // success summing up what changes.
 func (e *evaluator) commitStatus(r *StatefulSet, a assess.Assessment) *CommitStatus {
-	s := &CommitStatus{Context: gitstatus.StatusContext(e.contextPrefix, r.Namespace, r.Name), State: string(gitstatus.Success)}
+	s := &CommitStatus{Context: commitstatus.StatusContext(e.contextPrefix, r.Namespace, r.Name), State: string(commitstatus.Success)}
 	if denial := a.Denial(); denial != "" {
-		s.State, s.Description = string(gitstatus.Failure), denial
+		s.State, s.Description = string(commitstatus.Failure), denial
 	} else {
 		s.Description = "allowed: " + sizeSummary(r.Claims)
 	}

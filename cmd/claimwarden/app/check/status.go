@@ -8,7 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/claimwarden/claimwarden/integrations/gitstatus"
+	"github.com/claimwarden/claimwarden/integrations/commitstatus"
+	"github.com/claimwarden/claimwarden/integrations/githost"
 )
 
 // Rate-limit handling of PostStatuses: a CI job waits for the host rather
@@ -24,19 +25,19 @@ const (
 // gitlab.com, bitbucket.org), or, when hostType is set, the repository's
 // own host spoken to as that type (hostType also overrides the type of a
 // configured host). token is the credential to post with.
-func ResolveHost(repoURL string, configured []gitstatus.Host, hostType gitstatus.HostType, token string) (gitstatus.Host, gitstatus.Repository, error) {
-	repo, err := gitstatus.ParseRepositoryURL(repoURL)
+func ResolveHost(repoURL string, configured []githost.Host, hostType githost.HostType, token string) (githost.Host, githost.Repository, error) {
+	repo, err := githost.ParseRepositoryURL(repoURL)
 	if err != nil {
-		return gitstatus.Host{}, repo, err
+		return githost.Host{}, repo, err
 	}
-	h, ok := gitstatus.ResolveHost(repo, configured)
+	h, ok := githost.ResolveHost(repo, configured)
 	switch {
 	case ok && hostType != "":
 		h.Type = hostType
 	case !ok && hostType != "":
-		h = gitstatus.Host{URL: hostURL(repoURL, repo), Type: hostType}
+		h = githost.Host{URL: hostURL(repoURL, repo), Type: hostType}
 	case !ok:
-		return gitstatus.Host{}, repo, fmt.Errorf("no Git host is known for %s: list it in gitStatus.hosts of --config, or give --git-host-type", repo.Host)
+		return githost.Host{}, repo, fmt.Errorf("no Git host is known for %s: list it in gitStatus.hosts of --config, or give --git-host-type", repo.Host)
 	}
 	h.Token = token
 	return h, repo, nil
@@ -44,7 +45,7 @@ func ResolveHost(repoURL string, configured []gitstatus.Host, hostType gitstatus
 
 // hostURL is the web URL of a repository's host: the scheme and host of an
 // http(s) URL, else https and the host name (an SSH port is not the API's).
-func hostURL(raw string, repo gitstatus.Repository) string {
+func hostURL(raw string, repo githost.Repository) string {
 	lower := strings.ToLower(strings.TrimSpace(raw))
 	switch {
 	case strings.HasPrefix(lower, "http://"):
@@ -63,14 +64,14 @@ func hostURL(raw string, repo gitstatus.Repository) string {
 // commit sha, with the contexts the controller uses. A rate-limited post
 // waits as the host asks (at most a minute, a few times); other failures
 // are collected and returned, naming the context.
-func PostStatuses(ctx context.Context, r *Report, p gitstatus.Provider, repo gitstatus.Repository, sha, targetURL string) error {
+func PostStatuses(ctx context.Context, r *Report, p commitstatus.Provider, repo githost.Repository, sha, targetURL string) error {
 	var errs []error
 	for _, st := range r.StatefulSets {
 		cs := st.CommitStatus
 		if cs == nil {
 			continue
 		}
-		s := gitstatus.Status{State: gitstatus.State(cs.State), Context: cs.Context, Description: cs.Description, TargetURL: targetURL}
+		s := commitstatus.Status{State: commitstatus.State(cs.State), Context: cs.Context, Description: cs.Description, TargetURL: targetURL}
 		if err := postWithRetry(ctx, p, repo, sha, s); err != nil {
 			errs = append(errs, fmt.Errorf("commit status %s: %w", cs.Context, err))
 		}
@@ -78,10 +79,10 @@ func PostStatuses(ctx context.Context, r *Report, p gitstatus.Provider, repo git
 	return errors.Join(errs...)
 }
 
-func postWithRetry(ctx context.Context, p gitstatus.Provider, repo gitstatus.Repository, sha string, s gitstatus.Status) error {
+func postWithRetry(ctx context.Context, p commitstatus.Provider, repo githost.Repository, sha string, s commitstatus.Status) error {
 	for attempt := 1; ; attempt++ {
 		err := p.Post(ctx, repo, sha, s)
-		var rl *gitstatus.RateLimitError
+		var rl *githost.RateLimitError
 		if err == nil || !errors.As(err, &rl) || attempt == maxPostAttempts {
 			return err
 		}
