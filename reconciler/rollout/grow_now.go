@@ -37,6 +37,23 @@ func (w *Writer) GrowNow(ctx context.Context, sts *appsv1.StatefulSet, growths [
 	return grown, nil
 }
 
+// floor raises the storage request of the rollout's apply pvc to what
+// GrowNow applied to the claim, when that is more: the rollout decides
+// from its cache, which may not hold the growth yet, and an apply of the
+// size it read would lower the request (the API server lets a request
+// fall back to above the capacity, KEP-1790). A claim is never shrunk,
+// not even to recover from a failed expansion of what was grown now:
+// undoing a growth the policies asked for is a person's call.
+func (w *Writer) floor(pvc *corev1ac.PersistentVolumeClaimApplyConfiguration) {
+	if pvc.Name == nil || pvc.Namespace == nil || pvc.Spec == nil || pvc.Spec.Resources == nil || pvc.Spec.Resources.Requests == nil {
+		return
+	}
+	grown, ok := w.grownNow.Get(types.NamespacedName{Namespace: *pvc.Namespace, Name: *pvc.Name})
+	if req := (*pvc.Spec.Resources.Requests)[corev1.ResourceStorage]; ok && req.Cmp(grown) < 0 {
+		(*pvc.Spec.Resources.Requests)[corev1.ResourceStorage] = grown
+	}
+}
+
 // growClaim applies the storage request to to the claim key when it
 // requests less, and reports whether it did. The claim is read from the
 // API server and the apply carries the resourceVersion read: a claim grown
@@ -57,6 +74,7 @@ func (w *Writer) growClaim(ctx context.Context, key types.NamespacedName, to res
 		if _, err := w.apply(ctx, ac, AutoresizeFieldOwner); err != nil {
 			return err
 		}
+		w.grownNow.Add(key, to)
 		grew = true
 		return nil
 	})

@@ -203,6 +203,7 @@ func (r *Reconciler) applyClaim(ctx context.Context, sts *appsv1.StatefulSet, c 
 		// the claim remembers, until its next patch (which omits it).
 		pvc.WithAnnotations(map[string]string{v1alpha1.RecoveredFromAnnotation: c.RequestFrom.String()})
 	}
+	r.writer.floor(pvc)
 	return r.writer.apply(ctx, pvc, v1alpha1.ControllerName)
 }
 

@@ -3,7 +3,9 @@ package rollout
 import (
 	"context"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
@@ -28,12 +30,21 @@ type Writer struct {
 	client client.Client
 	// reader reads from the API server, once the cache was found behind.
 	reader client.Reader
+	// grownNow are the sizes GrowNow applied, by claim: floors for the
+	// rollout's applies (floor).
+	grownNow *lru.Cache[types.NamespacedName, resource.Quantity]
 }
+
+// grownNowMemory bounds grownNow: a claim forgotten once the cache holds
+// its growth loses nothing, and one forgotten before is one of thousands
+// grown within the cache's lag.
+const grownNowMemory = 4096
 
 // NewWriter writes through c, reading through c first and through reader
 // (the API server) after a conflict.
 func NewWriter(c client.Client, reader client.Reader) *Writer {
-	return &Writer{client: c, reader: reader}
+	grown, _ := lru.New[types.NamespacedName, resource.Quantity](grownNowMemory) // errors only for a size below 1
+	return &Writer{client: c, reader: reader, grownNow: grown}
 }
 
 // RecordAutoresize writes st into status.autoresize of the
