@@ -7,7 +7,6 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
@@ -19,10 +18,10 @@ type CommitStatusSinkOptions struct {
 	// Reporter configures the Reporter the sink posts through; Providers is
 	// required. Its OnPosted is the sink's (see Client).
 	Reporter ReporterOptions
-	// Client, when set, records every posted status in status.lastCommitStatus
-	// of the StatefulSet's VolumeClaimRollout: the record a restarted
-	// controller seeds from (Outcome.Recorded).
-	Client client.Client
+	// Records, when set, records every posted status in
+	// status.lastCommitStatus of the StatefulSet's VolumeClaimRollout: the
+	// record a restarted controller seeds from (Outcome.Recorded).
+	Records Records
 	// ContextPrefix starts every status context
 	// (<prefix>/<namespace>/<statefulset>); default v1alpha1.ControllerName.
 	ContextPrefix string
@@ -98,7 +97,7 @@ func NewCommitStatusSink(o CommitStatusSinkOptions) *CommitStatusSink {
 	}
 	ro := o.Reporter
 	ro.OnPosted = nil
-	if o.Client != nil {
+	if o.Records != nil {
 		ro.OnPosted = s.recordPosted
 	}
 	s.reporter = NewReporter(ro)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
+	"github.com/claimwarden/claimwarden/reconciler/rollout"
 	"github.com/claimwarden/claimwarden/test/testenv"
 )
 
@@ -35,7 +36,7 @@ func TestCommitStatusSinkRecordsPostedOnItsRollout(t *testing.T) {
 	h := newFakeProvider(nil)
 	errs := newErrorLogSink()
 	s := newSink(t, h, func(o *CommitStatusSinkOptions) {
-		o.Client = k8s
+		o.Records = rollout.NewWriter(k8s, k8s)
 		o.Logger = logr.New(errs)
 		// One worker posts in order: once the last status is recorded,
 		// every earlier OnPosted has returned.

@@ -188,7 +188,7 @@ func addStatusSink(mgr ctrl.Manager) (*commitstatus.CommitStatusSink, error) {
 			Providers: func(githost.Repository) (commitstatus.Provider, error) { return statuses, nil },
 			BaseDelay: 100 * time.Millisecond,
 		},
-		Client: mgr.GetClient(),
+		Records: rollout.NewWriter(mgr.GetClient(), mgr.GetAPIReader()),
 	})
 	return sink, mgr.Add(sink)
 }

@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"context"
+	"encoding/json"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -90,6 +91,20 @@ func (w *Writer) RecordAutoresize(ctx context.Context, key types.NamespacedName,
 		return false, nil
 	}
 	return wrote, err
+}
+
+// RecordCommitStatus writes posted into status.lastCommitStatus of the
+// VolumeClaimRollout key, the record a restarted controller seeds its
+// commit statuses from; one that is gone is not an error. The merge patch
+// names status.lastCommitStatus alone, which no other write names.
+func (w *Writer) RecordCommitStatus(ctx context.Context, key types.NamespacedName, posted v1alpha1.CommitStatus) error {
+	body, err := json.Marshal(map[string]any{"status": map[string]any{"lastCommitStatus": posted}})
+	if err != nil {
+		return err
+	}
+	vcr := &v1alpha1.VolumeClaimRollout{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	err = w.client.Status().Patch(ctx, vcr, client.RawPatch(types.MergePatchType, body), client.FieldOwner(v1alpha1.ControllerName))
+	return client.IgnoreNotFound(err)
 }
 
 // carried is st with the Proposed and Commit of old kept, when both show

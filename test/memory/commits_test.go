@@ -116,7 +116,7 @@ func TestMemoryFlatOverTenThousandCommits(t *testing.T) {
 			// is full long before the checkpoint.
 			QueueSize: 2 * statefulSets,
 		},
-		Client:          mgr.GetClient(),
+		Records:         rollout.NewWriter(mgr.GetClient(), mgr.GetAPIReader()),
 		MaxStatefulSets: statefulSets,
 	})
 	if err := mgr.Add(sink); err != nil {

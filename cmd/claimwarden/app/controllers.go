@@ -45,11 +45,16 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 	// One installation token per GitHub App, shared by every client built
 	// from it: the commit statuses' and autoresize's pull requests'.
 	clients := githost.Clients{Apps: &githost.AppTransports{}}
-	statuses, err := newCommitStatuses(mgr, cfg.GitStatus, clients, log.WithName("gitstatus"))
+	// One writer of claim sizes and VolumeClaimRollout status: the
+	// rollout's, through which the commit-status sink records what it
+	// posted and autoresize grows claims and writes its status.
+	writer := rollout.NewWriter(mgr.GetClient(), mgr.GetAPIReader())
+	statuses, err := newCommitStatuses(mgr, cfg.GitStatus, clients, writer, log.WithName("gitstatus"))
 	if err != nil {
 		return err
 	}
 	opts := rolloutOptions(cfg, selector, engine)
+	opts.Writer = writer
 	var pending func() int
 	if statuses != nil {
 		// A nil *CommitStatusSink in the interface would not be nil.
@@ -84,9 +89,6 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 		return err
 	}
 	opts.Sinks = append(opts.Sinks, nudgers...)
-	// One writer of claim sizes and VolumeClaimRollout status: autoresize
-	// grows claims and writes its status through the rollout's.
-	opts.Writer = rollout.NewWriter(mgr.GetClient(), mgr.GetAPIReader())
 	roll, err := rollout.SetupWithManager(mgr, opts)
 	if err != nil {
 		return fmt.Errorf("setting up the rollout controller: %w", err)
@@ -288,7 +290,7 @@ func policyOptions(p config.Policies, log logr.Logger) (policies.Options, error)
 // newCommitStatuses builds the commit-status sink and the Secret-backed
 // credentials it posts with (through clients), and adds both to mgr; nil
 // when no Git host is configured.
-func newCommitStatuses(mgr ctrl.Manager, g config.GitStatus, clients githost.Clients, log logr.Logger) (*commitstatus.CommitStatusSink, error) {
+func newCommitStatuses(mgr ctrl.Manager, g config.GitStatus, clients githost.Clients, records commitstatus.Records, log logr.Logger) (*commitstatus.CommitStatusSink, error) {
 	if len(g.Hosts) == 0 {
 		return nil, nil
 	}
@@ -301,7 +303,7 @@ func newCommitStatuses(mgr ctrl.Manager, g config.GitStatus, clients githost.Cli
 	}
 	sink := commitstatus.NewCommitStatusSink(commitstatus.CommitStatusSinkOptions{
 		Reporter:      commitstatus.ReporterOptions{Providers: commitstatus.NewProviders(creds, clients).ProviderFor, Logger: log},
-		Client:        mgr.GetClient(),
+		Records:       records,
 		ContextPrefix: g.ContextPrefix,
 		TargetURL:     g.TargetURL,
 		Logger:        log,
