@@ -55,12 +55,3 @@ func Applies(ks *kustomizev1.Kustomization, gk schema.GroupKind, namespace, name
 	}
 	return nil
 }
-
-// crossNamespaceRefused is kustomize-controller's --no-cross-namespace-refs
-// mirrored: a Kustomization may not build from another namespace's source.
-func crossNamespaceRefused(ks *kustomizev1.Kustomization, refNamespace string, refused bool) error {
-	if !refused || refNamespace == "" || refNamespace == ks.Namespace {
-		return nil
-	}
-	return fmt.Errorf("kustomization %s/%s: spec.sourceRef names namespace %s: cross-namespace references are not allowed (flux.noCrossNamespaceRefs)", ks.Namespace, ks.Name, refNamespace)
-}
