@@ -22,6 +22,7 @@ import (
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
 	"github.com/claimwarden/claimwarden/reconciler/authority"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
+	"github.com/claimwarden/claimwarden/reconciler/source"
 	giteasrv "github.com/claimwarden/claimwarden/test/gitea"
 	"github.com/claimwarden/claimwarden/test/testenv"
 )
@@ -88,7 +89,7 @@ func TestARefusedGrowthNowLeavesThePullRequest(t *testing.T) {
 			events := events.NewFakeRecorder(100)
 			ctl := &Controller{Client: kube, Authority: authority.NewReviews(kube, 0), Recorder: outcome.Recorder{EventRecorder: events}, Log: logr.Discard()}
 			j := &check{c: ctl, sts: sts, claims: []corev1.PersistentVolumeClaim{claim},
-				src: source{Source: v1alpha1.Source{Kind: "Kustomization", Namespace: "flux-system", Name: "shop"}, Authority: c.tool}}
+				src: origin{Applier: source.Applier{Source: v1alpha1.Source{Kind: "Kustomization", Namespace: "flux-system", Name: "shop"}, Authority: c.tool}}}
 			g := &gitSide{where: Where{Branch: "main", Dir: "apps"}, repo: gitstatus.Repository{Owner: srv.User, Name: "shop"},
 				host: host, key: KeyPrefix + "shop/web-" + name}
 

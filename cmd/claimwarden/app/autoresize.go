@@ -13,7 +13,6 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/config"
-	"github.com/claimwarden/claimwarden/integrations/argocd"
 	"github.com/claimwarden/claimwarden/integrations/autoresize"
 	"github.com/claimwarden/claimwarden/integrations/flux"
 	"github.com/claimwarden/claimwarden/integrations/gitedit"
@@ -25,11 +24,12 @@ import (
 	"github.com/claimwarden/claimwarden/reconciler/authority"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
+	"github.com/claimwarden/claimwarden/reconciler/source"
 )
 
 // setupAutoresize adds the autoresize controller, with the write
 // credentials of its Git hosts, when namespaces are opted in.
-func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engine, store *proposal.Store, artifacts *flux.Fetcher, log logr.Logger) error {
+func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engine, store *proposal.Store, tools *source.Registry, artifacts *flux.Fetcher, log logr.Logger) error {
 	a := cfg.Autoresize
 	if !a.Enabled() {
 		return nil
@@ -88,13 +88,12 @@ func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engin
 		Recorder:  outcome.NewRecorder(mgr.GetEventRecorder(v1alpha1.ControllerName)),
 		Authority: authority.NewReviews(mgr.GetClient(), 0),
 		Renderer:  gitedit.SandboxRenderer{Runner: renders},
-		Owners:    autoresizeOwners(mgr, cfg),
+		Tools:     tools,
 		Metrics:   autoresize.NewMetrics(),
 		Log:       log,
 		Options: autoresize.Options{
 			Rules: a.Rules(), Interval: a.Interval, Concurrency: a.Concurrency, CheckTimeout: a.CheckTimeout,
-			StatusContextPrefix:  cfg.GitStatus.ContextPrefix,
-			NoCrossNamespaceRefs: cfg.Flux.NoCrossNamespaceRefs, MaxClaims: cfg.MaxClaimsPerStatefulSet,
+			StatusContextPrefix: cfg.GitStatus.ContextPrefix, MaxClaims: cfg.MaxClaimsPerStatefulSet,
 		},
 	}
 	// A nil *flux.Fetcher in the interface would not be nil.
@@ -107,19 +106,4 @@ func setupAutoresize(mgr ctrl.Manager, cfg config.Config, engine *policies.Engin
 		return err
 	}
 	return mgr.Add(c)
-}
-
-// autoresizeOwners are the enabled GitOps tools, for StatefulSets at rest.
-// Argo CD's is the integration's tool without an API client: finding what
-// an Application manages reads only its AppProject and argocd-cm.
-func autoresizeOwners(mgr ctrl.Manager, cfg config.Config) []autoresize.Owner {
-	var out []autoresize.Owner
-	if cfg.Flux.Enabled || cfg.Flux.HelmReleases {
-		out = append(out, autoresize.FluxOwners(mgr.GetAPIReader(), cfg.Flux.DefaultServiceAccount, cfg.Flux.MaxReleaseBytes)...)
-	}
-	if cfg.ArgoCD.Enabled {
-		apps := argocd.NewApplications(mgr.GetAPIReader(), nil, mgr.GetEventRecorder(v1alpha1.ControllerName), false, cfg.ArgoCD.ControlPlaneNamespace)
-		out = append(out, autoresize.ArgoCDOwner(apps, cfg.ArgoCD.ControlPlaneNamespace))
-	}
-	return out
 }
