@@ -24,7 +24,7 @@ var _ source.Locator = (*Applications)(nil)
 // annotation on live names (whoever edits live can set it: Manages
 // confirms).
 func (a *Applications) Names(live metav1.Object) (types.NamespacedName, bool) {
-	return TrackedApplication(live, a.controlPlane)
+	return trackedApplication(live, a.controlPlane)
 }
 
 // ManagesAtRest implements source.AtRest: the AppProject and argocd-cm
@@ -76,7 +76,7 @@ func (*Applications) LocateSource(_ context.Context, obj client.Object) (source.
 // applicationSource is where the Application u reads from.
 func applicationSource(u *unstructured.Unstructured) (source.Where, GitSource, error) {
 	key := client.ObjectKeyFromObject(u)
-	g, err := GitSourceOf(u)
+	g, err := gitSourceOf(u)
 	if err != nil {
 		return source.Where{}, g, fmt.Errorf("the Application %s: %w", key, err)
 	}

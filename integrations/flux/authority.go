@@ -36,8 +36,8 @@ func (*Kustomizations) Manages(_ context.Context, obj client.Object, live *appsv
 }
 
 // Applies says why the Kustomization parent does not apply the object of
-// kind gk live, or nil (Applies of its inventory): autoresize's parent
-// tool objects.
+// kind gk live, or nil (Applies of its inventory): source.Parent, for
+// the HelmReleases a Kustomization applies.
 func (*Kustomizations) Applies(_ context.Context, parent client.Object, gk schema.GroupKind, live metav1.Object) error {
 	return Applies(parent.(*kustomizev1.Kustomization), gk, live.GetNamespace(), live.GetName())
 }
