@@ -34,9 +34,9 @@ func (r *Registry) Watch(reg Registration) {
 	r.tools = append(r.tools, reg.Tool)
 }
 
-// Know adds a tool whose objects are not watched but are asked about (a
-// Kustomization applying a HelmRelease when only HelmReleases are
-// watched).
+// Know adds a tool whose objects are not watched but are asked about
+// (autoresize asks Flux's Kustomizations and HelmReleases when only one of
+// them is watched).
 func (r *Registry) Know(t Tool) { r.tools = append(r.tools, t) }
 
 // all are the registry's tools, watched or not; none for a nil registry.

@@ -17,29 +17,25 @@ import (
 )
 
 // newTools is the registry of the GitOps tools configured, built once: the
-// source reconcilers watch them (setupSources) and autoresize asks them
+// source reconcilers watch them (Registry.SetupWithManager) and autoresize asks them
 // which tool object applies a StatefulSet and where Git holds it. A tool
 // is one registration here.
 func newTools(mgr ctrl.Manager, cfg config.Config, store *proposal.Store, artifacts *flux.Fetcher) (*source.Registry, error) {
 	tools := &source.Registry{}
+	// Flux's two tools are both asked about StatefulSets at rest when
+	// either is enabled (a Kustomization applies HelmReleases from Git),
+	// and each is watched when configured.
 	if cfg.Flux.Enabled || cfg.Flux.HelmReleases {
 		ks, err := flux.Register(mgr, fluxOptions(mgr, cfg.Flux, store, artifacts))
 		if err != nil {
 			return nil, fmt.Errorf("setting up the Flux integration: %w", err)
 		}
-		if cfg.Flux.Enabled {
-			tools.Watch(ks)
-		} else {
-			// Not watched, yet the parent of the HelmReleases it applies.
-			tools.Know(ks.Tool)
-		}
-	}
-	if cfg.Flux.HelmReleases {
 		hr, err := helm.Register(mgr, helmOptions(cfg.Flux, store))
 		if err != nil {
 			return nil, fmt.Errorf("setting up the Flux HelmRelease integration: %w", err)
 		}
-		tools.Watch(hr)
+		watchOrKnow(tools, ks, cfg.Flux.Enabled)
+		watchOrKnow(tools, hr, cfg.Flux.HelmReleases)
 	}
 	if cfg.ArgoCD.Enabled {
 		apps, err := registerArgoCD(mgr, cfg.ArgoCD, store)
@@ -56,6 +52,15 @@ func newTools(mgr ctrl.Manager, cfg config.Config, store *proposal.Store, artifa
 		tools.Watch(releases)
 	}
 	return tools, nil
+}
+
+// watchOrKnow adds reg's tool to tools, watched or only asked about.
+func watchOrKnow(tools *source.Registry, reg source.Registration, watched bool) {
+	if watched {
+		tools.Watch(reg)
+	} else {
+		tools.Know(reg.Tool)
+	}
 }
 
 // fluxOptions configure the Kustomizations tool.
