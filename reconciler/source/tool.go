@@ -4,6 +4,8 @@
 // its tool's object and desired StatefulSets, how to nudge the tool); the
 // Reconciler does the rest for every tool alike: proposing, pruning,
 // dropping what Git no longer asks for, saying things once, forgetting.
+// The Registry holds the enabled tools for the Reconcilers and for
+// autoresize, which asks those that are AtRest, Parent and Locator too.
 package source
 
 import (
