@@ -47,7 +47,10 @@ type Applications struct {
 	syncsWaiting *lru.Cache[types.NamespacedName, []string]
 }
 
-var _ source.Tool = (*Applications)(nil)
+var (
+	_ source.Tool      = (*Applications)(nil)
+	_ source.Forgetter = (*Applications)(nil)
+)
 
 // NewApplications returns the Argo CD tool: reader reads Applications,
 // AppProjects and argocd-cm uncached, api is argocd-server's,
@@ -132,7 +135,7 @@ func (a *Applications) Nudge(ctx context.Context, n source.Nudge) error {
 	return a.reapply(ctx, types.NamespacedName{Namespace: n.Source.Namespace, Name: n.Source.Name}, n.Revisions)
 }
 
-// Forget implements source.Tool: a sync waiting for an Application gone or
+// Forget implements source.Forgetter: a sync waiting for an Application gone or
 // skipped is not started.
 func (a *Applications) Forget(obj types.NamespacedName) { a.syncsWaiting.Remove(obj) }
 

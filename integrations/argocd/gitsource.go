@@ -28,10 +28,10 @@ type GitSource struct {
 	Release types.NamespacedName
 }
 
-// GitSourceOf reads the Git source of an Application of one source from
+// gitSourceOf reads the Git source of an Application of one source from
 // Git; an Application of several sources or of a chart from a Helm
 // repository has none a file edit can change.
-func GitSourceOf(u *unstructured.Unstructured) (GitSource, error) {
+func gitSourceOf(u *unstructured.Unstructured) (GitSource, error) {
 	app, err := applicationOf(u)
 	if err != nil {
 		return GitSource{}, err
@@ -61,10 +61,10 @@ func GitSourceOf(u *unstructured.Unstructured) (GitSource, error) {
 	return g, nil
 }
 
-// TrackedApplication is the Application whose tracking-id annotation the
+// trackedApplication is the Application whose tracking-id annotation the
 // live StatefulSet carries; false when it carries none. It is what the
 // StatefulSet claims, not a record: Manages confirms it.
-func TrackedApplication(live metav1.Object, controlPlane string) (types.NamespacedName, bool) {
+func trackedApplication(live metav1.Object, controlPlane string) (types.NamespacedName, bool) {
 	id, err := parseTrackingID(live.GetAnnotations()[annotationTrackingID])
 	if err != nil || id.App == "" {
 		return types.NamespacedName{}, false

@@ -21,16 +21,16 @@ func app(spec map[string]any) *unstructured.Unstructured {
 // The one Git source of an Application, with its chart's values files and
 // release; what no file edit can change is refused, saying why.
 func TestGitSourceOf(t *testing.T) {
-	g, err := GitSourceOf(app(map[string]any{
+	g, err := gitSourceOf(app(map[string]any{
 		"destination": map[string]any{"namespace": "shop"},
 		"source": map[string]any{"repoURL": "https://git.example.com/acme/fleet.git", "targetRevision": "main", "path": "charts/db",
 			"helm": map[string]any{"valueFiles": []any{"values-prod.yaml"}, "releaseName": "db"}},
 	}))
 	if err != nil || g.RepoURL != "https://git.example.com/acme/fleet.git" || g.TargetRevision != "main" || g.Path != "charts/db" ||
 		strings.Join(g.HelmValueFiles, ",") != "values-prod.yaml" || g.HelmInlineValues || g.Release != (types.NamespacedName{Namespace: "shop", Name: "db"}) {
-		t.Errorf("GitSourceOf = %+v, %v", g, err)
+		t.Errorf("gitSourceOf = %+v, %v", g, err)
 	}
-	g, err = GitSourceOf(app(map[string]any{"source": map[string]any{"repoURL": "r", "helm": map[string]any{"valuesObject": map[string]any{"size": "1Gi"}}}}))
+	g, err = gitSourceOf(app(map[string]any{"source": map[string]any{"repoURL": "r", "helm": map[string]any{"valuesObject": map[string]any{"size": "1Gi"}}}}))
 	if err != nil || !g.HelmInlineValues || g.Release.Name != "shop" {
 		t.Errorf("inline values: %+v, %v", g, err)
 	}
@@ -39,7 +39,7 @@ func TestGitSourceOf(t *testing.T) {
 		"Helm repository": {"source": map[string]any{"repoURL": "https://charts.example.com", "chart": "db"}},
 		"no spec.source":  {},
 	} {
-		if _, err := GitSourceOf(app(spec)); err == nil || !strings.Contains(err.Error(), strings.Fields(what)[0]) {
+		if _, err := gitSourceOf(app(spec)); err == nil || !strings.Contains(err.Error(), strings.Fields(what)[0]) {
 			t.Errorf("%s: %v, want refused naming it", what, err)
 		}
 	}
@@ -55,14 +55,14 @@ func TestTrackedApplication(t *testing.T) {
 		"shop:apps/StatefulSet:shop/web":        {Namespace: "argocd", Name: "shop"},
 		"team-a_shop:apps/StatefulSet:shop/web": {Namespace: "team-a", Name: "shop"},
 	} {
-		if got, ok := TrackedApplication(sts(id), "argocd"); !ok || got != want {
+		if got, ok := trackedApplication(sts(id), "argocd"); !ok || got != want {
 			t.Errorf("%q: %v, %v; want %v", id, got, ok, want)
 		}
 	}
-	if _, ok := TrackedApplication(sts("not a tracking id"), "argocd"); ok {
+	if _, ok := trackedApplication(sts("not a tracking id"), "argocd"); ok {
 		t.Error("a malformed tracking-id names an Application")
 	}
-	if _, ok := TrackedApplication(&appsv1.StatefulSet{}, "argocd"); ok {
+	if _, ok := trackedApplication(&appsv1.StatefulSet{}, "argocd"); ok {
 		t.Error("no tracking-id names an Application")
 	}
 }

@@ -31,21 +31,21 @@ type WatchOptions struct {
 	RetryBaseDelay, RetryMaxDelay time.Duration
 }
 
-// SetupWithManager registers the Application watcher with mgr and returns
-// the Nudger the rollout controller's outcomes go to.
-func SetupWithManager(mgr ctrl.Manager, o WatchOptions) (*source.Nudger, error) {
+// Register returns the Applications tool and the options of its watcher,
+// for the tool registry (source.Registry).
+func Register(mgr ctrl.Manager, o WatchOptions) (source.Registration, error) {
 	if o.API == nil || o.Proposals == nil {
-		return nil, errors.New("argocd: WatchOptions.API and Proposals are required")
+		return source.Registration{}, errors.New("argocd: WatchOptions.API and Proposals are required")
 	}
 	if o.ControlPlaneNamespace == "" {
 		o.ControlPlaneNamespace = DefaultControlPlaneNamespace
 	}
 	tool := NewApplications(mgr.GetAPIReader(), o.API, mgr.GetEventRecorder(v1alpha1.ControllerName), o.SyncManualApps, o.ControlPlaneNamespace)
-	return source.SetupWithManager(mgr, tool, source.Options{
+	return source.Registration{Tool: tool, Options: source.Options{
 		Name:           "argocd-application",
 		Namespaces:     o.Namespaces,
 		Proposals:      o.Proposals,
 		RetryBaseDelay: o.RetryBaseDelay,
 		RetryMaxDelay:  o.RetryMaxDelay,
-	})
+	}}, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/claimwarden/claimwarden/integrations/usage"
 	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
+	"github.com/claimwarden/claimwarden/reconciler/source"
 )
 
 // Event reasons, on the StatefulSet.
@@ -37,7 +38,7 @@ type check struct {
 	c      *Controller
 	rule   *Rule
 	sts    *appsv1.StatefulSet
-	src    source
+	src    origin
 	claims []corev1.PersistentVolumeClaim
 	used   map[string]usage.Usage
 	now    time.Time
@@ -108,7 +109,7 @@ type gitSide struct {
 // j.skipped, where no pull request can be opened (no branch, a repository
 // the operator does not allow).
 func (j *check) git(ctx context.Context) (*gitSide, error) {
-	where, err := Locator{Reader: j.c.Reader, Parents: j.c.Owners, NoCrossNamespaceRefs: j.c.NoCrossNamespaceRefs}.Locate(ctx, j.src.Source, j.src.Object)
+	where, err := j.c.locate(ctx, j.src.Applier)
 	if err != nil {
 		j.skipped = err.Error()
 		return nil, nil
@@ -127,7 +128,7 @@ func (j *check) git(ctx context.Context) (*gitSide, error) {
 	if g.host, err = j.c.Proposers(repo); err != nil {
 		return nil, err
 	}
-	if g.where.Branch == DefaultBranch {
+	if g.where.Branch == source.DefaultBranch {
 		if g.where.Branch, err = g.host.DefaultBranch(ctx, repo.Owner, repo.Name); err != nil {
 			return nil, err
 		}
@@ -177,7 +178,7 @@ func (j *check) chartFiles(ctx context.Context, g *gitSide, f Files) (chart File
 		return nil, nil, err
 	}
 	branch := g.where.ChartBranch
-	if branch == DefaultBranch {
+	if branch == source.DefaultBranch {
 		if branch, err = host.DefaultBranch(ctx, g.chartRepo.Owner, g.chartRepo.Name); err != nil {
 			return nil, nil, err
 		}

@@ -26,6 +26,7 @@ import (
 	"github.com/claimwarden/claimwarden/reconciler/authority"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
+	"github.com/claimwarden/claimwarden/reconciler/source"
 )
 
 const (
@@ -70,9 +71,6 @@ type Options struct {
 	// StatusContextPrefix starts the commit status context the pull
 	// request's body names (gitStatus.contextPrefix).
 	StatusContextPrefix string
-	// NoCrossNamespaceRefs is the Flux controllers'
-	// --no-cross-namespace-refs (flux.noCrossNamespaceRefs).
-	NoCrossNamespaceRefs bool
 	// MaxClaims bounds templates × replicas of a StatefulSet
 	// (maxClaimsPerStatefulSet; diff.Ordinals).
 	MaxClaims int
@@ -97,9 +95,10 @@ type Controller struct {
 	// Authority checks that the tool's identity may patch the claims the
 	// emergency path grows before the merge.
 	Authority authority.Checker
-	// Owners are the GitOps tools a StatefulSet at rest (no proposal) is
-	// found to be applied by (FluxOwners, ArgoCDOwner).
-	Owners []Owner
+	// Tools are the enabled GitOps tools: they find the tool object that
+	// applies a StatefulSet at rest (no proposal), and where in Git it
+	// reads the StatefulSet from.
+	Tools *source.Registry
 	// Artifacts reads the charts HelmReleases take from Helm repositories
 	// (a HelmChart's artifact); nil without Flux's artifact cache.
 	Artifacts Artifacts

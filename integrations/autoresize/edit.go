@@ -136,16 +136,17 @@ func editValues(ctx context.Context, rnd gitedit.Renderer, f, chartFiles Files, 
 	}
 	r := gitedit.Release{Chart: chart, Options: common.ReleaseOptions{Name: w.Release.Name, Namespace: w.Release.Namespace}, Renderer: rnd}
 	if w.Inline != nil && len(w.HelmValues) > 0 {
+		in := gitedit.Inline(*w.Inline)
 		r.Under = slices.Concat(layers, w.HelmValues[:len(w.HelmValues)-1])
-		out, err := editInline(ctx, f, w, r, t, size, key)
+		out, err := editInline(ctx, f, w.Dir, in, r, t, size, key)
 		if !errors.Is(err, gitedit.ErrNotSet) {
 			return out, err
 		}
 		switch {
 		case w.HelmChart != nil:
-			return nil, fmt.Errorf("%w; the chart is from a Helm repository (HelmChart %s): set the size in %s", err, w.HelmChart, w.Inline)
+			return nil, fmt.Errorf("%w; the chart is from a Helm repository (HelmChart %s): set the size in %s", err, w.HelmChart, in)
 		case w.ChartRepository != "":
-			return nil, fmt.Errorf("%w; the chart's values files are in %s, not in the repository of the manifest: set the size in %s", err, proposal.RepositoryURL(w.ChartRepository), w.Inline)
+			return nil, fmt.Errorf("%w; the chart's values files are in %s, not in the repository of the manifest: set the size in %s", err, proposal.RepositoryURL(w.ChartRepository), in)
 		}
 	}
 	var notSet []error
@@ -170,23 +171,23 @@ func editValues(ctx context.Context, rnd gitedit.Renderer, f, chartFiles Files, 
 	return nil, errors.Join(notSet...)
 }
 
-// editInline edits the value of the tool object's own values that sets
-// the size, in the one manifest under w.Dir that holds the object.
-func editInline(ctx context.Context, f Files, w Where, r gitedit.Release, t gitedit.Target, size, key string) ([]pullrequest.File, error) {
-	files, err := f.Files(ctx, w.Dir)
+// editInline edits the value of the tool object's own values in that
+// sets the size, in the one manifest under dir that holds the object.
+func editInline(ctx context.Context, f Files, dir string, in gitedit.Inline, r gitedit.Release, t gitedit.Target, size, key string) ([]pullrequest.File, error) {
+	files, err := f.Files(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
 	edits, err := gitedit.EditInOne(yamlFiles(files), func(p string) ([]byte, error) { return f.File(ctx, p) },
 		func(src []byte) ([]byte, bool, error) {
-			return gitedit.SetInlineValuesSize(ctx, r, src, *w.Inline, t, size, key)
+			return gitedit.SetInlineValuesSize(ctx, r, src, in, t, size, key)
 		}, gitedit.ErrNotHeld)
 	var several *gitedit.SetInSeveral
 	switch {
 	case err == gitedit.ErrNotSet: // EditInOne's answer when no manifest holds it
-		return nil, fmt.Errorf("no manifest under %q holds %s: %w", "/"+w.Dir, w.Inline, gitedit.ErrNotSet)
+		return nil, fmt.Errorf("no manifest under %q holds %s: %w", "/"+dir, in, gitedit.ErrNotSet)
 	case errors.As(err, &several):
-		return nil, fmt.Errorf("several manifests under %q hold %s; not edited", "/"+w.Dir, w.Inline)
+		return nil, fmt.Errorf("several manifests under %q hold %s; not edited", "/"+dir, in)
 	case err != nil:
 		return nil, err
 	}

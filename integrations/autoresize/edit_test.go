@@ -12,6 +12,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/integrations/gitedit"
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
+	"github.com/claimwarden/claimwarden/reconciler/source"
 )
 
 // repo is a branch's files in memory.
@@ -215,7 +216,7 @@ func TestEditHelmReleaseValues(t *testing.T) {
 	}
 	w := Where{Dir: "apps/shop", Chart: "charts/web", Release: types.NamespacedName{Namespace: "shop", Name: "web"},
 		HelmValues: [][]byte{[]byte("persistence: {size: 10Gi}\n")},
-		Inline:     &gitedit.Inline{Kind: "HelmRelease", Namespace: "shop", Name: "web", Field: []string{"spec", "values"}}}
+		Inline:     &source.Inline{Kind: "HelmRelease", Namespace: "shop", Name: "web", Field: []string{"spec", "values"}}}
 	files := edit(t, r, w, "")
 	if len(files) != 1 || files[0].Path != "apps/shop/web.yaml" || !onlyLine(webRelease, string(files[0].Content), "size: 13Gi # the shop's orders") {
 		t.Fatalf("edits %+v, want the HelmRelease's spec.values size line", files)
@@ -256,7 +257,7 @@ func TestEditHelmReleaseValuesOfAPackagedChart(t *testing.T) {
 	w := Where{Dir: "apps/shop", Chart: "web", Release: types.NamespacedName{Namespace: "shop", Name: "web"},
 		HelmChart:  &types.NamespacedName{Namespace: "flux-system", Name: "shop-web"},
 		HelmValues: [][]byte{[]byte("persistence: {size: 10Gi}\n")},
-		Inline:     &gitedit.Inline{Kind: "HelmRelease", Namespace: "shop", Name: "web", Field: []string{"spec", "values"}}}
+		Inline:     &source.Inline{Kind: "HelmRelease", Namespace: "shop", Name: "web", Field: []string{"spec", "values"}}}
 	files, err := Edit(context.Background(), testRenderer(t), git, chart, w, web, 0, "13Gi", "")
 	if err != nil || len(files) != 1 || files[0].Path != "apps/shop/web.yaml" || !onlyLine(webRelease, string(files[0].Content), "size: 13Gi # the shop's orders") {
 		t.Fatalf("edits %+v, %v; want the HelmRelease's spec.values size line", files, err)
@@ -317,7 +318,7 @@ func TestBumpChart(t *testing.T) {
 
 	inline := w
 	inline.Dir, inline.HelmValues = "apps/shop", [][]byte{[]byte("persistence: {size: 10Gi}\n")}
-	inline.Inline = &gitedit.Inline{Kind: "HelmRelease", Namespace: "shop", Name: "web", Field: []string{"spec", "values"}}
+	inline.Inline = &source.Inline{Kind: "HelmRelease", Namespace: "shop", Name: "web", Field: []string{"spec", "values"}}
 	if files, bump = bumped(inline, edit(t, r, inline, "")); len(files) != 1 || files[0].Path != "apps/shop/web.yaml" || bump != nil {
 		t.Errorf("the HelmRelease's spec.values: edits %+v, bump %+v; want its manifest only", files, bump)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/claimwarden/claimwarden/reconciler/authority"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/rollout"
+	"github.com/claimwarden/claimwarden/reconciler/source"
 	giteasrv "github.com/claimwarden/claimwarden/test/gitea"
 	"github.com/claimwarden/claimwarden/test/testenv"
 )
@@ -89,7 +90,7 @@ func TestARefusedGrowthNowLeavesThePullRequest(t *testing.T) {
 			events := events.NewFakeRecorder(100)
 			ctl := &Controller{Client: kube, Writer: rollout.NewWriter(kube, kube), Authority: authority.NewReviews(kube, 0), Recorder: outcome.Recorder{EventRecorder: events}, Log: logr.Discard()}
 			j := &check{c: ctl, sts: sts, claims: []corev1.PersistentVolumeClaim{claim},
-				src: source{Source: v1alpha1.Source{Kind: "Kustomization", Namespace: "flux-system", Name: "shop"}, Authority: c.tool}}
+				src: origin{Applier: source.Applier{Source: v1alpha1.Source{Kind: "Kustomization", Namespace: "flux-system", Name: "shop"}, Authority: c.tool}}}
 			g := &gitSide{where: Where{Branch: "main", Dir: "apps"}, repo: githost.Repository{Owner: srv.User, Name: "shop"},
 				host: host, key: KeyPrefix + "shop/web-" + name}
 

@@ -36,8 +36,8 @@ func (*Kustomizations) Manages(_ context.Context, obj client.Object, live *appsv
 }
 
 // Applies says why the Kustomization parent does not apply the object of
-// kind gk live, or nil (Applies of its inventory): autoresize's parent
-// tool objects.
+// kind gk live, or nil (Applies of its inventory): source.Parent, for
+// the HelmReleases a Kustomization applies.
 func (*Kustomizations) Applies(_ context.Context, parent client.Object, gk schema.GroupKind, live metav1.Object) error {
 	return Applies(parent.(*kustomizev1.Kustomization), gk, live.GetNamespace(), live.GetName())
 }
@@ -54,13 +54,4 @@ func Applies(ks *kustomizev1.Kustomization, gk schema.GroupKind, namespace, name
 		return fmt.Errorf("it is not in the inventory of Kustomization %s/%s (status.inventory)", ks.Namespace, ks.Name)
 	}
 	return nil
-}
-
-// crossNamespaceRefused is kustomize-controller's --no-cross-namespace-refs
-// mirrored: a Kustomization may not build from another namespace's source.
-func crossNamespaceRefused(ks *kustomizev1.Kustomization, refNamespace string, refused bool) error {
-	if !refused || refNamespace == "" || refNamespace == ks.Namespace {
-		return nil
-	}
-	return fmt.Errorf("kustomization %s/%s: spec.sourceRef names namespace %s: cross-namespace references are not allowed (flux.noCrossNamespaceRefs)", ks.Namespace, ks.Name, refNamespace)
 }

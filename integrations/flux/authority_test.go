@@ -86,21 +86,6 @@ func TestKustomizationAuthority(t *testing.T) {
 	}
 }
 
-func TestCrossNamespaceSourceRefused(t *testing.T) {
-	ks := tenantKustomization("")
-	if err := crossNamespaceRefused(ks, "flux-system", true); err == nil || !strings.Contains(err.Error(), "flux.noCrossNamespaceRefs") {
-		t.Errorf("a source in flux-system with the lockdown: %v, want refused", err)
-	}
-	for _, ns := range []string{"", "tenant-a"} {
-		if err := crossNamespaceRefused(ks, ns, true); err != nil {
-			t.Errorf("source namespace %q: %v, want allowed", ns, err)
-		}
-	}
-	if err := crossNamespaceRefused(ks, "flux-system", false); err != nil {
-		t.Errorf("without the lockdown: %v, want allowed", err)
-	}
-}
-
 func TestRemoteKustomizationSkipped(t *testing.T) {
 	ks := tenantKustomization("")
 	ks.Spec.KubeConfig = &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: "remote"}}

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/integrations/manifests"
+	"github.com/claimwarden/claimwarden/integrations/toolkit"
 	"github.com/claimwarden/claimwarden/reconciler/source"
 )
 
@@ -94,8 +95,8 @@ func (*Kustomizations) Read(_ context.Context, obj client.Object) (source.Readin
 func (k *Kustomizations) Desired(ctx context.Context, obj client.Object) (source.Desired, error) {
 	ks := obj.(*kustomizev1.Kustomization)
 	attempted := ks.Status.LastAttemptedRevision
-	if err := crossNamespaceRefused(ks, ks.Spec.SourceRef.Namespace, k.NoCrossNamespaceRefs); err != nil {
-		return source.Desired{}, buildFailed(err)
+	if err := toolkit.CrossNamespaceRefused(ks.Namespace, ks.Spec.SourceRef.Namespace, k.NoCrossNamespaceRefs); err != nil {
+		return source.Desired{}, buildFailed(fmt.Errorf("kustomization %s/%s: spec.sourceRef names %w", ks.Namespace, ks.Name, err))
 	}
 	src, err := sourceOf(ctx, k.Reader, ks)
 	if err != nil {
@@ -140,9 +141,6 @@ func (k *Kustomizations) Desired(ctx context.Context, obj client.Object) (source
 func (k *Kustomizations) Nudge(ctx context.Context, n source.Nudge) error {
 	return RequestReconcile(ctx, k.Client, types.NamespacedName{Namespace: n.Source.Namespace, Name: n.Source.Name}, k.FieldOwner)
 }
-
-// Forget implements source.Tool: nothing is kept per Kustomization.
-func (*Kustomizations) Forget(types.NamespacedName) {}
 
 func buildFailed(err error) error {
 	return &source.ReadError{Reason: ReasonBuildFailed, Action: "Build", Err: err}

@@ -44,21 +44,21 @@ func (o WatchOptions) withDefaults() WatchOptions {
 	return o
 }
 
-// SetupWithManager registers the Kustomization watcher with mgr and returns
-// the Nudger the rollout controller's outcomes go to. The scheme must know
+// Register returns the Kustomizations tool and the options of its
+// watcher, for the tool registry (source.Registry). The scheme must know
 // kustomize.toolkit.fluxcd.io/v1 and source.toolkit.fluxcd.io/v1.
-func SetupWithManager(mgr ctrl.Manager, o WatchOptions) (*source.Nudger, error) {
+func Register(mgr ctrl.Manager, o WatchOptions) (source.Registration, error) {
 	o = o.withDefaults()
 	if o.Builder == nil || o.Proposals == nil {
-		return nil, errors.New("flux: WatchOptions.Builder and Proposals are required")
+		return source.Registration{}, errors.New("flux: WatchOptions.Builder and Proposals are required")
 	}
 	tool := &Kustomizations{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Builder: o.Builder, FieldOwner: o.FieldOwner,
 		DefaultServiceAccount: o.DefaultServiceAccount, NoCrossNamespaceRefs: o.NoCrossNamespaceRefs}
-	return source.SetupWithManager(mgr, tool, source.Options{
+	return source.Registration{Tool: tool, Options: source.Options{
 		Name:           "flux-kustomization",
 		Namespaces:     o.Namespaces,
 		Proposals:      o.Proposals,
 		RetryBaseDelay: o.RetryBaseDelay,
 		RetryMaxDelay:  o.RetryMaxDelay,
-	})
+	}}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/integrations/toolkit"
 	"github.com/claimwarden/claimwarden/reconciler/authority"
 )
 
@@ -110,9 +111,6 @@ func releaseOwns(live *appsv1.StatefulSet, release, namespace string) error {
 // crossNamespaceRefused is helm-controller's --no-cross-namespace-refs
 // mirrored: a HelmRelease may not take its chart from another namespace.
 func crossNamespaceRefused(hr *helmv2.HelmRelease, refused bool) error {
-	if !refused {
-		return nil
-	}
 	ns := ""
 	switch {
 	case hr.Spec.Chart != nil:
@@ -120,8 +118,8 @@ func crossNamespaceRefused(hr *helmv2.HelmRelease, refused bool) error {
 	case hr.Spec.ChartRef != nil:
 		ns = hr.Spec.ChartRef.Namespace
 	}
-	if ns == "" || ns == hr.Namespace {
-		return nil
+	if err := toolkit.CrossNamespaceRefused(hr.Namespace, ns, refused); err != nil {
+		return fmt.Errorf("HelmRelease %s/%s takes its chart from %w", hr.Namespace, hr.Name, err)
 	}
-	return fmt.Errorf("HelmRelease %s/%s takes its chart from namespace %s: cross-namespace references are not allowed (flux.noCrossNamespaceRefs)", hr.Namespace, hr.Name, ns)
+	return nil
 }

@@ -240,6 +240,3 @@ func statefulSets(keys []types.NamespacedName) string {
 	}
 	return "StatefulSets " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
-
-// Forget implements source.Tool: nothing is kept per release record.
-func (*CLIReleases) Forget(types.NamespacedName) {}

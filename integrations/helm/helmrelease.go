@@ -197,9 +197,6 @@ func (h *HelmReleases) Nudge(ctx context.Context, n source.Nudge) error {
 	return RequestUpgrade(ctx, h.Client, types.NamespacedName{Namespace: n.Source.Namespace, Name: n.Source.Name}, h.FieldOwner)
 }
 
-// Forget implements source.Tool: nothing is kept per HelmRelease.
-func (*HelmReleases) Forget(types.NamespacedName) {}
-
 func readFailed(err error) error {
 	return &source.ReadError{Reason: ReasonReadFailed, Action: "ReadRelease", Err: err}
 }

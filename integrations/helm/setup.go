@@ -51,24 +51,24 @@ func (o WatchOptions) withDefaults() WatchOptions {
 	return o
 }
 
-// SetupWithManager registers the HelmRelease watcher with mgr and returns the
-// Nudger the rollout controller's outcomes go to. The scheme must know
+// Register returns the HelmReleases tool and the options of its watcher,
+// for the tool registry (source.Registry). The scheme must know
 // helm.toolkit.fluxcd.io/v2, source.toolkit.fluxcd.io/v1 and
 // kustomize.toolkit.fluxcd.io/v1.
-func SetupWithManager(mgr ctrl.Manager, o WatchOptions) (*source.Nudger, error) {
+func Register(mgr ctrl.Manager, o WatchOptions) (source.Registration, error) {
 	o = o.withDefaults()
 	if o.Proposals == nil {
-		return nil, errors.New("helm: WatchOptions.Proposals is required")
+		return source.Registration{}, errors.New("helm: WatchOptions.Proposals is required")
 	}
 	tool := &HelmReleases{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), MaxReleaseBytes: o.MaxReleaseBytes, FieldOwner: o.FieldOwner,
 		DefaultServiceAccount: o.DefaultServiceAccount, NoCrossNamespaceRefs: o.NoCrossNamespaceRefs}
-	return source.SetupWithManager(mgr, tool, source.Options{
+	return source.Registration{Tool: tool, Options: source.Options{
 		Name:           "flux-helmrelease",
 		Namespaces:     o.Namespaces,
 		Proposals:      o.Proposals,
 		RetryBaseDelay: o.RetryBaseDelay,
 		RetryMaxDelay:  o.RetryMaxDelay,
-	})
+	}}, nil
 }
 
 // CLIOptions configure the watcher of Helm CLI releases.
@@ -87,16 +87,16 @@ type CLIOptions struct {
 	RetryBaseDelay, RetryMaxDelay time.Duration
 }
 
-// SetupCLIWithManager registers the watcher of Helm CLI releases with mgr
-// and returns the Nudger the rollout controller's outcomes go to. The
-// manager's cache must hold release records' metadata only, and only
-// theirs (CacheCLIReleases).
-func SetupCLIWithManager(mgr ctrl.Manager, o CLIOptions) (*source.Nudger, error) {
+// RegisterCLI returns the tool of Helm CLI releases and the options of its
+// watcher, for the tool registry (source.Registry). The manager's cache
+// must hold release records' metadata only, and only theirs
+// (CacheCLIReleases).
+func RegisterCLI(mgr ctrl.Manager, o CLIOptions) (source.Registration, error) {
 	if o.Proposals == nil {
-		return nil, errors.New("helm: CLIOptions.Proposals is required")
+		return source.Registration{}, errors.New("helm: CLIOptions.Proposals is required")
 	}
 	if len(o.Namespaces) == 0 {
-		return nil, errors.New("helm: CLIOptions.Namespaces is required")
+		return source.Registration{}, errors.New("helm: CLIOptions.Namespaces is required")
 	}
 	tool := &CLIReleases{
 		Cached:          mgr.GetClient(),
@@ -104,14 +104,14 @@ func SetupCLIWithManager(mgr ctrl.Manager, o CLIOptions) (*source.Nudger, error)
 		Recorder:        outcome.NewRecorder(mgr.GetEventRecorder(v1alpha1.ControllerName)),
 		MaxReleaseBytes: o.MaxReleaseBytes,
 	}
-	return source.SetupWithManager(mgr, tool, source.Options{
+	return source.Registration{Tool: tool, Options: source.Options{
 		Name:           "helm-release",
 		Namespaces:     o.Namespaces,
 		Proposals:      o.Proposals,
 		RetryBaseDelay: o.RetryBaseDelay,
 		RetryMaxDelay:  o.RetryMaxDelay,
 		Related:        tool.Related,
-	})
+	}}, nil
 }
 
 // CacheCLIReleases is the cache configuration of release records: the

@@ -70,7 +70,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if reading.State == Skipped {
 		// A skipped object applies nothing, so nothing it proposed may be acted on.
 		r.dropOwned(ctx, owner)
-		r.tool.Forget(req.NamespacedName)
+		r.forgetTool(req.NamespacedName)
 		for _, n := range r.memory.skip(req.NamespacedName, reading.Notes) {
 			r.say(ctx, obj, src, n)
 		}
@@ -220,7 +220,14 @@ func (r *Reconciler) readFailed(ctx context.Context, obj client.Object, src v1al
 func (r *Reconciler) forget(ctx context.Context, owner proposal.Owner, obj types.NamespacedName) {
 	r.dropOwned(ctx, owner)
 	r.memory.forget(obj)
-	r.tool.Forget(obj)
+	r.forgetTool(obj)
+}
+
+// forgetTool tells a tool that remembers per object (a Forgetter) to forget obj.
+func (r *Reconciler) forgetTool(obj types.NamespacedName) {
+	if f, ok := r.tool.(Forgetter); ok {
+		f.Forget(obj)
+	}
 }
 
 func (r *Reconciler) dropOwned(ctx context.Context, owner proposal.Owner) {

@@ -4,6 +4,8 @@
 // its tool's object and desired StatefulSets, how to nudge the tool); the
 // Reconciler does the rest for every tool alike: proposing, pruning,
 // dropping what Git no longer asks for, saying things once, forgetting.
+// The Registry holds the enabled tools for the Reconcilers and for
+// autoresize, which asks those that are AtRest, Parent and Locator too.
 package source
 
 import (
@@ -16,8 +18,13 @@ import (
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 )
 
-// Tool is what a watcher knows about its GitOps tool.
-type Tool interface {
+// A GitOps tool is a few small interfaces, each one concern, composed as
+// controller-runtime composes its own (client.Client of Reader, Writer,
+// ...): the source reconciler needs a Tool; autoresize asks the tools of
+// the Registry that are AtRest, Locator or Parent too.
+
+// Reader reads a tool's objects and the StatefulSets they desire.
+type Reader interface {
 	// Kind is the Source kind of the tool's proposals, e.g. "Kustomization".
 	Kind() string
 	// NewObject returns an empty tool object (typed, or unstructured with
@@ -31,6 +38,10 @@ type Tool interface {
 	// the rollouts say so and the read is retried with back-off (see
 	// ReadError for the event it is reported with).
 	Desired(ctx context.Context, obj client.Object) (Desired, error)
+}
+
+// Owner says whether a tool object applies a StatefulSet, and as whom.
+type Owner interface {
 	// Authority is the identity the tool applies obj's desired state as
 	// (Proposal.Authority): a service account the object names, or the
 	// one the tool's lockdown defaults to; nil when the tool applies as
@@ -42,14 +53,30 @@ type Tool interface {
 	// alone whatever obj's desired state says. Only the tool's own
 	// records count, never what the desired state claims about itself.
 	Manages(ctx context.Context, obj client.Object, live *appsv1.StatefulSet) error
+}
+
+// Reapplier asks a tool to apply again.
+type Reapplier interface {
 	// Nudge asks the tool to apply again once the StatefulSets one of its
 	// objects proposed were converged (Nudge says which, and which not):
 	// once per proposal, not per StatefulSet. It may call remote APIs; the
 	// Nudger bounds it with a timeout.
 	Nudge(ctx context.Context, n Nudge) error
-	// Forget drops what the tool itself remembers about a tool object that
-	// is gone or skipped.
+}
+
+// Forgetter is a tool that remembers something per tool object itself;
+// the Reconciler calls Forget when a tool object is gone or skipped.
+type Forgetter interface {
+	// Forget drops what the tool remembers about the tool object obj.
 	Forget(obj types.NamespacedName)
+}
+
+// Tool is what the source Reconciler and its Nudger need of a GitOps
+// tool; a Forgetter too when the tool remembers per object.
+type Tool interface {
+	Reader
+	Owner
+	Reapplier
 }
 
 // Nudge is what a tool object is asked to apply again for: the StatefulSets

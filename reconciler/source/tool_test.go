@@ -52,7 +52,10 @@ type configMapTool struct {
 	forgotten []types.NamespacedName
 }
 
-var _ source.Tool = (*configMapTool)(nil)
+var (
+	_ source.Tool      = (*configMapTool)(nil)
+	_ source.Forgetter = (*configMapTool)(nil)
+)
 
 func (*configMapTool) Kind() string { return toolKind }
 

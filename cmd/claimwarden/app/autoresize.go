@@ -13,7 +13,6 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/config"
-	"github.com/claimwarden/claimwarden/integrations/argocd"
 	"github.com/claimwarden/claimwarden/integrations/autoresize"
 	"github.com/claimwarden/claimwarden/integrations/flux"
 	"github.com/claimwarden/claimwarden/integrations/gitedit"
@@ -26,17 +25,19 @@ import (
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/reconciler/rollout"
+	"github.com/claimwarden/claimwarden/reconciler/source"
 )
 
 // autoresizeParts are what autoresize shares with the rest of the
 // controller: the policies, the rollout (what it assesses proposals with,
-// and its one writer of claims and status), the proposals, Flux's artifact
-// cache and the Git host clients.
+// and its one writer of claims and status), the proposals, the GitOps
+// tools, Flux's artifact cache and the Git host clients.
 type autoresizeParts struct {
 	engine    *policies.Engine
 	rollout   *rollout.Reconciler
 	writer    *rollout.Writer
 	proposals *proposal.Store
+	tools     *source.Registry
 	artifacts *flux.Fetcher
 	clients   githost.Clients
 }
@@ -104,13 +105,12 @@ func setupAutoresize(mgr ctrl.Manager, cfg config.Config, parts autoresizeParts,
 		Recorder:  outcome.NewRecorder(mgr.GetEventRecorder(v1alpha1.ControllerName)),
 		Authority: authority.NewReviews(mgr.GetClient(), 0),
 		Renderer:  gitedit.SandboxRenderer{Runner: renders},
-		Owners:    autoresizeOwners(mgr, cfg),
+		Tools:     parts.tools,
 		Metrics:   autoresize.NewMetrics(),
 		Log:       log,
 		Options: autoresize.Options{
 			Rules: a.Rules(), Interval: a.Interval, Concurrency: a.Concurrency, CheckTimeout: a.CheckTimeout,
-			StatusContextPrefix:  cfg.GitStatus.ContextPrefix,
-			NoCrossNamespaceRefs: cfg.Flux.NoCrossNamespaceRefs, MaxClaims: cfg.MaxClaimsPerStatefulSet,
+			StatusContextPrefix: cfg.GitStatus.ContextPrefix, MaxClaims: cfg.MaxClaimsPerStatefulSet,
 		},
 	}
 	// A nil *flux.Fetcher in the interface would not be nil.
@@ -123,19 +123,4 @@ func setupAutoresize(mgr ctrl.Manager, cfg config.Config, parts autoresizeParts,
 		return err
 	}
 	return mgr.Add(c)
-}
-
-// autoresizeOwners are the enabled GitOps tools, for StatefulSets at rest.
-// Argo CD's is the integration's tool without an API client: finding what
-// an Application manages reads only its AppProject and argocd-cm.
-func autoresizeOwners(mgr ctrl.Manager, cfg config.Config) []autoresize.Owner {
-	var out []autoresize.Owner
-	if cfg.Flux.Enabled || cfg.Flux.HelmReleases {
-		out = append(out, autoresize.FluxOwners(mgr.GetAPIReader(), cfg.Flux.DefaultServiceAccount, cfg.Flux.MaxReleaseBytes)...)
-	}
-	if cfg.ArgoCD.Enabled {
-		apps := argocd.NewApplications(mgr.GetAPIReader(), nil, mgr.GetEventRecorder(v1alpha1.ControllerName), false, cfg.ArgoCD.ControlPlaneNamespace)
-		out = append(out, autoresize.ArgoCDOwner(apps, cfg.ArgoCD.ControlPlaneNamespace))
-	}
-	return out
 }

@@ -13,17 +13,13 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/config"
-	"github.com/claimwarden/claimwarden/integrations/argocd"
 	"github.com/claimwarden/claimwarden/integrations/commitstatus"
 	"github.com/claimwarden/claimwarden/integrations/flux"
 	"github.com/claimwarden/claimwarden/integrations/githost"
-	"github.com/claimwarden/claimwarden/integrations/helm"
 	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/authority"
-	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/reconciler/rollout"
-	"github.com/claimwarden/claimwarden/reconciler/source"
 )
 
 // setupControllers builds the policy engine and registers claimwarden's
@@ -83,18 +79,24 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 		f := cfg.Flux
 		artifacts = &flux.Fetcher{Dir: f.ArtifactCacheDir, MaxSize: f.MaxArtifactSize, MaxCacheSize: f.MaxCacheSize, Logger: log.WithName("flux")}
 	}
-	// The tools' Nudgers ask them to apply again once a proposal converged.
-	nudgers, err := setupSources(mgr, cfg, opts.Proposals, artifacts, log)
+	tools, err := newTools(mgr, cfg, opts.Proposals, artifacts)
 	if err != nil {
 		return err
 	}
-	opts.Sinks = append(opts.Sinks, nudgers...)
+	// The tools' Nudgers ask them to apply again once a proposal converged.
+	nudgers, err := tools.SetupWithManager(mgr)
+	if err != nil {
+		return err
+	}
+	for _, n := range nudgers {
+		opts.Sinks = append(opts.Sinks, n)
+	}
 	roll, err := rollout.SetupWithManager(mgr, opts)
 	if err != nil {
 		return fmt.Errorf("setting up the rollout controller: %w", err)
 	}
 	return setupAutoresize(mgr, cfg, autoresizeParts{
-		engine: engine, rollout: roll, writer: opts.Writer, proposals: opts.Proposals, artifacts: artifacts, clients: clients,
+		engine: engine, rollout: roll, writer: opts.Writer, proposals: opts.Proposals, tools: tools, artifacts: artifacts, clients: clients,
 	}, log.WithName("autoresize"))
 }
 
@@ -131,107 +133,6 @@ func newFluxNotifier(ctx context.Context, addr string, log logr.Logger) (*flux.N
 		_ = notifier.Flush(flushCtx)
 	}()
 	return notifier, nil
-}
-
-// setupSources starts the watcher of every GitOps tool configured, which
-// publish their proposals to store, and returns their Nudgers.
-func setupSources(mgr ctrl.Manager, cfg config.Config, store *proposal.Store, artifacts *flux.Fetcher, log logr.Logger) ([]outcome.Sink, error) {
-	var nudgers []outcome.Sink
-	if cfg.Flux.Enabled {
-		nudger, err := setupFlux(mgr, cfg.Flux, store, artifacts)
-		if err != nil {
-			return nil, err
-		}
-		nudgers = append(nudgers, nudger)
-	}
-	if cfg.Flux.HelmReleases {
-		nudger, err := helm.SetupWithManager(mgr, helm.WatchOptions{
-			Namespaces:            cfg.Flux.Namespaces,
-			Proposals:             store,
-			MaxReleaseBytes:       cfg.Flux.MaxReleaseBytes,
-			FieldOwner:            v1alpha1.ControllerName,
-			DefaultServiceAccount: cfg.Flux.DefaultServiceAccount,
-			NoCrossNamespaceRefs:  cfg.Flux.NoCrossNamespaceRefs,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("setting up the Flux HelmRelease integration: %w", err)
-		}
-		nudgers = append(nudgers, nudger)
-	}
-	if cfg.ArgoCD.Enabled {
-		nudger, err := setupArgoCD(mgr, cfg.ArgoCD, store)
-		if err != nil {
-			return nil, err
-		}
-		nudgers = append(nudgers, nudger)
-	}
-	if cfg.Helm.Enabled {
-		nudger, err := helm.SetupCLIWithManager(mgr, helm.CLIOptions{
-			Namespaces:      cfg.Helm.Namespaces,
-			Proposals:       store,
-			MaxReleaseBytes: cfg.Helm.MaxReleaseBytes,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("setting up the Helm release integration: %w", err)
-		}
-		nudgers = append(nudgers, nudger)
-	}
-	return nudgers, nil
-}
-
-// setupFlux starts the Kustomization watcher, whose proposals the rollout
-// controller acts on, and returns its Nudger.
-func setupFlux(mgr ctrl.Manager, f config.Flux, store *proposal.Store, artifacts *flux.Fetcher) (*source.Nudger, error) {
-	builder := &flux.Builder{
-		Fetcher: artifacts,
-		// Uncached: substituteFrom names a few ConfigMaps and Secrets; a
-		// cache would watch every Secret in the cluster.
-		Reader: mgr.GetAPIReader(),
-		Limits: flux.Limits{TotalBytes: f.MaxBuildBytes, Nodes: f.MaxBuildNodes},
-	}
-	nudger, err := flux.SetupWithManager(mgr, flux.WatchOptions{
-		Namespaces:            f.Namespaces,
-		Builder:               builder,
-		Proposals:             store,
-		FieldOwner:            v1alpha1.ControllerName,
-		DefaultServiceAccount: f.DefaultServiceAccount,
-		NoCrossNamespaceRefs:  f.NoCrossNamespaceRefs,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("setting up the Flux integration: %w", err)
-	}
-	return nudger, nil
-}
-
-// setupArgoCD starts the Application watcher, whose proposals the rollout
-// controller acts on, and returns its Nudger.
-func setupArgoCD(mgr ctrl.Manager, a config.ArgoCD, store *proposal.Store) (*source.Nudger, error) {
-	if a.CAFile != "" {
-		if _, err := os.Stat(a.CAFile); err != nil {
-			return nil, fmt.Errorf("argocd.caFile: %w", err)
-		}
-	}
-	ref := a.TokenSecretRef
-	api, err := argocd.NewClient(argocd.ClientOptions{
-		Server: a.Server, CAFile: a.CAFile, Insecure: a.Insecure, Plaintext: a.Plaintext,
-		// Uncached: one Secret read per API call; a cache would watch Secrets.
-		Token: &argocd.SecretToken{Reader: mgr.GetAPIReader(), Secret: types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, Key: ref.Key},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("argocd: %w", err)
-	}
-	nudger, err := argocd.SetupWithManager(mgr, argocd.WatchOptions{
-		Namespaces:     a.Namespaces,
-		API:            api,
-		Proposals:      store,
-		SyncManualApps: a.SyncManualApps,
-		// AppProjects and argocd-cm decide what an Application manages.
-		ControlPlaneNamespace: a.ControlPlaneNamespace,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("setting up the Argo CD integration: %w", err)
-	}
-	return nudger, nil
 }
 
 // newPolicyEngine builds the engine from the policies.* configuration; it

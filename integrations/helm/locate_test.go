@@ -1,9 +1,7 @@
-package autoresize
+package helm
 
 import (
 	"context"
-	"errors"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -18,19 +16,18 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/integrations/flux"
-	"github.com/claimwarden/claimwarden/integrations/gitedit"
-	"github.com/claimwarden/claimwarden/test/testenv"
+	"github.com/claimwarden/claimwarden/reconciler/source"
 )
 
-// Where a tool reads its StatefulSets from, read from its objects on a real
-// API server with Flux's CRDs: the GitRepository's URL and branch, the
-// Kustomization's path kept inside the repository as Flux keeps it, a
-// HelmRelease's chart and values files; refused where there is no branch
-// to propose to, no Git, or a cross-namespace source Flux would refuse.
+// Where a HelmRelease reads its StatefulSets from, read from its objects
+// on a real API server with Flux's CRDs: its chart and values files in a
+// GitRepository, with Flux's reconcileStrategy; refused for a chart from a
+// Helm repository source-controller has not packaged yet. Values the
+// HelmRelease sets itself are located by the registry's parents (a Flux
+// Kustomization, the flux package's tool).
 func TestLocate(t *testing.T) {
-	c := fluxAPI(t)
+	c := kube(t)
 	ctx := context.Background()
 	minute := metav1.Duration{Duration: time.Minute}
 	repo := func(ns, name string, ref *sourcev1.GitRepositoryRef) *sourcev1.GitRepository {
@@ -56,11 +53,8 @@ func TestLocate(t *testing.T) {
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shared"}},
 		repo("apps", "fleet", &sourcev1.GitRepositoryRef{Branch: "prod"}),
 		repo("shared", "common", nil),
-		repo("apps", "tagged", &sourcev1.GitRepositoryRef{Tag: "v1.0.0"}),
 		ks("shop", "./clusters/../clusters/prod/shop", "", "fleet"),
-		ks("outside", "../../etc", "", "fleet"),
 		ks("cross", "./", "shared", "common"),
-		ks("tag", "./", "", "tagged"),
 		hr("db", sourcev1.GitRepositoryKind),
 		revised,
 		hr("packaged", sourcev1.HelmRepositoryKind),
@@ -69,34 +63,22 @@ func TestLocate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	l := Locator{Reader: c, Parents: FluxOwners(c, "", 0)}
-	src := func(kind, name string) v1alpha1.Source {
-		return v1alpha1.Source{Kind: kind, Namespace: "apps", Name: name}
-	}
-
-	for name, want := range map[string]Where{
-		"shop":    {Repository: "https://git.example.com/acme/fleet.git", Branch: "prod", Dir: "clusters/prod/shop"},
-		"outside": {Repository: "https://git.example.com/acme/fleet.git", Branch: "prod", Dir: "etc"},
-		"cross":   {Repository: "https://git.example.com/acme/common.git", Branch: "master"},
-	} {
-		got, err := l.Locate(ctx, src(kustomizev1.KustomizationKind, name), nil)
-		if err != nil || got.Repository != want.Repository || got.Branch != want.Branch || got.Dir != want.Dir || got.Chart != "" {
-			t.Errorf("Kustomization %s: %+v, %v; want %+v", name, got, err, want)
+	var tools source.Registry
+	tools.Know(&flux.Kustomizations{Reader: c})
+	tools.Know(&HelmReleases{Reader: c})
+	locate := func(name string) (source.Where, error) {
+		l, ok := tools.Locator(helmv2.HelmReleaseKind)
+		if !ok {
+			t.Fatal("the registry has no locator of HelmReleases")
 		}
-	}
-	// An object the caller read already is not read again: one that is not
-	// on the server is located from itself.
-	if got, err := l.Locate(ctx, src(kustomizev1.KustomizationKind, "unsaved"), ks("unsaved", "./apps", "", "fleet")); err != nil || got.Dir != "apps" || got.Branch != "prod" {
-		t.Errorf("a Kustomization given: %+v, %v; want it located without a read", got, err)
-	}
-	if _, err := (Locator{Reader: c, NoCrossNamespaceRefs: true}).Locate(ctx, src(kustomizev1.KustomizationKind, "cross"), nil); err == nil || !strings.Contains(err.Error(), "flux.noCrossNamespaceRefs") {
-		t.Errorf("a cross-namespace source under --no-cross-namespace-refs: %v, want refused", err)
-	}
-	if _, err := l.Locate(ctx, src(kustomizev1.KustomizationKind, "tag"), nil); !errors.Is(err, ErrNoBranch) {
-		t.Errorf("a GitRepository at a tag: %v, want ErrNoBranch", err)
+		obj := l.NewObject()
+		if err := c.Get(ctx, types.NamespacedName{Namespace: "apps", Name: name}, obj); err != nil {
+			t.Fatal(err)
+		}
+		return l.Locate(ctx, obj, tools.Parents(c))
 	}
 
-	got, err := l.Locate(ctx, src(helmv2.HelmReleaseKind, "db"), nil)
+	got, err := locate("db")
 	if err != nil || got.Branch != "prod" || got.Chart != "charts/db" || strings.Join(got.ValuesFiles, ",") != "envs/prod/values.yaml,charts/db/values.yaml" ||
 		got.Release != (types.NamespacedName{Namespace: "shop", Name: "shop-db"}) {
 		t.Errorf("HelmRelease db: %+v, %v; want the chart and values files in fleet@prod, released as shop/shop-db", got, err)
@@ -107,31 +89,13 @@ func TestLocate(t *testing.T) {
 	if got.ChartByVersion == nil || *got.ChartByVersion != (types.NamespacedName{Namespace: "apps", Name: "db"}) {
 		t.Errorf("HelmRelease db: ChartByVersion %v, want apps/db", got.ChartByVersion)
 	}
-	if got, err := l.Locate(ctx, src(helmv2.HelmReleaseKind, "revised"), nil); err != nil || got.ChartByVersion != nil {
+	if got, err := locate("revised"); err != nil || got.ChartByVersion != nil {
 		t.Errorf("HelmRelease revised (reconcileStrategy Revision): %+v, %v; want no ChartByVersion", got, err)
 	}
-	if _, err := l.Locate(ctx, src(helmv2.HelmReleaseKind, "packaged"), nil); err == nil || !strings.Contains(err.Error(), "no HelmChart of it yet") {
+	if _, err := locate("packaged"); err == nil || !strings.Contains(err.Error(), "no HelmChart of it yet") {
 		t.Errorf("a chart from a Helm repository without its HelmChart: %v, want refused", err)
 	}
-	testLocateHelmReleaseValues(t, l, hr)
-	if _, err := l.Locate(ctx, v1alpha1.Source{Kind: "Application", Namespace: "argocd", Name: "shop"}, nil); err == nil {
-		t.Error("an Argo CD Application: no error")
-	}
-}
-
-// An Argo CD targetRevision follows a branch, the default one for HEAD;
-// a commit or a tag follows none.
-func TestArgoBranch(t *testing.T) {
-	for rev, want := range map[string]string{"": DefaultBranch, "HEAD": DefaultBranch, "main": "main", "refs/heads/prod": "prod", "release/1.x": "release/1.x"} {
-		if got, err := argoBranch(rev); err != nil || got != want {
-			t.Errorf("%q: %q, %v; want %q", rev, got, err, want)
-		}
-	}
-	for _, rev := range []string{"0123456789abcdef0123456789abcdef01234567", "refs/tags/v1"} {
-		if _, err := argoBranch(rev); !errors.Is(err, ErrNoBranch) {
-			t.Errorf("%q: %v, want ErrNoBranch", rev, err)
-		}
-	}
+	testLocateHelmReleaseValues(t, c, locate, hr)
 }
 
 // A HelmRelease that sets spec.values is edited in its own manifest when a
@@ -139,9 +103,8 @@ func TestArgoBranch(t *testing.T) {
 // inventory confirms it, and the pull request goes to its repository with
 // the chart read from the chart's. Labels the inventory does not confirm
 // are refused; without labels only the values files are edited.
-func testLocateHelmReleaseValues(t *testing.T, l Locator, hr func(name, sourceKind string) *helmv2.HelmRelease) {
+func testLocateHelmReleaseValues(t *testing.T, c client.Client, locate func(string) (source.Where, error), hr func(name, sourceKind string) *helmv2.HelmRelease) {
 	ctx := context.Background()
-	c := l.Reader.(client.Client)
 	valued := func(name, ks string) *helmv2.HelmRelease {
 		o := hr(name, sourcev1.GitRepositoryKind)
 		o.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{"persistence":{"size":"10Gi"}}`)}
@@ -183,45 +146,33 @@ func testLocateHelmReleaseValues(t *testing.T, l Locator, hr func(name, sourceKi
 	}
 	applied("shop", "valued", "repo-chart")
 	applied("cross", "elsewhere")
-	inline := gitedit.Inline{Kind: "HelmRelease", Namespace: "apps", Name: "valued", Field: []string{"spec", "values"}}
+	inline := source.Inline{Kind: "HelmRelease", Namespace: "apps", Name: "valued", Field: []string{"spec", "values"}}
 
-	got, err := l.Locate(ctx, v1alpha1.Source{Kind: helmv2.HelmReleaseKind, Namespace: "apps", Name: "valued"}, nil)
+	got, err := locate("valued")
 	if err != nil || got.Inline == nil || !reflect.DeepEqual(*got.Inline, inline) || got.Dir != "clusters/prod/shop" || got.Chart != "charts/db" ||
 		got.ChartRepository != "" || len(got.HelmValues) != 1 || string(got.HelmValues[0]) != "persistence:\n  size: 10Gi\n" ||
 		got.ChartByVersion == nil || got.ChartByVersion.Name != "valued" {
 		t.Errorf("HelmRelease valued: %+v, %v; want its manifest under the Kustomization shop's path, the chart beside it", got, err)
 	}
-	got, err = l.Locate(ctx, v1alpha1.Source{Kind: helmv2.HelmReleaseKind, Namespace: "apps", Name: "elsewhere"}, nil)
+	got, err = locate("elsewhere")
 	if err != nil || got.Inline == nil || got.Repository != "https://git.example.com/acme/common.git" || got.Branch != "master" ||
 		got.ChartRepository != "https://git.example.com/acme/fleet.git" || got.ChartBranch != "prod" {
 		t.Errorf("HelmRelease elsewhere: %+v, %v; want the pull request to common@master, the chart read from fleet@prod", got, err)
 	}
-	if _, err := l.Locate(ctx, v1alpha1.Source{Kind: helmv2.HelmReleaseKind, Namespace: "apps", Name: "forged"}, nil); err == nil || !strings.Contains(err.Error(), "does not apply it") {
+	if _, err := locate("forged"); err == nil || !strings.Contains(err.Error(), "HelmRelease apps/forged names Kustomization apps/shop, which does not apply it") {
 		t.Errorf("labels naming a Kustomization whose inventory does not hold it: %v, want refused", err)
 	}
-	got, err = l.Locate(ctx, v1alpha1.Source{Kind: helmv2.HelmReleaseKind, Namespace: "apps", Name: "repo-chart"}, nil)
+	got, err = locate("repo-chart")
 	if err != nil || got.Inline == nil || got.HelmChart == nil || *got.HelmChart != (types.NamespacedName{Namespace: "apps", Name: "apps-repo-chart"}) ||
 		got.Chart != "db" || strings.Join(got.ValuesFiles, ",") != "db/envs/prod/values.yaml,db/charts/db/values.yaml" || got.Repository != "https://git.example.com/acme/fleet.git" ||
 		got.ChartByVersion != nil {
 		t.Errorf("HelmRelease repo-chart: %+v, %v; want its manifest in fleet, the chart in HelmChart apps/apps-repo-chart", got, err)
 	}
-	if _, err := l.Locate(ctx, v1alpha1.Source{Kind: helmv2.HelmReleaseKind, Namespace: "apps", Name: "repo-byhand"}, nil); err == nil || !strings.Contains(err.Error(), "no Flux Kustomization applies it") {
+	if _, err := locate("repo-byhand"); err == nil || !strings.Contains(err.Error(), "no Flux Kustomization applies it") {
 		t.Errorf("a packaged chart's HelmRelease applied by hand: %v, want refused", err)
 	}
-	got, err = l.Locate(ctx, v1alpha1.Source{Kind: helmv2.HelmReleaseKind, Namespace: "apps", Name: "byhand"}, nil)
+	got, err = locate("byhand")
 	if err != nil || got.Inline != nil || got.Chart != "charts/db" || len(got.HelmValues) == 0 {
 		t.Errorf("HelmRelease byhand: %+v, %v; want the values files, rendered under its spec.values", got, err)
 	}
-}
-
-// fluxAPI starts a real API server with Flux's CRDs and returns a client
-// of it that knows Kustomizations, GitRepositories and HelmReleases.
-func fluxAPI(t *testing.T) client.Client {
-	t.Helper()
-	bin, err := testenv.BinDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := testenv.StartT(t, testenv.Options{CRDDirs: []string{filepath.Join(bin, "flux-crds")}})
-	return testenv.Client(t, env.Config, kustomizev1.AddToScheme, sourcev1.AddToScheme, helmv2.AddToScheme)
 }

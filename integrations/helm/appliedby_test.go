@@ -1,4 +1,4 @@
-package autoresize
+package helm
 
 import (
 	"bytes"
@@ -19,18 +19,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/claimwarden/claimwarden/integrations/helm"
-	"github.com/claimwarden/claimwarden/reconciler/proposal"
+	"github.com/claimwarden/claimwarden/reconciler/source"
 )
 
 // A tenant's StatefulSet whose labels and annotations name another team's
-// HelmRelease is not that HelmRelease's: its release record must hold the
-// StatefulSet, in the StatefulSet's namespace. The status names no
+// HelmRelease is not that HelmRelease's (source.Registry.AppliedBy, which
+// autoresize asks of a StatefulSet at rest): its release record must hold
+// the StatefulSet, in the StatefulSet's namespace. The error names no
 // repository of the other team. The platform's own StatefulSet, which the
 // record holds, is the HelmRelease's. On a real API server with Flux's
 // CRDs.
-func TestSourceOfAtRestIsConfirmedByTheRelease(t *testing.T) {
-	c := fluxAPI(t)
+func TestAppliedByAtRestIsConfirmedByTheRelease(t *testing.T) {
+	c := kube(t)
 	ctx := context.Background()
 	hr := &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "db"},
 		Spec: helmv2.HelmReleaseSpec{Interval: metav1.Duration{Duration: time.Minute}, Chart: &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
@@ -41,7 +41,7 @@ func TestSourceOfAtRestIsConfirmedByTheRelease(t *testing.T) {
 		&sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "platform"},
 			Spec: sourcev1.GitRepositorySpec{URL: "https://git.example.com/platform/fleet.git", Interval: metav1.Duration{Duration: time.Minute}}},
 		hr,
-		releaseRecord(t, "platform", "db", 1, "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec: {serviceName: db, selector: {matchLabels: {app: db}}, template: {metadata: {labels: {app: db}}, spec: {containers: [{name: db, image: db}]}}}\n"),
+		releaseWith(t, "platform", "db", 1, "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec: {serviceName: db, selector: {matchLabels: {app: db}}, template: {metadata: {labels: {app: db}}, spec: {containers: [{name: db, image: db}]}}}\n"),
 	} {
 		if err := c.Create(ctx, o); err != nil {
 			t.Fatal(err)
@@ -53,31 +53,32 @@ func TestSourceOfAtRestIsConfirmedByTheRelease(t *testing.T) {
 	if err := c.Status().Update(ctx, hr); err != nil {
 		t.Fatal(err)
 	}
-	ctl := &Controller{Reader: c, Proposals: proposal.NewStore(), Owners: FluxOwners(c, "", 0)}
+	var tools source.Registry
+	tools.Know(&HelmReleases{Reader: c})
 	// named is a StatefulSet that names platform's HelmRelease db as
 	// helm-controller's labels and Helm's annotations would.
 	named := func(ns string) *appsv1.StatefulSet {
 		return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db",
-			Labels:      map[string]string{helm.HelmReleaseNameLabel: "db", helm.HelmReleaseNamespaceLabel: "platform"},
+			Labels:      map[string]string{HelmReleaseNameLabel: "db", HelmReleaseNamespaceLabel: "platform"},
 			Annotations: map[string]string{"meta.helm.sh/release-name": "db", "meta.helm.sh/release-namespace": "platform"}}}
 	}
 
-	_, err := ctl.sourceOf(ctx, named("tenant-b"))
-	if want := "it names HelmRelease platform/db, which does not apply it: HelmRelease platform/db releases into namespace platform, not tenant-b"; err == nil || err.Error() != want {
-		t.Errorf("the tenant's StatefulSet: %v, want %q", err, want)
+	_, ok, err := tools.AppliedBy(ctx, c, named("tenant-b"))
+	if want := "it names HelmRelease platform/db, which does not apply it: HelmRelease platform/db releases into namespace platform, not tenant-b"; !ok || err == nil || err.Error() != want {
+		t.Errorf("the tenant's StatefulSet: %v, %v; want %q", ok, err, want)
 	}
 	if err != nil && strings.Contains(err.Error(), "git.example.com") {
 		t.Errorf("the tenant's status names the platform's repository: %v", err)
 	}
-	src, err := ctl.sourceOf(ctx, named("platform"))
-	if err != nil || src.Kind != helmv2.HelmReleaseKind || src.Namespace != "platform" || src.Name != "db" {
+	src, ok, err := tools.AppliedBy(ctx, c, named("platform"))
+	if !ok || err != nil || src.Source.Kind != helmv2.HelmReleaseKind || src.Source.Namespace != "platform" || src.Source.Name != "db" {
 		t.Errorf("the platform's StatefulSet: %+v, %v; want HelmRelease platform/db", src.Source, err)
 	}
 }
 
-// releaseRecord is version of release name in ns, its manifest manifest,
+// releaseWith is version of release name in ns, its manifest manifest,
 // as Helm's Secrets driver stores it: JSON, gzip, base64.
-func releaseRecord(t *testing.T, ns, name string, version int, manifest string) *corev1.Secret {
+func releaseWith(t *testing.T, ns, name string, version int, manifest string) *corev1.Secret {
 	t.Helper()
 	js, err := json.Marshal(&rspb.Release{Name: name, Namespace: ns, Version: version, Manifest: manifest, Info: &rspb.Info{Status: rcommon.StatusDeployed}})
 	if err != nil {
@@ -91,6 +92,6 @@ func releaseRecord(t *testing.T, ns, name string, version int, manifest string) 
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: helm.SecretName(name, version), Labels: map[string]string{"owner": "helm", "name": name}},
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: SecretName(name, version), Labels: map[string]string{"owner": "helm", "name": name}},
 		Type: "helm.sh/release.v1", Data: map[string][]byte{"release": []byte(base64.StdEncoding.EncodeToString(buf.Bytes()))}}
 }
