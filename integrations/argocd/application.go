@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
@@ -58,9 +57,9 @@ var (
 // automated sync after converging its StatefulSet (otherwise it only
 // refreshes it and a person syncs), and controlPlane is Argo CD's own
 // namespace (its AppProjects and settings).
-func NewApplications(reader client.Reader, api *Client, recorder events.EventRecorder, syncManualApps bool, controlPlane string) *Applications {
+func NewApplications(reader client.Reader, api *Client, recorder outcome.Recorder, syncManualApps bool, controlPlane string) *Applications {
 	syncsWaiting, _ := lru.New[types.NamespacedName, []string](maxPending) // fails only for a size below 1
-	return &Applications{reader: reader, api: api, recorder: outcome.NewRecorder(recorder), syncManualApps: syncManualApps, controlPlane: controlPlane, syncsWaiting: syncsWaiting}
+	return &Applications{reader: reader, api: api, recorder: recorder, syncManualApps: syncManualApps, controlPlane: controlPlane, syncsWaiting: syncsWaiting}
 }
 
 // Kind implements source.Tool.

@@ -12,6 +12,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/source"
 )
 
@@ -53,7 +54,7 @@ spec:
 	reader := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: "argocd-cm"}},
 		objectFrom(t, rootProject), root).Build()
-	apps := NewApplications(reader, nil, nil, false, "argocd")
+	apps := NewApplications(reader, nil, outcome.Recorder{}, false, "argocd")
 	var tools source.Registry
 	tools.Know(apps)
 	child := func(trackingID string) *unstructured.Unstructured {

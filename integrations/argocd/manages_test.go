@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/yaml"
+
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
 )
 
 // objectFrom parses a Kubernetes object written as YAML.
@@ -33,7 +35,7 @@ func argoCD(t *testing.T, data map[string]string, projects ...string) *Applicati
 		objs = append(objs, objectFrom(t, p))
 	}
 	reader := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(objs...).Build()
-	return NewApplications(reader, nil, nil, false, "argocd")
+	return NewApplications(reader, nil, outcome.Recorder{}, false, "argocd")
 }
 
 // shopProject lets Applications in argocd and team-* apply to shop and
@@ -115,7 +117,7 @@ func TestManages(t *testing.T) {
 func TestManagesWithoutSettings(t *testing.T) {
 	reader := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(objectFrom(t, shopProject)).Build()
 	live := tracked(map[string]string{"argocd.argoproj.io/tracking-id": "shop:apps/StatefulSet:shop/web"})
-	err := NewApplications(reader, nil, nil, false, "argocd").Manages(context.Background(), shopApp(t, "argocd", "shop", "{server: https://kubernetes.default.svc, namespace: shop}"), live)
+	err := NewApplications(reader, nil, outcome.Recorder{}, false, "argocd").Manages(context.Background(), shopApp(t, "argocd", "shop", "{server: https://kubernetes.default.svc, namespace: shop}"), live)
 	if err == nil || !strings.Contains(err.Error(), "argocd/argocd-cm") {
 		t.Errorf("Manages without argocd-cm = %v, want a refusal naming it", err)
 	}

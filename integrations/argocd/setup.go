@@ -4,9 +4,11 @@ import (
 	"errors"
 	"time"
 
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/reconciler/source"
 )
@@ -29,6 +31,9 @@ type WatchOptions struct {
 	// RetryBaseDelay and RetryMaxDelay bound the back-off while the Argo CD
 	// API fails; defaults 5 s and 5 min (source.Options).
 	RetryBaseDelay, RetryMaxDelay time.Duration
+	// Recorder records the events about Applications: the controller's
+	// one Recorder (zero: one of the manager's).
+	Recorder outcome.Recorder
 }
 
 // Register returns the Applications tool and the options of its watcher,
@@ -40,12 +45,14 @@ func Register(mgr ctrl.Manager, o WatchOptions) (source.Registration, error) {
 	if o.ControlPlaneNamespace == "" {
 		o.ControlPlaneNamespace = DefaultControlPlaneNamespace
 	}
-	tool := NewApplications(mgr.GetAPIReader(), o.API, mgr.GetEventRecorder(v1alpha1.ControllerName), o.SyncManualApps, o.ControlPlaneNamespace)
+	rec := o.Recorder.Or(func() events.EventRecorder { return mgr.GetEventRecorder(v1alpha1.ControllerName) })
+	tool := NewApplications(mgr.GetAPIReader(), o.API, rec, o.SyncManualApps, o.ControlPlaneNamespace)
 	return source.Registration{Tool: tool, Options: source.Options{
 		Name:           "argocd-application",
 		Namespaces:     o.Namespaces,
 		Proposals:      o.Proposals,
 		RetryBaseDelay: o.RetryBaseDelay,
 		RetryMaxDelay:  o.RetryMaxDelay,
+		Recorder:       rec,
 	}}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -85,6 +86,9 @@ type CLIOptions struct {
 	// RetryBaseDelay and RetryMaxDelay bound the back-off while a release
 	// record cannot be read; defaults 5 s and 5 min (source.Options).
 	RetryBaseDelay, RetryMaxDelay time.Duration
+	// Recorder records the events about releases: the controller's one
+	// Recorder (zero: one of the manager's).
+	Recorder outcome.Recorder
 }
 
 // RegisterCLI returns the tool of Helm CLI releases and the options of its
@@ -101,7 +105,7 @@ func RegisterCLI(mgr ctrl.Manager, o CLIOptions) (source.Registration, error) {
 	tool := &CLIReleases{
 		Cached:          mgr.GetClient(),
 		Reader:          mgr.GetAPIReader(),
-		Recorder:        outcome.NewRecorder(mgr.GetEventRecorder(v1alpha1.ControllerName)),
+		Recorder:        o.Recorder.Or(func() events.EventRecorder { return mgr.GetEventRecorder(v1alpha1.ControllerName) }),
 		MaxReleaseBytes: o.MaxReleaseBytes,
 	}
 	return source.Registration{Tool: tool, Options: source.Options{
@@ -111,6 +115,7 @@ func RegisterCLI(mgr ctrl.Manager, o CLIOptions) (source.Registration, error) {
 		RetryBaseDelay: o.RetryBaseDelay,
 		RetryMaxDelay:  o.RetryMaxDelay,
 		Related:        tool.Related,
+		Recorder:       tool.Recorder,
 	}}, nil
 }
 

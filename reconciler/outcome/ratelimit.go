@@ -42,6 +42,16 @@ func NewRecorder(r events.EventRecorder) Recorder {
 	return Recorder{EventRecorder: r, limiter: newObjectLimiter(DefaultEventMemory, time.Now)}
 }
 
+// Or is r, or when r records nothing (the zero Recorder) a NewRecorder of
+// made: the one defaults convention of the options that take the
+// controller's one Recorder, so that a test may leave it out.
+func (r Recorder) Or(made func() events.EventRecorder) Recorder {
+	if r.EventRecorder != nil {
+		return r
+	}
+	return NewRecorder(made())
+}
+
 // objectLimiter holds a token bucket per object, the least recently used
 // forgotten beyond its size (which at worst lets a forgotten object burst
 // again).

@@ -62,3 +62,28 @@ func TestRecorderLiteralIsUnbounded(t *testing.T) {
 		t.Errorf("%d events recorded, want %d", got, 2*EventBurst)
 	}
 }
+
+// Two controllers given the one Recorder share each object's budget; Or
+// keeps a Recorder it is given and makes one, bounded, only for none.
+func TestOneRecorderSharesTheBudget(t *testing.T) {
+	fake := events.NewFakeRecorder(10 * EventBurst)
+	made := 0
+	one := NewRecorder(fake)
+	rollout := one.Or(func() events.EventRecorder { made++; return fake })
+	source := one.Or(func() events.EventRecorder { made++; return fake })
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}}
+	for i := range EventBurst {
+		r := rollout
+		if i%2 == 1 {
+			r = source
+		}
+		r.Eventf(sts, nil, v1alpha1.Source{}, corev1.EventTypeNormal, "Reason", "Act", "event %d", i)
+	}
+	source.Eventf(sts, nil, v1alpha1.Source{}, corev1.EventTypeNormal, "Reason", "Act", "one too many")
+	if got := len(fake.Events); made != 0 || got != EventBurst {
+		t.Errorf("made %d recorders, recorded %d events; want none made and the burst of %d shared", made, got, EventBurst)
+	}
+	if own := (Recorder{}).Or(func() events.EventRecorder { made++; return fake }); made != 1 || own.limiter == nil {
+		t.Errorf("no Recorder given: made %d, bounded %v; want one made, bounded", made, own.limiter != nil)
+	}
+}

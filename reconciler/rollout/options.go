@@ -74,6 +74,10 @@ type Options struct {
 	// or write status.autoresize share it. Default: one of the manager's
 	// client.
 	Writer *Writer
+	// Recorder records the rollout's events: the controller's one
+	// Recorder, whose per-object budget every controller shares. Default:
+	// one of the manager's.
+	Recorder outcome.Recorder
 	// WorkloadAnnotations lists where a StatefulSet's own repository and
 	// revision annotations are used (commit statuses, policies); nil: nowhere.
 	WorkloadAnnotations *WorkloadAnnotations

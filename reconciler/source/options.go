@@ -43,6 +43,10 @@ type Options struct {
 	// depends on obj (a Helm release's other versions): a change to obj
 	// reconciles them too. Nil means each object stands alone.
 	Related func(ctx context.Context, obj client.Object) []types.NamespacedName
+	// Recorder records the events about tool objects: the controller's one
+	// Recorder, whose per-object budget every controller shares (zero: one
+	// of the manager's).
+	Recorder outcome.Recorder
 }
 
 func (o Options) withDefaults() Options {

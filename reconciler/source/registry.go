@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
 )
 
 // Registration is a tool and the options of the Reconciler watching it.
@@ -24,8 +25,11 @@ type Registration struct {
 // applies a StatefulSet and where Git holds it. The zero value, and a nil
 // *Registry, are empty.
 type Registry struct {
-	watched []Registration
-	tools   []Tool
+	// Recorder is the controller's one Recorder, given to every watched
+	// tool whose Options name none.
+	Recorder outcome.Recorder
+	watched  []Registration
+	tools    []Tool
 }
 
 // Watch adds a tool whose objects a source Reconciler watches.
@@ -52,6 +56,9 @@ func (r *Registry) all() []Tool {
 func (r *Registry) SetupWithManager(mgr ctrl.Manager) ([]*Nudger, error) {
 	nudgers := make([]*Nudger, 0, len(r.watched))
 	for _, w := range r.watched {
+		if w.Options.Recorder.EventRecorder == nil {
+			w.Options.Recorder = r.Recorder
+		}
 		n, err := SetupWithManager(mgr, w.Tool, w.Options)
 		if err != nil {
 			return nil, fmt.Errorf("setting up the %s watcher: %w", w.Tool.Kind(), err)

@@ -36,6 +36,7 @@ type autoresizeParts struct {
 	engine    *policies.Engine
 	rollout   *rollout.Reconciler
 	writer    *rollout.Writer
+	events    outcome.Recorder
 	proposals *proposal.Store
 	tools     *source.Registry
 	artifacts *flux.Fetcher
@@ -102,7 +103,7 @@ func setupAutoresize(mgr ctrl.Manager, cfg config.Config, parts autoresizeParts,
 			}
 			return pullrequest.New(h, parts.clients, identities)
 		}),
-		Recorder:  outcome.NewRecorder(mgr.GetEventRecorder(v1alpha1.ControllerName)),
+		Recorder:  parts.events,
 		Authority: authority.NewReviews(mgr.GetClient(), 0),
 		Renderer:  gitedit.SandboxRenderer{Runner: renders},
 		Tools:     parts.tools,

@@ -18,6 +18,7 @@ import (
 	"github.com/claimwarden/claimwarden/integrations/githost"
 	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/authority"
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/reconciler/rollout"
 )
@@ -51,6 +52,9 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 	}
 	opts := rolloutOptions(cfg, selector, engine)
 	opts.Writer = writer
+	// One event recorder: every controller's events about an object share
+	// its budget (outcome.NewRecorder).
+	opts.Recorder = outcome.NewRecorder(mgr.GetEventRecorder(v1alpha1.ControllerName))
 	var pending func() int
 	if statuses != nil {
 		// A nil *CommitStatusSink in the interface would not be nil.
@@ -79,7 +83,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 		f := cfg.Flux
 		artifacts = &flux.Fetcher{Dir: f.ArtifactCacheDir, MaxSize: f.MaxArtifactSize, MaxCacheSize: f.MaxCacheSize, Logger: log.WithName("flux")}
 	}
-	tools, err := newTools(mgr, cfg, opts.Proposals, artifacts)
+	tools, err := newTools(mgr, cfg, opts.Proposals, artifacts, opts.Recorder)
 	if err != nil {
 		return err
 	}
@@ -96,7 +100,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 		return fmt.Errorf("setting up the rollout controller: %w", err)
 	}
 	return setupAutoresize(mgr, cfg, autoresizeParts{
-		engine: engine, rollout: roll, writer: opts.Writer, proposals: opts.Proposals, tools: tools, artifacts: artifacts, clients: clients,
+		engine: engine, rollout: roll, writer: opts.Writer, events: opts.Recorder, proposals: opts.Proposals, tools: tools, artifacts: artifacts, clients: clients,
 	}, log.WithName("autoresize"))
 }
 

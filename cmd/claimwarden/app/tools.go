@@ -12,6 +12,7 @@ import (
 	"github.com/claimwarden/claimwarden/integrations/argocd"
 	"github.com/claimwarden/claimwarden/integrations/flux"
 	"github.com/claimwarden/claimwarden/integrations/helm"
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/reconciler/source"
 )
@@ -20,8 +21,8 @@ import (
 // source reconcilers watch them (Registry.SetupWithManager) and autoresize asks them
 // which tool object applies a StatefulSet and where Git holds it. A tool
 // is one registration here.
-func newTools(mgr ctrl.Manager, cfg config.Config, store *proposal.Store, artifacts *flux.Fetcher) (*source.Registry, error) {
-	tools := &source.Registry{}
+func newTools(mgr ctrl.Manager, cfg config.Config, store *proposal.Store, artifacts *flux.Fetcher, events outcome.Recorder) (*source.Registry, error) {
+	tools := &source.Registry{Recorder: events}
 	// Flux's two tools are both asked about StatefulSets at rest when
 	// either is enabled (a Kustomization applies HelmReleases from Git),
 	// and each is watched when configured.
@@ -38,14 +39,14 @@ func newTools(mgr ctrl.Manager, cfg config.Config, store *proposal.Store, artifa
 		watchOrKnow(tools, hr, cfg.Flux.HelmReleases)
 	}
 	if cfg.ArgoCD.Enabled {
-		apps, err := registerArgoCD(mgr, cfg.ArgoCD, store)
+		apps, err := registerArgoCD(mgr, cfg.ArgoCD, store, events)
 		if err != nil {
 			return nil, err
 		}
 		tools.Watch(apps)
 	}
 	if cfg.Helm.Enabled {
-		releases, err := helm.RegisterCLI(mgr, cliOptions(cfg.Helm, store))
+		releases, err := helm.RegisterCLI(mgr, cliOptions(cfg.Helm, store, events))
 		if err != nil {
 			return nil, fmt.Errorf("setting up the Helm release integration: %w", err)
 		}
@@ -94,12 +95,12 @@ func helmOptions(f config.Flux, store *proposal.Store) helm.WatchOptions {
 }
 
 // cliOptions configure the tool of plain Helm releases.
-func cliOptions(h config.Helm, store *proposal.Store) helm.CLIOptions {
-	return helm.CLIOptions{Namespaces: h.Namespaces, Proposals: store, MaxReleaseBytes: h.MaxReleaseBytes}
+func cliOptions(h config.Helm, store *proposal.Store, events outcome.Recorder) helm.CLIOptions {
+	return helm.CLIOptions{Namespaces: h.Namespaces, Proposals: store, MaxReleaseBytes: h.MaxReleaseBytes, Recorder: events}
 }
 
 // registerArgoCD makes the Applications tool with its argocd-server client.
-func registerArgoCD(mgr ctrl.Manager, a config.ArgoCD, store *proposal.Store) (source.Registration, error) {
+func registerArgoCD(mgr ctrl.Manager, a config.ArgoCD, store *proposal.Store, events outcome.Recorder) (source.Registration, error) {
 	if a.CAFile != "" {
 		if _, err := os.Stat(a.CAFile); err != nil {
 			return source.Registration{}, fmt.Errorf("argocd.caFile: %w", err)
@@ -119,6 +120,7 @@ func registerArgoCD(mgr ctrl.Manager, a config.ArgoCD, store *proposal.Store) (s
 		API:            api,
 		Proposals:      store,
 		SyncManualApps: a.SyncManualApps,
+		Recorder:       events,
 		// AppProjects and argocd-cm decide what an Application manages.
 		ControlPlaneNamespace: a.ControlPlaneNamespace,
 	})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/config"
 	"github.com/claimwarden/claimwarden/integrations/flux"
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
 
@@ -34,7 +35,7 @@ func TestFluxToolsAreKnownWhenEitherIsWatched(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tools, err := newTools(mgr, cfg, proposal.NewStore(), &flux.Fetcher{})
+			tools, err := newTools(mgr, cfg, proposal.NewStore(), &flux.Fetcher{}, outcome.Recorder{})
 			if err != nil {
 				t.Fatal(err)
 			}
