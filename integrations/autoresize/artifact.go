@@ -25,7 +25,7 @@ type Artifacts interface {
 // chartArtifact reads the chart of the HelmChart key from its artifact
 // (a chart from a Helm repository); release frees the artifact's
 // directory.
-func (j *check) chartArtifact(ctx context.Context, key types.NamespacedName) (Files, func(), error) {
+func (j *job) chartArtifact(ctx context.Context, key types.NamespacedName) (Files, func(), error) {
 	if j.c.Artifacts == nil {
 		return nil, nil, errors.New("the chart is from a Helm repository and Flux's artifact cache is off (flux.enabled): it cannot be read")
 	}

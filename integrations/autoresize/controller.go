@@ -202,7 +202,7 @@ func (c *Controller) checkOne(ctx context.Context, rule *Rule, sts *appsv1.State
 		st.Message = err.Error()
 		return st, false
 	}
-	job := &check{c: c, rule: rule, sts: sts, src: src, claims: claims, used: used, now: now}
+	job := &job{c: c, rule: rule, sts: sts, src: src, claims: claims, used: used, now: now}
 	job.run(ctx, &st)
 	return st, job.err != nil
 }

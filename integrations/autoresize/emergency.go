@@ -28,7 +28,7 @@ const ReasonGrownNow = "AutoresizeGrownNow"
 // the growths were allowed by the policies as the merge's proposal
 // (Decide). held are the claims ahead of their template that held a growth
 // back (nowGrowths).
-func (j *check) planNow(ctx context.Context, growths []Growth) (now []nowGrowth, held []string, err error) {
+func (j *job) planNow(ctx context.Context, growths []Growth) (now []nowGrowth, held []string, err error) {
 	now, held = nowGrowths(j.sts, j.claims, growths)
 	if id := j.src.Authority; id != nil && len(now) > 0 {
 		writes := make([]authority.Write, len(now))
@@ -44,7 +44,7 @@ func (j *check) planNow(ctx context.Context, growths []Growth) (now []nowGrowth,
 
 // growNow grows the claims of now through the rollout's writer, which
 // never shrinks one, and returns those grown, each told in an event.
-func (j *check) growNow(ctx context.Context, now []nowGrowth) (grown []string, err error) {
+func (j *job) growNow(ctx context.Context, now []nowGrowth) (grown []string, err error) {
 	if len(now) == 0 {
 		return nil, nil
 	}

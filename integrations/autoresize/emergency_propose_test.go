@@ -89,7 +89,7 @@ func TestARefusedGrowthNowLeavesThePullRequest(t *testing.T) {
 			host := &counted{Proposer: &pullrequest.Gitea{Base: base, Token: srv.Token, HTTP: &http.Client{Transport: &http.Transport{Proxy: nil}}}}
 			events := events.NewFakeRecorder(100)
 			ctl := &Controller{Client: kube, Writer: rollout.NewWriter(kube, kube), Authority: authority.NewReviews(kube, 0), Recorder: outcome.Recorder{EventRecorder: events}, Log: logr.Discard()}
-			j := &check{c: ctl, sts: sts, claims: []corev1.PersistentVolumeClaim{claim},
+			j := &job{c: ctl, sts: sts, claims: []corev1.PersistentVolumeClaim{claim},
 				src: origin{Applier: source.Applier{Source: v1alpha1.Source{Kind: "Kustomization", Namespace: "flux-system", Name: "shop"}, Authority: c.tool}}}
 			g := &gitSide{where: Where{Branch: "main", Dir: "apps"}, repo: githost.Repository{Owner: srv.User, Name: "shop"},
 				host: host, key: KeyPrefix + "shop/web-" + name}

@@ -110,7 +110,7 @@ func TestBackOffHosts(t *testing.T) {
 // A StatefulSet waiting on its Git host's back-off says so in the host's
 // words, with no event, and it is not its failure (no back-off of its own).
 func TestHostWaitIsNoFailure(t *testing.T) {
-	j := &check{c: &Controller{}, sts: statefulSet(client.ObjectKey{Namespace: "shop", Name: "web"})}
+	j := &job{c: &Controller{}, sts: statefulSet(client.ObjectKey{Namespace: "shop", Name: "web"})}
 	wait := &HostWait{Host: "git.example.com", Failures: 3, Until: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
 	var st v1alpha1.AutoresizeStatus
 	// A nil Recorder: an event would panic.

@@ -33,8 +33,8 @@ const (
 // autoresize/<namespace>/<name>, its branch claimwarden/autoresize/...
 const KeyPrefix = "autoresize/"
 
-// check is one StatefulSet's check.
-type check struct {
+// job is one StatefulSet's check, from its usage to its pull request.
+type job struct {
 	c      *Controller
 	rule   *Rule
 	sts    *appsv1.StatefulSet
@@ -51,7 +51,7 @@ type check struct {
 // run decides and proposes, writing what it did into st: where Git sets
 // the StatefulSet's sizes and its pull request, what the policies decide,
 // then the pull request (and the emergency growth).
-func (j *check) run(ctx context.Context, st *v1alpha1.AutoresizeStatus) {
+func (j *job) run(ctx context.Context, st *v1alpha1.AutoresizeStatus) {
 	g, err := j.git(ctx)
 	if err != nil {
 		j.fail(st, err)
@@ -108,7 +108,7 @@ type gitSide struct {
 // host and the StatefulSet's last pull request; nil, saying why in
 // j.skipped, where no pull request can be opened (no branch, a repository
 // the operator does not allow).
-func (j *check) git(ctx context.Context) (*gitSide, error) {
+func (j *job) git(ctx context.Context) (*gitSide, error) {
 	where, err := j.c.locate(ctx, j.src.Applier)
 	if err != nil {
 		j.skipped = err.Error()
@@ -148,7 +148,7 @@ func (j *check) git(ctx context.Context) (*gitSide, error) {
 // chartRepository is the chart's own repository, which the operator must
 // allow as the pull request's (its files are read with the same
 // credentials); nil, saying why in j.skipped, where it does not.
-func (j *check) chartRepository(where Where) *githost.Repository {
+func (j *job) chartRepository(where Where) *githost.Repository {
 	if !j.rule.allows(where.ChartRepository) {
 		j.skipped = fmt.Sprintf("the chart's repository %s is not among autoresize's repositoryPrefixes for namespace %s: it is not read",
 			proposal.RepositoryURL(where.ChartRepository), j.sts.Namespace)
@@ -166,7 +166,7 @@ func (j *check) chartRepository(where Where) *githost.Repository {
 // branch, f: in its own repository's branch, or in its HelmChart's
 // artifact. Read only when there is an edit to make, not at every check;
 // release frees what it holds.
-func (j *check) chartFiles(ctx context.Context, g *gitSide, f Files) (chart Files, release func(), err error) {
+func (j *job) chartFiles(ctx context.Context, g *gitSide, f Files) (chart Files, release func(), err error) {
 	switch {
 	case g.where.HelmChart != nil:
 		return j.chartArtifact(ctx, *g.where.HelmChart)
@@ -194,7 +194,7 @@ func (j *check) chartFiles(ctx context.Context, g *gitSide, f Files) (chart File
 // Git comes first: a claim grows now only once the pull request says its
 // size, so a merge racing the update never leaves the claims larger than
 // what was merged.
-func (j *check) propose(ctx context.Context, st *v1alpha1.AutoresizeStatus, g *gitSide, req Request) error {
+func (j *job) propose(ctx context.Context, st *v1alpha1.AutoresizeStatus, g *gitSide, req Request) error {
 	files, err := j.edit(ctx, g, req.Growths)
 	if err != nil {
 		return err
@@ -251,7 +251,7 @@ func (j *check) propose(ctx context.Context, st *v1alpha1.AutoresizeStatus, g *g
 
 // edit is the change of files in Git for every growth, each edit made on
 // the files as the previous ones left them.
-func (j *check) edit(ctx context.Context, g *gitSide, growths []Growth) ([]pullrequest.File, error) {
+func (j *job) edit(ctx context.Context, g *gitSide, growths []Growth) ([]pullrequest.File, error) {
 	f := &edited{base: branchFiles{host: g.host, repo: g.repo, ref: g.where.Branch}, files: map[string][]byte{}}
 	chart, release, err := j.chartFiles(ctx, g, f)
 	if err != nil {
@@ -284,7 +284,7 @@ func (j *check) edit(ctx context.Context, g *gitSide, growths []Growth) ([]pullr
 // push per check would notify its reviewers for nothing). Asked only when
 // the branch's head is the commit claimwarden made: a commit pushed on top
 // may hold anything besides these files.
-func (j *check) onBranch(ctx context.Context, g *gitSide, files []pullrequest.File) bool {
+func (j *job) onBranch(ctx context.Context, g *gitSide, files []pullrequest.File) bool {
 	for _, f := range files {
 		got, err := g.host.File(ctx, g.repo.Owner, g.repo.Name, pullrequest.BranchPrefix+g.key, f.Path)
 		if err != nil || !bytes.Equal(got, f.Content) {
@@ -311,7 +311,7 @@ func rebuiltText(head, made string) string {
 // cache that failed) as a Warning event and in the status.
 // A Git host in its back-off is said as it is: waiting is not a failure of
 // the StatefulSet's, and its message stays the same until the next try.
-func (j *check) fail(st *v1alpha1.AutoresizeStatus, err error) {
+func (j *job) fail(st *v1alpha1.AutoresizeStatus, err error) {
 	if wait := (*HostWait)(nil); errors.As(err, &wait) {
 		st.Message = wait.Error()
 		return
