@@ -110,6 +110,7 @@ func (r *Reconciler) finishRecreate(ctx context.Context, key types.NamespacedNam
 		// The orphan delete is still in progress: look again soon (the
 		// delete event may come first) rather than hold this worker until
 		// the garbage collector is done.
+		log.V(1).Info("waiting for the orphan delete to finish before the re-create")
 		return ctrl.Result{RequeueAfter: convergeRecheck}, nil, true
 	case progress == converge.Recreated:
 		log.Info("re-created the StatefulSet once its orphan delete finished")
@@ -125,6 +126,9 @@ func (r *Reconciler) managed(ctx context.Context, key types.NamespacedName) (*ap
 	var sts appsv1.StatefulSet
 	if err := r.client.Get(ctx, key, &sts); err != nil {
 		if apierrors.IsNotFound(err) {
+			// Said, so that a StatefulSet gone with no re-create recorded
+			// shows in the log (a lost journal record would look like this).
+			ctrl.LoggerFrom(ctx).V(1).Info("the StatefulSet is gone and no re-create of it is recorded: forgetting it")
 			r.forget(key)
 		}
 		return nil, client.IgnoreNotFound(err)
