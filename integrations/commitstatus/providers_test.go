@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/integrations/githost"
+	"github.com/claimwarden/claimwarden/test/fixtures"
 	"github.com/claimwarden/claimwarden/test/testenv"
 )
 
@@ -88,35 +89,6 @@ func credPost(providers *Providers, repo githost.Repository) error {
 	return p.Post(ctx, repo, credSHA, Status{State: Pending, Context: "claimwarden/shop/web", Description: "Rolling out"})
 }
 
-// startCredentials runs c until the test ends.
-func startCredentials(t *testing.T, c *githost.Credentials) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Start: %v", err)
-		}
-	})
-}
-
-// credEventually calls f until it returns nil or 30s passed.
-func credEventually(t *testing.T, what string, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: still %v after 30s", what, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // credNoLeak fails the test when err reveals one of the secrets.
 func credNoLeak(t *testing.T, err error, secrets ...string) {
 	t.Helper()
@@ -125,14 +97,6 @@ func credNoLeak(t *testing.T, err error, secrets ...string) {
 			t.Errorf("error %q reveals the credential %q", err, s)
 		}
 	}
-}
-
-func credSecret(ns, name string, data map[string]string) *corev1.Secret {
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: map[string][]byte{}}
-	for k, v := range data {
-		s.Data[k] = []byte(v)
-	}
-	return s
 }
 
 // TestCredentials runs Providers over Credentials against a real API server: the token posted is the
@@ -154,13 +118,13 @@ func TestCredentials(t *testing.T) {
 	gitea := newCredServer(t, nil)
 	github := newCredServer(t, nil)
 	missing := newCredServer(t, nil)
-	tokenSecret := credSecret("git", "gitea-token", map[string]string{"token": "tok-one\n", "unreferenced": "keep-out-of-memory"})
+	tokenSecret := fixtures.Secret("git", "gitea-token", map[string]string{"token": "tok-one\n", "unreferenced": "keep-out-of-memory"})
 	for _, s := range []*corev1.Secret{
 		tokenSecret,
-		credSecret("git", "github", map[string]string{"pat": "ghp-pat-one"}),
-		credSecret("git", "unrelated", map[string]string{"password": "not-ours"}),
+		fixtures.Secret("git", "github", map[string]string{"pat": "ghp-pat-one"}),
+		fixtures.Secret("git", "unrelated", map[string]string{"password": "not-ours"}),
 		// A Secret in a namespace no reference names is not watched.
-		credSecret("elsewhere", "not-watched", map[string]string{"token": "elsewhere-token"}),
+		fixtures.Secret("elsewhere", "not-watched", map[string]string{"token": "elsewhere-token"}),
 	} {
 		if err := k8s.Create(ctx, s); err != nil {
 			t.Fatal(err)
@@ -189,7 +153,7 @@ func TestCredentials(t *testing.T) {
 		t.Fatalf("post before Start returned before the Secrets could be read: %v", err)
 	case <-time.After(300 * time.Millisecond):
 	}
-	startCredentials(t, c)
+	testenv.RunT(t, c)
 	if err := <-early; err != nil {
 		t.Errorf("post before Start: %v", err)
 	}
@@ -229,7 +193,7 @@ func TestCredentials(t *testing.T) {
 		if err := k8s.Update(ctx, tokenSecret); err != nil {
 			t.Fatal(err)
 		}
-		credEventually(t, "post with the rotated token", func() error {
+		testenv.EventuallyT(t, "post with the rotated token", 30*time.Second, func() error {
 			if err := credPost(p, giteaRepo); err != nil {
 				return err
 			}
@@ -246,7 +210,7 @@ func TestCredentials(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := fmt.Sprintf(`git host %s: Secret git/gitea-token key "token" does not exist: the Secret has no such key`, gitea.URL)
-		credEventually(t, "the error about the missing key", func() error {
+		testenv.EventuallyT(t, "the error about the missing key", 30*time.Second, func() error {
 			_, err := p.ProviderFor(giteaRepo)
 			if err == nil || err.Error() != want {
 				return fmt.Errorf("error %v, want %q", err, want)
@@ -261,7 +225,7 @@ func TestCredentials(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := fmt.Sprintf(`git host %s: Secret git/gitea-token key "token" is empty`, gitea.URL)
-		credEventually(t, "the error about the empty key", func() error {
+		testenv.EventuallyT(t, "the error about the empty key", 30*time.Second, func() error {
 			_, err := p.ProviderFor(giteaRepo)
 			if err == nil || err.Error() != want {
 				return fmt.Errorf("error %v, want %q", err, want)
@@ -283,7 +247,7 @@ func TestCredentials(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := fmt.Sprintf(`git host %s: reading Secret git/gitea-token key "token": the Secret does not exist`, gitea.URL)
-		credEventually(t, "the error about the deleted Secret", func() error {
+		testenv.EventuallyT(t, "the error about the deleted Secret", 30*time.Second, func() error {
 			_, err := p.ProviderFor(giteaRepo)
 			credNoLeak(t, err, "tok-one", "tok-two", "tok-three")
 			if err == nil || err.Error() != want {
@@ -292,11 +256,11 @@ func TestCredentials(t *testing.T) {
 			return nil
 		})
 		// Recreated, it is used again.
-		tokenSecret = credSecret("git", "gitea-token", map[string]string{"token": "tok-four"})
+		tokenSecret = fixtures.Secret("git", "gitea-token", map[string]string{"token": "tok-four"})
 		if err := k8s.Create(ctx, tokenSecret); err != nil {
 			t.Fatal(err)
 		}
-		credEventually(t, "post with the recreated Secret", func() error {
+		testenv.EventuallyT(t, "post with the recreated Secret", 30*time.Second, func() error {
 			if err := credPost(p, giteaRepo); err != nil {
 				return err
 			}
@@ -371,7 +335,7 @@ func TestCredentialsGitHubApp(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := NewProviders(c, githost.Clients{})
-	startCredentials(t, c)
+	testenv.RunT(t, c)
 	if err := credPost(p, credRepoOn(t, srv)); err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +354,7 @@ func TestCredentialsGitHubApp(t *testing.T) {
 		if err := k8s.Update(ctx, s); err != nil {
 			t.Fatal(err)
 		}
-		credEventually(t, "the error about the key", func() error {
+		testenv.EventuallyT(t, "the error about the key", 30*time.Second, func() error {
 			_, err := p.ProviderFor(credRepoOn(t, srv))
 			credNoLeak(t, err, "bm90IGEga2V5")
 			if err == nil || !strings.Contains(err.Error(), `(credential from Secret git/app key "privateKey")`) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/claimwarden/claimwarden/integrations/githost"
+	"github.com/claimwarden/claimwarden/test/testenv"
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 )
@@ -194,27 +195,6 @@ func newReporter(h *fakeProvider, mod func(*ReporterOptions)) (*Reporter, *poste
 	return NewReporter(o), pl
 }
 
-// startReporter runs r until the test ends and checks that Start then returns nil
-// promptly. Cleanups run last-in first-out, so register this before anything
-// that must happen while the Reporter still runs.
-func startReporter(t *testing.T, r *Reporter) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Start returned %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Errorf("Start did not return after its context ended")
-		}
-	})
-}
-
 // waitUntil polls cond until it holds or a generous deadline passes.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -274,7 +254,7 @@ func TestReporterDeduplicates(t *testing.T) {
 	if got := r.Pending(); got != 1 {
 		t.Fatalf("Pending = %d after reporting one Target twice, want 1", got)
 	}
-	startReporter(t, r)
+	testenv.RunT(t, r)
 	waitUntil(t, "the pending status posted", func() bool { return posted.count() == 1 && r.Pending() == 0 })
 
 	// Again after it was posted, even with a different Status.Context (the
@@ -321,7 +301,7 @@ func TestReporterLatestWinsWhileHostDown(t *testing.T) {
 		return nil
 	})
 	r, _ := newReporter(h, nil)
-	startReporter(t, r)
+	testenv.RunT(t, r)
 	tg := testTarget("git.example.com", "abc")
 
 	reportNow(t, r, tg, pendingStatus)
@@ -371,7 +351,7 @@ func TestReporterNewerStatusWhileInFlight(t *testing.T) {
 	// Several workers, so two posts for the same Target could overlap if the
 	// Reporter allowed it.
 	r, posted := newReporter(h, func(o *ReporterOptions) { o.Workers = 4 })
-	startReporter(t, r)
+	testenv.RunT(t, r)
 	tg := testTarget("git.example.com", "abc")
 
 	reportNow(t, r, tg, pendingStatus)
@@ -411,7 +391,7 @@ func TestReporterHostErrorsThenRecovers(t *testing.T) {
 	})
 	const base, maxDelay = 2 * time.Millisecond, 16 * time.Millisecond
 	r, posted := newReporter(h, func(o *ReporterOptions) { o.BaseDelay, o.MaxDelay = base, maxDelay })
-	startReporter(t, r)
+	testenv.RunT(t, r)
 	tg := testTarget("git.example.com", "abc")
 
 	// The controller: reports what it wants on every reconcile. The rollout
@@ -504,7 +484,7 @@ func TestReporterRateLimitDelaysTheHost(t *testing.T) {
 	for _, tg := range []Target{a, b, c} {
 		reportNow(t, r, tg, pendingStatus)
 	}
-	startReporter(t, r)
+	testenv.RunT(t, r)
 	waitUntil(t, "every status posted", func() bool { return r.Pending() == 0 })
 
 	ca, cb, cc := h.callsFor(a, false), h.callsFor(b, false), h.callsFor(c, false)
@@ -540,7 +520,7 @@ func TestReporterUnavailableHonoursRetryAfter(t *testing.T) {
 	r, _ := newReporter(h, func(o *ReporterOptions) { o.Workers, o.BaseDelay = 1, 10*time.Millisecond })
 	reportNow(t, r, a, pendingStatus)
 	reportNow(t, r, b, pendingStatus)
-	startReporter(t, r)
+	testenv.RunT(t, r)
 	waitUntil(t, "every status posted", func() bool { return r.Pending() == 0 })
 
 	ca, cb := h.callsFor(a, false), h.callsFor(b, false)
@@ -568,7 +548,7 @@ func TestReporterRateLimitWithoutRetryAfterBacksOff(t *testing.T) {
 	r, _ := newReporter(h, func(o *ReporterOptions) { o.Workers, o.BaseDelay, o.MaxDelay = 1, base, time.Second })
 	reportNow(t, r, a, pendingStatus)
 	reportNow(t, r, b, pendingStatus)
-	startReporter(t, r)
+	testenv.RunT(t, r)
 	waitUntil(t, "every status posted", func() bool { return r.Pending() == 0 })
 
 	ca, cb := h.callsFor(a, false), h.callsFor(b, false)
@@ -592,7 +572,7 @@ func TestReporterPermanentErrorNotRetried(t *testing.T) {
 	})
 	logs := newErrorLogSink()
 	r, posted := newReporter(h, func(o *ReporterOptions) { o.Logger = logr.New(logs) })
-	startReporter(t, r)
+	testenv.RunT(t, r)
 	tg := testTarget("git.example.com", "abc")
 
 	reportNow(t, r, tg, failureStatus)
@@ -635,7 +615,7 @@ func TestReporterFullQueue(t *testing.T) {
 		return nil
 	})
 	r, posted := newReporter(h, func(o *ReporterOptions) { o.QueueSize, o.Workers = 2, 1 })
-	startReporter(t, r)
+	testenv.RunT(t, r)
 	a, b, c := testTarget("git.example.com", "aaa"), testTarget("git.example.com", "bbb"), testTarget("git.example.com", "ccc")
 
 	if !reportNow(t, r, a, pendingStatus) {
@@ -700,7 +680,7 @@ func TestReporterSeed(t *testing.T) {
 	tg := testTarget("git.example.com", "abc")
 	// After a restart: the controller recorded pending as posted.
 	r.Seed(tg, pendingStatus)
-	startReporter(t, r)
+	testenv.RunT(t, r)
 
 	reportNow(t, r, tg, pendingStatus)
 	if got := r.Pending(); got != 0 {
@@ -734,7 +714,7 @@ func TestReporterProviderForFails(t *testing.T) {
 		}
 	})
 	count := func() int { mu.Lock(); defer mu.Unlock(); return resolved }
-	startReporter(t, r)
+	testenv.RunT(t, r)
 	tg := testTarget("git.example.com", "abc")
 
 	reportNow(t, r, tg, pendingStatus)
@@ -757,7 +737,7 @@ func TestReporterForgetsOldestIdleTargets(t *testing.T) {
 	h := newFakeProvider(nil)
 	r, posted := newReporter(h, nil)
 	r.idle.Resize(2)
-	startReporter(t, r)
+	testenv.RunT(t, r)
 	a, b, c := testTarget("git.example.com", "aaa"), testTarget("git.example.com", "bbb"), testTarget("git.example.com", "ccc")
 	for i, tg := range []Target{a, b, c} {
 		reportNow(t, r, tg, pendingStatus)
@@ -777,7 +757,7 @@ func TestReporterForgetsOldestIdleTargets(t *testing.T) {
 
 func TestReporterRunnable(t *testing.T) {
 	// A post stuck on a dead host does not keep Start from returning: the
-	// startReporter cleanup fails the test if Start hangs.
+	// testenv.RunT's cleanup fails the test if Start hangs.
 	h := newFakeProvider(func(ctx context.Context, _ int, _ fakeCall) error {
 		<-ctx.Done()
 		return ctx.Err()
@@ -793,7 +773,7 @@ func TestReporterRunnable(t *testing.T) {
 		t.Error("NeedLeaderElection = false; only the leader may post statuses")
 	}
 
-	startReporter(t, r)
+	testenv.RunT(t, r)
 	reportNow(t, r, testTarget("git.example.com", "abc"), pendingStatus)
 	waitUntil(t, "the post in flight", func() bool { return len(h.allCalls()) == 1 })
 	if err := r.Start(context.Background()); err == nil {
@@ -850,7 +830,7 @@ func TestReporterShutdownGraceBoundsAPostInFlight(t *testing.T) {
 
 // startWithPostInFlight runs r under a context of its own, reports s to tg
 // and waits until h has the post. It returns what stops r and Start's
-// result; unlike startReporter, the test decides when r stops.
+// result; unlike testenv.RunT, the test decides when r stops.
 func startWithPostInFlight(t *testing.T, r *Reporter, h *fakeProvider, tg Target, s Status) (stop context.CancelFunc, done <-chan error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -890,7 +870,7 @@ func newReadingReporter(t *testing.T, readErr error, mod func(*ReporterOptions))
 	})
 	tg := testTarget("git.example.com", "abc")
 	r.Seed(tg, pendingStatus)
-	startReporter(t, r)
+	testenv.RunT(t, r)
 	return r, h, posted, tg
 }
 

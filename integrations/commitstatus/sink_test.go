@@ -18,6 +18,7 @@ import (
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/integrations/githost"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
+	"github.com/claimwarden/claimwarden/test/testenv"
 )
 
 const (
@@ -44,7 +45,7 @@ func newSink(t *testing.T, h Provider, mod func(*CommitStatusSinkOptions)) *Comm
 		mod(&o)
 	}
 	s := NewCommitStatusSink(o)
-	startReporter(t, s.reporter)
+	testenv.RunT(t, s.reporter)
 	return s
 }
 

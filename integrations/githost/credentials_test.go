@@ -15,40 +15,12 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/claimwarden/claimwarden/test/fixtures"
 	"github.com/claimwarden/claimwarden/test/testenv"
 )
 
 // Credentials are tested here on what they resolve (HostFor);
 // integrations/commitstatus's providers_test posts with them.
-
-// startCredentials runs c until the test ends.
-func startCredentials(t *testing.T, c *Credentials) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Start: %v", err)
-		}
-	})
-}
-
-// credEventually calls f until it returns nil or 30s passed.
-func credEventually(t *testing.T, what string, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: still %v after 30s", what, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
 
 // credNoLeak fails the test when err reveals one of the secrets.
 func credNoLeak(t *testing.T, err error, secrets ...string) {
@@ -58,14 +30,6 @@ func credNoLeak(t *testing.T, err error, secrets ...string) {
 			t.Errorf("error %q reveals the credential %q", err, s)
 		}
 	}
-}
-
-func credSecret(ns, name string, data map[string]string) *corev1.Secret {
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: map[string][]byte{}}
-	for k, v := range data {
-		s.Data[k] = []byte(v)
-	}
-	return s
 }
 
 // TestCredentialsRBAC: get, list and watch on Secrets in the referenced
@@ -82,10 +46,10 @@ func TestCredentialsRBAC(t *testing.T) {
 	for _, o := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "git"}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "elsewhere"}},
-		credSecret("git", "gitea", map[string]string{"token": "rbac-token", "unreferenced": "keep-out-of-memory"}),
-		credSecret("git", "unrelated", map[string]string{"password": "not-ours"}),
+		fixtures.Secret("git", "gitea", map[string]string{"token": "rbac-token", "unreferenced": "keep-out-of-memory"}),
+		fixtures.Secret("git", "unrelated", map[string]string{"password": "not-ours"}),
 		// A Secret in a namespace no reference names is not watched.
-		credSecret("elsewhere", "not-watched", map[string]string{"token": "elsewhere-token"}),
+		fixtures.Secret("elsewhere", "not-watched", map[string]string{"token": "elsewhere-token"}),
 	} {
 		if err := admin.Create(ctx, o); err != nil {
 			t.Fatal(err)
@@ -100,7 +64,7 @@ func TestCredentialsRBAC(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.wait = 3 * time.Second
-		startCredentials(t, c)
+		testenv.RunT(t, c)
 		return c
 	}
 
@@ -163,7 +127,7 @@ func TestCredentialsRBAC(t *testing.T) {
 			}
 		}
 		c := newCreds(env.ConfigFor(user))
-		credEventually(t, "the host with namespaced RBAC", func() error {
+		testenv.EventuallyT(t, "the host with namespaced RBAC", 30*time.Second, func() error {
 			h, err := c.HostFor(repo)
 			if err == nil && h.Token != "rbac-token" {
 				t.Errorf("token = %q, want the Secret's", h.Token)
@@ -217,7 +181,7 @@ func TestCredentialsWithoutHosts(t *testing.T) {
 	if c.cache != nil {
 		t.Error("a Secret cache was made without any Secret reference")
 	}
-	startCredentials(t, c)
+	testenv.RunT(t, c)
 	if _, err := c.HostFor(Repository{Host: "github.com", Path: "o/n", Owner: "o", Name: "n"}); err == nil || !strings.Contains(err.Error(), "no Git host is configured for github.com") {
 		t.Errorf("error = %v, want one saying github.com is not configured", err)
 	}

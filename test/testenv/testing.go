@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -82,4 +83,40 @@ func Client(t testing.TB, cfg *rest.Config, adds ...func(*runtime.Scheme) error)
 		t.Fatal(err)
 	}
 	return c
+}
+
+// RunT runs r (a Runnable: Credentials, a Reporter) until the test ends:
+// its context ends in t.Cleanup, and Start must then return nil within 10s.
+// Cleanups run last-in first-out, so call it before registering anything
+// that must happen while r still runs.
+func RunT(t testing.TB, r interface{ Start(context.Context) error }) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Start returned %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("Start did not return 10s after its context ended")
+		}
+	})
+}
+
+// EventuallyT calls f every 100ms until it returns nil, failing the test
+// with f's last error once timeout has passed.
+func EventuallyT(t testing.TB, what string, timeout time.Duration, f func() error) {
+	t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		last = f()
+		return last == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: still %v after %s", what, last, timeout)
+	}
 }
