@@ -4,10 +4,8 @@ import (
 	"errors"
 	"time"
 
-	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/reconciler/source"
@@ -45,7 +43,7 @@ func Register(mgr ctrl.Manager, o WatchOptions) (source.Registration, error) {
 	if o.ControlPlaneNamespace == "" {
 		o.ControlPlaneNamespace = DefaultControlPlaneNamespace
 	}
-	rec := o.Recorder.Or(func() events.EventRecorder { return mgr.GetEventRecorder(v1alpha1.ControllerName) })
+	rec := o.Recorder.Or(mgr)
 	tool := NewApplications(mgr.GetAPIReader(), o.API, rec, o.SyncManualApps, o.ControlPlaneNamespace)
 	return source.Registration{Tool: tool, Options: source.Options{
 		Name:           "argocd-application",

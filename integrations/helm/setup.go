@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -105,7 +104,7 @@ func RegisterCLI(mgr ctrl.Manager, o CLIOptions) (source.Registration, error) {
 	tool := &CLIReleases{
 		Cached:          mgr.GetClient(),
 		Reader:          mgr.GetAPIReader(),
-		Recorder:        o.Recorder.Or(func() events.EventRecorder { return mgr.GetEventRecorder(v1alpha1.ControllerName) }),
+		Recorder:        o.Recorder.Or(mgr),
 		MaxReleaseBytes: o.MaxReleaseBytes,
 	}
 	return source.Registration{Tool: tool, Options: source.Options{

@@ -13,6 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
 )
 
 // The events recorded about one object: a burst of EventBurst, then one
@@ -43,13 +46,14 @@ func NewRecorder(r events.EventRecorder) Recorder {
 }
 
 // Or is r, or when r records nothing (the zero Recorder) a NewRecorder of
-// made: the one defaults convention of the options that take the
-// controller's one Recorder, so that a test may leave it out.
-func (r Recorder) Or(made func() events.EventRecorder) Recorder {
+// m's recorder for claimwarden (m is a manager): the one defaults
+// convention of the options that take the controller's one Recorder, so
+// that a test may leave it out.
+func (r Recorder) Or(m recorder.Provider) Recorder {
 	if r.EventRecorder != nil {
 		return r
 	}
-	return NewRecorder(made())
+	return NewRecorder(m.GetEventRecorder(v1alpha1.ControllerName))
 }
 
 // objectLimiter holds a token bucket per object, the least recently used

@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 )
@@ -67,10 +69,10 @@ func TestRecorderLiteralIsUnbounded(t *testing.T) {
 // keeps a Recorder it is given and makes one, bounded, only for none.
 func TestOneRecorderSharesTheBudget(t *testing.T) {
 	fake := events.NewFakeRecorder(10 * EventBurst)
-	made := 0
+	m := &countingRecorders{r: fake}
 	one := NewRecorder(fake)
-	rollout := one.Or(func() events.EventRecorder { made++; return fake })
-	source := one.Or(func() events.EventRecorder { made++; return fake })
+	rollout := one.Or(m)
+	source := one.Or(m)
 	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}}
 	for i := range EventBurst {
 		r := rollout
@@ -80,10 +82,23 @@ func TestOneRecorderSharesTheBudget(t *testing.T) {
 		r.Eventf(sts, nil, v1alpha1.Source{}, corev1.EventTypeNormal, "Reason", "Act", "event %d", i)
 	}
 	source.Eventf(sts, nil, v1alpha1.Source{}, corev1.EventTypeNormal, "Reason", "Act", "one too many")
-	if got := len(fake.Events); made != 0 || got != EventBurst {
-		t.Errorf("made %d recorders, recorded %d events; want none made and the burst of %d shared", made, got, EventBurst)
+	if got := len(fake.Events); len(m.asked) != 0 || got != EventBurst {
+		t.Errorf("asked for recorders %q, recorded %d events; want none asked and the burst of %d shared", m.asked, got, EventBurst)
 	}
-	if own := (Recorder{}).Or(func() events.EventRecorder { made++; return fake }); made != 1 || own.limiter == nil {
-		t.Errorf("no Recorder given: made %d, bounded %v; want one made, bounded", made, own.limiter != nil)
+	if own := (Recorder{}).Or(m); len(m.asked) != 1 || m.asked[0] != v1alpha1.ControllerName || own.limiter == nil {
+		t.Errorf("no Recorder given: asked for %q, bounded %v; want claimwarden's asked once, bounded", m.asked, own.limiter != nil)
 	}
 }
+
+// countingRecorders hands out r, saying for whom it was asked.
+type countingRecorders struct {
+	r     recorder.EventRecorder
+	asked []string
+}
+
+func (c *countingRecorders) GetEventRecorder(name string) recorder.EventRecorder {
+	c.asked = append(c.asked, name)
+	return c.r
+}
+
+func (c *countingRecorders) GetEventRecorderFor(string) record.EventRecorder { return nil }

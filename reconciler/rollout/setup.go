@@ -11,7 +11,6 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	kevents "k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -49,7 +48,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) (*Reconciler, error) {
 		return nil, err
 	}
 	journal := &rolloutJournal{client: c, reader: mgr.GetAPIReader()}
-	events := opts.Recorder.Or(func() kevents.EventRecorder { return mgr.GetEventRecorder(v1alpha1.ControllerName) })
+	events := opts.Recorder.Or(mgr)
 	if opts.Writer == nil {
 		opts.Writer = NewWriter(c, mgr.GetAPIReader())
 	}

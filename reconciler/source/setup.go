@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -15,8 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-
-	"github.com/claimwarden/claimwarden/api/v1alpha1"
 )
 
 // SetupWithManager registers the watcher of tool's objects with mgr, and
@@ -30,7 +27,7 @@ func SetupWithManager(mgr ctrl.Manager, tool Tool, o Options) (*Nudger, error) {
 	r, err := newReconciler(tool, Clients{
 		Cached:   mgr.GetClient(),
 		Uncached: mgr.GetAPIReader(),
-		Recorder: o.Recorder.Or(func() events.EventRecorder { return mgr.GetEventRecorder(v1alpha1.ControllerName) }),
+		Recorder: o.Recorder.Or(mgr),
 	}, o)
 	if err != nil {
 		return nil, err
