@@ -27,8 +27,13 @@ type Options struct {
 	Name string
 	// Namespaces limits the tool objects watched; empty means all.
 	Namespaces []string
-	// Proposals receives the proposals; required.
+	// Proposals receives the proposals for the cluster claimwarden runs
+	// in; required.
 	Proposals *proposal.Store
+	// Spokes are the other clusters a tool object may apply to (hub and
+	// spoke), by claimwarden's configured name: a Desired naming one is
+	// read and proposed there. Set by the Registry; nil: none.
+	Spokes Spokes
 	// RetryBaseDelay and RetryMaxDelay bound the back-off while a source
 	// cannot be read; defaults 5 s and 5 min.
 	RetryBaseDelay, RetryMaxDelay time.Duration
@@ -61,6 +66,19 @@ func (o Options) withDefaults() Options {
 	}
 	return o
 }
+
+// Spoke is a cluster other than claimwarden's own that the tools apply to:
+// where the StatefulSets a tool object desires there are read, and where
+// their proposals go (the rollout controller of that cluster reads them).
+type Spoke struct {
+	// Reader reads the spoke's StatefulSets, uncached.
+	Reader client.Reader
+	// Proposals is the spoke's store.
+	Proposals *proposal.Store
+}
+
+// Spokes are the configured spokes by name; "" is never one.
+type Spokes map[string]Spoke
 
 // Clients are what a Reconciler reads and reports with.
 type Clients struct {

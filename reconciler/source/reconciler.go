@@ -23,6 +23,7 @@ type Reconciler struct {
 	tool    Tool
 	clients Clients
 	store   *proposal.Store
+	spokes  Spokes
 	memory  *memory
 }
 
@@ -40,7 +41,7 @@ func newReconciler(tool Tool, c Clients, o Options) (*Reconciler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Reconciler{tool: tool, clients: c, store: o.Proposals, memory: m}, nil
+	return &Reconciler{tool: tool, clients: c, store: o.Proposals, spokes: o.Spokes, memory: m}, nil
 }
 
 // Reconcile runs the phases for one tool object: forget what is gone or
@@ -84,7 +85,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	case Idle:
 		r.memory.idle(req.NamespacedName)
-		return ctrl.Result{}, r.store.DropUnconverged(ctx, r.clients.Uncached, owner, nil)
+		return ctrl.Result{}, r.dropUnconverged(ctx, owner)
 	}
 	if r.memory.alreadyProposed(req.NamespacedName, reading.Key) {
 		return ctrl.Result{}, nil
@@ -101,7 +102,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, r.readFailed(ctx, obj, src, owner, err)
 	}
-	r.store.SetSourceError(ctx, owner, "")
+	r.setSourceError(ctx, owner, "")
 	proposed, refused, err := r.propose(ctx, obj, owner, desired, authority)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -120,6 +121,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // candidate the tool does not manage, why it was left alone.
 func (r *Reconciler) propose(ctx context.Context, obj client.Object, owner proposal.Owner, d Desired, authority *v1alpha1.Identity) (proposed, refused []string, err error) {
 	src := v1alpha1.Source{Kind: owner.Kind, Namespace: owner.Namespace, Name: owner.Name, Repository: d.Repository, Revision: d.Revision, Chart: d.Chart}
+	target, err := r.target(d.Cluster)
+	if err != nil {
+		// Nothing it proposed elsewhere is asked for any more either.
+		r.dropOwned(ctx, owner)
+		return nil, nil, fmt.Errorf("%s %s/%s: %w", owner.Kind, owner.Namespace, owner.Name, err)
+	}
 	inSource, proposedNow := map[types.NamespacedName]bool{}, map[types.NamespacedName]bool{}
 	var round []proposal.Proposal
 	for _, key := range d.Others {
@@ -128,7 +135,7 @@ func (r *Reconciler) propose(ctx context.Context, obj client.Object, owner propo
 	for _, sts := range d.Candidates {
 		key := types.NamespacedName{Namespace: sts.Namespace, Name: sts.Name}
 		var live appsv1.StatefulSet
-		if err := r.clients.Uncached.Get(ctx, key, &live); err != nil {
+		if err := target.Reader.Get(ctx, key, &live); err != nil {
 			if apierrors.IsNotFound(err) {
 				// The tool creates it (a new StatefulSet needs no
 				// convergence), or a re-create of ours is under way: what
@@ -155,21 +162,28 @@ func (r *Reconciler) propose(ctx context.Context, obj client.Object, owner propo
 	if len(round) > 0 {
 		// One round, stored at once: the tool is nudged once for all of
 		// them, and none converges before the others are known.
-		n := r.store.NextRound()
+		n := target.Proposals.NextRound()
 		for i := range round {
 			round[i].Round = n
 		}
-		r.store.SetAll(ctx, round)
+		target.Proposals.SetAll(ctx, round)
 	}
-	for _, key := range r.store.Owned(owner) {
+	for _, key := range target.Proposals.Owned(owner) {
 		if !inSource[key] {
 			// Removed from Git: the tool prunes it or leaves it; either way it is not ours to converge.
-			r.store.Delete(ctx, owner, key)
+			target.Proposals.Delete(ctx, owner, key)
+		}
+	}
+	for name, spoke := range r.clusters() {
+		if name != d.Cluster {
+			// The object applies to another cluster now: what it proposed
+			// for this one is no longer asked for.
+			dropAll(ctx, spoke.Proposals, owner)
 		}
 	}
 	// A converged earlier proposal still names its commit; one never
 	// converged (say, denied, then reverted in Git) is no longer asked for.
-	if err := r.store.DropUnconverged(ctx, r.clients.Uncached, owner, proposedNow); err != nil {
+	if err := target.Proposals.DropUnconverged(ctx, target.Reader, owner, proposedNow); err != nil {
 		return nil, nil, err
 	}
 	return proposed, refused, nil
@@ -211,7 +225,7 @@ func (r *Reconciler) readFailed(ctx context.Context, obj client.Object, src v1al
 	if re, ok := errors.AsType[*ReadError](err); ok {
 		reason, action = re.Reason, re.Action
 	}
-	r.store.SetSourceError(ctx, owner, err.Error())
+	r.setSourceError(ctx, owner, err.Error())
 	r.clients.Recorder.Eventf(obj, nil, src, corev1.EventTypeWarning, reason, action, "%s", err.Error())
 	return err
 }
@@ -231,8 +245,8 @@ func (r *Reconciler) forgetTool(obj types.NamespacedName) {
 }
 
 func (r *Reconciler) dropOwned(ctx context.Context, owner proposal.Owner) {
-	for _, key := range r.store.Owned(owner) {
-		r.store.Delete(ctx, owner, key)
+	for _, c := range r.clusters() {
+		dropAll(ctx, c.Proposals, owner)
 	}
 }
 

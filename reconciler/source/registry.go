@@ -28,7 +28,10 @@ type Registry struct {
 	// Recorder is the controller's one Recorder, given to every watched
 	// tool whose Options name none.
 	Recorder outcome.Recorder
-	watched  []Registration
+	// Spokes are the clusters other than claimwarden's own the tools
+	// apply to, given to every watched tool (Options.Spokes).
+	Spokes  Spokes
+	watched []Registration
 	tools    []Tool
 }
 
@@ -51,19 +54,27 @@ func (r *Registry) all() []Tool {
 	return r.tools
 }
 
+// Nudgers are the watched tools' Nudgers by cluster ("" claimwarden's
+// own, else a spoke's name), in the order the tools were added: the
+// rollout controller of each cluster publishes its outcomes to its own.
+type Nudgers map[string][]*Nudger
+
 // SetupWithManager registers the Reconciler of every watched tool with
-// mgr and returns their Nudgers, in the order the tools were added.
-func (r *Registry) SetupWithManager(mgr ctrl.Manager) ([]*Nudger, error) {
-	nudgers := make([]*Nudger, 0, len(r.watched))
+// mgr and returns their Nudgers.
+func (r *Registry) SetupWithManager(mgr ctrl.Manager) (Nudgers, error) {
+	nudgers := Nudgers{}
 	for _, w := range r.watched {
 		if w.Options.Recorder.EventRecorder == nil {
 			w.Options.Recorder = r.Recorder
 		}
-		n, err := SetupWithManager(mgr, w.Tool, w.Options)
+		w.Options.Spokes = r.Spokes
+		byCluster, err := SetupWithManager(mgr, w.Tool, w.Options)
 		if err != nil {
 			return nil, fmt.Errorf("setting up the %s watcher: %w", w.Tool.Kind(), err)
 		}
-		nudgers = append(nudgers, n)
+		for name, n := range byCluster {
+			nudgers[name] = append(nudgers[name], n)
+		}
 	}
 	return nudgers, nil
 }

@@ -17,9 +17,10 @@ import (
 )
 
 // SetupWithManager registers the watcher of tool's objects with mgr, and
-// the Nudger that asks tool to apply again after a convergence; the rollout
-// controller publishes its outcomes to the Nudger returned.
-func SetupWithManager(mgr ctrl.Manager, tool Tool, o Options) (*Nudger, error) {
+// the Nudgers that ask tool to apply again after a convergence, one per
+// cluster by name ("" claimwarden's own, and each of o.Spokes): the
+// rollout controller of each cluster publishes its outcomes to its own.
+func SetupWithManager(mgr ctrl.Manager, tool Tool, o Options) (map[string]*Nudger, error) {
 	o = o.withDefaults()
 	if o.Name == "" {
 		return nil, errors.New("source: Options.Name is required")
@@ -32,9 +33,16 @@ func SetupWithManager(mgr ctrl.Manager, tool Tool, o Options) (*Nudger, error) {
 	if err != nil {
 		return nil, err
 	}
-	nudger := NewNudger(tool, o.Proposals, mgr.GetLogger().WithName(o.Name), o.NudgeWait)
-	if err := mgr.Add(nudger); err != nil {
-		return nil, err
+	nudgers := make(map[string]*Nudger, len(o.Spokes)+1)
+	for name, c := range r.clusters() {
+		log := mgr.GetLogger().WithName(o.Name)
+		if name != "" {
+			log = log.WithValues("cluster", name)
+		}
+		nudgers[name] = NewNudger(tool, c.Proposals, log, o.NudgeWait)
+		if err := mgr.Add(nudgers[name]); err != nil {
+			return nil, err
+		}
 	}
 	inScope := predicate.NewPredicateFuncs(func(obj client.Object) bool {
 		return len(o.Namespaces) == 0 || slices.Contains(o.Namespaces, obj.GetNamespace())
@@ -49,7 +57,7 @@ func SetupWithManager(mgr ctrl.Manager, tool Tool, o Options) (*Nudger, error) {
 	} else {
 		b = b.Watches(tool.NewObject(), handler.EnqueueRequestsFromMapFunc(withRelated(o.Related)), builder.WithPredicates(inScope))
 	}
-	return nudger, b.Complete(r)
+	return nudgers, b.Complete(r)
 }
 
 // withRelated maps a tool object to its own request and those of the

@@ -143,6 +143,11 @@ type Desired struct {
 	// Waiting, when set, says why nothing can be read yet (logged); the
 	// tool's next step brings the object back. Nothing else is read.
 	Waiting string
+	// Cluster is the spoke the tool object applies to, by claimwarden's
+	// configured name (Options.Spokes); "" is the cluster claimwarden runs
+	// in. The Candidates' live StatefulSets are read there and their
+	// proposals go to its rollout controller.
+	Cluster string
 	// Repository and Revision are where commit statuses go (Source).
 	Repository, Revision string
 	// Chart is the Helm chart (name@version) the StatefulSets were rendered

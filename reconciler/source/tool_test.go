@@ -32,6 +32,7 @@ const (
 	// namespace, which the tool does not manage.
 	prefixForeign = "foreign."
 	keyAccount    = "serviceAccount" // the service account the tool applies as
+	keyCluster    = "cluster"        // the spoke the tool applies to ("": claimwarden's own)
 )
 
 const (
@@ -83,6 +84,7 @@ func (t *configMapTool) Desired(_ context.Context, obj client.Object) (source.De
 		Repository: toolRepository, Revision: rev, Revisions: []string{rev}, Chart: toolChart,
 		IgnoredLabels: []string{"team"},
 		NothingToDo:   "revision " + rev + " changes nothing",
+		Cluster:       cm.Data[keyCluster],
 	}
 	for _, k := range slices.Sorted(maps.Keys(cm.Data)) {
 		if name, ok := strings.CutPrefix(k, prefixSTS); ok {

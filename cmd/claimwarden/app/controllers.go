@@ -92,7 +92,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 	if err != nil {
 		return err
 	}
-	for _, n := range nudgers {
+	for _, n := range nudgers[""] {
 		opts.Sinks = append(opts.Sinks, n)
 	}
 	roll, err := rollout.SetupWithManager(mgr, opts)
