@@ -32,7 +32,7 @@ type Registry struct {
 	// apply to, given to every watched tool (Options.Spokes).
 	Spokes  Spokes
 	watched []Registration
-	tools    []Tool
+	tools   []Tool
 }
 
 // Watch adds a tool whose objects a source Reconciler watches.
