@@ -40,6 +40,9 @@ type Applications struct {
 	recorder       outcome.Recorder
 	syncManualApps bool
 	controlPlane   string
+	// clusters are the spokes claimwarden converges in besides its own
+	// (WatchOptions.Clusters).
+	clusters []Cluster
 
 	// pending holds, per Application, the revisions of a sync to start once
 	// the operation running when claimwarden converged has ended.
@@ -90,6 +93,10 @@ func (a *Applications) Read(ctx context.Context, obj client.Object) (source.Read
 	if blocked, _ := app.blocked(); len(blocked) == 0 {
 		return source.Reading{State: source.Idle}, nil
 	}
+	if _, err := a.clusterOf(app.Spec.Destination); err != nil {
+		return source.Reading{State: source.Skipped, Notes: []source.Note{{Type: corev1.EventTypeNormal, Reason: ReasonNothingProposed,
+			Message: fmt.Sprintf("claimwarden leaves the Application alone: %v", err)}}}, nil
+	}
 	return source.Reading{State: source.Blocked, Revision: app.revisionKey(), Key: app.revisionKey() + "/" + specHash(u)}, nil
 }
 
@@ -98,6 +105,10 @@ func (a *Applications) Read(ctx context.Context, obj client.Object) (source.Read
 func (a *Applications) Desired(ctx context.Context, obj client.Object) (source.Desired, error) {
 	u := obj.(*unstructured.Unstructured)
 	app, err := applicationOf(u)
+	if err != nil {
+		return source.Desired{}, err
+	}
+	c, err := a.clusterOf(app.Spec.Destination)
 	if err != nil {
 		return source.Desired{}, err
 	}
@@ -112,7 +123,7 @@ func (a *Applications) Desired(ctx context.Context, obj client.Object) (source.D
 		isBlocked[k] = true
 	}
 	repository, revision := app.provenance()
-	d := source.Desired{Repository: repository, Revision: revision, Revisions: app.revisions(), IgnoredLabels: app.templateLabelKeys()}
+	d := source.Desired{Cluster: c.Name, Repository: repository, Revision: revision, Revisions: app.revisions(), IgnoredLabels: app.templateLabelKeys()}
 	for _, m := range managed {
 		switch {
 		case m.Target == nil:

@@ -26,7 +26,7 @@ func (r *Applications) Authority(ctx context.Context, obj client.Object) (*v1alp
 	if err != nil || !s.impersonation {
 		return nil, err
 	}
-	server, err := destinationServer(app.Spec.Destination)
+	c, err := r.clusterOf(app.Spec.Destination)
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +34,7 @@ func (r *Applications) Authority(ctx context.Context, obj client.Object) (*v1alp
 	if err != nil {
 		return nil, err
 	}
-	id, err := impersonated(proj.Spec, app.Spec.Destination, server, u.GetNamespace())
+	id, err := impersonated(proj.Spec, app.Spec.Destination, c.Server, u.GetNamespace())
 	if errors.Is(err, errNoServiceAccount) && !s.enforced {
 		return nil, nil
 	}

@@ -13,46 +13,62 @@ const (
 	inClusterName   = "in-cluster"
 )
 
-// destinationServer resolves an Application's destination cluster to its
-// server URL as util/argo.GetDestinationServer does, except that a name
-// other than in-cluster is not resolved: its server is in a cluster Secret,
-// and such a cluster is not this one anyway.
-func destinationServer(d appDestination) (string, error) {
+// Cluster is a cluster Applications apply to that claimwarden converges
+// in: its own, or a spoke the operator configured (hub and spoke).
+type Cluster struct {
+	// Name is claimwarden's name for it (source.Desired.Cluster); "" for
+	// the cluster claimwarden runs in.
+	Name string
+	// Server is its API server URL and ArgoCDName its name, as Argo CD's
+	// cluster Secret says them.
+	Server, ArgoCDName string
+}
+
+// local is the cluster Argo CD and claimwarden run in, as Argo CD names it.
+var local = Cluster{Server: inClusterServer, ArgoCDName: inClusterName}
+
+// clusterOf resolves an Application's destination to a cluster claimwarden
+// converges in, as util/argo.GetDestinationServer resolves it, except that
+// a name is looked up among the configured clusters only: never in a
+// cluster Secret that someone other than the operator may have written.
+func (r *Applications) clusterOf(d appDestination) (Cluster, error) {
 	switch {
 	case d.Name != "" && d.Server != "":
-		return "", fmt.Errorf("its destination names both cluster %q and server %q, which Argo CD refuses", d.Name, d.Server)
+		return Cluster{}, fmt.Errorf("its destination names both cluster %q and server %q, which Argo CD refuses", d.Name, d.Server)
 	case d.Server != "":
-		return strings.TrimRight(d.Server, "/"), nil
+		server := strings.TrimRight(d.Server, "/")
+		if server == inClusterServer {
+			return local, nil
+		}
+		for _, c := range r.clusters {
+			if c.Server == server {
+				return c, nil
+			}
+		}
+		return Cluster{}, fmt.Errorf("it applies to cluster %s, which is not one claimwarden is configured for (clusters)", server)
 	case d.Name == inClusterName:
-		return inClusterServer, nil
+		return local, nil
 	case d.Name != "":
-		return "", fmt.Errorf("it applies to cluster %q, not this one (%s)", d.Name, inClusterName)
+		for _, c := range r.clusters {
+			if c.ArgoCDName == d.Name {
+				return c, nil
+			}
+		}
+		return Cluster{}, fmt.Errorf("it applies to cluster %q, which is not one claimwarden is configured for (clusters)", d.Name)
 	}
-	return "", errors.New("its destination names no cluster")
+	return Cluster{}, errors.New("its destination names no cluster")
 }
 
-// inCluster says why an Application does not apply to this cluster, or nil.
-func inCluster(d appDestination) error {
-	server, err := destinationServer(d)
-	if err != nil {
-		return err
-	}
-	if server != inClusterServer {
-		return fmt.Errorf("it applies to cluster %s, not this one (%s)", server, inClusterServer)
-	}
-	return nil
-}
-
-// destinationPermitted mirrors AppProject.isDestinationMatched for this
-// cluster (both its server and its name, as Argo CD's Cluster carries them)
+// destinationPermitted mirrors AppProject.isDestinationMatched for cluster
+// c (both its server and its name, as Argo CD's Cluster carries them)
 // and namespace, deny patterns included: a destination matching both
 // cluster and namespace permits, unless an entry denying the cluster or the
 // namespace rules it out first, in list order.
-func destinationPermitted(dests []projectDestination, namespace string) bool {
+func destinationPermitted(dests []projectDestination, c Cluster, namespace string) bool {
 	permitted := false
 	for _, item := range dests {
-		nameMatched := negatableMatch(item.Name, inClusterName)
-		serverMatched := negatableMatch(item.Server, inClusterServer)
+		nameMatched := negatableMatch(item.Name, c.ArgoCDName)
+		serverMatched := negatableMatch(item.Server, c.Server)
 		namespaceMatched := negatableMatch(item.Namespace, namespace)
 		switch {
 		case (serverMatched || nameMatched) && namespaceMatched:

@@ -12,28 +12,48 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Manages implements source.Tool: the live StatefulSet is the
-// Application's when the Application applies it (Applies).
+// Manages implements source.Tool: the live StatefulSet, read in the
+// cluster of the Application's destination (source.Desired.Cluster), is
+// the Application's when the Application applies it there.
 func (r *Applications) Manages(ctx context.Context, obj client.Object, live *appsv1.StatefulSet) error {
-	return r.Applies(ctx, obj, schema.GroupKind(statefulSetKind), live)
+	u := obj.(*unstructured.Unstructured)
+	a, err := applicationOf(u)
+	if err != nil {
+		return fmt.Errorf("the Application cannot be read: %w", err)
+	}
+	c, err := r.clusterOf(a.Spec.Destination)
+	if err != nil {
+		return err
+	}
+	return r.appliesIn(ctx, u, a, c, schema.GroupKind(statefulSetKind), live)
 }
 
 // Applies says why the Application app does not apply the live object of
-// kind gk, or nil: it does when the Application applies to this cluster,
-// its AppProject permits the object (as argocd-application-controller
-// checks a live resource: IsAppNamespacePermitted,
-// IsLiveResourcePermitted) and Argo CD's tracking-id on the live object
-// names the Application and the object. Whatever cannot be read or is not
-// understood refuses.
+// kind gk, read in the cluster claimwarden runs in, or nil: it does when
+// the Application applies to this cluster and appliesIn says so.
 func (r *Applications) Applies(ctx context.Context, app client.Object, gk schema.GroupKind, live metav1.Object) error {
 	u := app.(*unstructured.Unstructured)
 	a, err := applicationOf(u)
 	if err != nil {
 		return fmt.Errorf("the Application cannot be read: %w", err)
 	}
-	if err := inCluster(a.Spec.Destination); err != nil {
+	c, err := r.clusterOf(a.Spec.Destination)
+	if err != nil {
 		return err
 	}
+	if c != local {
+		return fmt.Errorf("it applies to cluster %s (%s), not this one (%s)", c.ArgoCDName, c.Server, inClusterName)
+	}
+	return r.appliesIn(ctx, u, a, c, gk, live)
+}
+
+// appliesIn says why the Application u does not apply the live object of
+// kind gk in cluster c, or nil: it does when its AppProject permits the
+// object there (as argocd-application-controller checks a live resource:
+// IsAppNamespacePermitted, IsLiveResourcePermitted) and Argo CD's
+// tracking-id on the live object names the Application and the object.
+// Whatever cannot be read or is not understood refuses.
+func (r *Applications) appliesIn(ctx context.Context, u *unstructured.Unstructured, a *application, c Cluster, gk schema.GroupKind, live metav1.Object) error {
 	s, err := r.settings(ctx)
 	if err != nil {
 		return err
@@ -45,7 +65,7 @@ func (r *Applications) Applies(ctx context.Context, app client.Object, gk schema
 	if err != nil {
 		return err
 	}
-	if err := projectPermits(proj.Spec, a.projectName(), u.GetNamespace(), r.controlPlane, groupKind(gk), live.GetNamespace()); err != nil {
+	if err := projectPermits(proj.Spec, a.projectName(), u.GetNamespace(), r.controlPlane, groupKind(gk), c, live.GetNamespace()); err != nil {
 		return err
 	}
 	return trackedBy(live, groupKind(gk), instanceName(u.GetNamespace(), u.GetName(), r.controlPlane), s.installationID)
@@ -67,8 +87,8 @@ func understood(s settings) error {
 
 // projectPermits says why the AppProject project does not let an
 // Application in appNamespace apply an object of kind gk in namespace of
-// this cluster, or nil.
-func projectPermits(p projectSpec, project, appNamespace, controlPlane string, gk groupKind, namespace string) error {
+// cluster c, or nil.
+func projectPermits(p projectSpec, project, appNamespace, controlPlane string, gk groupKind, c Cluster, namespace string) error {
 	switch {
 	case !appNamespacePermitted(p, appNamespace, controlPlane):
 		return fmt.Errorf("AppProject %s does not allow Applications in namespace %s (sourceNamespaces)", project, appNamespace)
@@ -76,8 +96,8 @@ func projectPermits(p projectSpec, project, appNamespace, controlPlane string, g
 		return fmt.Errorf("AppProject %s permits only project-scoped clusters, whose Secrets claimwarden does not read", project)
 	case !namespacedKindPermitted(p, gk):
 		return fmt.Errorf("AppProject %s does not permit %s/%s (namespaceResourceWhitelist, namespaceResourceBlacklist)", project, gk.Group, gk.Kind)
-	case !destinationPermitted(p.Destinations, namespace):
-		return fmt.Errorf("AppProject %s has no destination for namespace %s of %s", project, namespace, inClusterServer)
+	case !destinationPermitted(p.Destinations, c, namespace):
+		return fmt.Errorf("AppProject %s has no destination for namespace %s of %s", project, namespace, c.Server)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -35,8 +36,25 @@ func argoCD(t *testing.T, data map[string]string, projects ...string) *Applicati
 		objs = append(objs, objectFrom(t, p))
 	}
 	reader := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(objs...).Build()
-	return NewApplications(reader, nil, outcome.Recorder{}, false, "argocd")
+	apps := NewApplications(reader, nil, outcome.Recorder{}, false, "argocd")
+	apps.clusters = []Cluster{euSpoke}
+	return apps
 }
+
+// euSpoke is a spoke the operator configured, as Argo CD's cluster Secret
+// names it "prod-eu".
+var euSpoke = Cluster{Name: "eu", Server: "https://eu.example:6443", ArgoCDName: "prod-eu"}
+
+// fleetProject lets Applications in argocd apply to shop of the spoke
+// prod-eu only.
+const fleetProject = `
+apiVersion: argoproj.io/v1alpha1
+kind: AppProject
+metadata: {namespace: argocd, name: fleet}
+spec:
+  destinations:
+  - {name: prod-eu, namespace: shop}
+`
 
 // shopProject lets Applications in argocd and team-* apply to shop and
 // team-shop of this cluster, impersonating deployer.
@@ -90,8 +108,16 @@ func TestManages(t *testing.T) {
 			want: `names Application "bank"`},
 		{name: "outside the project's destinations", app: shopApp(t, "argocd", "shop", local), annotations: tracking("shop:apps/StatefulSet:bank/web"), namespace: "bank",
 			want: "AppProject shop has no destination for namespace bank"},
-		{name: "a remote Application", app: shopApp(t, "argocd", "shop", "{server: https://prod.example, namespace: shop}"),
-			annotations: tracking("shop:apps/StatefulSet:shop/web"), namespace: "shop", want: "applies to cluster https://prod.example, not this one"},
+		{name: "an Application of a cluster nobody configured", app: shopApp(t, "argocd", "shop", "{server: https://prod.example, namespace: shop}"),
+			annotations: tracking("shop:apps/StatefulSet:shop/web"), namespace: "shop", want: "cluster https://prod.example, which is not one claimwarden is configured for"},
+		{name: "on a configured spoke its project permits", app: shopApp(t, "argocd", "fleet", "{name: prod-eu, namespace: shop}"),
+			annotations: tracking("shop:apps/StatefulSet:shop/web"), namespace: "shop"},
+		{name: "on a configured spoke by server", app: shopApp(t, "argocd", "fleet", "{server: 'https://eu.example:6443', namespace: shop}"),
+			annotations: tracking("shop:apps/StatefulSet:shop/web"), namespace: "shop"},
+		{name: "on a configured spoke its project does not permit", app: shopApp(t, "argocd", "shop", "{name: prod-eu, namespace: shop}"),
+			annotations: tracking("shop:apps/StatefulSet:shop/web"), namespace: "shop", want: "AppProject shop has no destination for namespace shop of https://eu.example:6443"},
+		{name: "on a spoke, in a namespace its project does not permit there", app: shopApp(t, "argocd", "fleet", "{name: prod-eu, namespace: bank}"),
+			annotations: tracking("shop:apps/StatefulSet:bank/web"), namespace: "bank", want: "AppProject fleet has no destination for namespace bank of https://eu.example:6443"},
 		{name: "a namespace the project does not take Applications from", app: shopApp(t, "bank", "shop", local),
 			annotations: tracking("bank_shop:apps/StatefulSet:shop/web"), namespace: "shop", want: "does not allow Applications in namespace bank"},
 		{name: "no such project", app: shopApp(t, "argocd", "bank", local), annotations: tracking("shop:apps/StatefulSet:shop/web"), namespace: "shop",
@@ -106,7 +132,7 @@ func TestManages(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			live := tracked(tc.annotations)
 			live.Namespace = tc.namespace
-			err := argoCD(t, tc.data, shopProject).Manages(ctx, tc.app, live)
+			err := argoCD(t, tc.data, shopProject, fleetProject).Manages(ctx, tc.app, live)
 			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 				t.Errorf("Manages = %v, want %q", err, tc.want)
 			}
@@ -157,5 +183,18 @@ spec:
 				t.Errorf("Applies = %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// At rest (autoresize, a parent Application) an object is read in the
+// cluster claimwarden runs in: an Application of a spoke applies none of
+// those, whatever tracking-id a writer of the object copied onto it.
+func TestAppliesAtRestIsThisClusterOnly(t *testing.T) {
+	live := tracked(map[string]string{"argocd.argoproj.io/tracking-id": "shop:apps/StatefulSet:shop/web"})
+	live.Namespace = "shop"
+	app := shopApp(t, "argocd", "fleet", "{name: prod-eu, namespace: shop}")
+	err := argoCD(t, nil, fleetProject).Applies(context.Background(), app, schema.GroupKind{Group: "apps", Kind: "StatefulSet"}, live)
+	if err == nil || !strings.Contains(err.Error(), "applies to cluster prod-eu (https://eu.example:6443), not this one") {
+		t.Errorf("Applies of a spoke's Application to a local object = %v, want a refusal naming the spoke", err)
 	}
 }

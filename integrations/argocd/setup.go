@@ -32,6 +32,10 @@ type WatchOptions struct {
 	// Recorder records the events about Applications: the controller's
 	// one Recorder (zero: one of the manager's).
 	Recorder outcome.Recorder
+	// Clusters are the spokes claimwarden converges in besides its own,
+	// as the operator configured them: an Application whose destination
+	// is none of them, nor this cluster, is left alone.
+	Clusters []Cluster
 }
 
 // Register returns the Applications tool and the options of its watcher,
@@ -45,6 +49,7 @@ func Register(mgr ctrl.Manager, o WatchOptions) (source.Registration, error) {
 	}
 	rec := o.Recorder.Or(mgr)
 	tool := NewApplications(mgr.GetAPIReader(), o.API, rec, o.SyncManualApps, o.ControlPlaneNamespace)
+	tool.clusters = o.Clusters
 	return source.Registration{Tool: tool, Options: source.Options{
 		Name:           "argocd-application",
 		Namespaces:     o.Namespaces,
