@@ -5,8 +5,8 @@
 // underscores) and by a flag; a flag wins over the environment, the environment
 // over the file, the file over the default. Lists of objects and free-form maps
 // (policies.bundles, policies.params, policies.decisionLogs, gitStatus.hosts,
-// gitStatus.workloadAnnotations) have no flat spelling and are set in the file
-// only. Keys lists the names each key goes by;
+// gitStatus.workloadAnnotations, clusters) have no flat spelling and are set in
+// the file only. Keys lists the names each key goes by;
 // the comments on Config and its nested types are the reference documentation
 // of each key. Durations are written as Go durations: "500ms", "10s", "1m30s".
 //
@@ -149,6 +149,11 @@ type Config struct {
 
 	// Autoresize configures growing volumes before they fill, through pull requests.
 	Autoresize Autoresize `mapstructure:"autoresize"`
+
+	// Clusters are the spoke clusters whose StatefulSets claimwarden
+	// converges besides its own, each with the Secret of its credential.
+	// File only; empty (the default): only the cluster claimwarden runs in.
+	Clusters []Cluster `mapstructure:"clusters"`
 }
 
 // HasSources reports whether any source of proposals is enabled: only then
@@ -325,6 +330,7 @@ var keys = []struct{ name, flag string }{
 	{"autoresize.concurrency", "autoresize-concurrency"},
 	{"autoresize.checkTimeout", "autoresize-check-timeout"},
 	{"autoresize.hosts", ""},
+	{"clusters", ""},
 }
 
 // freeForm are the keys below which any key is accepted: their maps are handed
@@ -343,6 +349,7 @@ var listsOfObjects = []struct {
 	{"gitStatus.workloadAnnotations", "a workloadAnnotations rule", reflect.TypeFor[WorkloadAnnotationRule]()},
 	{"autoresize.namespaces", "an autoresize namespace", reflect.TypeFor[AutoresizeNamespace]()},
 	{"autoresize.hosts", "a host", reflect.TypeFor[GitHost]()},
+	{"clusters", "a cluster", reflect.TypeFor[Cluster]()},
 }
 
 // Keys returns every configuration key, in the order of Config's fields.
@@ -442,8 +449,9 @@ var namespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 // Load reads the configuration file at path (none when empty), the CLAIMWARDEN_*
 // variables of environ (as os.Environ returns it) and the flags of flags that were
 // set (flags may be nil), layers them over Default, and validates the result.
-// Secret references in gitStatus.hosts that name no namespace or key get the
-// defaults, which Default cannot hold for list entries.
+// Secret references in gitStatus.hosts, autoresize.hosts and clusters that
+// name no namespace or key get the defaults, which Default cannot hold for
+// list entries.
 // Environment variables set to the empty string count as unset.
 func Load(flags *pflag.FlagSet, path string, environ []string) (Config, error) {
 	v := viper.New()
@@ -505,6 +513,7 @@ func Load(flags *pflag.FlagSet, path string, environ []string) (Config, error) {
 	}
 	cfg.GitStatus.fillDefaults(podNamespace())
 	fillHostDefaults(cfg.Autoresize.Hosts, podNamespace())
+	fillClusterDefaults(cfg.Clusters, podNamespace(), cfg.ArgoCD.ControlPlaneNamespace)
 
 	// Unmarshal decodes viper's flattened view of the file, in which a name
 	// holding a dot ("example.com/tier") is split into nested maps and null
@@ -828,6 +837,7 @@ func (c Config) Validate() error {
 	c.ArgoCD.validate(bad)
 	c.Helm.validate(bad)
 	c.Autoresize.validate(bad)
+	validateClusters(c.Clusters, bad)
 	return errors.Join(errs...)
 }
 
