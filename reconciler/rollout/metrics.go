@@ -8,31 +8,33 @@ import (
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 )
 
+// Every series carries the cluster of its StatefulSet (clusterLabel): the
+// same namespace and name may be rolled out in two clusters.
 var (
 	patchesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "claimwarden_claim_patches_total",
 		Help: "PVC patches sent, by result (accepted or rejected by the API server).",
-	}, []string{"result"})
+	}, []string{"cluster", "result"})
 
 	claimsByPhase = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "claimwarden_rollout_claims",
 		Help: "Claims of each managed StatefulSet, by rollout phase; only phases that have claims.",
-	}, []string{"namespace", "statefulset", "phase"})
+	}, []string{"cluster", "namespace", "statefulset", "phase"})
 
 	convergencesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "claimwarden_convergences_total",
 		Help: "StatefulSets re-created to carry a GitOps proposal's templates, by source kind (Kustomization, Application) and result (converged, failed).",
-	}, []string{"source", "result"})
+	}, []string{"cluster", "source", "result"})
 
 	evictionsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "claimwarden_pod_evictions_total",
 		Help: "Pod evictions asked for so that claims' file systems grow, by result (evicted; refused: a PodDisruptionBudget said not now; failed).",
-	}, []string{"result"})
+	}, []string{"cluster", "result"})
 
 	stalledRollouts = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "claimwarden_rollout_stalled",
 		Help: "1 while a StatefulSet's rollout cannot progress without a person; absent otherwise.",
-	}, []string{"namespace", "statefulset"})
+	}, []string{"cluster", "namespace", "statefulset"})
 )
 
 func init() {
@@ -50,22 +52,22 @@ var phases = []v1alpha1.ClaimPhase{
 // in forgetMetrics), so a StatefulSet at rest has one series, not eight:
 // at 2,000 StatefulSets the zeros were 14,000 series and 10% of the
 // controller's CPU on every scrape.
-func recordMetrics(key types.NamespacedName, claims []v1alpha1.ClaimStatus, stalled bool) {
+func recordMetrics(cluster string, key types.NamespacedName, claims []v1alpha1.ClaimStatus, stalled bool) {
 	n := map[v1alpha1.ClaimPhase]float64{}
 	for _, c := range claims {
 		n[c.Phase]++
 	}
 	for _, p := range phases {
 		if n[p] > 0 {
-			claimsByPhase.WithLabelValues(key.Namespace, key.Name, string(p)).Set(n[p])
+			claimsByPhase.WithLabelValues(cluster, key.Namespace, key.Name, string(p)).Set(n[p])
 		} else {
-			claimsByPhase.DeleteLabelValues(key.Namespace, key.Name, string(p))
+			claimsByPhase.DeleteLabelValues(cluster, key.Namespace, key.Name, string(p))
 		}
 	}
 	if stalled {
-		stalledRollouts.WithLabelValues(key.Namespace, key.Name).Set(1)
+		stalledRollouts.WithLabelValues(cluster, key.Namespace, key.Name).Set(1)
 	} else {
-		stalledRollouts.DeleteLabelValues(key.Namespace, key.Name)
+		stalledRollouts.DeleteLabelValues(cluster, key.Namespace, key.Name)
 	}
 }
 
@@ -73,9 +75,9 @@ func recordMetrics(key types.NamespacedName, claims []v1alpha1.ClaimStatus, stal
 // managed. One exact delete per phase: DeletePartialMatch scans every series
 // of every StatefulSet, and at 2,000 StatefulSets whose objects a bump
 // re-creates it was a tenth of the controller's CPU.
-func forgetMetrics(key types.NamespacedName) {
+func forgetMetrics(cluster string, key types.NamespacedName) {
 	for _, p := range phases {
-		claimsByPhase.DeleteLabelValues(key.Namespace, key.Name, string(p))
+		claimsByPhase.DeleteLabelValues(cluster, key.Namespace, key.Name, string(p))
 	}
-	stalledRollouts.DeleteLabelValues(key.Namespace, key.Name)
+	stalledRollouts.DeleteLabelValues(cluster, key.Namespace, key.Name)
 }

@@ -17,16 +17,16 @@ func TestForgetMetricsDropsEverySeriesOfTheStatefulSet(t *testing.T) {
 	kept := types.NamespacedName{Namespace: "metrics-test", Name: "kept"}
 	claimsBefore, stalledBefore := testutil.CollectAndCount(claimsByPhase), testutil.CollectAndCount(stalledRollouts)
 	claims := []v1alpha1.ClaimStatus{{Phase: v1alpha1.ClaimResizing}, {Phase: v1alpha1.ClaimFailed}}
-	recordMetrics(gone, claims, true)
-	recordMetrics(kept, claims, false)
-	defer forgetMetrics(kept)
+	recordMetrics(inCluster, gone, claims, true)
+	recordMetrics(inCluster, kept, claims, false)
+	defer forgetMetrics(inCluster, kept)
 	if got, want := testutil.CollectAndCount(claimsByPhase), claimsBefore+2*len(claims); got != want {
 		t.Fatalf("%d claim series after recording two StatefulSets, want %d", got, want)
 	}
 	if got, want := testutil.CollectAndCount(stalledRollouts), stalledBefore+1; got != want {
 		t.Errorf("%d stalled series with one StatefulSet stalled, want %d", got, want)
 	}
-	forgetMetrics(gone)
+	forgetMetrics(inCluster, gone)
 	if got, want := testutil.CollectAndCount(claimsByPhase), claimsBefore+len(claims); got != want {
 		t.Errorf("%d claim series after forgetting one, want %d", got, want)
 	}
@@ -34,7 +34,7 @@ func TestForgetMetricsDropsEverySeriesOfTheStatefulSet(t *testing.T) {
 		t.Errorf("%d stalled series after forgetting the stalled one, want %d", got, want)
 	}
 	var m dto.Metric
-	if err := claimsByPhase.WithLabelValues(kept.Namespace, kept.Name, string(v1alpha1.ClaimFailed)).Write(&m); err != nil {
+	if err := claimsByPhase.WithLabelValues(inCluster, kept.Namespace, kept.Name, string(v1alpha1.ClaimFailed)).Write(&m); err != nil {
 		t.Fatal(err)
 	}
 	if got := m.GetGauge().GetValue(); got != 1 {
@@ -46,13 +46,13 @@ func TestForgetMetricsDropsEverySeriesOfTheStatefulSet(t *testing.T) {
 // compatible claims); phases it left and a stall it came out of are gone.
 func TestRecordMetricsKeepsNoZeroSeries(t *testing.T) {
 	key := types.NamespacedName{Namespace: "metrics-test", Name: "rest"}
-	defer forgetMetrics(key)
+	defer forgetMetrics(inCluster, key)
 	claimsBefore, stalledBefore := testutil.CollectAndCount(claimsByPhase), testutil.CollectAndCount(stalledRollouts)
-	recordMetrics(key, []v1alpha1.ClaimStatus{{Phase: v1alpha1.ClaimPatching}, {Phase: v1alpha1.ClaimPending}, {Phase: v1alpha1.ClaimCompatible}}, true)
+	recordMetrics(inCluster, key, []v1alpha1.ClaimStatus{{Phase: v1alpha1.ClaimPatching}, {Phase: v1alpha1.ClaimPending}, {Phase: v1alpha1.ClaimCompatible}}, true)
 	if got, want := testutil.CollectAndCount(claimsByPhase), claimsBefore+3; got != want {
 		t.Fatalf("%d claim series in three phases, want %d", got, want)
 	}
-	recordMetrics(key, []v1alpha1.ClaimStatus{{Phase: v1alpha1.ClaimCompatible}, {Phase: v1alpha1.ClaimCompatible}, {Phase: v1alpha1.ClaimCompatible}}, false)
+	recordMetrics(inCluster, key, []v1alpha1.ClaimStatus{{Phase: v1alpha1.ClaimCompatible}, {Phase: v1alpha1.ClaimCompatible}, {Phase: v1alpha1.ClaimCompatible}}, false)
 	if got, want := testutil.CollectAndCount(claimsByPhase), claimsBefore+1; got != want {
 		t.Errorf("%d claim series at rest, want %d", got, want)
 	}
@@ -60,10 +60,38 @@ func TestRecordMetricsKeepsNoZeroSeries(t *testing.T) {
 		t.Errorf("%d stalled series once no longer stalled, want %d", got, stalledBefore)
 	}
 	var m dto.Metric
-	if err := claimsByPhase.WithLabelValues(key.Namespace, key.Name, string(v1alpha1.ClaimCompatible)).Write(&m); err != nil {
+	if err := claimsByPhase.WithLabelValues(inCluster, key.Namespace, key.Name, string(v1alpha1.ClaimCompatible)).Write(&m); err != nil {
 		t.Fatal(err)
 	}
 	if got := m.GetGauge().GetValue(); got != 3 {
 		t.Errorf("compatible claims = %v, want 3", got)
+	}
+}
+
+// The same namespace and name in two clusters are two rollouts: each has
+// its series, and forgetting one leaves the other's.
+func TestMetricsKeepTheClustersApart(t *testing.T) {
+	key := types.NamespacedName{Namespace: "metrics-test", Name: "twice"}
+	spoke := clusterLabel("spoke-a")
+	claimsBefore, stalledBefore := testutil.CollectAndCount(claimsByPhase), testutil.CollectAndCount(stalledRollouts)
+	recordMetrics(clusterLabel(""), key, []v1alpha1.ClaimStatus{{Phase: v1alpha1.ClaimCompatible}}, false)
+	defer forgetMetrics(clusterLabel(""), key)
+	recordMetrics(spoke, key, []v1alpha1.ClaimStatus{{Phase: v1alpha1.ClaimCompatible}, {Phase: v1alpha1.ClaimCompatible}}, true)
+	if got, want := testutil.CollectAndCount(claimsByPhase), claimsBefore+2; got != want {
+		t.Fatalf("%d claim series for one StatefulSet name in two clusters, want %d", got, want)
+	}
+	forgetMetrics(spoke, key)
+	if got := testutil.CollectAndCount(stalledRollouts); got != stalledBefore {
+		t.Errorf("%d stalled series after forgetting the spoke's, want %d", got, stalledBefore)
+	}
+	var m dto.Metric
+	if err := claimsByPhase.WithLabelValues(inCluster, key.Namespace, key.Name, string(v1alpha1.ClaimCompatible)).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.GetGauge().GetValue(); got != 1 {
+		t.Errorf("in-cluster compatible claims = %v after the spoke's were forgotten, want 1", got)
+	}
+	if got, want := testutil.CollectAndCount(claimsByPhase), claimsBefore+1; got != want {
+		t.Errorf("%d claim series after forgetting the spoke's, want %d", got, want)
 	}
 }

@@ -15,8 +15,13 @@ import (
 
 // Options configure the rollout controller.
 type Options struct {
+	// ClusterName names the cluster the controller rolls out on, when it
+	// is not the manager's own ("" = the manager's): its controller is
+	// volumeclaimrollout-<name> and its metrics' cluster label <name>
+	// (in-cluster for the manager's own). Required for another cluster.
+	ClusterName string
 	// Namespaces limits the StatefulSets managed; empty means all namespaces.
-	// The manager's cache is expected to be restricted the same way.
+	// The cluster's cache is expected to be restricted the same way.
 	Namespaces []string
 	// LabelSelector limits the StatefulSets managed; nil means all.
 	LabelSelector labels.Selector
@@ -71,12 +76,13 @@ type Options struct {
 	// server rejected; a change to the StatefulSet or its claims retries at once.
 	RetryBaseDelay, RetryMaxDelay time.Duration
 	// Writer applies the claim patches; the integrations that grow claims
-	// or write status.autoresize share it. Default: one of the manager's
-	// client.
+	// or write status.autoresize share it; it must write to the cluster
+	// rolled out on. Default: one of that cluster's client.
 	Writer *Writer
 	// Recorder records the rollout's events: the controller's one
-	// Recorder, whose per-object budget every controller shares. Default:
-	// one of the manager's.
+	// Recorder, whose per-object budget every controller shares; it must
+	// record on the cluster rolled out on, where the StatefulSets are.
+	// Default: one of that cluster's.
 	Recorder outcome.Recorder
 	// WorkloadAnnotations lists where a StatefulSet's own repository and
 	// revision annotations are used (commit statuses, policies); nil: nowhere.

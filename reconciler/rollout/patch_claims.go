@@ -56,7 +56,7 @@ func (r *Reconciler) patchClaims(ctx context.Context, sts *appsv1.StatefulSet, s
 	for i, res := range r.applyClaims(ctx, sts, todo, ignoredLabels) {
 		c, applied := todo[i], res.pvc
 		if res.err != nil {
-			patchesTotal.WithLabelValues("rejected").Inc()
+			patchesTotal.WithLabelValues(r.clusterLabel, "rejected").Inc()
 			if out.rejected == nil {
 				out.rejected = &rejection{
 					claim:      c.Name,
@@ -69,7 +69,7 @@ func (r *Reconciler) patchClaims(ctx context.Context, sts *appsv1.StatefulSet, s
 			}
 			continue
 		}
-		patchesTotal.WithLabelValues("accepted").Inc()
+		patchesTotal.WithLabelValues(r.clusterLabel, "accepted").Inc()
 		out.patched[c.Name] = applied
 		if from := version(c.Name); from != "" && applied.ResourceVersion != from {
 			r.memory.patchedClaim(key, c.Name, from)

@@ -9,9 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -27,11 +27,12 @@ import (
 // listed nor watched. A cache of its own, rather than a rule of the
 // manager's: a rule makes the manager ask the API server's discovery
 // when it is created, and the process could not start, nor answer its
-// probes, before the API server answers.
-func newPodCache(mgr ctrl.Manager, namespaces []string) (cache.Cache, error) {
+// probes, before the API server answers. The Pods are cl's, the cluster
+// whose StatefulSets are rolled out.
+func newPodCache(cl cluster.Cluster, namespaces []string) (cache.Cache, error) {
 	o := podCacheOptions(namespaces)
-	o.Scheme, o.Mapper = mgr.GetScheme(), mgr.GetRESTMapper()
-	return cache.New(mgr.GetConfig(), o)
+	o.Scheme, o.Mapper = cl.GetScheme(), cl.GetRESTMapper()
+	return cache.New(cl.GetConfig(), o)
 }
 
 func podCacheOptions(namespaces []string) cache.Options {

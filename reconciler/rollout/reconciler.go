@@ -32,6 +32,9 @@ import (
 // Reconciler reconciles one StatefulSet's claims per request.
 type Reconciler struct {
 	client client.Client
+	// clusterLabel is the cluster label of the rollout's metrics
+	// (Options.ClusterName, or the manager's own cluster's).
+	clusterLabel string
 	// writer applies the claim patches (Options.Writer).
 	writer    *Writer
 	events    outcome.Recorder
@@ -82,7 +85,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 	before := vcr.DeepCopy()
 	defer func() {
-		recordMetrics(key, vcr.Status.Claims, conditions.IsStalled(vcr))
+		recordMetrics(r.clusterLabel, key, vcr.Status.Claims, conditions.IsStalled(vcr))
 		if err := r.writeRollout(ctx, before, vcr); err != nil && !apierrors.IsNotFound(err) {
 			retErr = kerrors.NewAggregate([]error{retErr, fmt.Errorf("writing VolumeClaimRollout %s: %w", key, err)})
 		}
@@ -140,7 +143,7 @@ func (r *Reconciler) managed(ctx context.Context, key types.NamespacedName) (*ap
 		if r.memory.firstUnmanaged(key) {
 			// Once: a sink's Forget may walk its memory.
 			ctrl.LoggerFrom(ctx).Info("not managing this StatefulSet", "reason", why)
-			forgetMetrics(key)
+			forgetMetrics(r.clusterLabel, key)
 			r.reserved.drop(key)
 			r.sinks.Forget(key)
 		}
@@ -153,7 +156,7 @@ func (r *Reconciler) managed(ctx context.Context, key types.NamespacedName) (*ap
 // forget drops what the controller and its sinks remember about a
 // StatefulSet that is gone.
 func (r *Reconciler) forget(key types.NamespacedName) {
-	forgetMetrics(key)
+	forgetMetrics(r.clusterLabel, key)
 	r.memory.forget(key)
 	r.reserved.drop(key)
 	r.sinks.Forget(key)

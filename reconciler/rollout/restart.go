@@ -168,7 +168,7 @@ func (s restartStep) evict(ctx context.Context, pod *corev1.Pod, ordinal int32) 
 	err := s.r.client.SubResource("eviction").Create(ctx, pod, eviction)
 	switch {
 	case err == nil:
-		evictionsTotal.WithLabelValues("evicted").Inc()
+		evictionsTotal.WithLabelValues(s.r.clusterLabel, "evicted").Inc()
 		s.r.restartRetry.Forget(key)
 		s.r.memory.holdEviction(key, nil)
 		claims := s.claimsOf(ordinal)
@@ -179,7 +179,7 @@ func (s restartStep) evict(ctx context.Context, pod *corev1.Pod, ordinal int32) 
 	case apierrors.IsTooManyRequests(err):
 		// A PodDisruptionBudget allows no disruption now: expected, so
 		// neither an error nor a log line per attempt.
-		evictionsTotal.WithLabelValues("refused").Inc()
+		evictionsTotal.WithLabelValues(s.r.clusterLabel, "refused").Inc()
 		return s.hold(pod, ordinal, func(delay time.Duration) string {
 			return fmt.Sprintf("the eviction of Pod %s is refused for now (%s); retrying in %s", pod.Name, apiMessage(err), delay.Round(time.Second))
 		})
@@ -187,7 +187,7 @@ func (s restartStep) evict(ctx context.Context, pod *corev1.Pod, ordinal int32) 
 		// Gone or replaced meanwhile: the next look tells.
 		return s.wait(ordinal, "Pod "+pod.Name+" changed while being evicted", true, restartRecheck)
 	}
-	evictionsTotal.WithLabelValues("failed").Inc()
+	evictionsTotal.WithLabelValues(s.r.clusterLabel, "failed").Inc()
 	ctrl.LoggerFrom(ctx).Info("evicting Pod failed", "pod", pod.Name, "error", err.Error())
 	return s.hold(pod, ordinal, func(delay time.Duration) string {
 		return fmt.Sprintf("evicting Pod %s failed (retrying in %s): %v", pod.Name, delay.Round(time.Second), err)

@@ -7,31 +7,37 @@ import (
 	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/reconciler/converge"
 	"github.com/claimwarden/claimwarden/reconciler/diff"
 	"github.com/claimwarden/claimwarden/reconciler/gate"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 )
 
-// SetupWithManager registers the rollout controller with mgr, and returns
-// it for who assesses proposals ahead of it (Ahead).
+// SetupWithManager registers the rollout controller of mgr's own cluster
+// with mgr, and returns it for who assesses proposals ahead of it (Ahead).
 func SetupWithManager(mgr ctrl.Manager, opts Options) (*Reconciler, error) {
+	return SetupWithCluster(mgr, mgr, opts)
+}
+
+// SetupWithCluster registers with mgr a rollout controller of cl: every
+// read, write, watch and cache of it is cl's, and so are its events by
+// default; only the journal key Secret is mgr's. A cluster other than
+// mgr's needs Options.ClusterName, and is started by whoever added it to
+// mgr (mgr.Add(cl)), since other controllers may share it; mgr runs the
+// controller, its work queue and its Pod cache.
+func SetupWithCluster(mgr ctrl.Manager, cl cluster.Cluster, opts Options) (*Reconciler, error) {
 	opts = opts.withDefaults()
 	if opts.Policies == nil {
 		return nil, errors.New("rollout: Options.Policies is required: no claim is patched without a verdict")
@@ -39,41 +45,51 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) (*Reconciler, error) {
 	if opts.JournalKeySecret.Namespace == "" || opts.JournalKeySecret.Name == "" {
 		return nil, errors.New("rollout: Options.JournalKeySecret is required: no StatefulSet is re-created from an unsealed journal")
 	}
-	c := mgr.GetClient()
-	pods, err := newPodCache(mgr, opts.Namespaces)
+	if err := checkCluster(mgr, cl, opts.ClusterName); err != nil {
+		return nil, err
+	}
+	c := cl.GetClient()
+	pods, err := newPodCache(cl, opts.Namespaces)
 	if err != nil {
 		return nil, fmt.Errorf("rollout: the Pod cache: %w", err)
 	}
 	if err := mgr.Add(pods); err != nil {
 		return nil, err
 	}
-	journal := &rolloutJournal{client: c, reader: mgr.GetAPIReader()}
-	events := opts.Recorder.Or(mgr)
+	journal := &rolloutJournal{client: c, reader: cl.GetAPIReader()}
+	// Recorded where the StatefulSet is: an event's object must be in the
+	// cluster that records it.
+	events := opts.Recorder.Or(cl)
 	if opts.Writer == nil {
-		opts.Writer = NewWriter(c, mgr.GetAPIReader())
+		opts.Writer = NewWriter(c, cl.GetAPIReader())
 	}
 	r := &Reconciler{
-		client:  c,
-		writer:  opts.Writer,
-		events:  events,
-		sinks:   append(outcome.Sinks{outcome.NewEventSink(events, opts.EventMemory)}, opts.Sinks...),
-		index:   &indexes{indexer: mgr.GetFieldIndexer()},
-		opts:    opts,
-		journal: journal,
+		client:       c,
+		clusterLabel: clusterLabel(opts.ClusterName),
+		writer:       opts.Writer,
+		events:       events,
+		sinks:        append(outcome.Sinks{outcome.NewEventSink(events, opts.EventMemory)}, opts.Sinks...),
+		index:        &indexes{indexer: cl.GetFieldIndexer()},
+		opts:         opts,
+		journal:      journal,
 		converger: converge.New(converge.Options{
 			Client:  c,
-			Reader:  mgr.GetAPIReader(),
+			Reader:  cl.GetAPIReader(),
 			Journal: journal,
-			// Uncached: the controller watches no Secrets.
-			JournalKey: (&journalKeys{reader: mgr.GetAPIReader(), writer: c, secret: opts.JournalKeySecret}).get,
+			// The key is claimwarden's own secret, so it stays on mgr's
+			// cluster, whatever cluster the journal is on: on a spoke its
+			// tenants or admins could read it (and seal a record that makes
+			// claimwarden create any StatefulSet) or plant one. Uncached:
+			// the controller watches no Secrets.
+			JournalKey: (&journalKeys{reader: mgr.GetAPIReader(), writer: mgr.GetClient(), secret: opts.JournalKeySecret}).get,
 		}),
 		retry:        workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](opts.RetryBaseDelay, opts.RetryMaxDelay),
 		restartRetry: workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](opts.RetryBaseDelay, opts.RetryMaxDelay),
-		pods:         mgr.GetAPIReader(),
+		pods:         cl.GetAPIReader(),
 		podCache:     pods,
 		verdicts:     gate.NewCache(opts.Policies, gate.CacheOptions{Recheck: opts.PolicyRecheck}),
-		claimUpdates: &claimUpdates{config: mgr.GetConfig(), reader: mgr.GetAPIReader()},
-		server:       &serverSupport{config: mgr.GetConfig(), client: c},
+		claimUpdates: &claimUpdates{config: cl.GetConfig(), reader: cl.GetAPIReader()},
+		server:       &serverSupport{config: cl.GetConfig(), client: c},
 	}
 	policyEvents := make(chan event.GenericEvent)
 	if opts.PolicyChanges != nil {
@@ -81,40 +97,15 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) (*Reconciler, error) {
 			return nil, err
 		}
 	}
-	b := ctrl.NewControllerManagedBy(mgr)
-	if opts.Proposals != nil {
-		b = b.WatchesRawSource(source.Channel(opts.Proposals.Events(), &handler.EnqueueRequestForObject{}))
-	}
-	return r, b.
-		Named("volumeclaimrollout").
+	name := controllerNameOf(opts.ClusterName)
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named(name).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.Workers, 1)}).
-		For(&appsv1.StatefulSet{}, builder.WithPredicates(r.managedPredicate())).
-		// A VolumeClaimRollout shares its StatefulSet's key. It is watched, not
-		// Owned, because an orphan delete strips its owner reference while a
-		// re-create is pending; creations, deletions and a person's recovery
-		// from a refused journal matter (our own status writes must not
-		// trigger reconciles).
-		Watches(&v1alpha1.VolumeClaimRollout{}, &handler.EnqueueRequestForObject{},
-			builder.WithPredicates(rolloutWatched())).
-		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(r.statefulSetsOfClaim)).
-		// A StatefulSet's Pods, metadata only (newPodCache): under
-		// updateStrategy OnDelete a Pod's deletion lets its claims through
-		// (see plan.OnDelete).
-		WatchesRawSource(source.Kind(pods, podMeta(),
-			handler.TypedEnqueueRequestsFromMapFunc(r.onDeleteStatefulSetOfPod), podReplaced())).
-		// Policy input beyond the StatefulSet and its claims: a StorageClass
-		// (allowVolumeExpansion) and the Namespace (labels such as tier=prod).
-		Watches(&storagev1.StorageClass{}, handler.EnqueueRequestsFromMapFunc(r.statefulSetsIn(""))).
-		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
-			return r.statefulSetsIn(o.GetName())(ctx, o)
-		}), builder.WithPredicates(predicate.LabelChangedPredicate{})).
-		// ResourceQuotas (quota-fits): a claim denied for want of room is
-		// asked again when the quota grows or frees up.
-		Watches(&corev1.ResourceQuota{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
-			return r.statefulSetsIn(o.GetNamespace())(ctx, o)
-		}), builder.WithPredicates(claimQuotaChanged())).
-		WatchesRawSource(source.Channel(policyEvents, &handler.EnqueueRequestForObject{})).
-		Complete(r)
+		WithLogConstructor(reconcileLogger(mgr.GetLogger(), name))
+	for _, src := range r.sources(cl.GetCache(), pods, policyEvents) {
+		b = b.WatchesRawSource(src)
+	}
+	return r, b.Complete(r)
 }
 
 // managedPredicate keeps StatefulSets inside the configured namespaces and

@@ -107,7 +107,7 @@ func (r *Reconciler) convergeTo(ctx context.Context, live *appsv1.StatefulSet, t
 		return progress, err
 	}
 	if err != nil {
-		convergencesTotal.WithLabelValues(t.src.Kind, "failed").Inc()
+		convergencesTotal.WithLabelValues(r.clusterLabel, t.src.Kind, "failed").Inc()
 		r.sinks.Publish(ctx, outcome.Outcome{Action: outcome.ConvergeFailed, StatefulSet: key, UID: live.UID, Labels: live.Labels, Source: t.src, Message: err.Error()})
 		return progress, fmt.Errorf("converging StatefulSet %s to %s: %w", key, outcome.Describe(t.src), err)
 	}
@@ -180,7 +180,7 @@ func (r *Reconciler) proposalFor(key types.NamespacedName) (proposal.Proposal, b
 
 // converged counts and publishes a finished convergence.
 func (r *Reconciler) converged(ctx context.Context, o outcome.Outcome) {
-	convergencesTotal.WithLabelValues(o.Source.Kind, "converged").Inc()
+	convergencesTotal.WithLabelValues(r.clusterLabel, o.Source.Kind, "converged").Inc()
 	ctrl.LoggerFrom(ctx).Info("converged the StatefulSet to the proposal", "source", outcome.Describe(o.Source))
 	r.sinks.Publish(ctx, o)
 }

@@ -156,7 +156,7 @@ func (c *controller) logContains(s string) bool {
 // server accepted. A process that never patched has no such series: 0.
 func (c *controller) acceptedPatches(t *testing.T) int {
 	t.Helper()
-	return c.counter(t, `claimwarden_claim_patches_total{result="accepted"}`)
+	return c.counter(t, `claimwarden_claim_patches_total{cluster="in-cluster",result="accepted"}`)
 }
 
 // counter scrapes the controller's metrics for one series; 0 when absent.

@@ -214,7 +214,7 @@ func TestFluxLoop(t *testing.T) {
 		}
 		assertPodsKept(t, cl.admin, after, pods)
 		waitStatus(t, g, s.repo, sha, "claimwarden/"+s.ns+"/web", "success", "2/2 claims compatible", ctl)
-		if n := ctl.counter(t, `claimwarden_convergences_total{result="converged",source="Kustomization"}`); n < 1 {
+		if n := ctl.counter(t, `claimwarden_convergences_total{cluster="in-cluster",result="converged",source="Kustomization"}`); n < 1 {
 			t.Errorf("claimwarden_convergences_total for Kustomizations = %d, want at least this one", n)
 		}
 	})

@@ -151,7 +151,7 @@ func TestHelmCLIUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertPodsKept(t, cl.admin, after, pods)
-	if n := ctl.counter(t, `claimwarden_convergences_total{result="converged",source="Secret"}`); n != 1 {
+	if n := ctl.counter(t, `claimwarden_convergences_total{cluster="in-cluster",result="converged",source="Secret"}`); n != 1 {
 		t.Errorf("claimwarden_convergences_total for release records = %d, want this one", n)
 	}
 }

@@ -242,7 +242,7 @@ func TestHelmReleaseLoop(t *testing.T) {
 		}
 		assertPodsKept(t, cl.admin, after, pods)
 		waitStatus(t, g, s.repo, sha, "claimwarden/"+s.sts.Namespace+"/web", "success", "2/2 claims compatible", ctl)
-		if n := ctl.counter(t, `claimwarden_convergences_total{result="converged",source="HelmRelease"}`); n < 1 {
+		if n := ctl.counter(t, `claimwarden_convergences_total{cluster="in-cluster",result="converged",source="HelmRelease"}`); n < 1 {
 			t.Errorf("claimwarden_convergences_total for HelmReleases = %d, want at least this one", n)
 		}
 	})
