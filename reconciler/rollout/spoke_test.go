@@ -157,4 +157,3 @@ func runSpokeRollout(t *testing.T, spokeEnv *testenv.Env, journalKey types.Names
 	}
 	testenv.RunT(t, mgr)
 }
-

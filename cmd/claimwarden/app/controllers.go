@@ -21,6 +21,7 @@ import (
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/reconciler/rollout"
+	"github.com/claimwarden/claimwarden/reconciler/source"
 )
 
 // setupControllers builds the policy engine and registers claimwarden's
@@ -42,40 +43,70 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 	// One installation token per GitHub App, shared by every client built
 	// from it: the commit statuses' and autoresize's pull requests'.
 	clients := githost.Clients{Apps: &githost.AppTransports{}}
-	// One writer of claim sizes and VolumeClaimRollout status: the
-	// rollout's, through which the commit-status sink records what it
-	// posted and autoresize grows claims and writes its status.
-	writer := rollout.NewWriter(mgr.GetClient(), mgr.GetAPIReader())
-	statuses, err := newCommitStatuses(mgr, cfg.GitStatus, clients, writer, log.WithName("gitstatus"))
+	creds, err := newGitCredentials(mgr, cfg.GitStatus)
 	if err != nil {
 		return err
 	}
+	spokeList, err := newSpokes(ctx, mgr, cfg)
+	if err != nil {
+		return err
+	}
+	policyChanges := fanOut(ctx, engine.Changes(), len(spokeList)+1)
 	opts := rolloutOptions(cfg, selector, engine)
-	opts.Writer = writer
+	opts.PolicyChanges = policyChanges[0]
+	// One writer of claim sizes and VolumeClaimRollout status per cluster:
+	// the rollout's, through which the commit-status sink records what it
+	// posted and autoresize grows claims and writes its status.
+	opts.Writer = rollout.NewWriter(mgr.GetClient(), mgr.GetAPIReader())
 	// One event recorder: every controller's events about an object share
 	// its budget (outcome.NewRecorder).
 	opts.Recorder = outcome.NewRecorder(mgr.GetEventRecorder(v1alpha1.ControllerName))
-	var pending func() int
+	statuses, err := newCommitStatusSink(mgr, cfg.GitStatus, creds, clients, opts.Writer, "", log.WithName("gitstatus"))
+	if err != nil {
+		return err
+	}
+	var pending []func() int
 	if statuses != nil {
 		// A nil *CommitStatusSink in the interface would not be nil.
 		opts.Sinks = append(opts.Sinks, statuses)
-		pending = statuses.Pending
+		pending = append(pending, statuses.Pending)
 	}
-	exportHealth(engine, pending)
+	// Sinks every cluster's outcomes go to.
+	var shared []outcome.Sink
 	if addr := cfg.GitStatus.FluxEventsAddr; addr != "" {
 		notifier, err := newFluxNotifier(ctx, addr, log.WithName("flux-events"))
 		if err != nil {
 			return err
 		}
-		opts.Sinks = append(opts.Sinks, notifier)
+		shared = append(shared, notifier)
 	}
+	opts.Sinks = append(opts.Sinks, shared...)
 	if cfg.HasSources() {
-		// One store: a StatefulSet's newest proposal wins, whichever tool made it.
+		// One store per cluster: a StatefulSet's newest proposal wins,
+		// whichever tool made it.
 		opts.Proposals = proposal.NewStore()
 		// A proposal's writes are checked as its tool's service account
 		// (reconciler/authority says why by review, not impersonation).
 		opts.Authority = authority.NewReviews(mgr.GetClient(), 0)
 	}
+	spokeOpts := make([]rollout.Options, len(spokeList))
+	sourceSpokes := source.Spokes{}
+	for i, s := range spokeList {
+		o := spokeRolloutOptions(cfg, opts, s, policyChanges[i+1], shared)
+		if o.Proposals != nil {
+			sourceSpokes[s.Name] = source.Spoke{Reader: s.cluster.GetAPIReader(), Proposals: o.Proposals}
+		}
+		sink, err := newCommitStatusSink(mgr, cfg.GitStatus, creds, clients, o.Writer, s.Name, log.WithName("gitstatus").WithValues("cluster", s.Name))
+		if err != nil {
+			return err
+		}
+		if sink != nil {
+			o.Sinks = append(o.Sinks, sink)
+			pending = append(pending, sink.Pending)
+		}
+		spokeOpts[i] = o
+	}
+	exportHealth(engine, sumOf(pending))
 	// One artifact cache: the Kustomization builds' and autoresize's charts
 	// from Helm repositories share its directory and bound.
 	var artifacts *flux.Fetcher
@@ -83,11 +114,13 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 		f := cfg.Flux
 		artifacts = &flux.Fetcher{Dir: f.ArtifactCacheDir, MaxSize: f.MaxArtifactSize, MaxCacheSize: f.MaxCacheSize, Logger: log.WithName("flux")}
 	}
-	tools, err := newTools(mgr, cfg, opts.Proposals, artifacts, opts.Recorder)
+	tools, err := newTools(mgr, cfg, opts.Proposals, artifacts, opts.Recorder, argoCDClusters(spokeList))
 	if err != nil {
 		return err
 	}
-	// The tools' Nudgers ask them to apply again once a proposal converged.
+	tools.Spokes = sourceSpokes
+	// The tools' Nudgers ask them to apply again once a proposal converged,
+	// each cluster's rollout its own.
 	nudgers, err := tools.SetupWithManager(mgr)
 	if err != nil {
 		return err
@@ -98,6 +131,15 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 	roll, err := rollout.SetupWithManager(mgr, opts)
 	if err != nil {
 		return fmt.Errorf("setting up the rollout controller: %w", err)
+	}
+	for i, s := range spokeList {
+		o := spokeOpts[i]
+		for _, n := range nudgers[s.Name] {
+			o.Sinks = append(o.Sinks, n)
+		}
+		if _, err := rollout.SetupWithCluster(mgr, s.cluster, o); err != nil {
+			return fmt.Errorf("setting up the rollout controller of cluster %s: %w", s.Name, err)
+		}
 	}
 	return setupAutoresize(mgr, cfg, autoresizeParts{
 		engine: engine, rollout: roll, writer: opts.Writer, events: opts.Recorder, proposals: opts.Proposals, tools: tools, artifacts: artifacts, clients: clients,
@@ -192,10 +234,9 @@ func policyOptions(p config.Policies, log logr.Logger) (policies.Options, error)
 	}, nil
 }
 
-// newCommitStatuses builds the commit-status sink and the Secret-backed
-// credentials it posts with (through clients), and adds both to mgr; nil
-// when no Git host is configured.
-func newCommitStatuses(mgr ctrl.Manager, g config.GitStatus, clients githost.Clients, records commitstatus.Records, log logr.Logger) (*commitstatus.CommitStatusSink, error) {
+// newGitCredentials builds the Secret-backed credentials of the configured
+// Git hosts and adds them to mgr; nil when no Git host is configured.
+func newGitCredentials(mgr ctrl.Manager, g config.GitStatus) (*githost.Credentials, error) {
 	if len(g.Hosts) == 0 {
 		return nil, nil
 	}
@@ -203,13 +244,26 @@ func newCommitStatuses(mgr ctrl.Manager, g config.GitStatus, clients githost.Cli
 	if err != nil {
 		return nil, fmt.Errorf("gitStatus.hosts: %w", err)
 	}
-	if err := mgr.Add(creds); err != nil {
-		return nil, err
+	return creds, mgr.Add(creds)
+}
+
+// newCommitStatusSink builds the commit-status sink of one cluster ("" is
+// claimwarden's own; a spoke's statuses name it after the prefix, so
+// that one commit's StatefulSets of the same name in two clusters are two
+// statuses), recording what it posted through records, and adds it to
+// mgr; nil when no Git host is configured (creds nil).
+func newCommitStatusSink(mgr ctrl.Manager, g config.GitStatus, creds *githost.Credentials, clients githost.Clients, records commitstatus.Records, cluster string, log logr.Logger) (*commitstatus.CommitStatusSink, error) {
+	if creds == nil {
+		return nil, nil
+	}
+	prefix := g.ContextPrefix
+	if cluster != "" {
+		prefix += "/" + cluster
 	}
 	sink := commitstatus.NewCommitStatusSink(commitstatus.CommitStatusSinkOptions{
 		Reporter:      commitstatus.ReporterOptions{Providers: commitstatus.NewProviders(creds, clients).ProviderFor, Logger: log},
 		Records:       records,
-		ContextPrefix: g.ContextPrefix,
+		ContextPrefix: prefix,
 		TargetURL:     g.TargetURL,
 		Logger:        log,
 	})

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -12,6 +13,10 @@ import (
 	"github.com/claimwarden/claimwarden/config"
 	"github.com/claimwarden/claimwarden/integrations/argocd"
 	"github.com/claimwarden/claimwarden/integrations/spokes"
+	"github.com/claimwarden/claimwarden/reconciler/authority"
+	"github.com/claimwarden/claimwarden/reconciler/outcome"
+	"github.com/claimwarden/claimwarden/reconciler/proposal"
+	"github.com/claimwarden/claimwarden/reconciler/rollout"
 )
 
 // spoke is a configured cluster and the controller-runtime Cluster (its
@@ -73,4 +78,70 @@ func argoCDClusters(ss []spoke) []argocd.Cluster {
 		out = append(out, argocd.Cluster{Name: s.Name, Server: s.Server, ArgoCDName: s.ArgoCDName})
 	}
 	return out
+}
+
+// spokeRolloutOptions are the rollout options of spoke s: those of
+// claimwarden's own cluster (hub) with everything that reads or writes
+// the cluster made s's: its store, the authority's reviews (asked on the
+// spoke, where the tool applies as its identity), its Writer, its events
+// (recorded where the objects are: a zero Recorder, SetupWithCluster's
+// default) and its own policy-change signal. Its sinks are shared (the
+// sinks every cluster's outcomes go to); its commit-status sink and
+// nudgers are added by the caller.
+func spokeRolloutOptions(cfg config.Config, hub rollout.Options, s spoke, policyChanges <-chan struct{}, shared []outcome.Sink) rollout.Options {
+	o := hub
+	o.ClusterName = s.Name
+	o.PolicyChanges = policyChanges
+	o.Writer = rollout.NewWriter(s.cluster.GetClient(), s.cluster.GetAPIReader())
+	o.Recorder = outcome.Recorder{}
+	o.Sinks = slices.Clone(shared)
+	o.Proposals, o.Authority = nil, nil
+	if cfg.HasSources() {
+		o.Proposals = proposal.NewStore()
+		o.Authority = authority.NewReviews(s.cluster.GetClient(), 0)
+	}
+	return o
+}
+
+// fanOut copies each signal of in to n channels, each coalescing as in
+// does (one pending signal is enough), until ctx ends: every cluster's
+// rollout evaluates again after a policy change. A channel per reader
+// because a signal received by one is gone for the others.
+func fanOut(ctx context.Context, in <-chan struct{}, n int) []<-chan struct{} {
+	outs := make([]chan struct{}, n)
+	ro := make([]<-chan struct{}, n)
+	for i := range outs {
+		outs[i] = make(chan struct{}, 1)
+		ro[i] = outs[i]
+	}
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-in:
+			}
+			for _, out := range outs {
+				select {
+				case out <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}()
+	return ro
+}
+
+// sumOf is the sum of fs' values; nil for none.
+func sumOf(fs []func() int) func() int {
+	if len(fs) == 0 {
+		return nil
+	}
+	return func() int {
+		total := 0
+		for _, f := range fs {
+			total += f()
+		}
+		return total
+	}
 }

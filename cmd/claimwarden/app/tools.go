@@ -21,7 +21,7 @@ import (
 // source reconcilers watch them (Registry.SetupWithManager) and autoresize asks them
 // which tool object applies a StatefulSet and where Git holds it. A tool
 // is one registration here.
-func newTools(mgr ctrl.Manager, cfg config.Config, store *proposal.Store, artifacts *flux.Fetcher, events outcome.Recorder) (*source.Registry, error) {
+func newTools(mgr ctrl.Manager, cfg config.Config, store *proposal.Store, artifacts *flux.Fetcher, events outcome.Recorder, clusters []argocd.Cluster) (*source.Registry, error) {
 	tools := &source.Registry{Recorder: events}
 	// Flux's two tools are both asked about StatefulSets at rest when
 	// either is enabled (a Kustomization applies HelmReleases from Git),
@@ -39,7 +39,7 @@ func newTools(mgr ctrl.Manager, cfg config.Config, store *proposal.Store, artifa
 		watchOrKnow(tools, hr, cfg.Flux.HelmReleases)
 	}
 	if cfg.ArgoCD.Enabled {
-		apps, err := registerArgoCD(mgr, cfg.ArgoCD, store, events)
+		apps, err := registerArgoCD(mgr, cfg.ArgoCD, store, events, clusters)
 		if err != nil {
 			return nil, err
 		}
@@ -100,7 +100,7 @@ func cliOptions(h config.Helm, store *proposal.Store, events outcome.Recorder) h
 }
 
 // registerArgoCD makes the Applications tool with its argocd-server client.
-func registerArgoCD(mgr ctrl.Manager, a config.ArgoCD, store *proposal.Store, events outcome.Recorder) (source.Registration, error) {
+func registerArgoCD(mgr ctrl.Manager, a config.ArgoCD, store *proposal.Store, events outcome.Recorder, clusters []argocd.Cluster) (source.Registration, error) {
 	if a.CAFile != "" {
 		if _, err := os.Stat(a.CAFile); err != nil {
 			return source.Registration{}, fmt.Errorf("argocd.caFile: %w", err)
@@ -121,6 +121,7 @@ func registerArgoCD(mgr ctrl.Manager, a config.ArgoCD, store *proposal.Store, ev
 		Proposals:      store,
 		SyncManualApps: a.SyncManualApps,
 		Recorder:       events,
+		Clusters:       clusters,
 		// AppProjects and argocd-cm decide what an Application manages.
 		ControlPlaneNamespace: a.ControlPlaneNamespace,
 	})

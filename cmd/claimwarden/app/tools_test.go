@@ -35,7 +35,7 @@ func TestFluxToolsAreKnownWhenEitherIsWatched(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tools, err := newTools(mgr, cfg, proposal.NewStore(), &flux.Fetcher{}, outcome.Recorder{})
+			tools, err := newTools(mgr, cfg, proposal.NewStore(), &flux.Fetcher{}, outcome.Recorder{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
