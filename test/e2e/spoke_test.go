@@ -1,0 +1,193 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/test/argoenv"
+	"github.com/claimwarden/claimwarden/test/fixtures"
+	"github.com/claimwarden/claimwarden/test/storagesim"
+	"github.com/claimwarden/claimwarden/test/testenv"
+)
+
+// spokeName is claimwarden's name for the spoke, argoSpokeName Argo CD's.
+const (
+	spokeName     = "eu"
+	argoSpokeName = "prod-eu"
+)
+
+// startSpoke starts a second control plane with kwok and its own storage
+// simulator: a cluster the hub's Argo CD applies to and claimwarden
+// converges in, reached only through the credential of its cluster Secret.
+func startSpoke(t *testing.T) (*testenv.Env, client.Client) {
+	t.Helper()
+	spoke := testenv.StartT(t, testenv.Options{Kwok: true, CRDDirs: []string{filepath.Join("..", "..", "config", "crd", "bases")}})
+	c, err := client.New(spoke.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(context.Background(), storagesim.StorageClass(class, true)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- (&storagesim.Simulator{Delay: simDelay}).Start(ctx, spoke.Config) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("the spoke's storage simulator: %v", err)
+		}
+	})
+	return spoke, c
+}
+
+// registerSpoke writes the spoke's Argo CD cluster Secret on the hub (its
+// admin credential, as `argocd cluster add` would store a service
+// account's) and lets claimwarden's ServiceAccount read that one Secret.
+func registerSpoke(t *testing.T, cl *cluster, argo *argoenv.ArgoCD, spoke *testenv.Env) string {
+	t.Helper()
+	ctx := context.Background()
+	conf, err := json.Marshal(map[string]any{"tlsClientConfig": map[string]any{
+		"caData": spoke.Config.CAData, "certData": spoke.Config.CertData, "keyData": spoke.Config.KeyData,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: argo.Namespace, Name: "cluster-" + argoSpokeName,
+			Labels: map[string]string{"argocd.argoproj.io/secret-type": "cluster"}},
+		StringData: map[string]string{"name": argoSpokeName, "server": spoke.Config.Host, "config": string(conf)},
+	}
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Namespace: argo.Namespace, Name: "claimwarden-clusters"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}, ResourceNames: []string{secret.Name}}},
+	}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: argo.Namespace, Name: "claimwarden-clusters"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: controllerNamespace, Name: serviceAccount}},
+	}
+	for _, o := range []client.Object{secret, role, binding} {
+		if err := cl.admin.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cl.admin.Delete(context.Background(), o) })
+	}
+	return secret.Name
+}
+
+// TestHubAndSpoke: Argo CD on the hub applies a StatefulSet to a spoke;
+// claimwarden on the hub converges the chart bump there (claims grown,
+// Pods kept, the rollout on the spoke and none on the hub), Argo CD's
+// sync is Synced again, and the commit's status names the spoke. After
+// the spoke's API server was down, the next bump converges too.
+func TestHubAndSpoke(t *testing.T) {
+	cl := started(t)
+	ctx := context.Background()
+	argo := startArgoCD(t)
+	g := startGitea(t)
+	spokeEnv, spoke := startSpoke(t)
+	secretName := registerSpoke(t, cl, argo, spokeEnv)
+
+	token := argoTokenSecret(t, cl, argo, "argocd-token-spoke")
+	config := writeGiteaConfig(t, g.URL, giteaSecret(t, cl, g.Token, "gitea-token-spoke"), nil)
+	body := fmt.Sprintf("clusters:\n- name: %s\n  secretRef: {namespace: %s, name: %s}\n", spokeName, argo.Namespace, secretName)
+	f, err := os.OpenFile(config, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(body); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctl := startController(t, cl, "hub", "--argocd", "--argocd-namespaces", argo.Namespace,
+		"--argocd-server", argo.ServerURL, "--argocd-plaintext", "--argocd-token-secret-name", token, "--config", config)
+
+	ns := namespace(t, cl.admin) // the same name on the spoke: a write to the wrong cluster shows
+	if err := fixtures.Namespace(ctx, spoke, ns); err != nil {
+		t.Fatal(err)
+	}
+	s := &argoScenario{t: t, cl: cl, g: g, argo: argo, ctl: ctl, repo: "argo-spoke", ns: ns,
+		app: types.NamespacedName{Namespace: argo.Namespace, Name: "spoke"}, sts: types.NamespacedName{Namespace: ns, Name: "web"}}
+	url, err := g.CreateRepo(ctx, s.repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := g.PushCommit(ctx, s.repo, argoManifest("1Gi", ""), "web at 1Gi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := argo.Application(argoenv.AppSpec{Name: s.app.Name, RepoURL: url, DestNamespace: ns, Automated: true})
+	if err := unstructured.SetNestedStringMap(app.Object, map[string]string{"name": argoSpokeName, "namespace": ns}, "spec", "destination"); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.admin.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	s.application(first, "Synced to the spoke", synced)
+	waitRolloutDone(t, spoke, s.sts, 2, "1Gi", ctl)
+	before := &appsv1.StatefulSet{}
+	if err := spoke.Get(ctx, s.sts, before); err != nil {
+		t.Fatal(err)
+	}
+	pods := podUIDs(t, spoke, before)
+
+	for _, step := range []struct {
+		size    string
+		outage  bool
+		message string
+	}{
+		{"2Gi", false, "web at 2Gi"},
+		{"3Gi", true, "web at 3Gi, after the spoke's API server was down"},
+	} {
+		if step.outage {
+			down, err := spokeEnv.RestartAPIServer(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("the spoke's API server was down for %v", down.Round(time.Millisecond))
+		}
+		sha := s.commit(step.size, "", step.message)
+		began := time.Now()
+		s.application(sha, "Synced after claimwarden converged the spoke's StatefulSet", synced)
+		t.Logf("commit %s (%s) synced %v after the push", sha[:8], step.size, time.Since(began).Round(time.Millisecond))
+		vcr := waitRolloutDone(t, spoke, s.sts, 2, step.size, ctl)
+		if src := vcr.Status.Proposal.Source; src.Kind != "Application" || src.Name != s.app.Name || src.Revision != sha {
+			t.Errorf("the spoke's rollout source %+v, want the Application %s at %s", src, s.app, sha)
+		}
+		for _, name := range claimNames("web", 2) {
+			if pvc := claim(t, spoke, ns, name); request(pvc) != step.size || capacity(pvc) != step.size {
+				t.Errorf("spoke claim %s: request %s capacity %s, want %s", name, request(pvc), capacity(pvc), step.size)
+			}
+		}
+		after := &appsv1.StatefulSet{}
+		if err := spoke.Get(ctx, s.sts, after); err != nil {
+			t.Fatal(err)
+		}
+		assertPodsKept(t, spoke, after, pods)
+		waitStatus(t, g, s.repo, sha, "claimwarden/"+spokeName+"/"+ns+"/web", "success", "2/2 claims compatible", ctl)
+	}
+	if err := cl.admin.Get(ctx, s.sts, &v1alpha1.VolumeClaimRollout{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a VolumeClaimRollout %s on the hub (%v); it belongs beside its StatefulSet on the spoke", s.sts, err)
+	}
+	if err := cl.admin.Get(ctx, s.sts, &appsv1.StatefulSet{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a StatefulSet %s on the hub (%v): something applied or re-created it in the wrong cluster", s.sts, err)
+	}
+}
