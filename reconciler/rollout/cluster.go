@@ -3,6 +3,7 @@ package rollout
 import (
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -19,7 +20,24 @@ const (
 	// maxClusterName bounds a spoke's name, which every log line and
 	// metric series of its controller carries.
 	maxClusterName = 253
+	// spokeSyncTimeout is, in effect, no bound (a century; any longer and
+	// a deadline would overflow): see syncTimeoutOf.
+	spokeSyncTimeout = 100 * 365 * 24 * time.Hour
 )
+
+// syncTimeoutOf is how long the rollout controller of the cluster named
+// name waits for its caches to sync when it starts: controller-runtime's
+// default (zero: two minutes) on the manager's own cluster, without which
+// there is nothing to do; a spoke's until it answers, because a controller
+// whose caches time out ends the manager, and with it every other
+// cluster's rollouts. A spoke unreachable when claimwarden starts holds
+// up only its own.
+func syncTimeoutOf(name string) time.Duration {
+	if name == "" {
+		return 0
+	}
+	return spokeSyncTimeout
+}
 
 // clusterLabel is the value of the metrics' cluster label for a cluster
 // named name ("" = the manager's own).

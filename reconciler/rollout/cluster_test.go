@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -65,3 +66,15 @@ func (noPolicies) Evaluate(context.Context, policies.Input) policies.Verdict {
 	return policies.Verdict{}
 }
 func (noPolicies) Revision() string { return "" }
+
+// A spoke's controller waits for its caches as long as the spoke takes
+// to answer: controller-runtime's two minutes would end the manager, and
+// every other cluster's rollouts with it, for a spoke down at start-up.
+func TestSyncTimeoutOfASpokeOutlastsAnOutage(t *testing.T) {
+	if got := syncTimeoutOf(""); got != 0 {
+		t.Errorf("the manager's own cluster waits %v, want controller-runtime's default (0)", got)
+	}
+	if got := syncTimeoutOf("eu"); got < 365*24*time.Hour {
+		t.Errorf("a spoke's controller gives up on its caches after %v, want no bound in practice", got)
+	}
+}

@@ -100,7 +100,7 @@ func SetupWithCluster(mgr ctrl.Manager, cl cluster.Cluster, opts Options) (*Reco
 	name := controllerNameOf(opts.ClusterName)
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.Workers, 1)}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.Workers, 1), CacheSyncTimeout: syncTimeoutOf(opts.ClusterName)}).
 		WithLogConstructor(reconcileLogger(mgr.GetLogger(), name))
 	for _, src := range r.sources(cl.GetCache(), pods, policyEvents) {
 		b = b.WatchesRawSource(src)

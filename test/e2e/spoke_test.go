@@ -94,8 +94,9 @@ func registerSpoke(t *testing.T, cl *cluster, argo *argoenv.ArgoCD, spoke *teste
 // TestHubAndSpoke: Argo CD on the hub applies a StatefulSet to a spoke;
 // claimwarden on the hub converges the chart bump there (claims grown,
 // Pods kept, the rollout on the spoke and none on the hub), Argo CD's
-// sync is Synced again, and the commit's status names the spoke. After
-// the spoke's API server was down, the next bump converges too.
+// sync is Synced again, and the commit's status names the spoke. A spoke
+// unreachable when claimwarden starts holds up nothing on the hub, and
+// after the spoke's API server was down, the next bump converges too.
 func TestHubAndSpoke(t *testing.T) {
 	cl := started(t)
 	ctx := context.Background()
@@ -117,10 +118,23 @@ func TestHubAndSpoke(t *testing.T) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// The spoke is unreachable when claimwarden starts: the hub's own
+	// rollouts must not wait for it.
+	if err := spokeEnv.StopAPIServer(); err != nil {
+		t.Fatal(err)
+	}
 	ctl := startController(t, cl, "hub", "--argocd", "--argocd-namespaces", argo.Namespace,
 		"--argocd-server", argo.ServerURL, "--argocd-plaintext", "--argocd-token-secret-name", token, "--config", config)
 
 	ns := namespace(t, cl.admin) // the same name on the spoke: a write to the wrong cluster shows
+	local := fixtures.StatefulSet(ns, "local", 1, class, "1Gi")
+	if err := cl.admin.Create(ctx, local); err != nil {
+		t.Fatal(err)
+	}
+	waitRolloutDone(t, cl.admin, client.ObjectKeyFromObject(local), 1, "1Gi", ctl)
+	if err := spokeEnv.StartAPIServer(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if err := fixtures.Namespace(ctx, spoke, ns); err != nil {
 		t.Fatal(err)
 	}
