@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -18,6 +19,10 @@ import (
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/reconciler/rollout"
 )
+
+// spokeProbeInterval is how often each spoke's API server is asked whether
+// it answers (spokes.Probe).
+const spokeProbeInterval = 30 * time.Second
 
 // spoke is a configured cluster and the controller-runtime Cluster (its
 // own cache and clients) claimwarden works in it through.
@@ -53,6 +58,9 @@ func newSpokes(ctx context.Context, mgr ctrl.Manager, cfg config.Config) ([]spok
 			return nil, fmt.Errorf("cluster %s (%s): %w", s.Name, s.Server, err)
 		}
 		if err := mgr.Add(cl); err != nil {
+			return nil, err
+		}
+		if err := mgr.Add(&spokes.Probe{Spoke: s, Interval: spokeProbeInterval, Log: mgr.GetLogger().WithName("spokes")}); err != nil {
 			return nil, err
 		}
 		out = append(out, spoke{Spoke: s, cluster: cl})
