@@ -20,9 +20,19 @@ import (
 // Kustomization as its spec.serviceAccountName, or, locked down with
 // --default-service-account, as that account of the Kustomization's
 // namespace; otherwise as itself (nil).
-func (k *Kustomizations) Authority(_ context.Context, obj client.Object) (*v1alpha1.Identity, error) {
+func (k *Kustomizations) Authority(ctx context.Context, obj client.Object) (*v1alpha1.Identity, error) {
 	ks := obj.(*kustomizev1.Kustomization)
-	return authority.ServiceAccountOr(ks.Namespace, ks.Spec.ServiceAccountName, k.DefaultServiceAccount), nil
+	if sa := authority.ServiceAccountOr(ks.Namespace, ks.Spec.ServiceAccountName, k.DefaultServiceAccount); sa != nil || ks.Spec.KubeConfig == nil {
+		// With a kubeConfig too: Flux impersonates the account of that
+		// name on the remote cluster (fluxcd/pkg runtime/client).
+		return sa, nil
+	}
+	// Flux applies as whoever the tenant's kubeconfig authenticates as.
+	remote, err := k.remote(ctx, ks)
+	if err != nil {
+		return nil, err
+	}
+	return remote.Identity(ctx)
 }
 
 // Manages implements source.Tool: a Kustomization manages the StatefulSets
@@ -39,7 +49,22 @@ func (*Kustomizations) Manages(_ context.Context, obj client.Object, live *appsv
 // kind gk live, or nil (Applies of its inventory): source.Parent, for
 // the HelmReleases a Kustomization applies.
 func (*Kustomizations) Applies(_ context.Context, parent client.Object, gk schema.GroupKind, live metav1.Object) error {
-	return Applies(parent.(*kustomizev1.Kustomization), gk, live.GetNamespace(), live.GetName())
+	ks := parent.(*kustomizev1.Kustomization)
+	if err := thisCluster(ks); err != nil {
+		return err
+	}
+	return Applies(ks, gk, live.GetNamespace(), live.GetName())
+}
+
+// thisCluster says why a Kustomization applies nothing of the cluster
+// claimwarden runs in, or nil: one with spec.kubeConfig applies to
+// another, whatever its inventory names (an object at rest, a child tool
+// object, is read in this cluster).
+func thisCluster(ks *kustomizev1.Kustomization) error {
+	if ks.Spec.KubeConfig != nil {
+		return fmt.Errorf("the Kustomization %s/%s applies to another cluster (spec.kubeConfig)", ks.Namespace, ks.Name)
+	}
+	return nil
 }
 
 // Applies says why the Kustomization does not apply the object of kind gk

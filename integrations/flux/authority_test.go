@@ -6,11 +6,8 @@ import (
 	"testing"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
-	"github.com/fluxcd/pkg/apis/meta"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/claimwarden/claimwarden/reconciler/source"
 )
 
 func tenantKustomization(target string, inventory ...string) *kustomizev1.Kustomization {
@@ -83,18 +80,5 @@ func TestKustomizationAuthority(t *testing.T) {
 		if got != c.want {
 			t.Errorf("serviceAccountName %q, default %q: authority %q, want %q", c.sa, c.fallback, got, c.want)
 		}
-	}
-}
-
-func TestRemoteKustomizationSkipped(t *testing.T) {
-	ks := tenantKustomization("")
-	ks.Spec.KubeConfig = &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: "remote"}}
-	ks.Status.LastAttemptedRevision = "main@sha1:2"
-	r, err := (&Kustomizations{}).Read(context.Background(), ks)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.State != source.Skipped || len(r.Notes) != 1 || r.Notes[0].Reason != ReasonRemoteCluster {
-		t.Errorf("reading %+v, want skipped with the remote-cluster note", r)
 	}
 }

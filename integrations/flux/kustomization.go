@@ -52,6 +52,8 @@ type Kustomizations struct {
 	// NoCrossNamespaceRefs mirrors kustomize-controller's
 	// --no-cross-namespace-refs (WatchOptions).
 	NoCrossNamespaceRefs bool
+	// Clusters are the spokes a spec.kubeConfig may name (WatchOptions).
+	Clusters []toolkit.Cluster
 }
 
 var _ source.Tool = (*Kustomizations)(nil)
@@ -62,19 +64,15 @@ func (*Kustomizations) Kind() string { return KustomizationKind }
 // NewObject implements source.Tool.
 func (*Kustomizations) NewObject() client.Object { return &kustomizev1.Kustomization{} }
 
-// Read implements source.Tool: a suspended Kustomization, or one applying to
-// another cluster, is skipped; one
-// whose newest revision Flux applied is idle; otherwise the revision it
-// attempts, at its generation, blocks.
-func (*Kustomizations) Read(_ context.Context, obj client.Object) (source.Reading, error) {
+// Read implements source.Tool: a suspended Kustomization is skipped, and
+// so is a blocked one applying to a cluster that is not a listed spoke
+// (spec.kubeConfig, remote); one whose newest revision Flux applied is
+// idle; otherwise the revision it attempts, at its generation, blocks.
+func (k *Kustomizations) Read(ctx context.Context, obj client.Object) (source.Reading, error) {
 	ks := obj.(*kustomizev1.Kustomization)
 	if ks.Spec.Suspend {
 		return source.Reading{State: source.Skipped, Notes: []source.Note{{Type: corev1.EventTypeNormal, Reason: ReasonSuspended,
 			Message: "the Kustomization is suspended: claimwarden does nothing for it until it is resumed"}}}, nil
-	}
-	if ks.Spec.KubeConfig != nil {
-		return source.Reading{State: source.Skipped, Notes: []source.Note{{Type: corev1.EventTypeNormal, Reason: ReasonRemoteCluster,
-			Message: "the Kustomization applies to another cluster (spec.kubeConfig): claimwarden converges only StatefulSets of its own cluster"}}}, nil
 	}
 	var notes []source.Note
 	if ks.Spec.Force {
@@ -88,7 +86,20 @@ func (*Kustomizations) Read(_ context.Context, obj client.Object) (source.Readin
 	if attempted == "" || attempted == ks.Status.LastAppliedRevision {
 		return source.Reading{State: source.Idle, Notes: notes}, nil
 	}
+	if _, err := k.remote(ctx, ks); err != nil {
+		return source.Reading{State: source.Skipped, Notes: []source.Note{{Type: corev1.EventTypeNormal, Reason: ReasonRemoteCluster,
+			Message: fmt.Sprintf("claimwarden leaves the Kustomization alone: %v", err)}}}, nil
+	}
 	return source.Reading{State: source.Blocked, Revision: attempted, Key: fmt.Sprintf("%s/%d", attempted, ks.Generation), Notes: notes}, nil
+}
+
+// remote is the listed spoke ks applies to (spec.kubeConfig), the zero
+// Remote for this cluster.
+func (k *Kustomizations) remote(ctx context.Context, ks *kustomizev1.Kustomization) (toolkit.Remote, error) {
+	if ks.Spec.KubeConfig == nil {
+		return toolkit.Remote{}, nil
+	}
+	return toolkit.KubeConfig(ctx, k.Reader, "the Kustomization "+ks.Namespace+"/"+ks.Name, ks.Namespace, ks.Spec.KubeConfig, k.Clusters)
 }
 
 // Desired implements source.Tool: the attempted revision's artifact, built.
@@ -97,6 +108,10 @@ func (k *Kustomizations) Desired(ctx context.Context, obj client.Object) (source
 	attempted := ks.Status.LastAttemptedRevision
 	if err := toolkit.CrossNamespaceRefused(ks.Namespace, ks.Spec.SourceRef.Namespace, k.NoCrossNamespaceRefs); err != nil {
 		return source.Desired{}, buildFailed(fmt.Errorf("kustomization %s/%s: spec.sourceRef names %w", ks.Namespace, ks.Name, err))
+	}
+	remote, err := k.remote(ctx, ks)
+	if err != nil {
+		return source.Desired{}, buildFailed(err)
 	}
 	src, err := sourceOf(ctx, k.Reader, ks)
 	if err != nil {
@@ -118,6 +133,7 @@ func (k *Kustomizations) Desired(ctx context.Context, obj client.Object) (source
 	}
 	repository, revision := provenance(src, art)
 	d := source.Desired{
+		Cluster:       remote.Cluster,
 		Repository:    repository,
 		Revision:      revision,
 		Revisions:     []string{attempted},

@@ -28,6 +28,9 @@ func (*Kustomizations) Names(live metav1.Object) (types.NamespacedName, bool) {
 // ManagesAtRest implements source.AtRest: the inventory is the
 // Kustomization's own record whether or not a proposal names live.
 func (k *Kustomizations) ManagesAtRest(ctx context.Context, obj client.Object, live *appsv1.StatefulSet) error {
+	if err := thisCluster(obj.(*kustomizev1.Kustomization)); err != nil {
+		return err
+	}
 	return k.Manages(ctx, obj, live)
 }
 

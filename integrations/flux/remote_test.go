@@ -2,195 +2,125 @@ package flux
 
 import (
 	"context"
-	"net"
-	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 
-	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/apis/meta"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/claimwarden/claimwarden/integrations/toolkit"
+	"github.com/claimwarden/claimwarden/reconciler/source"
 )
 
-// remoteTraps are the hosts a build must never reach: an HTTP server and a
-// plain TCP listener (what git would dial for https://, ssh:// and git@
-// references) count what arrives, and a git on PATH that records being run.
-type remoteTraps struct {
-	http      *httptest.Server
-	requests  atomic.Int64
-	tcpAddr   string
-	dials     atomic.Int64
-	gitMarker string
-}
+// spokeEU is the one spoke the operator listed.
+var spokeEU = toolkit.Cluster{Name: "eu", Server: "https://eu.example:6443", CAData: []byte("eu CA")}
 
-func newRemoteTraps(t *testing.T) *remoteTraps {
-	r := &remoteTraps{}
-	r.http = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		r.requests.Add(1)
-		_, _ = w.Write([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fetched\n"))
-	}))
-	t.Cleanup(r.http.Close)
-
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// kubeconfigSecret is a tenant's kubeconfig Secret of tenant-a at key
+// value for server with ca, its user authenticated as edit says.
+func kubeconfigSecret(t *testing.T, name, server string, ca []byte, edit func(*clientcmdapi.AuthInfo)) *corev1.Secret {
+	t.Helper()
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["c"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca}
+	user := &clientcmdapi.AuthInfo{Token: "tenant-token"}
+	if edit != nil {
+		edit(user)
+	}
+	cfg.AuthInfos["u"] = user
+	cfg.Contexts["x"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
+	cfg.CurrentContext = "x"
+	data, err := clientcmd.Write(*cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = l.Close() })
-	r.tcpAddr = l.Addr().String()
-	go func() {
-		for {
-			c, err := l.Accept()
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: name}, Data: map[string][]byte{"value": data}}
+}
+
+// blockedRemote is tenant-a/apps blocked at a new revision, applying to
+// the cluster of Secret secret.
+func blockedRemote(ref *meta.KubeConfigReference) *kustomizev1.Kustomization {
+	ks := tenantKustomization("")
+	ks.Spec.KubeConfig = ref
+	ks.Status.LastAttemptedRevision = "main@sha1:2"
+	ks.Status.LastAppliedRevision = "main@sha1:1"
+	return ks
+}
+
+// A Kustomization's kubeConfig Secret is its tenant's: it may name a
+// listed spoke, never make one; whatever else it names is left alone.
+func TestRemoteKustomizations(t *testing.T) {
+	reader := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(
+		kubeconfigSecret(t, "listed", spokeEU.Server+"/", spokeEU.CAData, nil),
+		kubeconfigSecret(t, "unlisted", "https://hub.example:6443", spokeEU.CAData, nil),
+		kubeconfigSecret(t, "other-ca", spokeEU.Server, []byte("the tenant's own CA"), nil),
+		kubeconfigSecret(t, "token-file", spokeEU.Server, spokeEU.CAData, func(u *clientcmdapi.AuthInfo) {
+			u.Token, u.TokenFile = "", "/var/run/secrets/kubernetes.io/serviceaccount/token"
+		}),
+		kubeconfigSecret(t, "exec", spokeEU.Server, spokeEU.CAData, func(u *clientcmdapi.AuthInfo) {
+			u.Token, u.Exec = "", &clientcmdapi.ExecConfig{Command: "sh", APIVersion: "client.authentication.k8s.io/v1"}
+		}),
+	).Build()
+	k := &Kustomizations{Reader: reader, Clusters: []toolkit.Cluster{spokeEU}}
+	secret := func(name string) *meta.KubeConfigReference {
+		return &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: name}}
+	}
+	for _, c := range []struct {
+		name string
+		ref  *meta.KubeConfigReference
+		want string // part of the note; "" when it is read as the spoke's
+	}{
+		{"a listed spoke", secret("listed"), ""},
+		{"a cluster nobody listed", secret("unlisted"), "cluster https://hub.example:6443 (spec.kubeConfig, Secret tenant-a/unlisted), which is not one claimwarden is configured for"},
+		{"the spoke's URL with another CA", secret("other-ca"), "with a CA other than the one listed for it"},
+		{"claimwarden's own token", secret("token-file"), "tokenFile"},
+		{"code run in claimwarden's Pod", secret("exec"), "exec would run"},
+		{"no such Secret", secret("gone"), "reading its kubeconfig Secret tenant-a/gone"},
+		{"a workload identity", &meta.KubeConfigReference{ConfigMapRef: &meta.LocalObjectReference{Name: "aws"}}, "workload identity"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ks := blockedRemote(c.ref)
+			r, err := k.Read(context.Background(), ks)
 			if err != nil {
+				t.Fatal(err)
+			}
+			if c.want == "" {
+				remote, err := k.remote(context.Background(), ks)
+				if r.State != source.Blocked || err != nil || remote.Cluster != spokeEU.Name {
+					t.Errorf("reading %+v, remote %+v, %v: want blocked, applying to %s", r, remote, err, spokeEU.Name)
+				}
 				return
 			}
-			r.dials.Add(1)
-			_ = c.Close()
-		}
-	}()
-
-	bin := t.TempDir()
-	r.gitMarker = filepath.Join(t.TempDir(), "git-ran")
-	script := "#!/bin/sh\necho \"$@\" >> " + r.gitMarker + "\nexit 1\n"
-	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", bin)
-	return r
-}
-
-// assertUntouched fails unless nothing reached any trap.
-func (r *remoteTraps) assertUntouched(t *testing.T) {
-	t.Helper()
-	if n := r.requests.Load(); n != 0 {
-		t.Errorf("the build sent %d HTTP requests", n)
-	}
-	if n := r.dials.Load(); n != 0 {
-		t.Errorf("the build opened %d TCP connections", n)
-	}
-	if ran, err := os.ReadFile(r.gitMarker); err == nil {
-		t.Errorf("the build ran git: %s", ran)
-	}
-}
-
-// remoteCases are kustomization.yaml files that each name one remote
-// reference, in every field kustomize loads from; %H is the HTTP trap's
-// URL and %T the TCP trap's host:port.
-var remoteCases = []struct{ name, kustomization, ref string }{
-	{"http resource", "resources:\n- %H/cm.yaml\n", "%H/cm.yaml"},
-	{"git https base", "resources:\n- https://%T/repo.git//path?ref=x\n", "https://%T/repo.git//path?ref=x"},
-	{"git ssh base", "resources:\n- ssh://git@%T/repo.git//path\n", "ssh://git@%T/repo.git//path"},
-	{"git scp base", "resources:\n- git@%T:org/repo//path\n", "git@%T:org/repo//path"},
-	{"github shorthand", "resources:\n- github.com/org/repo//path?ref=v1\n", "github.com/org/repo//path?ref=v1"},
-	{"forced git", "resources:\n- git::https://%T/org/repo\n", "git::https://%T/org/repo"},
-	{"deprecated bases", "bases:\n- https://%T/repo.git//path\n", "https://%T/repo.git//path"},
-	{"component", "resources:\n- sts.yaml\ncomponents:\n- https://%T/repo.git//comp\n", "https://%T/repo.git//comp"},
-	{"patch path", "resources:\n- sts.yaml\npatches:\n- path: %H/patch.yaml\n", "%H/patch.yaml"},
-	{"json6902 path", "resources:\n- sts.yaml\npatchesJson6902:\n- path: %H/p.json\n  target: {kind: StatefulSet, name: db}\n", "%H/p.json"},
-	{"strategic merge path", "resources:\n- sts.yaml\npatchesStrategicMerge:\n- %H/psm.yaml\n", "%H/psm.yaml"},
-	{"openapi", "resources:\n- sts.yaml\nopenapi:\n  path: %H/schema.json\n", "%H/schema.json"},
-	{"configurations", "resources:\n- sts.yaml\nconfigurations:\n- %H/config.yaml\n", "%H/config.yaml"},
-	{"crds", "resources:\n- sts.yaml\ncrds:\n- %H/crd.json\n", "%H/crd.json"},
-	{"replacement path", "resources:\n- sts.yaml\nreplacements:\n- path: %H/r.yaml\n", "%H/r.yaml"},
-	{"configMapGenerator file", "configMapGenerator:\n- name: c\n  files:\n  - key=%H/f.txt\n", "%H/f.txt"},
-	{"secretGenerator env", "secretGenerator:\n- name: s\n  envs:\n  - %H/s.env\n", "%H/s.env"},
-	{"generator directory", "generators:\n- https://%T/repo.git//gen\n", "https://%T/repo.git//gen"},
-	{"inline transformer", "resources:\n- sts.yaml\ntransformers:\n- |\n  apiVersion: builtin\n  kind: PatchTransformer\n  metadata: {name: p}\n  path: %H/patch.yaml\n", "%H/patch.yaml"},
-	{"transformer file", "resources:\n- sts.yaml\ntransformers:\n- patcher.yaml\n", "%H/patch.yaml"},
-	{"generator file", "generators:\n- gen.yaml\n", "%H/gen.txt"},
-	{"token in the URL", "resources:\n- https://x-access-token:SECRET@%T/repo.git//path\n", "https://x-access-token:SECRET@%T/repo.git//path"},
-}
-
-const remoteSTS = "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\nspec:\n  replicas: 1\n"
-
-// remoteRepo writes a repository whose apps/kustomization.yaml is k, with
-// the traps' addresses filled in, and returns its root.
-func remoteRepo(t *testing.T, traps *remoteTraps, k string) string {
-	t.Helper()
-	fill := strings.NewReplacer("%H", traps.http.URL, "%T", traps.tcpAddr)
-	root := t.TempDir()
-	files := map[string]string{
-		"apps/kustomization.yaml": fill.Replace(k),
-		"apps/sts.yaml":           remoteSTS,
-		"apps/patcher.yaml":       fill.Replace("apiVersion: builtin\nkind: PatchTransformer\nmetadata:\n  name: p\npath: %H/patch.yaml\n"),
-		"apps/gen.yaml":           fill.Replace("apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata:\n  name: g\nfiles:\n- %H/gen.txt\n"),
-	}
-	for name, content := range files {
-		p := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
-}
-
-func TestBuildRefusesRemoteReferences(t *testing.T) {
-	for _, c := range remoteCases {
-		t.Run(c.name, func(t *testing.T) {
-			traps := newRemoteTraps(t)
-			root := remoteRepo(t, traps, c.kustomization)
-			ref := strings.NewReplacer("%H", traps.http.URL, "%T", traps.tcpAddr).Replace(c.ref)
-
-			_, err := Build(context.Background(), filepath.Join(root, "apps"), BuildOptions{})
-			traps.assertUntouched(t)
-			if err == nil {
-				t.Fatal("the build succeeded")
+			if r.State != source.Skipped || len(r.Notes) != 1 || r.Notes[0].Reason != ReasonRemoteCluster || !strings.Contains(r.Notes[0].Message, c.want) {
+				t.Errorf("reading %+v, want skipped with a %s note saying %q", r, ReasonRemoteCluster, c.want)
 			}
-			// Named without user information, which may be a token.
-			for _, want := range []string{"remote", proposal.RedactURL(ref)} {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error %q does not name %q", err, want)
-				}
-			}
-			if strings.Contains(err.Error(), "SECRET") {
-				t.Errorf("error %q shows the credential", err)
-			}
-			if !strings.Contains(err.Error(), "kustomization.yaml") && !strings.Contains(err.Error(), ".yaml") {
-				t.Errorf("error %q names no file", err)
+			if strings.Contains(r.Notes[0].Message, "tenant-token") {
+				t.Errorf("the note %q quotes the tenant's token", r.Notes[0].Message)
 			}
 		})
 	}
 }
 
-// TestBuildRefusesRemoteComponentsOfTheKustomization: spec.components of a
-// Flux Kustomization go into the generated kustomization.yaml.
-func TestBuildRefusesRemoteComponentsOfTheKustomization(t *testing.T) {
-	traps := newRemoteTraps(t)
-	root := remoteRepo(t, traps, "resources:\n- sts.yaml\n")
-	ref := "https://" + traps.tcpAddr + "/repo.git//comp"
-	ks := &kustomizev1.Kustomization{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "flux-system", Name: "apps"},
-		Spec:       kustomizev1.KustomizationSpec{Path: "./apps", Components: []string{ref}},
+// With a service account, Flux impersonates it on the remote cluster
+// too: that is the authority, and the tenant's kubeconfig is not needed.
+// At rest, a remote Kustomization applies nothing of this cluster,
+// whatever its inventory says.
+func TestRemoteKustomizationAuthorityAndRest(t *testing.T) {
+	ks := blockedRemote(&meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: "gone"}})
+	ks.Spec.ServiceAccountName = "deployer"
+	k := &Kustomizations{Reader: fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).Build()}
+	id, err := k.Authority(context.Background(), ks)
+	if err != nil || id == nil || id.User != "system:serviceaccount:tenant-a:deployer" {
+		t.Errorf("authority %+v, %v: want tenant-a's deployer", id, err)
 	}
-	_, err := Build(context.Background(), root, BuildOptions{Kustomization: ks})
-	traps.assertUntouched(t)
-	if err == nil || !strings.Contains(err.Error(), ref) || !strings.Contains(err.Error(), "flux-system/apps") {
-		t.Fatalf("error %v, want one naming the Kustomization and %s", err, ref)
-	}
-}
-
-// TestBuilderRefusesRemoteReferences: the controller's path, from a
-// source-controller artifact: the Builder fails naming the Kustomization,
-// the file and the reference, and nothing is fetched but the artifact.
-func TestBuilderRefusesRemoteReferences(t *testing.T) {
-	traps := newRemoteTraps(t)
-	srv := newArtifactServer(t)
-	root := remoteRepo(t, traps, "resources:\n- sts.yaml\n- https://"+traps.tcpAddr+"/repo.git//path?ref=x\n- "+traps.http.URL+"/cm.yaml\n")
-	a := srv.serveDir(t, "/gitrepository/flux-system/repo/1.tar.gz", root)
-	ks := &kustomizev1.Kustomization{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "flux-system", Name: "apps", UID: "u", Generation: 1},
-		Spec:       kustomizev1.KustomizationSpec{Path: "./apps"},
-	}
-	_, err := (&Builder{Fetcher: &Fetcher{Dir: t.TempDir()}}).Build(context.Background(), ks, a)
-	traps.assertUntouched(t)
-	want := `Kustomization flux-system/apps: apps/kustomization.yaml: resources: remote reference "https://` + traps.tcpAddr + `/repo.git//path?ref=x" refused`
-	if err == nil || !strings.Contains(err.Error(), want) {
-		t.Fatalf("err = %v, want %q", err, want)
+	ks = tenantKustomization("", "shop_db_apps_StatefulSet")
+	ks.Spec.KubeConfig = &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: "listed"}}
+	err = k.ManagesAtRest(context.Background(), ks, liveStatefulSet("shop", "db", nil))
+	if err == nil || !strings.Contains(err.Error(), "applies to another cluster") {
+		t.Errorf("at rest %v, want a refusal: the inventory is the remote cluster's", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/integrations/toolkit"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/reconciler/source"
 )
@@ -35,6 +36,10 @@ type WatchOptions struct {
 	// RetryBaseDelay and RetryMaxDelay bound the back-off while a source
 	// cannot be fetched or built; defaults 5 s and 5 min (source.Options).
 	RetryBaseDelay, RetryMaxDelay time.Duration
+	// Clusters are the spokes claimwarden converges in besides its own, as
+	// the operator listed them: a Kustomization whose spec.kubeConfig names
+	// none of them is left alone.
+	Clusters []toolkit.Cluster
 }
 
 func (o WatchOptions) withDefaults() WatchOptions {
@@ -53,7 +58,7 @@ func Register(mgr ctrl.Manager, o WatchOptions) (source.Registration, error) {
 		return source.Registration{}, errors.New("flux: WatchOptions.Builder and Proposals are required")
 	}
 	tool := &Kustomizations{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Builder: o.Builder, FieldOwner: o.FieldOwner,
-		DefaultServiceAccount: o.DefaultServiceAccount, NoCrossNamespaceRefs: o.NoCrossNamespaceRefs}
+		DefaultServiceAccount: o.DefaultServiceAccount, NoCrossNamespaceRefs: o.NoCrossNamespaceRefs, Clusters: o.Clusters}
 	return source.Registration{Tool: tool, Options: source.Options{
 		Name:           "flux-kustomization",
 		Namespaces:     o.Namespaces,

@@ -114,7 +114,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 		f := cfg.Flux
 		artifacts = &flux.Fetcher{Dir: f.ArtifactCacheDir, MaxSize: f.MaxArtifactSize, MaxCacheSize: f.MaxCacheSize, Logger: log.WithName("flux")}
 	}
-	tools, err := newTools(mgr, cfg, opts.Proposals, artifacts, opts.Recorder, argoCDClusters(spokeList))
+	tools, err := newTools(mgr, cfg, opts.Proposals, artifacts, opts.Recorder, spokeList)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/claimwarden/claimwarden/config"
 	"github.com/claimwarden/claimwarden/integrations/argocd"
 	"github.com/claimwarden/claimwarden/integrations/spokes"
+	"github.com/claimwarden/claimwarden/integrations/toolkit"
 	"github.com/claimwarden/claimwarden/reconciler/authority"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
@@ -152,4 +153,13 @@ func sumOf(fs []func() int) func() int {
 		}
 		return total
 	}
+}
+
+// toolkitClusters are the spokes as Flux's tools match a kubeConfig.
+func toolkitClusters(ss []spoke) []toolkit.Cluster {
+	out := make([]toolkit.Cluster, 0, len(ss))
+	for _, s := range ss {
+		out = append(out, toolkit.Cluster{Name: s.Name, Server: s.Server, CAData: s.CAData})
+	}
+	return out
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/claimwarden/claimwarden/integrations/argocd"
 	"github.com/claimwarden/claimwarden/integrations/flux"
 	"github.com/claimwarden/claimwarden/integrations/helm"
+	"github.com/claimwarden/claimwarden/integrations/toolkit"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/reconciler/source"
@@ -21,13 +22,13 @@ import (
 // source reconcilers watch them (Registry.SetupWithManager) and autoresize asks them
 // which tool object applies a StatefulSet and where Git holds it. A tool
 // is one registration here.
-func newTools(mgr ctrl.Manager, cfg config.Config, store *proposal.Store, artifacts *flux.Fetcher, events outcome.Recorder, clusters []argocd.Cluster) (*source.Registry, error) {
+func newTools(mgr ctrl.Manager, cfg config.Config, store *proposal.Store, artifacts *flux.Fetcher, events outcome.Recorder, spokeList []spoke) (*source.Registry, error) {
 	tools := &source.Registry{Recorder: events}
 	// Flux's two tools are both asked about StatefulSets at rest when
 	// either is enabled (a Kustomization applies HelmReleases from Git),
 	// and each is watched when configured.
 	if cfg.Flux.Enabled || cfg.Flux.HelmReleases {
-		ks, err := flux.Register(mgr, fluxOptions(mgr, cfg.Flux, store, artifacts))
+		ks, err := flux.Register(mgr, fluxOptions(mgr, cfg.Flux, store, artifacts, toolkitClusters(spokeList)))
 		if err != nil {
 			return nil, fmt.Errorf("setting up the Flux integration: %w", err)
 		}
@@ -39,7 +40,7 @@ func newTools(mgr ctrl.Manager, cfg config.Config, store *proposal.Store, artifa
 		watchOrKnow(tools, hr, cfg.Flux.HelmReleases)
 	}
 	if cfg.ArgoCD.Enabled {
-		apps, err := registerArgoCD(mgr, cfg.ArgoCD, store, events, clusters)
+		apps, err := registerArgoCD(mgr, cfg.ArgoCD, store, events, argoCDClusters(spokeList))
 		if err != nil {
 			return nil, err
 		}
@@ -65,7 +66,7 @@ func watchOrKnow(tools *source.Registry, reg source.Registration, watched bool) 
 }
 
 // fluxOptions configure the Kustomizations tool.
-func fluxOptions(mgr ctrl.Manager, f config.Flux, store *proposal.Store, artifacts *flux.Fetcher) flux.WatchOptions {
+func fluxOptions(mgr ctrl.Manager, f config.Flux, store *proposal.Store, artifacts *flux.Fetcher, clusters []toolkit.Cluster) flux.WatchOptions {
 	return flux.WatchOptions{
 		Namespaces: f.Namespaces,
 		Builder: &flux.Builder{
@@ -79,6 +80,7 @@ func fluxOptions(mgr ctrl.Manager, f config.Flux, store *proposal.Store, artifac
 		FieldOwner:            v1alpha1.ControllerName,
 		DefaultServiceAccount: f.DefaultServiceAccount,
 		NoCrossNamespaceRefs:  f.NoCrossNamespaceRefs,
+		Clusters:              clusters,
 	}
 }
 
