@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -108,17 +107,7 @@ func TestHubAndSpoke(t *testing.T) {
 
 	token := argoTokenSecret(t, cl, argo, "argocd-token-spoke")
 	config := writeGiteaConfig(t, g.URL, giteaSecret(t, cl, g.Token, "gitea-token-spoke"), nil)
-	body := fmt.Sprintf("clusters:\n- name: %s\n  secretRef: {namespace: %s, name: %s}\n", spokeName, argo.Namespace, secretName)
-	f, err := os.OpenFile(config, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString(body); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	appendFile(t, config, fmt.Sprintf("clusters:\n- name: %s\n  secretRef: {namespace: %s, name: %s}\n", spokeName, argo.Namespace, secretName))
 	// The spoke is unreachable when claimwarden starts: the hub's own
 	// rollouts must not wait for it.
 	if err := spokeEnv.StopAPIServer(); err != nil {
