@@ -16,12 +16,7 @@ import (
 // cluster of the Application's destination (source.Desired.Cluster), is
 // the Application's when the Application applies it there.
 func (r *Applications) Manages(ctx context.Context, obj client.Object, live *appsv1.StatefulSet) error {
-	u := obj.(*unstructured.Unstructured)
-	a, err := applicationOf(u)
-	if err != nil {
-		return fmt.Errorf("the Application cannot be read: %w", err)
-	}
-	c, err := r.clusterOf(a.Spec.Destination)
+	u, a, c, err := r.destination(obj)
 	if err != nil {
 		return err
 	}
@@ -32,12 +27,7 @@ func (r *Applications) Manages(ctx context.Context, obj client.Object, live *app
 // kind gk, read in the cluster claimwarden runs in, or nil: it does when
 // the Application applies to this cluster and appliesIn says so.
 func (r *Applications) Applies(ctx context.Context, app client.Object, gk schema.GroupKind, live metav1.Object) error {
-	u := app.(*unstructured.Unstructured)
-	a, err := applicationOf(u)
-	if err != nil {
-		return fmt.Errorf("the Application cannot be read: %w", err)
-	}
-	c, err := r.clusterOf(a.Spec.Destination)
+	u, a, c, err := r.destination(app)
 	if err != nil {
 		return err
 	}
@@ -45,6 +35,17 @@ func (r *Applications) Applies(ctx context.Context, app client.Object, gk schema
 		return fmt.Errorf("it applies to cluster %s (%s), not this one (%s)", c.ArgoCDName, c.Server, inClusterName)
 	}
 	return r.appliesIn(ctx, u, a, c, gk, live)
+}
+
+// destination reads the Application obj and the cluster it applies to.
+func (r *Applications) destination(obj client.Object) (*unstructured.Unstructured, *application, Cluster, error) {
+	u := obj.(*unstructured.Unstructured)
+	a, err := applicationOf(u)
+	if err != nil {
+		return nil, nil, Cluster{}, fmt.Errorf("the Application cannot be read: %w", err)
+	}
+	c, err := r.clusterOf(a.Spec.Destination)
+	return u, a, c, err
 }
 
 // appliesIn says why the Application u does not apply the live object of

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/test/fixtures"
 	"github.com/claimwarden/claimwarden/test/fluxenv"
+	"github.com/claimwarden/claimwarden/test/gitea"
 	"github.com/claimwarden/claimwarden/test/testenv"
 )
 
@@ -50,25 +52,18 @@ func TestHubAndSpokeFlux(t *testing.T) {
 	g := startGitea(t)
 	spokeEnv, spoke := startSpoke(t)
 
-	// The tenant's credential: a service account of the spoke.
+	// The tenant's credential: a service account of the spoke, allowed
+	// everything.
 	const tenantNS, applier = "flux-remote", "applier"
-	for _, o := range []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tenantNS}},
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: tenantNS, Name: applier}},
-		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "flux-remote-applier"},
-			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
-			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: tenantNS, Name: applier}}},
-	} {
-		if err := spoke.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tenantCfg, err := spokeEnv.ServiceAccountConfig(ctx, tenantNS, applier)
-	if err != nil {
+	if err := spoke.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tenantNS}}); err != nil {
 		t.Fatal(err)
 	}
-	tenantKubeconfig := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "flux-system", Name: "spoke-kubeconfig-" + fmt.Sprint(time.Now().UnixNano())},
-		Data: map[string][]byte{"value": kubeconfigOf(t, tenantCfg)}}
+	tenantKubeconfig := spokeAccount(t, cl, spokeEnv, spoke, tenantNS, applier, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"}, "")
+	// Another tenant's: an account that may re-create its StatefulSets
+	// but not patch their claims. Made before the controller starts, so
+	// that its RBAC outlives the controller at the end.
+	const limited = "limited"
+	limitedKubeconfig := spokeAccount(t, cl, spokeEnv, spoke, tenantNS, limited, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "no-claim-patch"}, "spoke-flux-limited")
 	// The operator's: the spoke's admin, listed as a Kubeconfig cluster.
 	listed := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: controllerNamespace, Name: "spoke-admin"},
 		Data: map[string][]byte{"value": kubeconfigOf(t, spokeEnv.Config)}}
@@ -77,14 +72,7 @@ func TestHubAndSpokeFlux(t *testing.T) {
 	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: controllerNamespace, Name: "claimwarden-spoke-admin"},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: controllerNamespace, Name: serviceAccount}}}
-	// claimwarden reads the tenant's kubeconfig as kustomize-controller
-	// does, to know which cluster it names and who it authenticates as.
-	tenantRole := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: tenantKubeconfig.Namespace, Name: "claimwarden-" + tenantKubeconfig.Name},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}, ResourceNames: []string{tenantKubeconfig.Name}}}}
-	tenantBinding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: tenantKubeconfig.Namespace, Name: tenantRole.Name},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: tenantRole.Name},
-		Subjects: binding.Subjects}
-	for _, o := range []client.Object{tenantKubeconfig, listed, role, binding, tenantRole, tenantBinding} {
+	for _, o := range []client.Object{listed, role, binding} {
 		if err := cl.admin.Create(ctx, o); err != nil {
 			t.Fatal(err)
 		}
@@ -94,29 +82,7 @@ func TestHubAndSpokeFlux(t *testing.T) {
 	appendFile(t, config, fmt.Sprintf("clusters:\n- name: %s\n  type: Kubeconfig\n  secretRef: {name: %s}\n", spokeName, listed.Name))
 	ctl := startController(t, cl, "flux-hub", "--flux", "--flux-artifact-cache-dir", t.TempDir(), "--config", config)
 
-	const name = "spoke-flux"
-	url, err := g.CreateRepo(ctx, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &fluxScenario{t: t, cl: cl, g: g, ctl: ctl, repo: name, ns: namespace(t, cl.admin),
-		ks: types.NamespacedName{Namespace: "flux-system", Name: name}}
-	s.sts = types.NamespacedName{Namespace: s.ns, Name: "web"}
-	if err := fixtures.Namespace(ctx, spoke, s.ns); err != nil {
-		t.Fatal(err)
-	}
-	first := s.push("1Gi", "", "web at 1Gi")
-	if err := cl.admin.Create(ctx, fluxenv.GitRepository(s.ks.Namespace, name, url, time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-	ks := fluxenv.Kustomization(s.ks.Namespace, name, name, "./")
-	ks.Spec.TargetNamespace = s.ns
-	ks.Spec.KubeConfig = &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: tenantKubeconfig.Name}}
-	if err := cl.admin.Create(ctx, ks); err != nil {
-		t.Fatal(err)
-	}
-	s.kustomization(first, "Ready, applied to the spoke", ready)
-	waitRolloutDone(t, spoke, s.sts, 2, "1Gi", ctl)
+	s := spokeKustomization(t, cl, g, ctl, spoke, "spoke-flux", tenantKubeconfig)
 	before := &appsv1.StatefulSet{}
 	if err := spoke.Get(ctx, s.sts, before); err != nil {
 		t.Fatal(err)
@@ -126,7 +92,7 @@ func TestHubAndSpokeFlux(t *testing.T) {
 	sha := s.commit("2Gi", "", "web at 2Gi")
 	s.kustomization(sha, "Ready after claimwarden converged the spoke's StatefulSet", ready)
 	vcr := waitRolloutDone(t, spoke, s.sts, 2, "2Gi", ctl)
-	if src := vcr.Status.Proposal.Source; src.Kind != "Kustomization" || src.Name != name {
+	if src := vcr.Status.Proposal.Source; src.Kind != "Kustomization" || src.Name != s.ks.Name {
 		t.Errorf("the spoke's rollout source %+v, want the Kustomization %s", src, s.ks)
 	}
 	if a := vcr.Status.Proposal.Authority; a == nil || a.User != "system:serviceaccount:"+tenantNS+":"+applier {
@@ -146,6 +112,127 @@ func TestHubAndSpokeFlux(t *testing.T) {
 	if err := cl.admin.Get(ctx, s.sts, &v1alpha1.VolumeClaimRollout{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a VolumeClaimRollout %s on the hub (%v); it belongs on the spoke", s.sts, err)
 	}
+
+	// A tenant whose account on the spoke may re-create its StatefulSets
+	// but not patch their claims: its commit stalls NotAuthorized on the
+	// spoke before the first write, and nothing is written there.
+	l := spokeKustomization(t, cl, g, ctl, spoke, "spoke-flux-limited", limitedKubeconfig)
+	before = &appsv1.StatefulSet{}
+	if err := spoke.Get(ctx, l.sts, before); err != nil {
+		t.Fatal(err)
+	}
+	sha = l.commit("2Gi", "", "web at 2Gi, by a tenant who may not patch claims")
+	refusal := "not authorised: system:serviceaccount:" + tenantNS + ":" + limited + " may not patch persistentvolumeclaims " + l.ns + "/data-web-"
+	waitFor(t, "the spoke's rollout stalled "+v1alpha1.ReasonNotAuthorized, []*controller{ctl}, func(ctx context.Context) (bool, error) {
+		vcr := &v1alpha1.VolumeClaimRollout{}
+		if err := spoke.Get(ctx, l.sts, vcr); err != nil {
+			return false, err
+		}
+		d := describe(vcr)
+		return strings.Contains(d, v1alpha1.ReasonNotAuthorized) && strings.Contains(d, refusal) && strings.Contains(d, "nothing was written"), fmt.Errorf("%s", d)
+	})
+	after = &appsv1.StatefulSet{}
+	if err := spoke.Get(ctx, l.sts, after); err != nil {
+		t.Fatal(err)
+	}
+	if after.UID != before.UID {
+		t.Error("the limited tenant's StatefulSet was re-created on the spoke")
+	}
+	for _, claimName := range claimNames("web", 2) {
+		if pvc := claim(t, spoke, l.ns, claimName); request(pvc) != "1Gi" {
+			t.Errorf("spoke claim %s of the limited tenant: request %s, want 1Gi untouched", claimName, request(pvc))
+		}
+	}
+}
+
+// spokeAccount makes service account name of the spoke's namespace ns,
+// bound to role (a ClusterRole for every namespace, a Role in the
+// scenario namespace of test repo when set: made there, allowing
+// StatefulSets and reading claims), and returns the name of the
+// Secret of flux-system on the hub holding its kubeconfig, which
+// claimwarden may read as kustomize-controller does.
+func spokeAccount(t *testing.T, cl *cluster, spokeEnv *testenv.Env, spoke client.Client, ns, name string, role rbacv1.RoleRef, repo string) string {
+	t.Helper()
+	ctx := context.Background()
+	objs := []client.Object{&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}}
+	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}}
+	if role.Kind == "Role" {
+		where := spokeNamespace(t, repo)
+		if err := fixtures.Namespace(ctx, spoke, where); err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs,
+			&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: where, Name: role.Name}, Rules: []rbacv1.PolicyRule{
+				{APIGroups: []string{"apps"}, Resources: []string{"statefulsets"}, Verbs: []string{"*"}},
+				{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get", "list", "watch"}},
+			}},
+			&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: where, Name: name}, RoleRef: role, Subjects: subject})
+	} else {
+		objs = append(objs, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + name}, RoleRef: role, Subjects: subject})
+	}
+	for _, o := range objs {
+		if err := spoke.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := spokeEnv.ServiceAccountConfig(ctx, ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "flux-system", Name: "spoke-" + name + "-" + fmt.Sprint(time.Now().UnixNano())},
+		Data: map[string][]byte{"value": kubeconfigOf(t, cfg)}}
+	role2 := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: secret.Namespace, Name: "claimwarden-" + secret.Name},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}, ResourceNames: []string{secret.Name}}}}
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: secret.Namespace, Name: role2.Name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role2.Name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: controllerNamespace, Name: serviceAccount}}}
+	for _, o := range []client.Object{secret, role2, binding} {
+		if err := cl.admin.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cl.admin.Delete(context.Background(), o) })
+	}
+	return secret.Name
+}
+
+// spokeNamespace is the namespace of test repo's scenario: its name, on
+// both clusters (namespace makes the hub's).
+func spokeNamespace(t *testing.T, repo string) string {
+	return strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name())) + "-" + repo
+}
+
+// spokeKustomization creates repository name holding the StatefulSet at
+// 1Gi, its GitRepository and a Kustomization applying it to the spoke
+// through the kubeconfig in Secret flux-system/kubeconfig, and waits
+// until Flux applied it and the spoke's rollout is at rest.
+func spokeKustomization(t *testing.T, cl *cluster, g *gitea.Server, ctl *controller, spoke client.Client, name, kubeconfig string) *fluxScenario {
+	t.Helper()
+	ctx := context.Background()
+	url, err := g.CreateRepo(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := spokeNamespace(t, name)
+	for _, c := range []client.Client{cl.admin, spoke} {
+		if err := fixtures.Namespace(ctx, c, ns); client.IgnoreAlreadyExists(err) != nil {
+			t.Fatal(err)
+		}
+	}
+	s := &fluxScenario{t: t, cl: cl, g: g, ctl: ctl, repo: name, ns: ns, ks: types.NamespacedName{Namespace: "flux-system", Name: name}}
+	s.sts = types.NamespacedName{Namespace: ns, Name: "web"}
+	first := s.push("1Gi", "", "web at 1Gi")
+	if err := cl.admin.Create(ctx, fluxenv.GitRepository(s.ks.Namespace, name, url, time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	ks := fluxenv.Kustomization(s.ks.Namespace, name, name, "./")
+	ks.Spec.TargetNamespace = ns
+	ks.Spec.KubeConfig = &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: kubeconfig}}
+	if err := cl.admin.Create(ctx, ks); err != nil {
+		t.Fatal(err)
+	}
+	s.kustomization(first, "Ready, applied to the spoke", ready)
+	waitRolloutDone(t, spoke, s.sts, 2, "1Gi", ctl)
+	return s
 }
 
 // appendFile appends text to the file at path.
