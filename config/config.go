@@ -154,6 +154,10 @@ type Config struct {
 	// converges besides its own, each with the Secret of its credential.
 	// File only; empty (the default): only the cluster claimwarden runs in.
 	Clusters []Cluster `mapstructure:"clusters"`
+
+	// Sharding splits the tool objects between several instances by
+	// Flux's sharding.fluxcd.io/key label; none by default.
+	Sharding Sharding `mapstructure:"sharding"`
 }
 
 // HasSources reports whether any source of proposals is enabled: only then
@@ -331,6 +335,8 @@ var keys = []struct{ name, flag string }{
 	{"autoresize.checkTimeout", "autoresize-check-timeout"},
 	{"autoresize.hosts", ""},
 	{"clusters", ""},
+	{"sharding.key", "sharding-key"},
+	{"sharding.shards", "sharding-shards"},
 }
 
 // freeForm are the keys below which any key is accepted: their maps are handed
@@ -441,6 +447,8 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.Int("autoresize-render-concurrency", d.Autoresize.Render.Concurrency, "renders of tenants' charts running at once")
 	fs.Int("autoresize-concurrency", d.Autoresize.Concurrency, "how many StatefulSets autoresize checks at once")
 	fs.Duration("autoresize-check-timeout", d.Autoresize.CheckTimeout, "the deadline of autoresize's check of one StatefulSet")
+	fs.String("sharding-key", d.Sharding.Key, "this instance's shard: it handles the tool objects labelled "+ShardLabel+"=<key>; empty handles those without the label")
+	fs.StringSlice("sharding-shards", d.Sharding.Shards, "on the instance without a sharding key: the keys the other instances handle, comma-separated; a tool object with another key is reported")
 }
 
 // namespaceFile is where Kubernetes mounts the Pod's namespace; tests point it elsewhere.
@@ -838,6 +846,7 @@ func (c Config) Validate() error {
 	c.Helm.validate(bad)
 	c.Autoresize.validate(bad)
 	validateClusters(c.Clusters, bad)
+	c.Sharding.validate(bad)
 	return errors.Join(errs...)
 }
 

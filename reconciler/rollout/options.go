@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"context"
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -84,6 +85,11 @@ type Options struct {
 	// record on the cluster rolled out on, where the StatefulSets are.
 	// Default: one of that cluster's.
 	Recorder outcome.Recorder
+	// Shard, when set, says whether this instance rolls out the
+	// StatefulSet key (sharding: several instances split the tool
+	// objects, and each StatefulSet is rolled out by one only); one it
+	// does not is left alone, its VolumeClaimRollout too. Nil: all.
+	Shard func(ctx context.Context, key types.NamespacedName) (bool, error)
 	// WorkloadAnnotations lists where a StatefulSet's own repository and
 	// revision annotations are used (commit statuses, policies); nil: nowhere.
 	WorkloadAnnotations *WorkloadAnnotations

@@ -72,6 +72,14 @@ type Reconciler struct {
 // converge, patch, report) and write the rollout.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	key := req.NamespacedName
+	if r.opts.Shard != nil {
+		// Before the journal too: another instance's re-create is its own.
+		mine, err := r.opts.Shard(ctx, key)
+		if err != nil || !mine {
+			ctrl.LoggerFrom(ctx).V(1).Info("another claimwarden instance's StatefulSet (sharding): left alone", "error", err)
+			return ctrl.Result{}, err
+		}
+	}
 	if res, err, stop := r.finishRecreate(ctx, key); stop {
 		return res, err
 	}

@@ -9,6 +9,9 @@ const (
 	// ReasonNotManaged reports desired StatefulSets the tool does not
 	// manage (Tool.Manages), left alone.
 	ReasonNotManaged = "ClaimwardenNotManaged"
+	// ReasonNoShard reports a tool object no claimwarden instance handles
+	// (Options.Select).
+	ReasonNoShard = "ClaimwardenNoShard"
 )
 
 // Event actions.

@@ -34,6 +34,11 @@ type Options struct {
 	// spoke), by claimwarden's configured name: a Desired naming one is
 	// read and proposed there. Set by the Registry; nil: none.
 	Spokes Spokes
+	// Select, when set, says whether this instance handles a tool object
+	// (sharding): one it does not is left alone (what it proposed is
+	// dropped), and one no instance handles is said so once, in note.
+	// Set by the Registry; nil: every tool object is this instance's.
+	Select func(obj client.Object) (handle bool, note string)
 	// RetryBaseDelay and RetryMaxDelay bound the back-off while a source
 	// cannot be read; defaults 5 s and 5 min.
 	RetryBaseDelay, RetryMaxDelay time.Duration

@@ -24,6 +24,7 @@ type Reconciler struct {
 	clients Clients
 	store   *proposal.Store
 	spokes  Spokes
+	selects func(client.Object) (bool, string)
 	memory  *memory
 }
 
@@ -41,7 +42,7 @@ func newReconciler(tool Tool, c Clients, o Options) (*Reconciler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Reconciler{tool: tool, clients: c, store: o.Proposals, spokes: o.Spokes, memory: m}, nil
+	return &Reconciler{tool: tool, clients: c, store: o.Proposals, spokes: o.Spokes, selects: o.Select, memory: m}, nil
 }
 
 // Reconcile runs the phases for one tool object: forget what is gone or
@@ -62,6 +63,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// The tool is deleting it (and maybe what it applied): nothing to converge.
 		r.forget(ctx, owner, req.NamespacedName)
 		return ctrl.Result{}, nil
+	}
+	if r.selects != nil {
+		if handle, note := r.selects(obj); !handle {
+			// Another instance's (sharding): nothing of it is acted on here.
+			r.dropOwned(ctx, owner)
+			if note != "" {
+				r.sayOnce(ctx, obj, v1alpha1.Source{Kind: owner.Kind, Namespace: owner.Namespace, Name: owner.Name},
+					Note{Type: corev1.EventTypeWarning, Reason: ReasonNoShard, Message: note})
+			}
+			return ctrl.Result{}, nil
+		}
 	}
 	reading, err := r.tool.Read(ctx, obj)
 	if err != nil {

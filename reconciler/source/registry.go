@@ -30,7 +30,10 @@ type Registry struct {
 	Recorder outcome.Recorder
 	// Spokes are the clusters other than claimwarden's own the tools
 	// apply to, given to every watched tool (Options.Spokes).
-	Spokes  Spokes
+	Spokes Spokes
+	// Select says which tool objects this instance handles (sharding),
+	// given to every watched tool (Options.Select); nil: all.
+	Select  func(obj client.Object) (handle bool, note string)
 	watched []Registration
 	tools   []Tool
 }
@@ -68,6 +71,7 @@ func (r *Registry) SetupWithManager(mgr ctrl.Manager) (Nudgers, error) {
 			w.Options.Recorder = r.Recorder
 		}
 		w.Options.Spokes = r.Spokes
+		w.Options.Select = r.Select
 		byCluster, err := SetupWithManager(mgr, w.Tool, w.Options)
 		if err != nil {
 			return nil, fmt.Errorf("setting up the %s watcher: %w", w.Tool.Kind(), err)

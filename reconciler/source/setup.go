@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -44,9 +45,7 @@ func SetupWithManager(mgr ctrl.Manager, tool Tool, o Options) (map[string]*Nudge
 			return nil, err
 		}
 	}
-	inScope := predicate.NewPredicateFuncs(func(obj client.Object) bool {
-		return len(o.Namespaces) == 0 || slices.Contains(o.Namespaces, obj.GetNamespace())
-	})
+	inScope := scope(o)
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(o.Name).
 		WithOptions(controller.Options{
@@ -69,5 +68,29 @@ func withRelated(related func(context.Context, client.Object) []types.Namespaced
 			reqs = append(reqs, reconcile.Request{NamespacedName: key})
 		}
 		return reqs
+	}
+}
+
+// scope is the predicate of the tool objects a watcher queues: those of
+// its namespaces, and with sharding (Options.Select) those this instance
+// handles or none does (to be said so); an update that moves an object
+// out of this instance's shard is queued too, so that what it proposed
+// here is dropped.
+func scope(o Options) predicate.Funcs {
+	in := func(obj client.Object) bool {
+		if len(o.Namespaces) > 0 && !slices.Contains(o.Namespaces, obj.GetNamespace()) {
+			return false
+		}
+		if o.Select == nil {
+			return true
+		}
+		handle, note := o.Select(obj)
+		return handle || note != ""
+	}
+	return predicate.Funcs{
+		CreateFunc:  func(e event.CreateEvent) bool { return in(e.Object) },
+		UpdateFunc:  func(e event.UpdateEvent) bool { return in(e.ObjectOld) || in(e.ObjectNew) },
+		DeleteFunc:  func(e event.DeleteEvent) bool { return in(e.Object) },
+		GenericFunc: func(e event.GenericEvent) bool { return in(e.Object) },
 	}
 }
