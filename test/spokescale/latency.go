@@ -40,7 +40,7 @@ type latencies struct {
 // from the re-create's answer to the arrival of claimwarden's first
 // write to a claim, both the API server's own timestamps.
 func (b *bench) measureLatency(ctx context.Context, rounds int) (l latencies, err error) {
-	in, stop, err := b.startInstance(ctx, "latency", 1, b.selector)
+	in, stop, err := b.startInstance(ctx, "latency", 1, b.o.selector)
 	defer func() { err = errors.Join(err, stop()) }()
 	if err != nil {
 		return l, err

@@ -62,17 +62,17 @@ type options struct {
 	latencyRounds int
 	controller    string
 	timeout       time.Duration
+	selector      string
 }
 
 // bench is what the run started.
 type bench struct {
-	o        options
-	began    time.Time
-	dir      string
-	bin      string
-	hub      *cluster
-	spoke    *cluster
-	selector string
+	o     options
+	began time.Time
+	dir   string
+	bin   string
+	hub   *cluster
+	spoke *cluster
 	// idleWatches is the spoke's kube-apiserver's open WATCH requests
 	// before any claimwarden ran.
 	idleWatches int
@@ -91,6 +91,7 @@ func main() {
 	fs.IntVar(&o.latencyRounds, "latency-rounds", 5, "template changes on each cluster for the first-step latency (0: none)")
 	fs.StringVar(&o.controller, "controller", "", "claimwarden binary to run (default: build ./cmd/claimwarden)")
 	fs.DurationVar(&o.timeout, "timeout", time.Hour, "give up on the whole run after this long")
+	fs.StringVar(&o.selector, "selector", measuredLabel+"=true", "claimwarden's labelSelector; the spoke's StatefulSets do not carry the default's label (the latency probes do), and '' makes every simulated spoke manage them all, to see N rollout controllers share one real cluster")
 	_ = fs.Parse(os.Args[1:]) // ExitOnError: a bad flag exits with usage
 	var err error
 	if o.spokes, err = parseSpokes(*spokes); err != nil || o.statefulSets < 1 || o.replicas < 1 || o.namespaces < 1 ||
@@ -136,7 +137,7 @@ func parseSpokes(s string) ([]int, error) {
 func run(ctx context.Context, o options) (err error) {
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	b := &bench{o: o, began: time.Now(), selector: measuredLabel + "=true"}
+	b := &bench{o: o, began: time.Now()}
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		return fmt.Errorf("%w: run from the repository", err)
@@ -228,7 +229,7 @@ func run(ctx context.Context, o options) (err error) {
 		}
 	}
 
-	fmt.Printf("\n%s\n\n", simulation)
+	fmt.Printf("\n%s\n\n", simulation(o.selector))
 	fmt.Printf("claimwarden %s; %d StatefulSets × %d replicas (1Gi) in %d namespaces on the spoke; at rest: no API request for %s, then %s\n\n",
 		b.bin, o.statefulSets, o.replicas, o.namespaces, o.settle, o.restWindow)
 	printTable(os.Stdout, rows)

@@ -11,14 +11,22 @@ import (
 
 // simulation says, with every report, what was simulated and what the
 // figures are therefore not.
-const simulation = `Simulated spokes: one spoke control plane (kube-apiserver, etcd, kwok, the storage
+func simulation(selector string) string {
+	const spokes = `Simulated spokes: one spoke control plane (kube-apiserver, etcd, kwok, the storage
 simulator) behind N TLS reverse proxies on ports of their own, each registered on the hub
 by an Argo CD cluster Secret. claimwarden sees N distinct servers and builds N
 cluster.Clusters (caches, watches, clients, a rollout controller each): its per-spoke
-cost. The API server side is shared and is not what is measured. The spoke's
-StatefulSets do not match claimwarden's labelSelector: every simulated spoke caches
-them (and their claims, Pods, namespaces), none reconciles them, since N rollout
-controllers on one real cluster would each write the same VolumeClaimRollouts.`
+cost. The API server side is shared and is not what is measured. `
+	if selector == measuredLabel+"=true" {
+		return spokes + `The spoke's StatefulSets do
+not match claimwarden's labelSelector: every simulated spoke caches them (and their
+claims, Pods, namespaces), none reconciles them, since N rollout controllers on one real
+cluster would each write the same VolumeClaimRollouts.`
+	}
+	return spokes + fmt.Sprintf(`With labelSelector %q every simulated spoke
+reconciles the spoke's StatefulSets: N rollout controllers share one real cluster's
+VolumeClaimRollouts, which no real hub does.`, selector)
+}
 
 // printTable writes the rows as a Markdown table, then each N's cost per
 // spoke over N=0's, when there is a row with no spoke.

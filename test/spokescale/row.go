@@ -45,7 +45,7 @@ func (b *bench) measureRow(ctx context.Context, n int) (r row, err error) {
 	if err != nil {
 		return r, err
 	}
-	in, stop, err := b.startInstance(ctx, fmt.Sprintf("spokes-%02d", n), n, b.selector)
+	in, stop, err := b.startInstance(ctx, fmt.Sprintf("spokes-%02d", n), n, b.o.selector)
 	defer func() {
 		err = errors.Join(err, stop())
 		r.LoadAfter = loadAverage()
