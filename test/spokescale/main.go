@@ -135,6 +135,7 @@ func parseSpokes(s string) ([]int, error) {
 
 // run starts everything, measures, prints, and always stops what it started.
 func run(ctx context.Context, o options) (err error) {
+	interrupted := ctx.Err
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	b := &bench{o: o, began: time.Now()}
@@ -175,10 +176,10 @@ func run(ctx context.Context, o options) (err error) {
 			err = errors.Join(err, stop())
 		}
 	}()
-	// A failed run keeps the control planes' logs.
+	// A failed run keeps the control planes' logs (an interrupted one does not).
 	keep := func(cl *cluster) func() error {
 		return func() error {
-			if err != nil && ctx.Err() == nil {
+			if err != nil && interrupted() == nil {
 				cl.env.KeepDir = true
 				fmt.Printf("the %s's control plane logs kept in %s\n", cl.name, cl.env.Dir)
 			}

@@ -31,8 +31,8 @@ type proxy struct {
 	caPEM []byte
 
 	mu sync.Mutex
-	// watches and conns are open now; peakConns the most at once.
-	watches, conns, peakConns int
+	// watches and conns are open now.
+	watches, conns int
 	// requests counts the non-watch API requests (the activity that tells
 	// whether the controller is quiet); conflicts the 409 answers.
 	requests, conflicts int
@@ -40,7 +40,7 @@ type proxy struct {
 
 // proxyCounts is a copy of a proxy's counters.
 type proxyCounts struct {
-	Watches, Conns, PeakConns, Requests, Conflicts int
+	Watches, Conns, Requests, Conflicts int
 }
 
 // startProxy serves on a free loopback port and forwards to upstream's
@@ -119,7 +119,6 @@ func (p *proxy) connState(_ net.Conn, s http.ConnState) {
 	switch s {
 	case http.StateNew:
 		p.conns++
-		p.peakConns = max(p.peakConns, p.conns)
 	case http.StateClosed, http.StateHijacked:
 		p.conns--
 	}
@@ -128,7 +127,7 @@ func (p *proxy) connState(_ net.Conn, s http.ConnState) {
 func (p *proxy) counts() proxyCounts {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return proxyCounts{Watches: p.watches, Conns: p.conns, PeakConns: p.peakConns, Requests: p.requests, Conflicts: p.conflicts}
+	return proxyCounts{Watches: p.watches, Conns: p.conns, Requests: p.requests, Conflicts: p.conflicts}
 }
 
 // isWatch: a GET with watch=true (or 1), as client-go's reflectors send.
