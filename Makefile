@@ -54,7 +54,7 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 RELEASE_TOOL := $(TESTENV)/release
 COSIGN_KEY ?=
 
-.PHONY: help build build-chaos chaos chaos-storm testenv tools image release test fuzz lint generate demo demo-flux demo-helm demo-argocd demo-autoresize bench compat clean
+.PHONY: help build build-chaos chaos chaos-storm testenv tools image release test fuzz lint generate demo demo-flux demo-helm demo-argocd demo-autoresize bench bench-spokes compat clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -153,6 +153,12 @@ bench: testenv build ## diff/plan/policy/check benchmarks, then the scale tiers 
 	$(GO) test -run XXX -bench . -benchmem -cpu 1 ./policies/
 	$(GO) test -run XXX -bench Check5000 -benchtime 3x -benchmem ./cmd/claimwarden/app/check/
 	$(GO) run ./test/scale -controller $(BIN)/claimwarden -tiers $(SCALE_TIERS) -runs $(SCALE_RUNS) -profile $(BIN)/scale.pprof
+
+# The numbers of simulated spokes `make bench-spokes` measures claimwarden with.
+SPOKES ?= 0,1,3,10
+
+bench-spokes: testenv build ## claimwarden on a hub with SPOKES (0,1,3,10) simulated spokes: memory, cache sync, watch streams; first-step latency on a spoke vs in-cluster (a few minutes)
+	$(GO) run ./test/spokescale -controller $(BIN)/claimwarden -spokes $(SPOKES)
 
 compat: testenv build ## the version-dependent tests on each Kubernetes version from 1.30 to 1.37 (KUBE_VERSIONS="v1.30.14 …" picks some); rewrites the support table in docs/kubernetes-versions.md when all ran
 	$(GO) run ./test/compat $(if $(KUBE_VERSIONS),-versions "$(KUBE_VERSIONS)")
