@@ -228,7 +228,7 @@ func Default() Config {
 		LeaderElection: LeaderElection{
 			Enabled:   true,
 			Namespace: ns,
-			ID:        "claimwarden.claimwarden.dev",
+			ID:        DefaultLeaderElectionID,
 		},
 		JournalKey: JournalKey{Namespace: ns, SecretName: "claimwarden-journal-key"},
 		Log:        Log{Level: "info", Format: "json"},
@@ -824,8 +824,8 @@ func (c Config) Validate() error {
 	if problems := validation.IsDNS1123Label(c.LeaderElection.Namespace); len(problems) > 0 {
 		bad("leaderElection.namespace", c.LeaderElection.Namespace, "is not a namespace name: %s", strings.Join(problems, "; "))
 	}
-	if problems := validation.IsDNS1123Subdomain(c.LeaderElection.ID); len(problems) > 0 {
-		bad("leaderElection.id", c.LeaderElection.ID, "is not a Lease name: %s", strings.Join(problems, "; "))
+	if problems := validation.IsDNS1123Subdomain(c.LeaseID()); len(problems) > 0 {
+		bad("leaderElection.id", c.LeaseID(), "is not a Lease name: %s", strings.Join(problems, "; "))
 	}
 	if problems := validation.IsDNS1123Label(c.JournalKey.Namespace); len(problems) > 0 {
 		bad("journalKey.namespace", c.JournalKey.Namespace, "is not a namespace name: %s", strings.Join(problems, "; "))

@@ -14,6 +14,20 @@ import (
 // shards that apply the objects.
 const ShardLabel = "sharding.fluxcd.io/key"
 
+// DefaultLeaderElectionID is leaderElection.id's default.
+const DefaultLeaderElectionID = "claimwarden.claimwarden.dev"
+
+// LeaseID is the leader election Lease's name: leaderElection.id, and for
+// a shard left with the default, the default and its key, so that each
+// shard elects its own leader (two shards on one Lease would leave one
+// shard's objects to nobody).
+func (c Config) LeaseID() string {
+	if c.Sharding.Key != "" && c.LeaderElection.ID == DefaultLeaderElectionID {
+		return DefaultLeaderElectionID + "-" + c.Sharding.Key
+	}
+	return c.LeaderElection.ID
+}
+
 // Sharding splits the tool objects between several claimwarden instances,
 // as Flux splits them between its controllers: each instance has its own
 // leaderElection.id and handles the tool objects of its shard, and the

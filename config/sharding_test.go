@@ -55,3 +55,19 @@ func TestShardingSelectsItsToolObjects(t *testing.T) {
 		})
 	}
 }
+
+// Each shard elects its own leader unless told otherwise.
+func TestEachShardHasItsLease(t *testing.T) {
+	c := Default()
+	if got := c.LeaseID(); got != DefaultLeaderElectionID {
+		t.Errorf("lease %s without sharding", got)
+	}
+	c.Sharding.Key = "eu"
+	if got := c.LeaseID(); got != DefaultLeaderElectionID+"-eu" {
+		t.Errorf("lease %s of shard eu, want the default and the key", got)
+	}
+	c.LeaderElection.ID = "mine"
+	if got := c.LeaseID(); got != "mine" {
+		t.Errorf("lease %s, want leaderElection.id as set", got)
+	}
+}

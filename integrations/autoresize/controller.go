@@ -105,8 +105,11 @@ type Controller struct {
 	// Renderer renders charts to find and check the value that sets a
 	// size: out of the controller's process, as a chart is a tenant's code.
 	Renderer gitedit.Renderer
-	Metrics  *Metrics
-	Log      logr.Logger
+	// Shard, when set, says whether this instance handles a StatefulSet
+	// (sharding, rollout.Options.Shard): the others are not checked.
+	Shard   func(ctx context.Context, key types.NamespacedName) (bool, error)
+	Metrics *Metrics
+	Log     logr.Logger
 	Options
 	// saidNow are the claims each open pull request's body says grow now
 	// (emergency.go).
@@ -139,6 +142,9 @@ func (c *Controller) optedIn(ctx context.Context) ([]types.NamespacedName, error
 	var out []types.NamespacedName
 	for i := range list.Items {
 		sts := &list.Items[i]
+		if !c.mine(ctx, sts) {
+			continue
+		}
 		if c.watches(sts) {
 			out = append(out, keyOf(sts))
 		}
@@ -148,6 +154,19 @@ func (c *Controller) optedIn(ctx context.Context) ([]types.NamespacedName, error
 	}
 	slices.SortFunc(out, func(a, b types.NamespacedName) int { return strings.Compare(a.String(), b.String()) })
 	return out, nil
+}
+
+// mine reports whether this instance handles sts (Shard); one it cannot
+// tell is left for the next round.
+func (c *Controller) mine(ctx context.Context, sts *appsv1.StatefulSet) bool {
+	if c.Shard == nil {
+		return true
+	}
+	ok, err := c.Shard(ctx, keyOf(sts))
+	if err != nil {
+		c.Log.Error(err, "telling which claimwarden instance handles the StatefulSet", "statefulSet", keyOf(sts))
+	}
+	return ok && err == nil
 }
 
 // watches reports whether autoresize checks sts.

@@ -5,7 +5,9 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -167,4 +169,23 @@ func (r *Registry) Parents(reader client.Reader) Parents {
 		}
 		return Where{}, false, nil
 	}
+}
+
+// Object reads, with reader, the tool object src names; false when no
+// tool of the registry has its kind or it is gone.
+func (r *Registry) Object(ctx context.Context, reader client.Reader, src v1alpha1.Source) (client.Object, bool, error) {
+	for _, t := range r.all() {
+		if t.Kind() != src.Kind {
+			continue
+		}
+		obj := t.NewObject()
+		if err := reader.Get(ctx, types.NamespacedName{Namespace: src.Namespace, Name: src.Name}, obj); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, false, nil
+			}
+			return nil, false, err
+		}
+		return obj, true, nil
+	}
+	return nil, false, nil
 }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	promapi "github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	promconfig "github.com/prometheus/common/config"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
@@ -41,6 +43,7 @@ type autoresizeParts struct {
 	tools     *source.Registry
 	artifacts *flux.Fetcher
 	clients   githost.Clients
+	shard     func(context.Context, types.NamespacedName) (bool, error)
 }
 
 // setupAutoresize adds the autoresize controller, with the write
@@ -107,6 +110,7 @@ func setupAutoresize(mgr ctrl.Manager, cfg config.Config, parts autoresizeParts,
 		Authority: authority.NewReviews(mgr.GetClient(), 0),
 		Renderer:  gitedit.SandboxRenderer{Runner: renders},
 		Tools:     parts.tools,
+		Shard:     parts.shard,
 		Metrics:   autoresize.NewMetrics(),
 		Log:       log,
 		Options: autoresize.Options{

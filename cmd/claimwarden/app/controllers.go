@@ -119,6 +119,8 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 		return err
 	}
 	tools.Spokes = sourceSpokes
+	tools.Select = toolSelect(cfg.Sharding)
+	opts.Shard = newShard(cfg.Sharding, tools, opts.Proposals, mgr.GetClient(), mgr.GetClient())
 	// The tools' Nudgers ask them to apply again once a proposal converged,
 	// each cluster's rollout its own.
 	nudgers, err := tools.SetupWithManager(mgr)
@@ -134,6 +136,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 	}
 	for i, s := range spokeList {
 		o := spokeOpts[i]
+		o.Shard = newShard(cfg.Sharding, tools, o.Proposals, mgr.GetClient(), s.cluster.GetClient())
 		for _, n := range nudgers[s.Name] {
 			o.Sinks = append(o.Sinks, n)
 		}
@@ -142,7 +145,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 		}
 	}
 	return setupAutoresize(mgr, cfg, autoresizeParts{
-		engine: engine, rollout: roll, writer: opts.Writer, events: opts.Recorder, proposals: opts.Proposals, tools: tools, artifacts: artifacts, clients: clients,
+		engine: engine, rollout: roll, writer: opts.Writer, events: opts.Recorder, proposals: opts.Proposals, tools: tools, artifacts: artifacts, clients: clients, shard: opts.Shard,
 	}, log.WithName("autoresize"))
 }
 

@@ -181,7 +181,7 @@ func managerOptions(cfg config.Config) (ctrl.Options, error) {
 		HealthProbeBindAddress:  cfg.HealthAddr,
 		LeaderElection:          cfg.LeaderElection.Enabled,
 		LeaderElectionNamespace: cfg.LeaderElection.Namespace,
-		LeaderElectionID:        cfg.LeaderElection.ID,
+		LeaderElectionID:        cfg.LeaseID(),
 		// Hand the Lease over at once on shutdown (rolling updates) instead of
 		// making the next replica wait out the lease; safe because the process
 		// exits as soon as the manager returns.
