@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -44,6 +45,9 @@ func newSpokes(ctx context.Context, mgr ctrl.Manager, cfg config.Config) ([]spok
 		spokes.TypeKubeconfig: spokes.KubeconfigParser,
 	})
 	if err != nil {
+		return nil, err
+	}
+	if err := distinctClusters(ctx, mgr, set.All()); err != nil {
 		return nil, err
 	}
 	var out []spoke
@@ -162,4 +166,29 @@ func toolkitClusters(ss []spoke) []toolkit.Cluster {
 		out = append(out, toolkit.Cluster{Name: s.Name, Server: s.Server, CAData: s.CAData})
 	}
 	return out
+}
+
+// distinctClusters refuses two listed spokes, or a spoke and the hub, that
+// are one cluster reached by two URLs (spokes.Identity). A spoke that does
+// not answer now cannot be told apart: it is logged and started, as one
+// down at start-up must not stop the others.
+func distinctClusters(ctx context.Context, mgr ctrl.Manager, ss []spokes.Spoke) error {
+	ids := map[string]types.UID{}
+	hub, err := spokes.Identity(ctx, mgr.GetConfig())
+	if err != nil {
+		return err
+	}
+	ids[spokes.InClusterName] = hub
+	for _, s := range ss {
+		id, err := spokes.Identity(ctx, s.Config)
+		if err != nil {
+			mgr.GetLogger().Error(err, "a listed cluster does not answer: it is not told apart from the others until claimwarden restarts", "cluster", s.Name, "server", s.Server)
+			continue
+		}
+		ids[s.Name] = id
+	}
+	if a, b := spokes.SameCluster(ids); a != "" {
+		return fmt.Errorf("clusters: %s and %s are one cluster (the same kube-system namespace UID): list each cluster once", a, b)
+	}
+	return nil
 }
