@@ -26,13 +26,19 @@ func TestAuthority(t *testing.T) {
 			dest: "{server: https://kubernetes.default.svc, namespace: team-shop}"},
 		{name: "impersonation on, no such project", data: on, project: "bank", dest: local, wantErr: "reading AppProject argocd/bank"},
 		{name: "impersonation on, a cluster not resolved", data: on, dest: "{name: prod, namespace: shop}", wantErr: `cluster "prod"`},
+		// The spoke's own entry, matched by its server whether the
+		// destination names it by server or by Argo CD's name: the
+		// account the rollout then asks the spoke about.
+		{name: "impersonation on, a spoke by name", data: on, project: "fleet", dest: "{name: prod-eu, namespace: shop}", want: "system:serviceaccount:shop:eu-deployer"},
+		{name: "impersonation on, a spoke by server", data: on, project: "fleet", dest: "{server: 'https://eu.example:6443', namespace: shop}", want: "system:serviceaccount:shop:eu-deployer"},
+		{name: "impersonation on, a spoke without an entry", data: on, dest: "{name: prod-eu, namespace: shop}", wantErr: "no destinationServiceAccounts entry"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			project := tc.project
 			if project == "" {
 				project = "shop"
 			}
-			id, err := argoCD(t, tc.data, shopProject).Authority(context.Background(), shopApp(t, "argocd", project, tc.dest))
+			id, err := argoCD(t, tc.data, shopProject, fleetImpersonation).Authority(context.Background(), shopApp(t, "argocd", project, tc.dest))
 			got := ""
 			if id != nil {
 				got = id.User
@@ -43,3 +49,16 @@ func TestAuthority(t *testing.T) {
 		})
 	}
 }
+
+// fleetImpersonation is fleetProject with a destination service account
+// for the spoke prod-eu, matched by its server.
+const fleetImpersonation = `
+apiVersion: argoproj.io/v1alpha1
+kind: AppProject
+metadata: {namespace: argocd, name: fleet}
+spec:
+  destinations:
+  - {name: prod-eu, namespace: shop}
+  destinationServiceAccounts:
+  - {server: 'https://eu.example:6443', namespace: shop, defaultServiceAccount: eu-deployer}
+`
