@@ -131,6 +131,7 @@ func TestHubAndSpokeFlux(t *testing.T) {
 		d := describe(vcr)
 		return strings.Contains(d, v1alpha1.ReasonNotAuthorized) && strings.Contains(d, refusal) && strings.Contains(d, "nothing was written"), fmt.Errorf("%s", d)
 	})
+	l.kustomization(sha, "still failing on the claim templates", failing(sha))
 	after = &appsv1.StatefulSet{}
 	if err := spoke.Get(ctx, l.sts, after); err != nil {
 		t.Fatal(err)
