@@ -1,17 +1,16 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/claimwarden/claimwarden/test/benchkit"
 	"github.com/claimwarden/claimwarden/test/controllerproc"
 )
 
@@ -23,25 +22,6 @@ type controllerProc struct {
 
 	mu      sync.Mutex
 	peakRSS int64 // largest VmRSS sampled, KiB
-}
-
-// buildController compiles ./cmd/claimwarden from the module root into dir,
-// so the run measures the source it is run from, with the version stamp
-// the Makefile's build target gives it.
-func buildController(ctx context.Context, root, dir string) (string, error) {
-	bin := filepath.Join(dir, "claimwarden")
-	version := gitOutput(ctx, root, "describe", "--tags", "--always", "--dirty")
-	if version == "" {
-		version = "dev"
-	}
-	cmd := exec.CommandContext(ctx, "go", "build",
-		"-ldflags", "-X github.com/claimwarden/claimwarden/cmd/claimwarden/app.Version="+version,
-		"-o", bin, "./cmd/claimwarden")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/claimwarden: %w\n%s", err, out)
-	}
-	return bin, nil
 }
 
 // controllerVersion is what `claimwarden version` prints.
@@ -113,39 +93,6 @@ func startController(bin, kubeconfig, dir string, args ...string) (*controllerPr
 	return &controllerProc{Process: p, metricsURL: "http://" + p.MetricsAddr + "/metrics"}, nil
 }
 
-// memory is the controller's memory as the kernel accounts it.
-type memory struct {
-	// RSSKiB is VmRSS now; HWMKiB is VmHWM, the peak RSS since start.
-	RSSKiB, HWMKiB int64
-}
-
-// readMemory reads VmRSS and VmHWM from /proc/<pid>/status (Linux only).
-func (p *controllerProc) readMemory() (memory, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.Pid()))
-	if err != nil {
-		return memory{}, err
-	}
-	defer f.Close()
-	var m memory
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text()) // "VmRSS:	  81234 kB"
-		if len(fields) < 2 {
-			continue
-		}
-		switch fields[0] {
-		case "VmRSS:":
-			m.RSSKiB, _ = strconv.ParseInt(fields[1], 10, 64)
-		case "VmHWM:":
-			m.HWMKiB, _ = strconv.ParseInt(fields[1], 10, 64)
-		}
-	}
-	if m.HWMKiB == 0 {
-		return m, fmt.Errorf("no VmHWM in /proc/%d/status", p.Pid())
-	}
-	return m, sc.Err()
-}
-
 // sampleMemory records the largest VmRSS every interval until ctx ends.
 // VmHWM already is the kernel's exact peak; the samples show whether the peak
 // belongs to a phase (start-up, setup, bump) or to steady growth.
@@ -153,7 +100,7 @@ func (p *controllerProc) sampleMemory(ctx context.Context, interval time.Duratio
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
-		if m, err := p.readMemory(); err == nil {
+		if m, err := benchkit.ReadMemory(p.Pid()); err == nil {
 			p.mu.Lock()
 			p.peakRSS = max(p.peakRSS, m.RSSKiB)
 			p.mu.Unlock()
@@ -181,25 +128,16 @@ func (p *controllerProc) sampledPeakRSS() int64 {
 // every 100 ms, which is the figure's resolution.
 func (r *runner) waitCachesSynced(ctx context.Context, started time.Time) (float64, error) {
 	var synced time.Time
-	err := r.poll(ctx, 100*time.Millisecond, "the controller's caches to sync", func(context.Context) (bool, error) {
+	err := benchkit.Poll(ctx, r.ctrl, 100*time.Millisecond, "the controller's caches to sync", func(context.Context) (bool, error) {
 		b, err := os.ReadFile(r.ctrl.LogPath())
 		if err != nil {
 			return false, err
 		}
-		controllers, workers, rollouts := 0, 0, false
-		for line := range strings.Lines(string(b)) {
-			switch {
-			case strings.Contains(line, `"msg":"Starting Controller"`):
-				controllers++
-			case strings.Contains(line, `"msg":"Starting workers"`):
-				workers++
-				rollouts = rollouts || strings.Contains(line, `"controller":"volumeclaimrollout"`)
-			}
-		}
+		controllers, workers, rollouts := benchkit.CountStarts(string(b))
 		synced = time.Now()
 		// The rollouts' controller too: the others may have synced before it
 		// logged its start.
-		return rollouts && workers == controllers, nil
+		return rollouts > 0 && workers == controllers, nil
 	})
 	return synced.Sub(started).Seconds(), err
 }

@@ -46,12 +46,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/claimwarden/claimwarden/test/benchkit"
 )
 
 // options are the command-line flags.
@@ -118,14 +118,8 @@ func main() {
 	}
 	o.namespaces = min(o.namespaces, o.statefulSets)
 
-	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stopSignals := benchkit.InterruptContext()
 	defer stopSignals()
-	// After the first Ctrl-C the default action comes back, so a second one
-	// kills the run at once.
-	go func() {
-		<-ctx.Done()
-		stopSignals()
-	}()
 
 	tiers := []tier{{statefulSets: o.statefulSets, replicas: o.replicas, namespaces: o.namespaces}}
 	if tierList != "" {

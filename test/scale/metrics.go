@@ -3,13 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"sort"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
+
+	"github.com/claimwarden/claimwarden/test/benchkit"
 )
 
 // controllerName is the rollout controller's name in controller-runtime's
@@ -49,7 +48,7 @@ func (r *runner) scrape(ctx context.Context) (*snapshot, error) {
 	// /metrics is read first: every request rest_client has counted by then
 	// has passed the proxy already, so at a busy instant the proxy can only
 	// count more, never less (see crossCheck).
-	fams, err := fetchMetrics(ctx, r.ctrl.metricsURL)
+	fams, err := benchkit.Scrape(ctx, r.ctrl.metricsURL)
 	if err != nil {
 		return nil, err
 	}
@@ -58,15 +57,15 @@ func (r *runner) scrape(ctx context.Context) (*snapshot, error) {
 		at:              time.Now(),
 		restByMethod:    byLabel(fams["rest_client_requests_total"], "method", nil),
 		reconciles:      byLabel(fams["controller_runtime_reconcile_total"], "result", isController),
-		reconcileErrors: sum(fams["controller_runtime_reconcile_errors_total"], isController),
+		reconcileErrors: benchkit.Sum(fams["controller_runtime_reconcile_errors_total"], isController),
 		claimPatches:    byLabel(fams["claimwarden_claim_patches_total"], "result", nil),
-		heapInuse:       sum(fams["go_memstats_heap_inuse_bytes"], nil),
-		cpuSeconds:      sum(fams["process_cpu_seconds_total"], nil),
+		heapInuse:       benchkit.Sum(fams["go_memstats_heap_inuse_bytes"], nil),
+		cpuSeconds:      benchkit.Sum(fams["process_cpu_seconds_total"], nil),
 		proxy:           proxy,
 	}
 	_, s.throttleKnown = fams["rest_client_rate_limiter_duration_seconds"]
 	s.throttleSum, _ = histogram(fams["rest_client_rate_limiter_duration_seconds"], nil)
-	s.workers = sum(fams["controller_runtime_max_concurrent_reconciles"], isController)
+	s.workers = benchkit.Sum(fams["controller_runtime_max_concurrent_reconciles"], isController)
 	s.queueSum, s.queueCount = histogram(fams["workqueue_queue_duration_seconds"], isQueue)
 	s.workSum, s.workCount = histogram(fams["workqueue_work_duration_seconds"], isQueue)
 	return s, nil
@@ -93,83 +92,25 @@ func (s *snapshot) proxyRequests() int64 {
 	return n
 }
 
-func fetchMetrics(ctx context.Context, url string) (map[string]*dto.MetricFamily, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	// Ask for the text format explicitly; it is what the parser reads.
-	req.Header.Set("Accept", "text/plain; version=0.0.4")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("scraping %s: %w", url, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("scraping %s: %s", url, resp.Status)
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		return nil, fmt.Errorf("parsing %s: %w", url, err)
-	}
-	return fams, nil
-}
-
-type labelFilter func(*dto.Metric) bool
-
-func label(m *dto.Metric, name string) string {
-	for _, l := range m.GetLabel() {
-		if l.GetName() == name {
-			return l.GetValue()
-		}
-	}
-	return ""
-}
-
-func isController(m *dto.Metric) bool { return label(m, "controller") == controllerName }
+func isController(m *dto.Metric) bool { return benchkit.Label(m, "controller") == controllerName }
 
 // isQueue matches the rollout controller's workqueue, whichever of the
 // labels "name" or "controller" this controller-runtime version sets.
 func isQueue(m *dto.Metric) bool {
-	return label(m, "name") == controllerName || label(m, "controller") == controllerName
+	return benchkit.Label(m, "name") == controllerName || benchkit.Label(m, "controller") == controllerName
 }
 
-func value(m *dto.Metric) float64 {
-	switch {
-	case m.Counter != nil:
-		return m.Counter.GetValue()
-	case m.Gauge != nil:
-		return m.Gauge.GetValue()
-	case m.Untyped != nil:
-		return m.Untyped.GetValue()
-	}
-	return 0
-}
-
-func sum(f *dto.MetricFamily, keep labelFilter) float64 {
-	var n float64
-	for _, m := range f.GetMetric() {
-		if keep == nil || keep(m) {
-			n += value(m)
-		}
-	}
-	return n
-}
-
-func byLabel(f *dto.MetricFamily, name string, keep labelFilter) map[string]float64 {
+func byLabel(f *dto.MetricFamily, name string, keep benchkit.Filter) map[string]float64 {
 	out := map[string]float64{}
 	for _, m := range f.GetMetric() {
 		if keep == nil || keep(m) {
-			out[label(m, name)] += value(m)
+			out[benchkit.Label(m, name)] += benchkit.Value(m)
 		}
 	}
 	return out
 }
 
-func histogram(f *dto.MetricFamily, keep labelFilter) (sum, count float64) {
+func histogram(f *dto.MetricFamily, keep benchkit.Filter) (sum, count float64) {
 	for _, m := range f.GetMetric() {
 		if h := m.GetHistogram(); h != nil && (keep == nil || keep(m)) {
 			sum += h.GetSampleSum()

@@ -11,13 +11,11 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
-	"fmt"
 	"io"
 	"log"
 	"math/big"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"strings"
 	"sync"
@@ -26,6 +24,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/claimwarden/claimwarden/test/benchkit"
 )
 
 // apiProxy is a TLS reverse proxy in front of kube-apiserver that only the
@@ -106,13 +106,9 @@ func (k requestKey) write() bool {
 // startProxy listens on a free loopback port and forwards to upstream's
 // host with upstream's credentials (a ServiceAccount's token).
 func startProxy(upstream *rest.Config) (*apiProxy, error) {
-	target, err := url.Parse(upstream.Host)
+	rp, err := benchkit.NewReverseProxy(upstream)
 	if err != nil {
-		return nil, fmt.Errorf("proxy: upstream %q: %w", upstream.Host, err)
-	}
-	transport, err := rest.TransportFor(upstream)
-	if err != nil {
-		return nil, fmt.Errorf("proxy: upstream transport: %w", err)
+		return nil, err
 	}
 	cert, caPEM, err := selfSignedCert()
 	if err != nil {
@@ -132,15 +128,6 @@ func startProxy(upstream *rest.Config) (*apiProxy, error) {
 		shapes:   map[requestKey]map[string]int64{},
 		served:   make(chan error, 1),
 	}
-	rp := &httputil.ReverseProxy{
-		Rewrite:   func(r *httputil.ProxyRequest) { r.SetURL(target) },
-		Transport: transport,
-		// Watches stream; every event must reach the controller at once.
-		FlushInterval: -1,
-		// A controller going away mid-watch is normal; anything else shows up
-		// as the controller's own errors, so the proxy only answers 502.
-		ErrorLog: log.New(io.Discard, "", 0),
-	}
 	p.srv = &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			k := classify(r.Method, r.URL)
@@ -152,10 +139,10 @@ func startProxy(upstream *rest.Config) (*apiProxy, error) {
 				p.capture(r, body)
 			}
 			began := p.arrived(k)
-			sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
+			sw := benchkit.NewStatusWriter(w)
 			rp.ServeHTTP(sw, r)
 			if k.Verb != "WATCH" {
-				p.completed(k, sw.code, time.Since(began))
+				p.completed(k, sw.Code, time.Since(began))
 			}
 		}),
 		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
@@ -172,20 +159,6 @@ func startProxy(upstream *rest.Config) (*apiProxy, error) {
 	}()
 	return p, nil
 }
-
-// statusWriter remembers the response code. Unwrap lets the reverse proxy
-// reach the underlying writer's Flush, which watches need.
-type statusWriter struct {
-	http.ResponseWriter
-	code int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	w.code = code
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // readBody reads r's body and puts an identical one back, so the request is
 // forwarded unchanged. Controller writes are small objects.
@@ -421,7 +394,7 @@ func classify(method string, u *url.URL) requestKey {
 	switch method {
 	case http.MethodGet:
 		switch {
-		case u.Query().Get("watch") == "true" || u.Query().Get("watch") == "1":
+		case benchkit.IsWatch(u):
 			k.Verb = "WATCH"
 		case name == "":
 			k.Verb = "LIST"

@@ -69,7 +69,7 @@ func TestClassify(t *testing.T) {
 
 // TestProxy checks that the proxy forwards bodies unchanged while capturing
 // them, counts by verb and code, and streams a watch event by event (through
-// statusWriter, which must not hide the Flush the reverse proxy relies on).
+// benchkit.StatusWriter, which must not hide the Flush the reverse proxy relies on).
 func TestProxy(t *testing.T) {
 	release := make(chan struct{})
 	var gotBody string

@@ -14,11 +14,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -27,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/test/benchkit"
 	"github.com/claimwarden/claimwarden/test/fixtures"
 	"github.com/claimwarden/claimwarden/test/storagesim"
 	"github.com/claimwarden/claimwarden/test/testenv"
@@ -84,7 +83,7 @@ func run(ctx context.Context, o options) (rep *Report, err error) {
 		defer os.RemoveAll(dir)
 		r.logf("building ./cmd/claimwarden")
 		r.rep.ControllerSource = sourceState(ctx, root)
-		if bin, err = buildController(ctx, root, dir); err != nil {
+		if bin, err = benchkit.BuildController(ctx, root, dir); err != nil {
 			return nil, err
 		}
 	} else {
@@ -277,7 +276,7 @@ func (r *runner) setup(ctx context.Context) error {
 	pvcs := len(r.keys) * r.o.replicas
 	r.logf("waiting for %d Pods Ready, %d PVCs Bound, %d VolumeClaimRollouts Ready", pvcs, pvcs, len(r.keys))
 	var last string
-	err = r.poll(ctx, 2*time.Second, "setup", func(ctx context.Context) (bool, error) {
+	err = benchkit.Poll(ctx, r.ctrl, 2*time.Second, "setup", func(ctx context.Context) (bool, error) {
 		st, err := r.setupStatus(ctx)
 		if err != nil {
 			return false, err
@@ -294,7 +293,7 @@ func (r *runner) setup(ctx context.Context) error {
 	}
 	r.rep.Setup.ReadySeconds = time.Since(began).Seconds()
 	r.logf("setup done in %.1fs", r.rep.Setup.ReadySeconds)
-	if m, err := r.ctrl.readMemory(); err == nil {
+	if m, err := benchkit.ReadMemory(r.ctrl.Pid()); err == nil {
 		r.rep.Memory.AfterSetupRSSMiB = mib(m.RSSKiB)
 	}
 	return nil
@@ -339,26 +338,11 @@ func (r *runner) setupStatus(ctx context.Context) (setupStatus, error) {
 		return st, err
 	}
 	for i := range vcrs.Items {
-		if r.ours(vcrs.Items[i].Namespace) && r.converged(&vcrs.Items[i], fromSize) {
+		if r.ours(vcrs.Items[i].Namespace) && benchkit.Converged(&vcrs.Items[i], fromSize, r.o.replicas) {
 			st.vcrsReady++
 		}
 	}
 	return st, nil
-}
-
-// converged: the rollout is Ready with every claim Compatible at size.
-func (r *runner) converged(v *v1alpha1.VolumeClaimRollout, size string) bool {
-	if !apimeta.IsStatusConditionTrue(v.Status.Conditions, "Ready") ||
-		v.Status.Counts.Total != int32(r.o.replicas) || v.Status.Counts.Compatible != int32(r.o.replicas) ||
-		len(v.Status.Claims) != r.o.replicas {
-		return false
-	}
-	for _, c := range v.Status.Claims {
-		if c.To != size || c.Phase != v1alpha1.ClaimCompatible {
-			return false
-		}
-	}
-	return true
 }
 
 // rest measures the controller with nothing to do. There is no way to force
@@ -389,7 +373,7 @@ func (r *runner) rest(ctx context.Context) error {
 	defer r.proxy.setCapturing(false)
 
 	r.logf("at rest: idle window of %s", r.o.restWindow)
-	if err := r.observe(ctx, r.o.restWindow); err != nil {
+	if err := benchkit.Observe(ctx, r.ctrl, r.o.restWindow); err != nil {
 		return err
 	}
 	s1, err := r.scrape(ctx)
@@ -411,7 +395,7 @@ func (r *runner) rest(ctx context.Context) error {
 		return err
 	}
 	want := s1.reconcileTotal() + float64(len(r.keys))
-	err = r.poll(ctx, 500*time.Millisecond, "no-op reconciles", func(ctx context.Context) (bool, error) {
+	err = benchkit.Poll(ctx, r.ctrl, 500*time.Millisecond, "no-op reconciles", func(ctx context.Context) (bool, error) {
 		s, err := r.scrape(ctx)
 		return err == nil && s.reconcileTotal() >= want, err
 	})
@@ -513,7 +497,7 @@ func (r *runner) bump(ctx context.Context) error {
 		return err
 	}
 	b.Requests = r.diff(before, after)
-	if m, err := r.ctrl.readMemory(); err == nil {
+	if m, err := benchkit.ReadMemory(r.ctrl.Pid()); err == nil {
 		r.rep.Memory.AfterBumpRSSMiB = mib(m.RSSKiB)
 	}
 	r.rep.Memory.HeapInuseMiB = after.heapInuse / (1 << 20)
@@ -530,7 +514,7 @@ func (r *runner) watchReady(ctx context.Context, size string) (map[client.Object
 			return
 		}
 		key := client.ObjectKeyFromObject(v)
-		if _, seen := ready[key]; !seen && r.ours(key.Namespace) && r.converged(v, size) {
+		if _, seen := ready[key]; !seen && r.ours(key.Namespace) && benchkit.Converged(v, size, r.o.replicas) {
 			ready[key] = time.Now()
 		}
 	}
@@ -548,7 +532,7 @@ func (r *runner) watchReady(ctx context.Context, size string) (map[client.Object
 // readMemory records the controller's peak and current memory; it runs
 // before the manual phase stops the controller.
 func (r *runner) readMemory(context.Context) error {
-	if m, err := r.ctrl.readMemory(); err == nil {
+	if m, err := benchkit.ReadMemory(r.ctrl.Pid()); err == nil {
 		r.rep.Memory.EndRSSMiB = mib(m.RSSKiB)
 		r.rep.Memory.PeakRSSMiB = mib(m.HWMKiB)
 	} else {
@@ -573,8 +557,8 @@ func (r *runner) peakQueueDepth(ctx context.Context, interval time.Duration) flo
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
-		if fams, err := fetchMetrics(ctx, r.ctrl.metricsURL); err == nil {
-			peak = max(peak, sum(fams["workqueue_depth"], isQueue))
+		if fams, err := benchkit.Scrape(ctx, r.ctrl.metricsURL); err == nil {
+			peak = max(peak, benchkit.Sum(fams["workqueue_depth"], isQueue))
 		}
 		select {
 		case <-ctx.Done():
@@ -621,7 +605,7 @@ func (r *runner) settle(ctx context.Context) (*snapshot, error) {
 		return nil, err
 	}
 	var last *snapshot
-	err = r.pollAfter(ctx, r.o.settle, "the controller to be quiet", func(ctx context.Context) (bool, error) {
+	err = benchkit.PollAfter(ctx, r.ctrl, r.o.settle, "the controller to be quiet", func(ctx context.Context) (bool, error) {
 		s, err := r.scrape(ctx)
 		if err != nil {
 			return false, err
@@ -631,52 +615,6 @@ func (r *runner) settle(ctx context.Context) (*snapshot, error) {
 		return quiet, nil
 	})
 	return last, err
-}
-
-// observe lets d pass while watching that the controller stays alive. It
-// is a measurement window, not a wait for something to happen.
-func (r *runner) observe(ctx context.Context, d time.Duration) error {
-	end := time.NewTimer(d)
-	defer end.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-r.ctrl.Done():
-		return r.ctrl.Exited()
-	case <-end.C:
-		return nil
-	}
-}
-
-// poll calls check at once and then every interval until it returns true or
-// an error, the controller dies, or the run's deadline passes.
-func (r *runner) poll(ctx context.Context, interval time.Duration, what string, check func(context.Context) (bool, error)) error {
-	return poll(ctx, interval, true, what, r.alive(check))
-}
-
-// pollAfter is poll without the immediate first call: the first check comes
-// one interval after the call.
-func (r *runner) pollAfter(ctx context.Context, interval time.Duration, what string, check func(context.Context) (bool, error)) error {
-	return poll(ctx, interval, false, what, r.alive(check))
-}
-
-// alive fails check at once when the controller has died.
-func (r *runner) alive(check func(context.Context) (bool, error)) func(context.Context) (bool, error) {
-	return func(ctx context.Context) (bool, error) {
-		if err := r.ctrl.Exited(); err != nil {
-			return false, err
-		}
-		return check(ctx)
-	}
-}
-
-// poll is wait.PollUntilContextCancel with an error that says what was
-// waited for.
-func poll(ctx context.Context, interval time.Duration, immediate bool, what string, check func(context.Context) (bool, error)) error {
-	if err := wait.PollUntilContextCancel(ctx, interval, immediate, check); err != nil {
-		return fmt.Errorf("waiting for %s: %w", what, err)
-	}
-	return nil
 }
 
 // each runs fn for every StatefulSet on -workers goroutines and returns when

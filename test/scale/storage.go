@@ -5,6 +5,8 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/claimwarden/claimwarden/test/benchkit"
 )
 
 // simulatorClaims is the storage simulator's claim controller, whose
@@ -32,7 +34,7 @@ type storageCounters struct {
 }
 
 func isSimulatorClaims(m *dto.Metric) bool {
-	return label(m, "name") == simulatorClaims || label(m, "controller") == simulatorClaims
+	return benchkit.Label(m, "name") == simulatorClaims || benchkit.Label(m, "controller") == simulatorClaims
 }
 
 // sampleStorage reads the simulator's counters from this process's registry.
@@ -48,7 +50,7 @@ func sampleStorage() (storageCounters, error) {
 	var c storageCounters
 	c.queueSum, c.queueCount = histogram(fams["workqueue_queue_duration_seconds"], isSimulatorClaims)
 	c.workSum, c.workCount = histogram(fams["workqueue_work_duration_seconds"], isSimulatorClaims)
-	c.workers = sum(fams["controller_runtime_max_concurrent_reconciles"], isSimulatorClaims)
+	c.workers = benchkit.Sum(fams["controller_runtime_max_concurrent_reconciles"], isSimulatorClaims)
 	return c, nil
 }
 

@@ -2,17 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
+	"github.com/claimwarden/claimwarden/test/benchkit"
 	"github.com/claimwarden/claimwarden/test/controllerproc"
 	"github.com/claimwarden/claimwarden/test/testenv"
 )
@@ -92,40 +88,23 @@ func (b *bench) startInstance(ctx context.Context, name string, n int, selector 
 
 // waitSynced waits until every rollout controller (the hub's and one per
 // spoke) and every other controller has synced its caches, and returns
-// how long after the start the last did. controller-runtime logs
-// "Starting workers" once a controller's caches synced; the log is read
-// every 200 ms, which is the figure's resolution.
+// how long after the start the last did. The log is read every 200 ms,
+// which is the figure's resolution.
 func (in *instance) waitSynced(ctx context.Context) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
 	var took time.Duration
 	want := len(in.spokes) + 1
-	err := in.poll(ctx, 200*time.Millisecond, 5*time.Minute, "every controller's caches to sync", func() (bool, error) {
+	err := benchkit.Poll(ctx, in.proc, 200*time.Millisecond, "every controller's caches to sync", func(context.Context) (bool, error) {
 		b, err := os.ReadFile(in.proc.LogPath())
 		if err != nil {
 			return false, err
 		}
-		starting, workers, rollouts := countStarts(string(b))
+		starting, workers, rollouts := benchkit.CountStarts(string(b))
 		took = time.Since(in.started)
 		return rollouts == want && workers == starting, nil
 	})
 	return took, err
-}
-
-// countStarts counts, in a JSON log, the controllers that started their
-// watches, those whose workers started (caches synced), and, of those,
-// the rollout controllers.
-func countStarts(log string) (starting, workers, rollouts int) {
-	for line := range strings.Lines(log) {
-		switch {
-		case strings.Contains(line, `"msg":"Starting Controller"`):
-			starting++
-		case strings.Contains(line, `"msg":"Starting workers"`):
-			workers++
-			if strings.Contains(line, `"controller":"volumeclaimrollout"`) || strings.Contains(line, `"controller":"volumeclaimrollout-`) {
-				rollouts++
-			}
-		}
-	}
-	return starting, workers, rollouts
 }
 
 // activity is the API requests (watches and /version left out) the
@@ -141,62 +120,13 @@ func (in *instance) activity() int {
 // waitQuiet waits until no API request reaches any cluster for settle,
 // an observable end of the start-up rather than a guess at its length.
 func (in *instance) waitQuiet(ctx context.Context, settle, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	prev := in.activity()
-	return in.pollAfter(ctx, settle, timeout, "the controller to be quiet (no API request for "+settle.String()+")", func() (bool, error) {
+	return benchkit.PollAfter(ctx, in.proc, settle, "the controller to be quiet (no API request for "+settle.String()+")", func(context.Context) (bool, error) {
 		now := in.activity()
 		quiet := now == prev
 		prev = now
 		return quiet, nil
 	})
-}
-
-// observe lets d pass while the controller stays alive: a measurement
-// window, not a wait for something to happen.
-func (in *instance) observe(ctx context.Context, d time.Duration) error {
-	end := time.NewTimer(d)
-	defer end.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-in.proc.Done():
-		return in.proc.Exited()
-	case <-end.C:
-		return nil
-	}
-}
-
-// poll calls check at once and then every interval until it returns true
-// or an error, the controller exits, or timeout passes.
-func (in *instance) poll(ctx context.Context, interval, timeout time.Duration, what string, check func() (bool, error)) error {
-	return in.pollFrom(ctx, true, interval, timeout, what, check)
-}
-
-// pollAfter is poll without the immediate first call.
-func (in *instance) pollAfter(ctx context.Context, interval, timeout time.Duration, what string, check func() (bool, error)) error {
-	return in.pollFrom(ctx, false, interval, timeout, what, check)
-}
-
-func (in *instance) pollFrom(ctx context.Context, immediate bool, interval, timeout time.Duration, what string, check func() (bool, error)) error {
-	err := wait.PollUntilContextTimeout(ctx, interval, timeout, immediate, func(context.Context) (bool, error) {
-		if err := in.proc.Exited(); err != nil {
-			return false, err
-		}
-		return check()
-	})
-	if err != nil {
-		return fmt.Errorf("waiting for %s: %w", what, err)
-	}
-	return nil
-}
-
-// buildController compiles ./cmd/claimwarden from the module root into
-// dir, so the run measures the source it is run from.
-func buildController(ctx context.Context, root, dir string) (string, error) {
-	bin := filepath.Join(dir, "claimwarden")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/claimwarden")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", errors.Join(fmt.Errorf("go build ./cmd/claimwarden: %w", err), errors.New(string(out)))
-	}
-	return bin, nil
 }

@@ -7,11 +7,11 @@ import (
 	"maps"
 	"time"
 
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/test/benchkit"
 	"github.com/claimwarden/claimwarden/test/fixtures"
 	"github.com/claimwarden/claimwarden/test/testenv"
 )
@@ -116,33 +116,22 @@ func createProbe(ctx context.Context, cl *cluster) error {
 // waitConverged waits until the probe's VolumeClaimRollout on cl is Ready
 // with every claim Compatible at size.
 func waitConverged(ctx context.Context, in *instance, cl *cluster, size string) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
 	var last string
-	err := in.poll(ctx, 250*time.Millisecond, 3*time.Minute, "the "+cl.name+"'s rollout of "+probeKey.String()+" at "+size, func() (bool, error) {
+	err := benchkit.Poll(ctx, in.proc, 250*time.Millisecond, "the "+cl.name+"'s rollout of "+probeKey.String()+" at "+size, func(ctx context.Context) (bool, error) {
 		v := &v1alpha1.VolumeClaimRollout{}
 		if err := cl.c.Get(ctx, probeKey, v); err != nil {
 			last = err.Error()
 			return false, client.IgnoreNotFound(err)
 		}
 		last = fmt.Sprintf("%+v", v.Status.Counts)
-		return converged(v, size), nil
+		return benchkit.Converged(v, size, probeReplicas), nil
 	})
 	if err != nil {
 		return fmt.Errorf("%w (last: %s)", err, last)
 	}
 	return nil
-}
-
-// converged: the rollout is Ready with every claim Compatible at size.
-func converged(v *v1alpha1.VolumeClaimRollout, size string) bool {
-	if !apimeta.IsStatusConditionTrue(v.Status.Conditions, "Ready") || len(v.Status.Claims) != probeReplicas {
-		return false
-	}
-	for _, c := range v.Status.Claims {
-		if c.To != size || c.Phase != v1alpha1.ClaimCompatible {
-			return false
-		}
-	}
-	return true
 }
 
 // firstSteps pairs, in an audit log of one namespace's writes in the order

@@ -30,12 +30,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -44,6 +42,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/claimwarden/claimwarden/test/benchkit"
 	"github.com/claimwarden/claimwarden/test/testenv"
 )
 
@@ -104,13 +103,8 @@ func main() {
 	}
 	o.namespaces = min(o.namespaces, o.statefulSets)
 
-	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stopSignals := benchkit.InterruptContext()
 	defer stopSignals()
-	// After the first Ctrl-C the default action comes back, so a second one kills the run at once.
-	go func() {
-		<-ctx.Done()
-		stopSignals()
-	}()
 	if err := run(ctx, o); err != nil {
 		fmt.Fprintln(os.Stderr, "spokescale:", err)
 		os.Exit(1)
@@ -164,7 +158,7 @@ func run(ctx context.Context, o options) (err error) {
 
 	if b.bin = o.controller; b.bin == "" {
 		b.logf("building ./cmd/claimwarden")
-		if b.bin, err = buildController(ctx, root, b.dir); err != nil {
+		if b.bin, err = benchkit.BuildController(ctx, root, b.dir); err != nil {
 			return err
 		}
 	}

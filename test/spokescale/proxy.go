@@ -2,18 +2,18 @@ package main
 
 import (
 	"encoding/pem"
-	"fmt"
 	"io"
 	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
 	"net/url"
 	"strings"
 	"sync"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/claimwarden/claimwarden/test/benchkit"
 )
 
 // proxy is one simulated cluster's API server: a TLS reverse proxy on a
@@ -46,30 +46,19 @@ type proxyCounts struct {
 // startProxy serves on a free loopback port and forwards to upstream's
 // host, trusting upstream's CA; upstream carries no credential.
 func startProxy(upstream *rest.Config) (*proxy, error) {
-	target, err := url.Parse(upstream.Host)
+	// Only the CA: the client's Authorization header passes through.
+	rp, err := benchkit.NewReverseProxy(&rest.Config{Host: upstream.Host, TLSClientConfig: rest.TLSClientConfig{CAData: upstream.CAData}})
 	if err != nil {
-		return nil, fmt.Errorf("proxy: upstream %q: %w", upstream.Host, err)
-	}
-	transport, err := rest.TransportFor(&rest.Config{Host: upstream.Host, TLSClientConfig: rest.TLSClientConfig{CAData: upstream.CAData}})
-	if err != nil {
-		return nil, fmt.Errorf("proxy: upstream transport: %w", err)
+		return nil, err
 	}
 	p := &proxy{}
-	rp := &httputil.ReverseProxy{
-		Rewrite:   func(r *httputil.ProxyRequest) { r.SetURL(target) },
-		Transport: transport,
-		// Watches stream; every event must reach the controller at once.
-		FlushInterval: -1,
-		// A controller going away mid-watch is normal.
-		ErrorLog: log.New(io.Discard, "", 0),
-	}
 	p.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		watch := isWatch(r.URL)
+		watch := benchkit.IsWatch(r.URL)
 		p.arrived(watch, isAPI(r.URL))
-		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
+		sw := benchkit.NewStatusWriter(w)
 		// Deferred: the reverse proxy ends a stream the client dropped
 		// (every watch it stops) by panicking with http.ErrAbortHandler.
-		defer func() { p.finished(watch, sw.code) }()
+		defer func() { p.finished(watch, sw.Code) }()
 		rp.ServeHTTP(sw, r)
 	}))
 	p.srv.Config.ErrorLog = log.New(io.Discard, "", 0)
@@ -130,29 +119,9 @@ func (p *proxy) counts() proxyCounts {
 	return proxyCounts{Watches: p.watches, Conns: p.conns, Requests: p.requests, Conflicts: p.conflicts}
 }
 
-// isWatch: a GET with watch=true (or 1), as client-go's reflectors send.
-func isWatch(u *url.URL) bool {
-	w := u.Query().Get("watch")
-	return w == "true" || w == "1"
-}
-
 // isAPI: a request for an API resource or discovery, not /version,
 // /healthz or the like, which the spokes' probes ask every 30 s whatever
 // the controller does.
 func isAPI(u *url.URL) bool {
 	return strings.HasPrefix(u.Path, "/api/") || strings.HasPrefix(u.Path, "/apis/") || u.Path == "/api" || u.Path == "/apis"
 }
-
-// statusWriter remembers the response code. Unwrap lets the reverse proxy
-// reach the underlying writer's Flush, which watches need.
-type statusWriter struct {
-	http.ResponseWriter
-	code int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	w.code = code
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -13,6 +13,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
+
+	"github.com/claimwarden/claimwarden/test/benchkit"
 )
 
 // TestProxyCountsWatchesAndPassesTheCredential: a watch is counted while it
@@ -23,7 +25,7 @@ func TestProxyCountsWatchesAndPassesTheCredential(t *testing.T) {
 	upstream := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		auth <- r.Header.Get("Authorization")
 		switch {
-		case isWatch(r.URL):
+		case benchkit.IsWatch(r.URL):
 			w.WriteHeader(http.StatusOK)
 			w.(http.Flusher).Flush()
 			<-r.Context().Done()

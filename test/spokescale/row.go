@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/claimwarden/claimwarden/test/benchkit"
 )
 
 // row is claimwarden with a number of simulated spokes, at rest.
@@ -60,20 +62,20 @@ func (b *bench) measureRow(ctx context.Context, n int) (r row, err error) {
 	if err := in.waitQuiet(ctx, b.o.settle, 5*time.Minute); err != nil {
 		return r, err
 	}
-	if err := in.observe(ctx, b.o.restWindow); err != nil {
+	if err := benchkit.Observe(ctx, in.proc, b.o.restWindow); err != nil {
 		return r, err
 	}
-	mem, err := readMemory(in.proc.Pid())
+	mem, err := benchkit.ReadMemory(in.proc.Pid())
 	if err != nil {
 		return r, err
 	}
-	r.PeakRSS, r.RestRSS = mem.HWM, mem.RSS
-	fams, err := scrapeURL(ctx, "http://"+in.proc.MetricsAddr+"/metrics")
+	r.PeakRSS, r.RestRSS = mem.HWMKiB, mem.RSSKiB
+	fams, err := benchkit.Scrape(ctx, "http://"+in.proc.MetricsAddr+"/metrics")
 	if err != nil {
 		return r, err
 	}
-	r.HeapInuse, _ = fams.sum("go_memstats_heap_inuse_bytes", nil)
-	r.Goroutines, _ = fams.sum("go_goroutines", nil)
+	r.HeapInuse = benchkit.Sum(fams["go_memstats_heap_inuse_bytes"], nil)
+	r.Goroutines = benchkit.Sum(fams["go_goroutines"], nil)
 	hub := in.hub.counts()
 	r.HubWatches, r.Conflicts = hub.Watches, hub.Conflicts
 	for _, p := range in.spokes {

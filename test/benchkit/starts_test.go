@@ -1,4 +1,4 @@
-package main
+package benchkit
 
 import "testing"
 
@@ -8,8 +8,9 @@ func TestCountStarts(t *testing.T) {
 {"msg":"Starting Controller","controller":"policy-configmaps"}
 {"msg":"Starting workers","controller":"volumeclaimrollout-sim-00","worker count":16}
 {"msg":"Starting workers","controller":"policy-configmaps","worker count":1}
+{"msg":"Starting workers","controller":"volumeclaimrollouts-elsewhere","worker count":1}
 `
-	if s, w, r := countStarts(log); s != 3 || w != 2 || r != 1 {
-		t.Errorf("countStarts = %d, %d, %d; want 3 starting, 2 with workers, 1 rollout", s, w, r)
+	if s, w, r := CountStarts(log); s != 3 || w != 3 || r != 1 {
+		t.Errorf("CountStarts = %d, %d, %d; want 3 starting, 3 with workers, 1 rollout", s, w, r)
 	}
 }

@@ -1,0 +1,9 @@
+// Package benchkit holds what the benchmark commands test/scale and
+// test/spokescale both need, so that each is written once: the
+// controller's /metrics scrape and sums (metrics.go), a process's memory
+// (memory.go), the parts of a counting reverse proxy in front of
+// kube-apiserver (proxy.go), building the controller (build.go), reading
+// its cache sync from its log (starts.go), waiting while it runs
+// (wait.go), a rollout's convergence (converged.go) and Ctrl-C (signal.go).
+// What each command measures and how it reports it stays in the command.
+package benchkit
