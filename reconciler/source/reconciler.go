@@ -117,6 +117,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	r.setSourceError(ctx, owner, "")
 	proposed, refused, err := r.propose(ctx, obj, owner, desired, authority)
 	if err != nil {
+		if desired.Cluster != "" {
+			// A spoke that does not answer stalls only this object's
+			// proposal: said on it, where its owner looks.
+			r.clients.Recorder.Eventf(obj, nil, src, corev1.EventTypeWarning, ReasonReadFailed, ActionRead, "%s", err.Error())
+		}
 		return ctrl.Result{}, err
 	}
 	r.memory.markProposed(req.NamespacedName, reading.Key)
@@ -155,7 +160,7 @@ func (r *Reconciler) propose(ctx context.Context, obj client.Object, owner propo
 				inSource[key] = true
 				continue
 			}
-			return nil, nil, fmt.Errorf("reading StatefulSet %s of %s %s/%s: %w", key, owner.Kind, owner.Namespace, owner.Name, err)
+			return nil, nil, fmt.Errorf("reading StatefulSet %s%s of %s %s/%s: %w", key, inCluster(d.Cluster), owner.Kind, owner.Namespace, owner.Name, err)
 		}
 		if why := r.tool.Manages(ctx, obj, &live); why != nil {
 			// Not the tool's: a proposal this object made earlier for it

@@ -56,3 +56,11 @@ func dropAll(ctx context.Context, store *proposal.Store, owner proposal.Owner) {
 		store.Delete(ctx, owner, key)
 	}
 }
+
+// inCluster names the spoke name in a message; nothing for claimwarden's own.
+func inCluster(name string) string {
+	if name == "" {
+		return ""
+	}
+	return " in cluster " + name
+}

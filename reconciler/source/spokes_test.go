@@ -62,6 +62,22 @@ func TestASpokeGetsItsOwnProposals(t *testing.T) {
 
 	f.set(map[string]string{keyAttempted: "r4", keyApplied: "r1", keyCluster: "eu", prefixSTS + "db": "2Gi"})
 	f.mustReconcile()
+	f.said()
+
+	// A spoke that does not answer: the object is told, and retried.
+	if err := spokeEnv.StopAPIServer(); err != nil {
+		t.Fatal(err)
+	}
+	f.set(map[string]string{keyAttempted: "r4b", keyApplied: "r1", keyCluster: "eu", prefixSTS + "db": "3Gi"})
+	if err := f.reconcile(); err == nil || !strings.Contains(err.Error(), "reading StatefulSet shop/db in cluster eu") {
+		t.Errorf("reading an unreachable spoke gave %v, want an error naming the StatefulSet and the cluster, for a retry", err)
+	}
+	if got := f.said(); len(got) != 1 || !strings.Contains(got[0], source.ReasonReadFailed) || !strings.Contains(got[0], "in cluster eu") {
+		t.Errorf("events %q, want one %s naming the cluster", got, source.ReasonReadFailed)
+	}
+	if err := spokeEnv.StartAPIServer(ctx); err != nil {
+		t.Fatal(err)
+	}
 	f.set(map[string]string{keyAttempted: "r5", keyApplied: "r1", prefixSTS + "web": "2Gi"})
 	f.mustReconcile()
 	if got := spokeStore.Owned(owner); len(got) != 0 {
