@@ -8,13 +8,12 @@ import (
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/claimwarden/claimwarden/integrations/toolkit"
+	"github.com/claimwarden/claimwarden/test/fixtures"
 	"github.com/claimwarden/claimwarden/reconciler/source"
 )
 
@@ -25,20 +24,15 @@ var spokeEU = toolkit.Cluster{Name: "eu", Server: "https://eu.example:6443", CAD
 // value for server with ca, its user authenticated as edit says.
 func kubeconfigSecret(t *testing.T, name, server string, ca []byte, edit func(*clientcmdapi.AuthInfo)) *corev1.Secret {
 	t.Helper()
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["c"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca}
 	user := &clientcmdapi.AuthInfo{Token: "tenant-token"}
 	if edit != nil {
 		edit(user)
 	}
-	cfg.AuthInfos["u"] = user
-	cfg.Contexts["x"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
-	cfg.CurrentContext = "x"
-	data, err := clientcmd.Write(*cfg)
+	secret, err := fixtures.KubeconfigSecret("tenant-a", name, server, ca, user)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: name}, Data: map[string][]byte{"value": data}}
+	return secret
 }
 
 // blockedRemote is tenant-a/apps blocked at a new revision, applying to

@@ -17,9 +17,19 @@ import (
 // as its spec.serviceAccountName, or, locked down with
 // --default-service-account, as that account of the HelmRelease's
 // namespace; otherwise as itself (nil).
-func (h *HelmReleases) Authority(_ context.Context, obj client.Object) (*v1alpha1.Identity, error) {
+func (h *HelmReleases) Authority(ctx context.Context, obj client.Object) (*v1alpha1.Identity, error) {
 	hr := obj.(*helmv2.HelmRelease)
-	return authority.ServiceAccountOr(hr.Namespace, hr.Spec.ServiceAccountName, h.DefaultServiceAccount), nil
+	if sa := authority.ServiceAccountOr(hr.Namespace, hr.Spec.ServiceAccountName, h.DefaultServiceAccount); sa != nil || hr.Spec.KubeConfig == nil {
+		// With a kubeConfig too: helm-controller impersonates the account
+		// of that name on the remote cluster (fluxcd/pkg runtime/client).
+		return sa, nil
+	}
+	// helm-controller releases as whoever the tenant's kubeconfig is.
+	remote, err := h.remote(ctx, hr)
+	if err != nil {
+		return nil, err
+	}
+	return remote.Identity(ctx)
 }
 
 // Manages implements source.Tool: the live StatefulSet is the HelmRelease's
@@ -45,10 +55,14 @@ func (*HelmReleases) Manages(_ context.Context, obj client.Object, live *appsv1.
 // reaches another namespace's HelmRelease), and the newest release's
 // record, read as Desired reads it, holds the StatefulSet.
 func (h *HelmReleases) ManagesAtRest(ctx context.Context, obj client.Object, live *appsv1.StatefulSet) error {
+	hr := obj.(*helmv2.HelmRelease)
+	if hr.Spec.KubeConfig != nil {
+		// An object at rest is read in this cluster; this release is another's.
+		return fmt.Errorf("the HelmRelease %s/%s releases to another cluster (spec.kubeConfig)", hr.Namespace, hr.Name)
+	}
 	if err := h.Manages(ctx, obj, live); err != nil {
 		return err
 	}
-	hr := obj.(*helmv2.HelmRelease)
 	if ns := hr.GetReleaseNamespace(); ns != live.Namespace {
 		return fmt.Errorf("HelmRelease %s/%s releases into namespace %s, not %s", hr.Namespace, hr.Name, ns, live.Namespace)
 	}
@@ -56,7 +70,7 @@ func (h *HelmReleases) ManagesAtRest(ctx context.Context, obj client.Object, liv
 	if latest == nil {
 		return fmt.Errorf("HelmRelease %s/%s has no release yet", hr.Namespace, hr.Name)
 	}
-	rel, err := h.record(ctx, hr, latest)
+	rel, err := h.record(ctx, h.Reader, hr, latest)
 	if err != nil {
 		return err
 	}

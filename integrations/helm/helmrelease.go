@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/claimwarden/claimwarden/integrations/toolkit"
 	"github.com/claimwarden/claimwarden/reconciler/converge"
 	"github.com/claimwarden/claimwarden/reconciler/source"
 )
@@ -50,6 +51,8 @@ type HelmReleases struct {
 	// helm-controller's lockdown flags (WatchOptions).
 	DefaultServiceAccount string
 	NoCrossNamespaceRefs  bool
+	// Clusters are the spokes a spec.kubeConfig may name (WatchOptions).
+	Clusters []toolkit.Cluster
 }
 
 var _ source.Tool = (*HelmReleases)(nil)
@@ -67,15 +70,13 @@ func (*HelmReleases) NewObject() client.Object { return &helmv2.HelmRelease{} }
 // fail on the templates the other way round. One Ready at its generation is
 // idle. One whose newest release failed on immutable volumeClaimTemplates is
 // blocked at that release; any other failure is not claimwarden's to solve.
-func (*HelmReleases) Read(_ context.Context, obj client.Object) (source.Reading, error) {
+// A blocked one releasing to a cluster that is not a listed spoke
+// (spec.kubeConfig, remote) is skipped.
+func (h *HelmReleases) Read(ctx context.Context, obj client.Object) (source.Reading, error) {
 	hr := obj.(*helmv2.HelmRelease)
 	if hr.Spec.Suspend {
 		return source.Reading{State: source.Skipped, Notes: []source.Note{{Type: corev1.EventTypeNormal, Reason: ReasonSuspended,
 			Message: "the HelmRelease is suspended: claimwarden does nothing for it until it is resumed"}}}, nil
-	}
-	if hr.Spec.KubeConfig != nil {
-		return source.Reading{State: source.Skipped, Notes: []source.Note{{Type: corev1.EventTypeNormal, Reason: ReasonRemoteCluster,
-			Message: "the HelmRelease releases to another cluster (spec.kubeConfig): claimwarden converges only StatefulSets of its own cluster"}}}, nil
 	}
 	var notes []source.Note
 	if hr.Spec.Upgrade != nil && hr.Spec.Upgrade.Force {
@@ -101,6 +102,10 @@ func (*HelmReleases) Read(_ context.Context, obj client.Object) (source.Reading,
 	}
 	if !failedOnTemplates(hr) {
 		return source.Reading{State: source.Idle, Notes: notes}, nil
+	}
+	if _, err := h.remote(ctx, hr); err != nil {
+		return source.Reading{State: source.Skipped, Notes: []source.Note{{Type: corev1.EventTypeNormal, Reason: ReasonRemoteCluster,
+			Message: fmt.Sprintf("claimwarden leaves the HelmRelease alone: %v", err)}}}, nil
 	}
 	if n, ok := noCommitNote(hr, revision); ok {
 		notes = append(notes, n)
@@ -139,7 +144,11 @@ func (h *HelmReleases) Desired(ctx context.Context, obj client.Object) (source.D
 		return source.Desired{}, readFailed(err)
 	}
 	chart := latest.ChartName + "@" + latest.ChartVersion
-	rel, err := h.record(ctx, hr, latest)
+	remote, err := h.remote(ctx, hr)
+	if err != nil {
+		return source.Desired{}, readFailed(err)
+	}
+	rel, err := h.record(ctx, h.recordsOf(remote), hr, latest)
 	if err != nil {
 		return source.Desired{}, readFailed(err)
 	}
@@ -160,6 +169,7 @@ func (h *HelmReleases) Desired(ctx context.Context, obj client.Object) (source.D
 		return source.Desired{Waiting: prov.waiting}, nil
 	}
 	return source.Desired{
+		Cluster:     remote.Cluster,
 		Repository:  prov.repository,
 		Revision:    prov.revision,
 		Chart:       chart,
@@ -169,17 +179,17 @@ func (h *HelmReleases) Desired(ctx context.Context, obj client.Object) (source.D
 	}, nil
 }
 
-// record is the record of hr's release latest, from hr's storage
-// namespace; it must be of the release namespace: manifest objects without
+// record is the record of hr's release latest, read with records from
+// hr's storage namespace; it must be of the release namespace: manifest objects without
 // a namespace go to the record's, which must be the one helm-controller
 // releases into.
-func (h *HelmReleases) record(ctx context.Context, hr *helmv2.HelmRelease, latest *helmv2.Snapshot) (*Release, error) {
+func (h *HelmReleases) record(ctx context.Context, records client.Reader, hr *helmv2.HelmRelease, latest *helmv2.Snapshot) (*Release, error) {
 	limit := h.MaxReleaseBytes
 	if limit <= 0 {
 		limit = DefaultMaxReleaseBytes
 	}
 	chart := latest.ChartName + "@" + latest.ChartVersion
-	rel, err := ReadRelease(ctx, h.Reader, hr.GetStorageNamespace(), latest.Name, latest.Version, limit)
+	rel, err := ReadRelease(ctx, records, hr.GetStorageNamespace(), latest.Name, latest.Version, limit)
 	if err != nil {
 		return nil, fmt.Errorf("HelmRelease %s/%s at %s: %w", hr.Namespace, hr.Name, chart, err)
 	}
@@ -199,4 +209,22 @@ func (h *HelmReleases) Nudge(ctx context.Context, n source.Nudge) error {
 
 func readFailed(err error) error {
 	return &source.ReadError{Reason: ReasonReadFailed, Action: "ReadRelease", Err: err}
+}
+
+// remote is the listed spoke hr releases to (spec.kubeConfig), the zero
+// Remote for this cluster.
+func (h *HelmReleases) remote(ctx context.Context, hr *helmv2.HelmRelease) (toolkit.Remote, error) {
+	if hr.Spec.KubeConfig == nil {
+		return toolkit.Remote{}, nil
+	}
+	return toolkit.KubeConfig(ctx, h.Reader, "the HelmRelease "+hr.Namespace+"/"+hr.Name, hr.Namespace, hr.Spec.KubeConfig, h.Clusters)
+}
+
+// recordsOf reads the release records of remote: helm-controller keeps
+// them on the cluster it releases to.
+func (h *HelmReleases) recordsOf(remote toolkit.Remote) client.Reader {
+	if remote.Reader != nil {
+		return remote.Reader
+	}
+	return h.Reader
 }

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/integrations/toolkit"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/reconciler/source"
@@ -39,6 +40,10 @@ type WatchOptions struct {
 	// RetryBaseDelay and RetryMaxDelay bound the back-off while a release
 	// record cannot be read; defaults 5 s and 5 min (source.Options).
 	RetryBaseDelay, RetryMaxDelay time.Duration
+	// Clusters are the spokes claimwarden converges in besides its own, as
+	// the operator listed them, each with a reader of its release records:
+	// a HelmRelease whose spec.kubeConfig names none of them is left alone.
+	Clusters []toolkit.Cluster
 }
 
 func (o WatchOptions) withDefaults() WatchOptions {
@@ -61,7 +66,7 @@ func Register(mgr ctrl.Manager, o WatchOptions) (source.Registration, error) {
 		return source.Registration{}, errors.New("helm: WatchOptions.Proposals is required")
 	}
 	tool := &HelmReleases{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), MaxReleaseBytes: o.MaxReleaseBytes, FieldOwner: o.FieldOwner,
-		DefaultServiceAccount: o.DefaultServiceAccount, NoCrossNamespaceRefs: o.NoCrossNamespaceRefs}
+		DefaultServiceAccount: o.DefaultServiceAccount, NoCrossNamespaceRefs: o.NoCrossNamespaceRefs, Clusters: o.Clusters}
 	return source.Registration{Tool: tool, Options: source.Options{
 		Name:           "flux-helmrelease",
 		Namespaces:     o.Namespaces,

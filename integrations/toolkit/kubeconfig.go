@@ -32,6 +32,9 @@ type Cluster struct {
 	// the CA bundle its certificate is verified with.
 	Server string
 	CAData []byte
+	// Reader reads the cluster, uncached, with the operator's credential
+	// (the tool's records there: a remote release's Secrets).
+	Reader client.Reader
 }
 
 // Remote is where a tool object with spec.kubeConfig applies: a listed
@@ -40,6 +43,9 @@ type Cluster struct {
 type Remote struct {
 	Cluster string
 	Config  *rest.Config
+	// Reader reads the cluster with the operator's credential
+	// (Cluster.Reader).
+	Reader client.Reader
 }
 
 // KubeConfig resolves the spec.kubeConfig of a tool object of namespace
@@ -70,7 +76,7 @@ func KubeConfig(ctx context.Context, r client.Reader, what, ns string, ref *meta
 		if !bytes.Equal(c.CAData, cfg.CAData) {
 			return Remote{}, fmt.Errorf("%s: its kubeconfig (Secret %s) names cluster %s (%s) with a CA other than the one listed for it", what, key, c.Name, server)
 		}
-		return Remote{Cluster: c.Name, Config: cfg}, nil
+		return Remote{Cluster: c.Name, Config: cfg, Reader: c.Reader}, nil
 	}
 	return Remote{}, fmt.Errorf("%s applies to cluster %s (spec.kubeConfig, Secret %s), which is not one claimwarden is configured for (clusters)", what, server, key)
 }

@@ -159,11 +159,12 @@ func sumOf(fs []func() int) func() int {
 	}
 }
 
-// toolkitClusters are the spokes as Flux's tools match a kubeConfig.
+// toolkitClusters are the spokes as Flux's tools match a kubeConfig, each
+// read uncached with the operator's credential.
 func toolkitClusters(ss []spoke) []toolkit.Cluster {
 	out := make([]toolkit.Cluster, 0, len(ss))
 	for _, s := range ss {
-		out = append(out, toolkit.Cluster{Name: s.Name, Server: s.Server, CAData: s.CAData})
+		out = append(out, toolkit.Cluster{Name: s.Name, Server: s.Server, CAData: s.CAData, Reader: s.cluster.GetAPIReader()})
 	}
 	return out
 }

@@ -32,7 +32,7 @@ func newTools(mgr ctrl.Manager, cfg config.Config, store *proposal.Store, artifa
 		if err != nil {
 			return nil, fmt.Errorf("setting up the Flux integration: %w", err)
 		}
-		hr, err := helm.Register(mgr, helmOptions(cfg.Flux, store))
+		hr, err := helm.Register(mgr, helmOptions(cfg.Flux, store, toolkitClusters(spokeList)))
 		if err != nil {
 			return nil, fmt.Errorf("setting up the Flux HelmRelease integration: %w", err)
 		}
@@ -85,7 +85,7 @@ func fluxOptions(mgr ctrl.Manager, f config.Flux, store *proposal.Store, artifac
 }
 
 // helmOptions configure the HelmReleases tool (flux.helmReleases).
-func helmOptions(f config.Flux, store *proposal.Store) helm.WatchOptions {
+func helmOptions(f config.Flux, store *proposal.Store, clusters []toolkit.Cluster) helm.WatchOptions {
 	return helm.WatchOptions{
 		Namespaces:            f.Namespaces,
 		Proposals:             store,
@@ -93,6 +93,7 @@ func helmOptions(f config.Flux, store *proposal.Store) helm.WatchOptions {
 		FieldOwner:            v1alpha1.ControllerName,
 		DefaultServiceAccount: f.DefaultServiceAccount,
 		NoCrossNamespaceRefs:  f.NoCrossNamespaceRefs,
+		Clusters:              clusters,
 	}
 }
 
