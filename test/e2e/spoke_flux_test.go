@@ -58,12 +58,20 @@ func TestHubAndSpokeFlux(t *testing.T) {
 	if err := spoke.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tenantNS}}); err != nil {
 		t.Fatal(err)
 	}
-	tenantKubeconfig := spokeAccount(t, cl, spokeEnv, spoke, tenantNS, applier, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"}, "")
+	tenantKubeconfig := spokeAccount(t, cl, spokeEnv, spoke, tenantNS, applier, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"}, "", "flux-system")
+	// A HelmRelease's, in its own namespace (the release's, on both clusters).
+	helmNS := spokeNamespace(t, "spoke-helm")
+	for _, c := range []client.Client{cl.admin, spoke} {
+		if err := fixtures.Namespace(ctx, c, helmNS); err != nil {
+			t.Fatal(err)
+		}
+	}
+	helmKubeconfig := spokeAccount(t, cl, spokeEnv, spoke, tenantNS, "helm-applier", rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"}, "", helmNS)
 	// Another tenant's: an account that may re-create its StatefulSets
 	// but not patch their claims. Made before the controller starts, so
 	// that its RBAC outlives the controller at the end.
 	const limited = "limited"
-	limitedKubeconfig := spokeAccount(t, cl, spokeEnv, spoke, tenantNS, limited, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "no-claim-patch"}, "spoke-flux-limited")
+	limitedKubeconfig := spokeAccount(t, cl, spokeEnv, spoke, tenantNS, limited, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "no-claim-patch"}, "spoke-flux-limited", "flux-system")
 	// The operator's: the spoke's admin, listed as a Kubeconfig cluster.
 	listed := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: controllerNamespace, Name: "spoke-admin"},
 		Data: map[string][]byte{"value": kubeconfigOf(t, spokeEnv.Config)}}
@@ -80,7 +88,7 @@ func TestHubAndSpokeFlux(t *testing.T) {
 	}
 	config := writeGiteaConfig(t, g.URL, giteaSecret(t, cl, g.Token, "gitea-token-spoke-flux"), nil)
 	appendFile(t, config, fmt.Sprintf("clusters:\n- name: %s\n  type: Kubeconfig\n  secretRef: {name: %s}\n", spokeName, listed.Name))
-	ctl := startController(t, cl, "flux-hub", "--flux", "--flux-artifact-cache-dir", t.TempDir(), "--config", config)
+	ctl := startController(t, cl, "flux-hub", "--flux", "--flux-helm-releases", "--flux-artifact-cache-dir", t.TempDir(), "--config", config)
 
 	s := spokeKustomization(t, cl, g, ctl, spoke, "spoke-flux", tenantKubeconfig)
 	before := &appsv1.StatefulSet{}
@@ -112,6 +120,22 @@ func TestHubAndSpokeFlux(t *testing.T) {
 	if err := cl.admin.Get(ctx, s.sts, &v1alpha1.VolumeClaimRollout{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a VolumeClaimRollout %s on the hub (%v); it belongs on the spoke", s.sts, err)
 	}
+
+	// A HelmRelease releasing to the spoke: its record is there.
+	h := spokeHelmRelease(t, cl, g, ctl, spoke, helmNS, helmKubeconfig)
+	before = &appsv1.StatefulSet{}
+	if err := spoke.Get(ctx, h.sts, before); err != nil {
+		t.Fatal(err)
+	}
+	pods = podUIDs(t, spoke, before)
+	sha = h.commit("2Gi", "1.0.0", "web at 2Gi, released to the spoke")
+	h.release(sha, "deployed after claimwarden converged the spoke's StatefulSet", deployed)
+	waitRolloutDone(t, spoke, h.sts, 2, "2Gi", ctl)
+	after = &appsv1.StatefulSet{}
+	if err := spoke.Get(ctx, h.sts, after); err != nil {
+		t.Fatal(err)
+	}
+	assertPodsKept(t, spoke, after, pods)
 
 	// A tenant whose account on the spoke may re-create its StatefulSets
 	// but not patch their claims: its commit stalls NotAuthorized on the
@@ -150,9 +174,9 @@ func TestHubAndSpokeFlux(t *testing.T) {
 // bound to role (a ClusterRole for every namespace, a Role in the
 // scenario namespace of test repo when set: made there, allowing
 // StatefulSets and reading claims), and returns the name of the
-// Secret of flux-system on the hub holding its kubeconfig, which
-// claimwarden may read as kustomize-controller does.
-func spokeAccount(t *testing.T, cl *cluster, spokeEnv *testenv.Env, spoke client.Client, ns, name string, role rbacv1.RoleRef, repo string) string {
+// Secret of secretNS on the hub holding its kubeconfig, which
+// claimwarden may read as Flux does.
+func spokeAccount(t *testing.T, cl *cluster, spokeEnv *testenv.Env, spoke client.Client, ns, name string, role rbacv1.RoleRef, repo, secretNS string) string {
 	t.Helper()
 	ctx := context.Background()
 	objs := []client.Object{&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}}
@@ -180,7 +204,7 @@ func spokeAccount(t *testing.T, cl *cluster, spokeEnv *testenv.Env, spoke client
 	if err != nil {
 		t.Fatal(err)
 	}
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "flux-system", Name: "spoke-" + name + "-" + fmt.Sprint(time.Now().UnixNano())},
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: secretNS, Name: "spoke-" + name + "-" + fmt.Sprint(time.Now().UnixNano())},
 		Data: map[string][]byte{"value": kubeconfigOf(t, cfg)}}
 	role2 := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: secret.Namespace, Name: "claimwarden-" + secret.Name},
 		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}, ResourceNames: []string{secret.Name}}}}
@@ -249,4 +273,32 @@ func appendFile(t *testing.T, path, text string) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// spokeHelmRelease creates repository spoke-helm holding the chart at
+// 1Gi, its GitRepository and a HelmRelease in ns releasing it to the
+// spoke through the kubeconfig in Secret ns/kubeconfig, and waits until
+// helm-controller installed it there and the spoke's rollout is at rest.
+func spokeHelmRelease(t *testing.T, cl *cluster, g *gitea.Server, ctl *controller, spoke client.Client, ns, kubeconfig string) *helmScenario {
+	t.Helper()
+	ctx := context.Background()
+	const name = "spoke-helm"
+	url, err := g.CreateRepo(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &helmScenario{t: t, cl: cl, g: g, ctl: ctl, repo: name, extra: map[string]string{},
+		hr: types.NamespacedName{Namespace: ns, Name: name}, sts: types.NamespacedName{Namespace: ns, Name: "web"}}
+	s.first = s.push("1Gi", "1.0.0", "web at 1Gi")
+	if err := cl.admin.Create(ctx, fluxenv.GitRepository(ns, name, url, time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	hr := fluxenv.HelmRelease(ns, name, name, "./chart")
+	hr.Spec.KubeConfig = &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: kubeconfig}}
+	if err := cl.admin.Create(ctx, hr); err != nil {
+		t.Fatal(err)
+	}
+	s.release(s.first, "installed on the spoke", deployed)
+	waitRolloutDone(t, spoke, s.sts, 2, "1Gi", ctl)
+	return s
 }
