@@ -55,7 +55,7 @@ func TestTenancySharding(t *testing.T) {
 	if err := cl.admin.Create(context.Background(), orphan); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { removeKustomization(t, cl, orphan) })
+	t.Cleanup(func() { removeObject(t, cl, orphan) })
 	waitToolEvent(t, cl.admin, main, "Kustomization", l.tenantB, "orphan", source.ReasonNoShard, `shard "nobody"`)
 
 	// The shard stops: the tenant's next bump waits for it, and the other

@@ -255,6 +255,9 @@ func spokeKustomization(t *testing.T, cl *cluster, g *gitea.Server, ctl *control
 	if err := cl.admin.Create(ctx, ks); err != nil {
 		t.Fatal(err)
 	}
+	// Gone before its kubeconfig Secret and the spoke (cleanups run last
+	// first), and before the next test's controllers look.
+	t.Cleanup(func() { removeObject(t, cl, ks) })
 	s.kustomization(first, "Ready, applied to the spoke", ready)
 	waitRolloutDone(t, spoke, s.sts, 2, "1Gi", ctl)
 	return s
@@ -298,6 +301,7 @@ func spokeHelmRelease(t *testing.T, cl *cluster, g *gitea.Server, ctl *controlle
 	if err := cl.admin.Create(ctx, hr); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { removeObject(t, cl, hr) })
 	s.release(s.first, "installed on the spoke", deployed)
 	waitRolloutDone(t, spoke, s.sts, 2, "1Gi", ctl)
 	return s

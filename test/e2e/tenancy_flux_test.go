@@ -11,7 +11,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -66,7 +65,7 @@ func setupTenantKustomization(t *testing.T, cl *cluster, g *gitea.Server, ctl *c
 	if err := cl.admin.Create(ctx, inShard(ks)); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { removeKustomization(t, cl, ks) })
+	t.Cleanup(func() { removeObject(t, cl, ks) })
 	s.kustomization(first, "Ready", ready)
 	waitRolloutDone(t, cl.admin, s.web, 2, "1Gi", ctl)
 	return s
@@ -217,19 +216,4 @@ func TestTenancyFluxWithoutClaimPatch(t *testing.T) {
 	waitToolEvent(t, cl.admin, ctl, "StatefulSet", l.tenantA, "web", v1alpha1.ReasonNotAuthorized, refusal)
 	w.assertClean(t)
 	assertPodsKept(t, cl.admin, before, pods)
-}
-
-// removeKustomization deletes ks and waits until it is gone: the test
-// binary's later controllers watch every namespace (the upgrade tests'
-// release among them, which predates the tenancy checks) and must find no
-// blocked Kustomization of this test to act on.
-func removeKustomization(t *testing.T, cl *cluster, ks *kustomizev1.Kustomization) {
-	t.Helper()
-	if err := cl.admin.Delete(context.Background(), ks); client.IgnoreNotFound(err) != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "Kustomization "+ks.Namespace+"/"+ks.Name+" gone", nil, func(ctx context.Context) (bool, error) {
-		err := cl.admin.Get(ctx, client.ObjectKeyFromObject(ks), &kustomizev1.Kustomization{})
-		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
-	})
 }
