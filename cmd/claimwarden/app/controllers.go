@@ -25,12 +25,11 @@ import (
 )
 
 // setupControllers builds the policy engine and registers claimwarden's
-// controllers with mgr. The engine stops when ctx ends.
+// controllers with mgr, in phases: the policies; the clusters (this one
+// and the spokes) and what each cluster's rollout reports to; the GitOps
+// tools, which propose to every cluster; the rollouts; autoresize. The
+// engine stops when ctx ends.
 func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, log logr.Logger) error {
-	selector, err := cfg.Selector()
-	if err != nil {
-		return err
-	}
 	engine, err := newPolicyEngine(ctx, cfg.Policies, log.WithName("policies"))
 	if err != nil {
 		return err
@@ -43,70 +42,10 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 	// One installation token per GitHub App, shared by every client built
 	// from it: the commit statuses' and autoresize's pull requests'.
 	clients := githost.Clients{Apps: &githost.AppTransports{}}
-	creds, err := newGitCredentials(mgr, cfg.GitStatus)
+	hub, spokeList, err := setupClusters(ctx, mgr, cfg, engine, clients, log)
 	if err != nil {
 		return err
 	}
-	spokeList, err := newSpokes(ctx, mgr, cfg)
-	if err != nil {
-		return err
-	}
-	policyChanges := fanOut(ctx, engine.Changes(), len(spokeList)+1)
-	opts := rolloutOptions(cfg, selector, engine)
-	opts.PolicyChanges = policyChanges[0]
-	// One writer of claim sizes and VolumeClaimRollout status per cluster:
-	// the rollout's, through which the commit-status sink records what it
-	// posted and autoresize grows claims and writes its status.
-	opts.Writer = rollout.NewWriter(mgr.GetClient(), mgr.GetAPIReader())
-	// One event recorder: every controller's events about an object share
-	// its budget (outcome.NewRecorder).
-	opts.Recorder = outcome.NewRecorder(mgr.GetEventRecorder(v1alpha1.ControllerName))
-	statuses, err := newCommitStatusSink(mgr, cfg.GitStatus, creds, clients, opts.Writer, "", log.WithName("gitstatus"))
-	if err != nil {
-		return err
-	}
-	var pending []func() int
-	if statuses != nil {
-		// A nil *CommitStatusSink in the interface would not be nil.
-		opts.Sinks = append(opts.Sinks, statuses)
-		pending = append(pending, statuses.Pending)
-	}
-	// Sinks every cluster's outcomes go to.
-	var shared []outcome.Sink
-	if addr := cfg.GitStatus.FluxEventsAddr; addr != "" {
-		notifier, err := newFluxNotifier(ctx, addr, log.WithName("flux-events"))
-		if err != nil {
-			return err
-		}
-		shared = append(shared, notifier)
-	}
-	opts.Sinks = append(opts.Sinks, shared...)
-	if cfg.HasSources() {
-		// One store per cluster: a StatefulSet's newest proposal wins,
-		// whichever tool made it.
-		opts.Proposals = proposal.NewStore()
-		// A proposal's writes are checked as its tool's service account
-		// (reconciler/authority says why by review, not impersonation).
-		opts.Authority = authority.NewReviews(mgr.GetClient(), 0)
-	}
-	spokeOpts := make([]rollout.Options, len(spokeList))
-	sourceSpokes := source.Spokes{}
-	for i, s := range spokeList {
-		o := spokeRolloutOptions(cfg, opts, s, policyChanges[i+1], shared)
-		if o.Proposals != nil {
-			sourceSpokes[s.Name] = source.Spoke{Reader: s.cluster.GetAPIReader(), Proposals: o.Proposals}
-		}
-		sink, err := newCommitStatusSink(mgr, cfg.GitStatus, creds, clients, o.Writer, s.Name, log.WithName("gitstatus").WithValues("cluster", s.Name))
-		if err != nil {
-			return err
-		}
-		if sink != nil {
-			o.Sinks = append(o.Sinks, sink)
-			pending = append(pending, sink.Pending)
-		}
-		spokeOpts[i] = o
-	}
-	exportHealth(engine, sumOf(pending))
 	// One artifact cache: the Kustomization builds' and autoresize's charts
 	// from Helm repositories share its directory and bound.
 	var artifacts *flux.Fetcher
@@ -114,39 +53,120 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 		f := cfg.Flux
 		artifacts = &flux.Fetcher{Dir: f.ArtifactCacheDir, MaxSize: f.MaxArtifactSize, MaxCacheSize: f.MaxCacheSize, Logger: log.WithName("flux")}
 	}
-	tools, err := newTools(mgr, cfg, opts.Proposals, artifacts, opts.Recorder, spokeList)
+	tools, err := newTools(mgr, cfg, hub.Proposals, artifacts, hub.Recorder, spokeList)
 	if err != nil {
 		return err
 	}
-	tools.Spokes = sourceSpokes
+	tools.Spokes = sourceSpokes(spokeList)
 	tools.Select = toolSelect(cfg.Sharding)
-	opts.Shard = newShard(cfg.Sharding, tools, opts.Proposals, mgr.GetClient(), mgr.GetClient())
+	hub.Shard = newShard(cfg.Sharding, tools, hub.Proposals, mgr.GetClient(), mgr.GetClient())
+	roll, err := setupRollouts(mgr, cfg, tools, hub, spokeList)
+	if err != nil {
+		return err
+	}
+	return setupAutoresize(mgr, cfg, autoresizeParts{
+		engine: engine, rollout: roll, writer: hub.Writer, events: hub.Recorder, proposals: hub.Proposals, tools: tools, artifacts: artifacts, clients: clients, shard: hub.Shard,
+	}, log.WithName("autoresize"))
+}
+
+// setupClusters returns the rollout options of this cluster (hub) and the
+// spokes, each spoke's its own (spokeRolloutOptions): every cluster's
+// writer, store, reviews, commit-status sink and policy-change signal;
+// sinks that take every cluster's outcomes (the Flux notifier) go to all.
+func setupClusters(ctx context.Context, mgr ctrl.Manager, cfg config.Config, engine *policies.Engine, clients githost.Clients, log logr.Logger) (rollout.Options, []spoke, error) {
+	selector, err := cfg.Selector()
+	if err != nil {
+		return rollout.Options{}, nil, err
+	}
+	creds, err := newGitCredentials(mgr, cfg.GitStatus)
+	if err != nil {
+		return rollout.Options{}, nil, err
+	}
+	spokeList, err := newSpokes(ctx, mgr, cfg)
+	if err != nil {
+		return rollout.Options{}, nil, err
+	}
+	policyChanges := fanOut(ctx, engine.Changes(), len(spokeList)+1)
+	hub := rolloutOptions(cfg, selector, engine)
+	hub.PolicyChanges = policyChanges[0]
+	// One writer of claim sizes and VolumeClaimRollout status per cluster:
+	// the rollout's, through which the commit-status sink records what it
+	// posted and autoresize grows claims and writes its status.
+	hub.Writer = rollout.NewWriter(mgr.GetClient(), mgr.GetAPIReader())
+	// One event recorder: every controller's events about an object share
+	// its budget (outcome.NewRecorder).
+	hub.Recorder = outcome.NewRecorder(mgr.GetEventRecorder(v1alpha1.ControllerName))
+	if cfg.HasSources() {
+		// One store per cluster: a StatefulSet's newest proposal wins,
+		// whichever tool made it.
+		hub.Proposals = proposal.NewStore()
+		// A proposal's writes are checked as its tool's service account
+		// (reconciler/authority says why by review, not impersonation).
+		hub.Authority = authority.NewReviews(mgr.GetClient(), 0)
+	}
+	// Sinks every cluster's outcomes go to.
+	var shared []outcome.Sink
+	if addr := cfg.GitStatus.FluxEventsAddr; addr != "" {
+		notifier, err := newFluxNotifier(ctx, addr, log.WithName("flux-events"))
+		if err != nil {
+			return rollout.Options{}, nil, err
+		}
+		shared = append(shared, notifier)
+	}
+	var pending []func() int
+	addStatuses := func(o *rollout.Options, cluster string, log logr.Logger) error {
+		sink, err := newCommitStatusSink(mgr, cfg.GitStatus, creds, clients, o.Writer, cluster, log)
+		if sink != nil {
+			// A nil *CommitStatusSink in the interface would not be nil.
+			o.Sinks = append(o.Sinks, sink)
+			pending = append(pending, sink.Pending)
+		}
+		return err
+	}
+	if err := addStatuses(&hub, "", log.WithName("gitstatus")); err != nil {
+		return rollout.Options{}, nil, err
+	}
+	hub.Sinks = append(hub.Sinks, shared...)
+	for i := range spokeList {
+		s := &spokeList[i]
+		s.options = spokeRolloutOptions(cfg, hub, *s, policyChanges[i+1], shared)
+		if err := addStatuses(&s.options, s.Name, log.WithName("gitstatus").WithValues("cluster", s.Name)); err != nil {
+			return rollout.Options{}, nil, err
+		}
+	}
+	exportHealth(engine, sumOf(pending))
+	return hub, spokeList, nil
+}
+
+// setupRollouts registers the rollout controller of this cluster (hub)
+// and of each spoke, each reporting to its cluster's Nudgers, a spoke's
+// leaving another shard's StatefulSets alone as hub.Shard does here, and
+// returns this cluster's.
+func setupRollouts(mgr ctrl.Manager, cfg config.Config, tools *source.Registry, hub rollout.Options, spokeList []spoke) (*rollout.Reconciler, error) {
 	// The tools' Nudgers ask them to apply again once a proposal converged,
 	// each cluster's rollout its own.
 	nudgers, err := tools.SetupWithManager(mgr)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, n := range nudgers[""] {
-		opts.Sinks = append(opts.Sinks, n)
+		hub.Sinks = append(hub.Sinks, n)
 	}
-	roll, err := rollout.SetupWithManager(mgr, opts)
+	roll, err := rollout.SetupWithManager(mgr, hub)
 	if err != nil {
-		return fmt.Errorf("setting up the rollout controller: %w", err)
+		return nil, fmt.Errorf("setting up the rollout controller: %w", err)
 	}
-	for i, s := range spokeList {
-		o := spokeOpts[i]
+	for _, s := range spokeList {
+		o := s.options
 		o.Shard = newShard(cfg.Sharding, tools, o.Proposals, mgr.GetClient(), s.cluster.GetClient())
 		for _, n := range nudgers[s.Name] {
 			o.Sinks = append(o.Sinks, n)
 		}
 		if _, err := rollout.SetupWithCluster(mgr, s.cluster, o); err != nil {
-			return fmt.Errorf("setting up the rollout controller of cluster %s: %w", s.Name, err)
+			return nil, fmt.Errorf("setting up the rollout controller of cluster %s: %w", s.Name, err)
 		}
 	}
-	return setupAutoresize(mgr, cfg, autoresizeParts{
-		engine: engine, rollout: roll, writer: opts.Writer, events: opts.Recorder, proposals: opts.Proposals, tools: tools, artifacts: artifacts, clients: clients, shard: opts.Shard,
-	}, log.WithName("autoresize"))
+	return roll, nil
 }
 
 // rolloutOptions maps the configuration onto the rollout controller's

@@ -20,6 +20,7 @@ import (
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 	"github.com/claimwarden/claimwarden/reconciler/rollout"
+	"github.com/claimwarden/claimwarden/reconciler/source"
 )
 
 // spokeProbeInterval is how often each spoke's API server is asked whether
@@ -31,6 +32,8 @@ const spokeProbeInterval = 30 * time.Second
 type spoke struct {
 	spokes.Spoke
 	cluster cluster.Cluster
+	// options are its rollout's (setupClusters).
+	options rollout.Options
 }
 
 // newSpokes reads the credentials of the configured clusters and adds a
@@ -192,4 +195,16 @@ func distinctClusters(ctx context.Context, mgr ctrl.Manager, ss []spokes.Spoke) 
 		return fmt.Errorf("clusters: %s and %s are one cluster (the same kube-system namespace UID): list each cluster once", a, b)
 	}
 	return nil
+}
+
+// sourceSpokes are the spokes as the tools' watchers propose to them: each
+// one's reader and store (none without sources).
+func sourceSpokes(ss []spoke) source.Spokes {
+	out := source.Spokes{}
+	for _, s := range ss {
+		if s.options.Proposals != nil {
+			out[s.Name] = source.Spoke{Reader: s.cluster.GetAPIReader(), Proposals: s.options.Proposals}
+		}
+	}
+	return out
 }
