@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/claimwarden/claimwarden/integrations/toolkit"
-	"github.com/claimwarden/claimwarden/test/fixtures"
 	"github.com/claimwarden/claimwarden/reconciler/source"
+	"github.com/claimwarden/claimwarden/test/fixtures"
 )
 
 // spokeEU is the one spoke the operator listed.
