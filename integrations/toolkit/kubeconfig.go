@@ -76,7 +76,7 @@ func KubeConfig(ctx context.Context, r client.Reader, what, ns string, ref *meta
 		if !bytes.Equal(c.CAData, cfg.CAData) {
 			return Remote{}, fmt.Errorf("%s: its kubeconfig (Secret %s) names cluster %s (%s) with a CA other than the one listed for it", what, key, c.Name, server)
 		}
-		return Remote{Cluster: c.Name, Config: cfg, Reader: c.Reader}, nil
+		return Remote{Cluster: c.Name, Config: credentialOnly(c, cfg), Reader: c.Reader}, nil
 	}
 	return Remote{}, fmt.Errorf("%s applies to cluster %s (spec.kubeConfig, Secret %s), which is not one claimwarden is configured for (clusters)", what, server, key)
 }
@@ -113,4 +113,24 @@ func (r Remote) Identity(ctx context.Context) (*v1alpha1.Identity, error) {
 		return nil, fmt.Errorf("cluster %s says the kubeconfig's user has no name (SelfSubjectReview)", r.Cluster)
 	}
 	return &v1alpha1.Identity{User: u.Username, Groups: u.Groups}, nil
+}
+
+// credentialOnly reaches cluster c as the operator listed it (its server
+// and CA, no proxy, TLS verified) with only the credential of the tenant's
+// kubeconfig tenant: whatever else a tenant writes there (a proxy-url, an
+// insecure-skip-tls-verify, a tls-server-name) never steers where
+// claimwarden connects.
+func credentialOnly(c Cluster, tenant *rest.Config) *rest.Config {
+	return &rest.Config{
+		Host:        c.Server,
+		BearerToken: tenant.BearerToken,
+		Username:    tenant.Username,
+		Password:    tenant.Password,
+		Impersonate: tenant.Impersonate,
+		TLSClientConfig: rest.TLSClientConfig{
+			CAData:   c.CAData,
+			CertData: tenant.CertData,
+			KeyData:  tenant.KeyData,
+		},
+	}
 }
