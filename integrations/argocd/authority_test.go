@@ -38,7 +38,7 @@ func TestAuthority(t *testing.T) {
 			if project == "" {
 				project = "shop"
 			}
-			id, err := argoCD(t, tc.data, shopProject, fleetImpersonation).Authority(context.Background(), shopApp(t, "argocd", project, tc.dest))
+			id, err := argoCD(t, tc.data, shopProject, fleetProject).Authority(context.Background(), shopApp(t, "argocd", project, tc.dest))
 			got := ""
 			if id != nil {
 				got = id.User
@@ -49,16 +49,3 @@ func TestAuthority(t *testing.T) {
 		})
 	}
 }
-
-// fleetImpersonation is fleetProject with a destination service account
-// for the spoke prod-eu, matched by its server.
-const fleetImpersonation = `
-apiVersion: argoproj.io/v1alpha1
-kind: AppProject
-metadata: {namespace: argocd, name: fleet}
-spec:
-  destinations:
-  - {name: prod-eu, namespace: shop}
-  destinationServiceAccounts:
-  - {server: 'https://eu.example:6443', namespace: shop, defaultServiceAccount: eu-deployer}
-`

@@ -46,7 +46,8 @@ func argoCD(t *testing.T, data map[string]string, projects ...string) *Applicati
 var euSpoke = Cluster{Name: "eu", Server: "https://eu.example:6443", ArgoCDName: "prod-eu"}
 
 // fleetProject lets Applications in argocd apply to shop of the spoke
-// prod-eu only.
+// prod-eu only, impersonating eu-deployer there (its entry matched by the
+// spoke's server).
 const fleetProject = `
 apiVersion: argoproj.io/v1alpha1
 kind: AppProject
@@ -54,6 +55,8 @@ metadata: {namespace: argocd, name: fleet}
 spec:
   destinations:
   - {name: prod-eu, namespace: shop}
+  destinationServiceAccounts:
+  - {server: 'https://eu.example:6443', namespace: shop, defaultServiceAccount: eu-deployer}
 `
 
 // shopProject lets Applications in argocd and team-* apply to shop and
