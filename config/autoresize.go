@@ -6,6 +6,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/integrations/autoresize"
 	"github.com/claimwarden/claimwarden/integrations/sandbox"
+	"github.com/claimwarden/claimwarden/integrations/spokes"
 	"github.com/claimwarden/claimwarden/integrations/usage"
 	"github.com/claimwarden/claimwarden/reconciler/proposal"
 )
@@ -110,6 +111,34 @@ type Prometheus struct {
 	// (usage.ParseSelector): the kubelet's, not a series a tenant
 	// publishes under the same name. Default usage.DefaultSelector.
 	SeriesSelector string `mapstructure:"seriesSelector"`
+
+	// ClusterLabel is the label naming the cluster a series was scraped
+	// in, on an API that holds several clusters' series (Thanos, Mimir, a
+	// federation): an external label, or one the scrape configuration
+	// sets, never one a target can set. Required with clusters listed:
+	// each cluster's claims are read from its own series only, a spoke's
+	// where the label is the spoke's name (clusters[].name), claimwarden's
+	// own cluster's where it is ClusterLabelValue.
+	ClusterLabel string `mapstructure:"clusterLabel"`
+
+	// ClusterLabelValue is ClusterLabel's value on the series of the
+	// cluster claimwarden runs in; default "in-cluster".
+	ClusterLabelValue string `mapstructure:"clusterLabelValue"`
+}
+
+// Selector is the series selector of the usage of cluster (config
+// clusters; "" claimwarden's own): SeriesSelector, and with a
+// ClusterLabel that cluster's series only.
+func (p Prometheus) Selector(cluster string) (usage.Selector, error) {
+	sel, err := usage.ParseSelector(p.SeriesSelector)
+	if err != nil {
+		return nil, err
+	}
+	value := cluster
+	if value == "" {
+		value = p.ClusterLabelValue
+	}
+	return sel.InCluster(p.ClusterLabel, value), nil
 }
 
 // Enabled reports whether autoresize proposes anything.
@@ -130,7 +159,7 @@ const maxAutoresizeConcurrency = 64
 
 func defaultAutoresize() Autoresize {
 	return Autoresize{Interval: autoresize.DefaultInterval, Window: usage.DefaultWindow,
-		Prometheus:  Prometheus{SeriesSelector: usage.DefaultSelector},
+		Prometheus:  Prometheus{SeriesSelector: usage.DefaultSelector, ClusterLabelValue: spokes.InClusterName},
 		Concurrency: autoresize.DefaultConcurrency, CheckTimeout: autoresize.DefaultCheckTimeout,
 		Render: AutoresizeRender{
 			Timeout: sandbox.DefaultLimits.Timeout, CPU: sandbox.DefaultLimits.CPU, MemoryBytes: sandbox.DefaultLimits.Memory,
@@ -172,8 +201,20 @@ func (a Autoresize) validate(bad func(key string, value any, format string, args
 			"list the repositories (or their owners) the namespace's pull requests may go to", bad)
 	}
 	validateHosts("autoresize.hosts", a.Hosts, bad)
-	if _, err := usage.ParseSelector(a.Prometheus.SeriesSelector); err != nil {
+	sel, err := usage.ParseSelector(a.Prometheus.SeriesSelector)
+	if err != nil {
 		bad("autoresize.prometheus.seriesSelector", a.Prometheus.SeriesSelector, "is not PromQL label matchers (comma-separated, without braces): %v", err)
+	}
+	if l := a.Prometheus.ClusterLabel; l != "" {
+		switch {
+		case !usage.ValidLabelName(l):
+			bad("autoresize.prometheus.clusterLabel", l, "is not a label name claimwarden may match on (letters, digits and _, not namespace, not starting with __)")
+		case sel.Names(l):
+			bad("autoresize.prometheus.seriesSelector", a.Prometheus.SeriesSelector, "matches on %s, the clusterLabel: claimwarden matches each cluster's series on it itself", l)
+		}
+		if a.Prometheus.ClusterLabelValue == "" {
+			bad("autoresize.prometheus.clusterLabelValue", "", "is empty: it is the clusterLabel's value on the series of the cluster claimwarden runs in")
+		}
 	}
 	if !a.Enabled() {
 		return

@@ -140,3 +140,23 @@ func (c Config) SpokeRefs() []spokes.Ref {
 	}
 	return out
 }
+
+// validateClusterUsage reports, with clusters listed and autoresize on,
+// what would mix clusters' usage: no cluster label, whose values tell the
+// clusters' series apart, or a spoke named as the label names
+// claimwarden's own cluster.
+func (c Config) validateClusterUsage(bad func(key string, value any, format string, args ...any)) {
+	p := c.Autoresize.Prometheus
+	if !c.Autoresize.Enabled() || len(c.Clusters) == 0 {
+		return
+	}
+	if p.ClusterLabel == "" {
+		bad("autoresize.prometheus.clusterLabel", "", "is empty: with clusters listed, autoresize reads each cluster's usage from its own series, which this label tells apart")
+		return
+	}
+	for i, cl := range c.Clusters {
+		if cl.Name == p.ClusterLabelValue {
+			bad(fmt.Sprintf("clusters[%d].name", i), cl.Name, "is autoresize.prometheus.clusterLabelValue, the %s of the series of the cluster claimwarden runs in: name them apart", p.ClusterLabel)
+		}
+	}
+}

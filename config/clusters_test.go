@@ -109,3 +109,44 @@ func TestClustersRejects(t *testing.T) {
 		t.Errorf("CLAIMWARDEN_CLUSTERS: %v, want refused as file only", err)
 	}
 }
+
+// With clusters listed, autoresize reads each cluster's usage from its own
+// series: the cluster label is required, a spoke is not named as the label
+// names claimwarden's own cluster, and each cluster's selector matches its
+// own value of the label.
+func TestClustersUsage(t *testing.T) {
+	const base = "clusters:\n- name: eu\n  secretRef: {name: s}\n" +
+		"autoresize:\n  namespaces: [{namespace: shop, repositoryPrefixes: ['https://git.example.com/shop/']}]\n" +
+		"  hosts: [{url: 'https://git.example.com', type: gitea, tokenSecretRef: {name: t}}]\n  prometheus:\n    url: http://thanos.monitoring:9090\n"
+	for _, tc := range []struct {
+		name, file, want string
+	}{
+		{"no cluster label", base,
+			`autoresize.prometheus.clusterLabel: "" is empty: with clusters listed, autoresize reads each cluster's usage from its own series`},
+		{"a spoke named as the hub's series", base + "    clusterLabel: cluster\n    clusterLabelValue: eu\n",
+			`clusters[0].name: "eu" is autoresize.prometheus.clusterLabelValue, the cluster of the series of the cluster claimwarden runs in`},
+		{"the selector matching on the label", base + "    clusterLabel: cluster\n    seriesSelector: 'job=\"kubelet\", cluster=\"eu\"'\n",
+			`autoresize.prometheus.seriesSelector: "job=\"kubelet\", cluster=\"eu\"" matches on cluster, the clusterLabel`},
+		{"a label claimwarden matches itself", base + "    clusterLabel: namespace\n",
+			`autoresize.prometheus.clusterLabel: "namespace" is not a label name claimwarden may match on`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(nil, writeConfig(t, tc.file), nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one containing %s", err, tc.want)
+			}
+		})
+	}
+	c, err := Load(nil, writeConfig(t, base+"    clusterLabel: cluster\n    clusterLabelValue: hub\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cluster, want := range map[string]string{"": `job="kubelet", metrics_path="/metrics", cluster="hub"`, "eu": `job="kubelet", metrics_path="/metrics", cluster="eu"`} {
+		if sel, err := c.Autoresize.Prometheus.Selector(cluster); err != nil || sel.String() != want {
+			t.Errorf("the selector of cluster %q: %s (%v), want %s", cluster, sel, err, want)
+		}
+	}
+	if Default().Autoresize.Prometheus.ClusterLabelValue != spokes.InClusterName {
+		t.Errorf("clusterLabelValue defaults to %q, want %q", Default().Autoresize.Prometheus.ClusterLabelValue, spokes.InClusterName)
+	}
+}

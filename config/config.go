@@ -325,6 +325,8 @@ var keys = []struct{ name, flag string }{
 	{"autoresize.prometheus.bearerTokenFile", "autoresize-prometheus-bearer-token-file"},
 	{"autoresize.prometheus.caFile", "autoresize-prometheus-ca-file"},
 	{"autoresize.prometheus.seriesSelector", "autoresize-prometheus-series-selector"},
+	{"autoresize.prometheus.clusterLabel", "autoresize-prometheus-cluster-label"},
+	{"autoresize.prometheus.clusterLabelValue", "autoresize-prometheus-cluster-label-value"},
 	{"autoresize.interval", "autoresize-interval"},
 	{"autoresize.window", "autoresize-window"},
 	{"autoresize.render.timeout", "autoresize-render-timeout"},
@@ -439,6 +441,8 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.String("autoresize-prometheus-bearer-token-file", d.Autoresize.Prometheus.BearerTokenFile, "file holding the bearer token sent to the Prometheus API, re-read on each request")
 	fs.String("autoresize-prometheus-ca-file", d.Autoresize.Prometheus.CAFile, "PEM file of CAs trusted for an https Prometheus API besides the system's")
 	fs.String("autoresize-prometheus-series-selector", d.Autoresize.Prometheus.SeriesSelector, "PromQL label matchers, comma-separated, the kubelet's volume statistics series must match to be read")
+	fs.String("autoresize-prometheus-cluster-label", d.Autoresize.Prometheus.ClusterLabel, "label naming the cluster a series was scraped in, on a Prometheus API holding several clusters' (required with clusters listed)")
+	fs.String("autoresize-prometheus-cluster-label-value", d.Autoresize.Prometheus.ClusterLabelValue, "the cluster label's value on the series of the cluster claimwarden runs in")
 	fs.Duration("autoresize-interval", d.Autoresize.Interval, "how often autoresize reads usage and asks the policies")
 	fs.Duration("autoresize-window", d.Autoresize.Window, "how far back autoresize measures the volumes' growth")
 	fs.Duration("autoresize-render-timeout", d.Autoresize.Render.Timeout, "wall-clock time of one render of a tenant's chart, in its child process")
@@ -846,6 +850,7 @@ func (c Config) Validate() error {
 	c.Helm.validate(bad)
 	c.Autoresize.validate(bad)
 	validateClusters(c.Clusters, bad)
+	c.validateClusterUsage(bad)
 	c.Sharding.validate(bad)
 	return errors.Join(errs...)
 }

@@ -75,7 +75,7 @@ func TestDefaultIsValid(t *testing.T) {
 			ControlPlaneNamespace: "argocd",
 		},
 		Helm: Helm{MaxReleaseBytes: 16 << 20},
-		Autoresize: Autoresize{Interval: 5 * time.Minute, Window: 6 * time.Hour, Prometheus: Prometheus{SeriesSelector: `job="kubelet", metrics_path="/metrics"`},
+		Autoresize: Autoresize{Interval: 5 * time.Minute, Window: 6 * time.Hour, Prometheus: Prometheus{SeriesSelector: `job="kubelet", metrics_path="/metrics"`, ClusterLabelValue: "in-cluster"},
 			Concurrency: 4, CheckTimeout: 2 * time.Minute,
 			Render: AutoresizeRender{Timeout: 30 * time.Second, CPU: 20 * time.Second, MemoryBytes: 128 << 20, Concurrency: 2}},
 	}
@@ -528,7 +528,7 @@ func TestLoadRejects(t *testing.T) {
 			`gitStatus.contextPrefix, gitStatus.targetURL, gitStatus.fluxEventsAddr, gitStatus.hosts, gitStatus.workloadAnnotations, flux.enabled, flux.namespaces, flux.artifactCacheDir, flux.maxArtifactSize, flux.maxCacheSize, flux.maxBuildBytes, flux.maxBuildNodes, flux.helmReleases, flux.maxReleaseBytes, flux.defaultServiceAccount, flux.noCrossNamespaceRefs, ` +
 			`argocd.enabled, argocd.namespaces, argocd.server, argocd.tokenSecretRef.namespace, argocd.tokenSecretRef.name, argocd.tokenSecretRef.key, ` +
 			`argocd.insecure, argocd.caFile, argocd.plaintext, argocd.syncManualApps, argocd.controlPlaneNamespace, ` +
-			`helm.enabled, helm.namespaces, helm.maxReleaseBytes, autoresize.namespaces, autoresize.prometheus.url, autoresize.prometheus.bearerTokenFile, autoresize.prometheus.caFile, autoresize.prometheus.seriesSelector, autoresize.interval, autoresize.window, autoresize.render.timeout, autoresize.render.cpu, autoresize.render.memoryBytes, autoresize.render.concurrency, autoresize.concurrency, autoresize.checkTimeout, autoresize.hosts, clusters, sharding.key, sharding.shards)`,
+			`helm.enabled, helm.namespaces, helm.maxReleaseBytes, autoresize.namespaces, autoresize.prometheus.url, autoresize.prometheus.bearerTokenFile, autoresize.prometheus.caFile, autoresize.prometheus.seriesSelector, autoresize.prometheus.clusterLabel, autoresize.prometheus.clusterLabelValue, autoresize.interval, autoresize.window, autoresize.render.timeout, autoresize.render.cpu, autoresize.render.memoryBytes, autoresize.render.concurrency, autoresize.concurrency, autoresize.checkTimeout, autoresize.hosts, clusters, sharding.key, sharding.shards)`,
 	}, {
 		name:  "render bounds",
 		flags: []string{"--autoresize-render-memory-bytes=1024", "--autoresize-render-concurrency=0"},

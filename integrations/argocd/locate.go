@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -27,10 +28,18 @@ func (a *Applications) Names(live metav1.Object) (types.NamespacedName, bool) {
 	return trackedApplication(live, a.controlPlane)
 }
 
-// ManagesAtRest implements source.AtRest: the AppProject and argocd-cm
+// ManagesAtRest implements source.AtRest: the Application's destination
+// is the cluster live was read in, and the AppProject and argocd-cm
 // decide, whether or not a proposal names live; argocd-server is not asked.
-func (a *Applications) ManagesAtRest(ctx context.Context, obj client.Object, live *appsv1.StatefulSet) error {
-	return a.Manages(ctx, obj, live)
+func (a *Applications) ManagesAtRest(ctx context.Context, obj client.Object, cluster string, live *appsv1.StatefulSet) error {
+	u, app, c, err := a.destination(obj)
+	if err != nil {
+		return err
+	}
+	if c.Name != cluster {
+		return fmt.Errorf("the Application %s/%s applies to %s, not %s", u.GetNamespace(), u.GetName(), source.DescribeCluster(c.Name), source.DescribeCluster(cluster))
+	}
+	return a.appliesIn(ctx, u, app, c, schema.GroupKind(statefulSetKind), live)
 }
 
 // Locate implements source.Locator: the Application's one Git source and

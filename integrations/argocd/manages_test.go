@@ -189,9 +189,33 @@ spec:
 	}
 }
 
-// At rest (autoresize, a parent Application) an object is read in the
-// cluster claimwarden runs in: an Application of a spoke applies none of
-// those, whatever tracking-id a writer of the object copied onto it.
+// At rest (autoresize) a StatefulSet is the Application's only in the
+// cluster of its destination: the spoke's StatefulSet, not its namesake
+// in claimwarden's own cluster whose writer copied the tracking-id; and
+// a local Application applies nothing of the spoke.
+func TestManagesAtRestInItsCluster(t *testing.T) {
+	live := tracked(map[string]string{"argocd.argoproj.io/tracking-id": "shop:apps/StatefulSet:shop/web"})
+	live.Namespace = "shop"
+	a := argoCD(t, nil, shopProject, fleetProject)
+	ctx := context.Background()
+	spoke := shopApp(t, "argocd", "fleet", "{name: prod-eu, namespace: shop}")
+	if err := a.ManagesAtRest(ctx, spoke, euSpoke.Name, live); err != nil {
+		t.Errorf("the spoke's StatefulSet: %v, want managed", err)
+	}
+	err := a.ManagesAtRest(ctx, spoke, "", live)
+	if want := "the Application argocd/shop applies to cluster " + euSpoke.Name + ", not the cluster claimwarden runs in"; err == nil || err.Error() != want {
+		t.Errorf("its namesake in claimwarden's own cluster: %v, want %q", err, want)
+	}
+	local := shopApp(t, "argocd", "shop", "{server: https://kubernetes.default.svc, namespace: shop}")
+	err = a.ManagesAtRest(ctx, local, euSpoke.Name, live)
+	if want := "the Application argocd/shop applies to the cluster claimwarden runs in, not cluster " + euSpoke.Name; err == nil || err.Error() != want {
+		t.Errorf("a local Application, the StatefulSet read in the spoke: %v, want %q", err, want)
+	}
+}
+
+// A parent Application's children are read in the cluster claimwarden
+// runs in: an Application of a spoke applies none of those, whatever
+// tracking-id a writer of the object copied onto it.
 func TestAppliesAtRestIsThisClusterOnly(t *testing.T) {
 	live := tracked(map[string]string{"argocd.argoproj.io/tracking-id": "shop:apps/StatefulSet:shop/web"})
 	live.Namespace = "shop"

@@ -69,19 +69,27 @@ type Options struct {
 	// (DefaultCheckTimeout when zero).
 	CheckTimeout time.Duration
 	// StatusContextPrefix starts the commit status context the pull
-	// request's body names (gitStatus.contextPrefix).
+	// request's body names: the cluster's (commitstatus.ClusterPrefix of
+	// gitStatus.contextPrefix).
 	StatusContextPrefix string
 	// MaxClaims bounds templates × replicas of a StatefulSet
 	// (maxClaimsPerStatefulSet; diff.Ordinals).
 	MaxClaims int
+	// Cluster is claimwarden's name for the cluster the Controller checks
+	// (config clusters, source.Desired.Cluster); "" is its own. A spoke's
+	// StatefulSets are applied by tool objects on the hub that apply to
+	// it, and their pull requests' keys name it (Key).
+	Cluster string
 }
 
-// Controller proposes the resizes of the opted-in StatefulSets as pull
-// requests, every Interval (a manager.Runnable on the leader).
+// Controller proposes the resizes of the opted-in StatefulSets of one
+// cluster as pull requests, every Interval (a manager.Runnable on the
+// leader): one Controller per cluster, each with that cluster's clients,
+// writer, store, usage and rollout.
 type Controller struct {
-	// Client reads from the manager's cache; Reader reads the GitOps
-	// tools' objects from the API server (the controller may get them,
-	// not watch them).
+	// Client reads the cluster checked from its cache; Reader reads the
+	// GitOps tools' objects from claimwarden's own API server (the
+	// controller may get them, not watch them).
 	Client client.Client
 	Reader client.Reader
 	// Writer writes status.autoresize and grows claims now: the rollout's.

@@ -10,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/integrations/commitstatus"
@@ -29,9 +30,21 @@ const (
 	ReasonFailed   = "AutoresizeFailed"
 )
 
-// KeyPrefix starts the key of every autoresize pull request:
-// autoresize/<namespace>/<name>, its branch claimwarden/autoresize/...
+// KeyPrefix starts the key of every autoresize pull request (Key), its
+// branch claimwarden/autoresize/...
 const KeyPrefix = "autoresize/"
+
+// Key is the key of the pull request of StatefulSet sts in cluster
+// (Options.Cluster): autoresize/<namespace>/<name> in claimwarden's own,
+// autoresize/<cluster>/<namespace>/<name> in a spoke, so that StatefulSets
+// of one name in two clusters applied from one repository are two pull
+// requests.
+func Key(cluster string, sts types.NamespacedName) string {
+	if cluster == "" {
+		return KeyPrefix + sts.Namespace + "/" + sts.Name
+	}
+	return KeyPrefix + cluster + "/" + sts.Namespace + "/" + sts.Name
+}
 
 // job is one StatefulSet's check, from its usage to its pull request.
 type job struct {
@@ -124,7 +137,7 @@ func (j *job) git(ctx context.Context) (*gitSide, error) {
 		j.skipped = err.Error()
 		return nil, nil
 	}
-	g := &gitSide{where: where, repo: repo, key: KeyPrefix + j.sts.Namespace + "/" + j.sts.Name}
+	g := &gitSide{where: where, repo: repo, key: Key(j.c.Cluster, keyOf(j.sts))}
 	if g.host, err = j.c.Proposers(repo); err != nil {
 		return nil, err
 	}

@@ -9,25 +9,26 @@ import (
 
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
 	"github.com/claimwarden/claimwarden/integrations/usage"
+	"github.com/claimwarden/claimwarden/reconciler/rollout"
 )
 
 var (
 	usedRatio = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "claimwarden_autoresize_used_ratio",
 		Help: "Used bytes over capacity of the volume of each claim of a StatefulSet autoresize watches, as last read.",
-	}, []string{"namespace", "persistentvolumeclaim"})
+	}, []string{"cluster", "namespace", "persistentvolumeclaim"})
 	secondsToFull = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "claimwarden_autoresize_seconds_to_full",
 		Help: "When the volume of a claim autoresize watches is full at its recent growth; absent while it does not grow.",
-	}, []string{"namespace", "persistentvolumeclaim"})
-	checksTotal = prometheus.NewCounter(prometheus.CounterOpts{
+	}, []string{"cluster", "namespace", "persistentvolumeclaim"})
+	checksTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "claimwarden_autoresize_checks_total",
-		Help: "Rounds over the opted-in StatefulSets: one per autoresize.interval, however many StatefulSets, once each was checked or found stuck.",
-	})
-	stuckChecks = prometheus.NewGauge(prometheus.GaugeOpts{
+		Help: "Rounds over a cluster's opted-in StatefulSets: one per autoresize.interval, however many StatefulSets, once each was checked or found stuck.",
+	}, []string{"cluster"})
+	stuckChecks = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "claimwarden_autoresize_stuck_checks",
-		Help: "Checks of StatefulSets still running past their deadline (autoresize.checkTimeout) and its grace: work that ignores its deadline.",
-	})
+		Help: "Checks of a cluster's StatefulSets still running past their deadline (autoresize.checkTimeout) and its grace: work that ignores its deadline.",
+	}, []string{"cluster"})
 	pullRequestsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "claimwarden_autoresize_pull_requests_total",
 		Help: "Autoresize pull requests by event: opened, updated, and merged or closed (unmerged) as autoresize next saw them.",
@@ -39,9 +40,11 @@ func init() {
 }
 
 // Metrics remembers which pull requests' ends were counted, and which
-// claims' series were exported.
+// claims' series were exported, for the Controller of one cluster.
 type Metrics struct {
-	mu sync.Mutex
+	// cluster is the cluster label (rollout.ClusterLabel).
+	cluster string
+	mu      sync.Mutex
 	// ended is, per key seen, the pull request whose merge or close was
 	// counted or that had ended when the key was first seen; 0 for none.
 	ended map[string]int64
@@ -50,9 +53,9 @@ type Metrics struct {
 	exported, observed map[[2]string]bool
 }
 
-// NewMetrics returns empty Metrics.
-func NewMetrics() *Metrics {
-	return &Metrics{ended: map[string]int64{}, exported: map[[2]string]bool{}, observed: map[[2]string]bool{}}
+// NewMetrics returns empty Metrics of cluster (Options.Cluster).
+func NewMetrics(cluster string) *Metrics {
+	return &Metrics{cluster: rollout.ClusterLabel(cluster), ended: map[string]int64{}, exported: map[[2]string]bool{}, observed: map[[2]string]bool{}}
 }
 
 // observe exports the claims' usage; a claim whose series disagree has
@@ -67,11 +70,11 @@ func (m *Metrics) observe(claims []corev1.PersistentVolumeClaim, used map[string
 			continue
 		}
 		m.observed[[2]string{pvc.Namespace, pvc.Name}] = true
-		usedRatio.WithLabelValues(pvc.Namespace, pvc.Name).Set(u.UsedFraction())
+		usedRatio.WithLabelValues(m.cluster, pvc.Namespace, pvc.Name).Set(u.UsedFraction())
 		if d, ok := u.TimeToFull(); ok {
-			secondsToFull.WithLabelValues(pvc.Namespace, pvc.Name).Set(d.Seconds())
+			secondsToFull.WithLabelValues(m.cluster, pvc.Namespace, pvc.Name).Set(d.Seconds())
 		} else {
-			secondsToFull.DeleteLabelValues(pvc.Namespace, pvc.Name)
+			secondsToFull.DeleteLabelValues(m.cluster, pvc.Namespace, pvc.Name)
 		}
 	}
 }
@@ -80,13 +83,13 @@ func (m *Metrics) observe(claims []corev1.PersistentVolumeClaim, used map[string
 // StatefulSet left autoresize or was deleted, their usage is gone) are
 // deleted, so the series are bounded by the claims watched now.
 func (m *Metrics) sweep() {
-	checksTotal.Inc()
+	checksTotal.WithLabelValues(m.cluster).Inc()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for k := range m.exported {
 		if !m.observed[k] {
-			usedRatio.DeleteLabelValues(k[0], k[1])
-			secondsToFull.DeleteLabelValues(k[0], k[1])
+			usedRatio.DeleteLabelValues(m.cluster, k[0], k[1])
+			secondsToFull.DeleteLabelValues(m.cluster, k[0], k[1])
 		}
 	}
 	m.exported, m.observed = m.observed, map[[2]string]bool{}
@@ -119,4 +122,9 @@ func (m *Metrics) proposed(last *pullrequest.PullRequest, pr pullrequest.PullReq
 		return
 	}
 	pullRequestsTotal.WithLabelValues("opened").Inc()
+}
+
+// stuck exports how many of the cluster's checks are stuck.
+func (m *Metrics) stuck(n int) {
+	stuckChecks.WithLabelValues(m.cluster).Set(float64(n))
 }

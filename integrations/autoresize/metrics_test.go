@@ -14,7 +14,7 @@ import (
 // A claim's series last as long as a check observes it: when its
 // StatefulSet leaves autoresize, the next check's end deletes them.
 func TestMetricsSweepClaimsNoLongerWatched(t *testing.T) {
-	m := NewMetrics()
+	m := NewMetrics("")
 	pvc := func(name string) corev1.PersistentVolumeClaim {
 		return corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "metrics-sweep", Name: name},
 			Status: corev1.PersistentVolumeClaimStatus{Capacity: corev1.ResourceList{corev1.ResourceStorage: *resource.NewQuantity(100, resource.BinarySI)}}}

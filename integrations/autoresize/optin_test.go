@@ -49,7 +49,7 @@ func TestNotOptedInIsSaidOnce(t *testing.T) {
 		}
 	}
 	recorder := events.NewFakeRecorder(100)
-	ctl := &Controller{Client: c, Writer: rollout.NewWriter(c, c), Recorder: outcome.Recorder{EventRecorder: recorder}, Metrics: NewMetrics(), Log: logr.Discard(),
+	ctl := &Controller{Client: c, Writer: rollout.NewWriter(c, c), Recorder: outcome.Recorder{EventRecorder: recorder}, Metrics: NewMetrics(""), Log: logr.Discard(),
 		Options: Options{Rules: []Rule{{Namespace: "shop", RepositoryPrefixes: []string{"https://git.example.com/shop"}}}}}
 	// Three rounds: each lists the StatefulSets (optedIn).
 	for range 3 {

@@ -26,12 +26,12 @@ type origin struct {
 
 // sourceOf is the GitOps object that applies live: the one of its newest
 // proposal, or the one the StatefulSet names whose tool's record confirms
-// it (source.Registry.AppliedBy).
+// it there (source.Registry.AppliedBy).
 func (c *Controller) sourceOf(ctx context.Context, live *appsv1.StatefulSet) (origin, error) {
 	if p, ok := c.Proposals.Get(keyOf(live)); ok {
 		return origin{Applier: source.Applier{Source: p.Source, Authority: p.Authority}, IgnoredLabels: p.IgnoredLabels}, nil
 	}
-	a, ok, err := c.Tools.AppliedBy(ctx, c.Reader, live)
+	a, ok, err := c.Tools.AppliedBy(ctx, c.Reader, c.Cluster, live)
 	switch {
 	case err != nil:
 		return origin{}, err

@@ -210,7 +210,7 @@ func (s *scheduler) returned(key types.NamespacedName) {
 	defer s.mu.Unlock()
 	delete(s.running, key)
 	delete(s.stuck, key)
-	stuckChecks.Set(float64(len(s.stuck)))
+	s.c.Metrics.stuck(len(s.stuck))
 	s.progress = time.Now()
 }
 
@@ -222,7 +222,7 @@ func (s *scheduler) stuckCheck(ctx context.Context, key types.NamespacedName) {
 	if running {
 		s.stuck[key] = true
 	}
-	stuckChecks.Set(float64(len(s.stuck)))
+	s.c.Metrics.stuck(len(s.stuck))
 	s.mu.Unlock()
 	if !running {
 		// It returned as the grace ended.

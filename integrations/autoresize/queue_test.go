@@ -95,7 +95,7 @@ func TestAStuckCheckDelaysNoOther(t *testing.T) {
 	released := sync.OnceFunc(func() { close(u.release) })
 	t.Cleanup(released)
 	const timeout = time.Second
-	ctl := &Controller{Client: c, Reader: c, Writer: rollout.NewWriter(c, c), Proposals: proposal.NewStore(), Usage: u, Metrics: NewMetrics(), Log: logr.Discard(),
+	ctl := &Controller{Client: c, Reader: c, Writer: rollout.NewWriter(c, c), Proposals: proposal.NewStore(), Usage: u, Metrics: NewMetrics(""), Log: logr.Discard(),
 		Options: Options{Rules: []Rule{{Namespace: "*", AllStatefulSets: true}}, Interval: 100 * time.Millisecond, Concurrency: 4, CheckTimeout: timeout}}
 	if err := ctl.Healthz(nil); err != nil {
 		t.Errorf("liveness where the loop does not run (not the leader): %v", err)
@@ -133,14 +133,14 @@ func TestAStuckCheckDelaysNoOther(t *testing.T) {
 		st := status(hog)
 		return st != nil && strings.Contains(st.Message, "hog/db is not checked again until it does")
 	})
-	if got := testutil.ToFloat64(stuckChecks); got != 1 {
+	if got := testutil.ToFloat64(stuckChecks.WithLabelValues("in-cluster")); got != 1 {
 		t.Errorf("claimwarden_autoresize_stuck_checks %v, want 1 (hog's)", got)
 	}
 	// More rounds pass, hog's check still hanging: the others are checked
 	// again, and liveness holds.
-	rounds := testutil.ToFloat64(checksTotal)
+	rounds := testutil.ToFloat64(checksTotal.WithLabelValues("in-cluster"))
 	reads := u.calls.Load()
-	within(t, 10*time.Second, "three more rounds", func() bool { return testutil.ToFloat64(checksTotal) >= rounds+3 })
+	within(t, 10*time.Second, "three more rounds", func() bool { return testutil.ToFloat64(checksTotal.WithLabelValues("in-cluster")) >= rounds+3 })
 	if err := ctl.Healthz(nil); err != nil {
 		t.Errorf("liveness with one stuck check among 21: %v", err)
 	}

@@ -89,3 +89,15 @@ func TestAheadText(t *testing.T) {
 		t.Errorf("closed: %q", got)
 	}
 }
+
+// A spoke's pull request key names the spoke: one repository applying
+// StatefulSets of one name to two clusters has two pull requests.
+func TestKey(t *testing.T) {
+	sts := types.NamespacedName{Namespace: "shop", Name: "db"}
+	if got := Key("", sts); got != "autoresize/shop/db" {
+		t.Errorf("in claimwarden's own cluster: %s, want autoresize/shop/db", got)
+	}
+	if got := Key("eu", sts); got != "autoresize/eu/shop/db" {
+		t.Errorf("in spoke eu: %s, want autoresize/eu/shop/db", got)
+	}
+}

@@ -39,3 +39,14 @@ func statusKey(context string, limit int) string {
 func StatusContext(prefix, namespace, statefulSet string) string {
 	return prefix + "/" + namespace + "/" + statefulSet
 }
+
+// ClusterPrefix is the context prefix of the statuses of one cluster's
+// StatefulSets: prefix in claimwarden's own (cluster ""), prefix/<cluster>
+// in a spoke, so that one commit's StatefulSets of the same name in two
+// clusters are two statuses.
+func ClusterPrefix(prefix, cluster string) string {
+	if cluster == "" {
+		return prefix
+	}
+	return prefix + "/" + cluster
+}

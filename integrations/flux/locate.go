@@ -26,9 +26,15 @@ func (*Kustomizations) Names(live metav1.Object) (types.NamespacedName, bool) {
 }
 
 // ManagesAtRest implements source.AtRest: the inventory is the
-// Kustomization's own record whether or not a proposal names live.
-func (k *Kustomizations) ManagesAtRest(ctx context.Context, obj client.Object, live *appsv1.StatefulSet) error {
-	if err := thisCluster(obj.(*kustomizev1.Kustomization)); err != nil {
+// Kustomization's own record whether or not a proposal names live, once
+// its spec.kubeConfig says it applies to the cluster live was read in.
+func (k *Kustomizations) ManagesAtRest(ctx context.Context, obj client.Object, cluster string, live *appsv1.StatefulSet) error {
+	ks := obj.(*kustomizev1.Kustomization)
+	remote, err := k.remote(ctx, ks)
+	if err != nil {
+		return err
+	}
+	if err := remote.AppliesIn("the Kustomization "+ks.Namespace+"/"+ks.Name, cluster); err != nil {
 		return err
 	}
 	return k.Manages(ctx, obj, live)

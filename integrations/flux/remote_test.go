@@ -101,20 +101,32 @@ func TestRemoteKustomizations(t *testing.T) {
 
 // With a service account, Flux impersonates it on the remote cluster
 // too: that is the authority, and the tenant's kubeconfig is not needed.
-// At rest, a remote Kustomization applies nothing of this cluster,
-// whatever its inventory says.
+// At rest, a remote Kustomization applies only what its inventory names
+// in the spoke it applies to: nothing of this cluster, whatever its
+// inventory says.
 func TestRemoteKustomizationAuthorityAndRest(t *testing.T) {
 	ks := blockedRemote(&meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: "gone"}})
 	ks.Spec.ServiceAccountName = "deployer"
-	k := &Kustomizations{Reader: fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).Build()}
+	reader := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(kubeconfigSecret(t, "listed", spokeEU.Server, spokeEU.CAData, nil)).Build()
+	k := &Kustomizations{Reader: reader, Clusters: []toolkit.Cluster{spokeEU}}
 	id, err := k.Authority(context.Background(), ks)
 	if err != nil || id == nil || id.User != "system:serviceaccount:tenant-a:deployer" {
 		t.Errorf("authority %+v, %v: want tenant-a's deployer", id, err)
 	}
 	ks = tenantKustomization("", "shop_db_apps_StatefulSet")
 	ks.Spec.KubeConfig = &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: "listed"}}
-	err = k.ManagesAtRest(context.Background(), ks, liveStatefulSet("shop", "db", nil))
-	if err == nil || !strings.Contains(err.Error(), "applies to another cluster") {
-		t.Errorf("at rest %v, want a refusal: the inventory is the remote cluster's", err)
+	err = k.ManagesAtRest(context.Background(), ks, "", liveStatefulSet("shop", "db", nil))
+	if want := "the Kustomization tenant-a/apps applies to cluster eu (spec.kubeConfig), not the cluster claimwarden runs in"; err == nil || err.Error() != want {
+		t.Errorf("at rest in this cluster: %v, want %q: the inventory is the spoke's", err, want)
+	}
+	if err := k.ManagesAtRest(context.Background(), ks, "eu", liveStatefulSet("shop", "db", nil)); err != nil {
+		t.Errorf("at rest in the spoke: %v, want managed (its inventory)", err)
+	}
+	if err := k.ManagesAtRest(context.Background(), ks, "eu", liveStatefulSet("shop", "web", nil)); err == nil || !strings.Contains(err.Error(), "not in the inventory") {
+		t.Errorf("a StatefulSet of the spoke its inventory does not name: %v, want refused", err)
+	}
+	local := tenantKustomization("", "shop_db_apps_StatefulSet")
+	if err := k.ManagesAtRest(context.Background(), local, "eu", liveStatefulSet("shop", "db", nil)); err == nil || !strings.Contains(err.Error(), "applies to the cluster claimwarden runs in (spec.kubeConfig), not cluster eu") {
+		t.Errorf("a Kustomization of this cluster, its StatefulSet's namesake in the spoke: %v, want refused", err)
 	}
 }

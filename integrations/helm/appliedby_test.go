@@ -63,14 +63,14 @@ func TestAppliedByAtRestIsConfirmedByTheRelease(t *testing.T) {
 			Annotations: map[string]string{"meta.helm.sh/release-name": "db", "meta.helm.sh/release-namespace": "platform"}}}
 	}
 
-	_, ok, err := tools.AppliedBy(ctx, c, named("tenant-b"))
+	_, ok, err := tools.AppliedBy(ctx, c, "", named("tenant-b"))
 	if want := "it names HelmRelease platform/db, which does not apply it: HelmRelease platform/db releases into namespace platform, not tenant-b"; !ok || err == nil || err.Error() != want {
 		t.Errorf("the tenant's StatefulSet: %v, %v; want %q", ok, err, want)
 	}
 	if err != nil && strings.Contains(err.Error(), "git.example.com") {
 		t.Errorf("the tenant's status names the platform's repository: %v", err)
 	}
-	src, ok, err := tools.AppliedBy(ctx, c, named("platform"))
+	src, ok, err := tools.AppliedBy(ctx, c, "", named("platform"))
 	if !ok || err != nil || src.Source.Kind != helmv2.HelmReleaseKind || src.Source.Namespace != "platform" || src.Source.Name != "db" {
 		t.Errorf("the platform's StatefulSet: %+v, %v; want HelmRelease platform/db", src.Source, err)
 	}

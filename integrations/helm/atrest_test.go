@@ -38,7 +38,7 @@ func TestHelmReleaseManagesAtRestWhatItsRecordHolds(t *testing.T) {
 		{"unlabelled", ownedStatefulSet("shop", "web", "shop", nil), "do not name HelmRelease"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tool.ManagesAtRest(ctx, hr, tc.live)
+			err := tool.ManagesAtRest(ctx, hr, "", tc.live)
 			switch {
 			case tc.why == "" && err != nil:
 				t.Errorf("ManagesAtRest = %v, want managed", err)
@@ -49,7 +49,7 @@ func TestHelmReleaseManagesAtRestWhatItsRecordHolds(t *testing.T) {
 	}
 	none := hr.DeepCopy()
 	none.Status.History = nil
-	if err := tool.ManagesAtRest(ctx, none, named("shop", "web")); err == nil || !strings.Contains(err.Error(), "has no release yet") {
+	if err := tool.ManagesAtRest(ctx, none, "", named("shop", "web")); err == nil || !strings.Contains(err.Error(), "has no release yet") {
 		t.Errorf("no release: %v, want refused", err)
 	}
 }

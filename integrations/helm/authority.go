@@ -50,15 +50,19 @@ func (*HelmReleases) Manages(_ context.Context, obj client.Object, live *appsv1.
 
 // ManagesAtRest is Manages for a StatefulSet no failed release proposes
 // (autoresize's, at rest): its labels and annotations are whatever its
-// writer set, so the HelmRelease's own record must confirm them. Its
-// release namespace is the StatefulSet's (a tenant's StatefulSet never
-// reaches another namespace's HelmRelease), and the newest release's
-// record, read as Desired reads it, holds the StatefulSet.
-func (h *HelmReleases) ManagesAtRest(ctx context.Context, obj client.Object, live *appsv1.StatefulSet) error {
+// writer set, so the HelmRelease's own record must confirm them. It
+// releases to the cluster live was read in (spec.kubeConfig), its release
+// namespace is the StatefulSet's (a tenant's StatefulSet never reaches
+// another namespace's HelmRelease), and the newest release's record, read
+// as Desired reads it (on that cluster), holds the StatefulSet.
+func (h *HelmReleases) ManagesAtRest(ctx context.Context, obj client.Object, cluster string, live *appsv1.StatefulSet) error {
 	hr := obj.(*helmv2.HelmRelease)
-	if hr.Spec.KubeConfig != nil {
-		// An object at rest is read in this cluster; this release is another's.
-		return fmt.Errorf("the HelmRelease %s/%s releases to another cluster (spec.kubeConfig)", hr.Namespace, hr.Name)
+	remote, err := h.remote(ctx, hr)
+	if err != nil {
+		return err
+	}
+	if err := remote.AppliesIn("the HelmRelease "+hr.Namespace+"/"+hr.Name, cluster); err != nil {
+		return err
 	}
 	if err := h.Manages(ctx, obj, live); err != nil {
 		return err
@@ -70,7 +74,7 @@ func (h *HelmReleases) ManagesAtRest(ctx context.Context, obj client.Object, liv
 	if latest == nil {
 		return fmt.Errorf("HelmRelease %s/%s has no release yet", hr.Namespace, hr.Name)
 	}
-	rel, err := h.record(ctx, h.Reader, hr, latest)
+	rel, err := h.record(ctx, h.recordsOf(remote), hr, latest)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -23,7 +24,7 @@ import (
 // A HelmRelease releasing to a listed spoke (spec.kubeConfig) is read
 // there: its failed release's record is the spoke's, not this cluster's;
 // one naming a cluster nobody listed is left alone, saying so; at rest it
-// applies nothing of this cluster.
+// applies what the spoke's record holds there, nothing of this cluster.
 func TestRemoteHelmRelease(t *testing.T) {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, helmv2.AddToScheme, sourcev1.AddToScheme} {
@@ -72,8 +73,14 @@ func TestRemoteHelmRelease(t *testing.T) {
 		t.Errorf("reading %+v, %v: want skipped, naming the cluster nobody listed", r, err)
 	}
 
-	err = h.ManagesAtRest(ctx, hr, liveStatefulSet("shop", "web", nil))
-	if err == nil || !strings.Contains(err.Error(), "releases to another cluster") {
-		t.Errorf("at rest %v, want a refusal: its objects are the spoke's", err)
+	live := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web",
+		Labels:      map[string]string{HelmReleaseNameLabel: hr.Name, HelmReleaseNamespaceLabel: hr.Namespace},
+		Annotations: map[string]string{annotationReleaseName: hr.GetReleaseName(), annotationReleaseNamespace: hr.GetReleaseNamespace()}}}
+	err = h.ManagesAtRest(ctx, hr, "", live)
+	if want := "the HelmRelease shop/web applies to cluster eu (spec.kubeConfig), not the cluster claimwarden runs in"; err == nil || err.Error() != want {
+		t.Errorf("at rest in this cluster: %v, want %q: its objects are the spoke's", err, want)
+	}
+	if err := h.ManagesAtRest(ctx, hr, "eu", live); err != nil {
+		t.Errorf("at rest in the spoke: %v, want managed (the spoke's release record holds it)", err)
 	}
 }

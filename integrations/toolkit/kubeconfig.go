@@ -17,6 +17,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/integrations/spokes"
+	"github.com/claimwarden/claimwarden/reconciler/source"
 )
 
 // whoAmITimeout bounds the SelfSubjectReview a tenant's credential is
@@ -46,6 +47,16 @@ type Remote struct {
 	// Reader reads the cluster with the operator's credential
 	// (Cluster.Reader).
 	Reader client.Reader
+}
+
+// AppliesIn says why the tool object what (e.g. "the Kustomization
+// shop/db"), applying to r, applies nothing in cluster, the one a live
+// object was read in ("" claimwarden's own), or nil.
+func (r Remote) AppliesIn(what, cluster string) error {
+	if r.Cluster == cluster {
+		return nil
+	}
+	return fmt.Errorf("%s applies to %s (spec.kubeConfig), not %s", what, source.DescribeCluster(r.Cluster), source.DescribeCluster(cluster))
 }
 
 // KubeConfig resolves the spec.kubeConfig of a tool object of namespace

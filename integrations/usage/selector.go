@@ -3,6 +3,7 @@ package usage
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -37,6 +38,29 @@ var (
 	// Longest first: "=" is a prefix of "=~".
 	matchOps = []string{"=~", "!~", "!=", "="}
 )
+
+// InCluster is s with the series of one cluster only, those whose label
+// is value: on a Prometheus API holding several clusters' series (Thanos,
+// Mimir, a federation), each cluster's claims are read from its own. s
+// itself when label is empty.
+func (s Selector) InCluster(label, value string) Selector {
+	if label == "" {
+		return s
+	}
+	return append(slices.Clip(s), Matcher{Name: label, Op: "=", Value: value})
+}
+
+// Names reports whether a matcher of s matches on label.
+func (s Selector) Names(label string) bool {
+	return slices.ContainsFunc(s, func(m Matcher) bool { return m.Name == label })
+}
+
+// ValidLabelName reports whether name may be a label of a stored series
+// that claimwarden matches on itself: a Prometheus label name, not one of
+// those ParseSelector refuses.
+func ValidLabelName(name string) bool {
+	return labelName.FindString(name) == name && name != "namespace" && !strings.HasPrefix(name, "__")
+}
 
 // ParseSelector parses PromQL label matchers, comma-separated, without
 // braces: name op "value", op one of = != =~ !~, the value a double-quoted

@@ -56,3 +56,23 @@ func TestQueries(t *testing.T) {
 		t.Errorf("growth query %s, want %s", got, want)
 	}
 }
+
+// A cluster's selector adds its label to the operator's matchers, leaving
+// them as they were (each cluster builds its own from one parsed
+// selector); without a label it is the operator's.
+func TestSelectorInCluster(t *testing.T) {
+	base, err := ParseSelector(`job="kubelet", metrics_path="/metrics"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eu, us := base.InCluster("cluster", "eu"), base.InCluster("cluster", "us")
+	if eu.String() != `job="kubelet", metrics_path="/metrics", cluster="eu"` || us.String() != `job="kubelet", metrics_path="/metrics", cluster="us"` {
+		t.Errorf("eu %s, us %s: want each its own cluster", eu, us)
+	}
+	if base.String() != `job="kubelet", metrics_path="/metrics"` || base.InCluster("", "eu").String() != base.String() {
+		t.Errorf("base %s after, without a label %s: want the operator's", base, base.InCluster("", "eu"))
+	}
+	if !eu.Names("cluster") || base.Names("cluster") {
+		t.Errorf("Names(cluster): %v of eu, %v of the operator's; want true, false", eu.Names("cluster"), base.Names("cluster"))
+	}
+}

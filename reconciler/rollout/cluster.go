@@ -39,9 +39,9 @@ func syncTimeoutOf(name string) time.Duration {
 	return spokeSyncTimeout
 }
 
-// clusterLabel is the value of the metrics' cluster label for a cluster
+// ClusterLabel is the value of the metrics' cluster label for a cluster
 // named name ("" = the manager's own).
-func clusterLabel(name string) string {
+func ClusterLabel(name string) string {
 	if name == "" {
 		return inCluster
 	}

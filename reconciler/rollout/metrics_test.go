@@ -72,10 +72,10 @@ func TestRecordMetricsKeepsNoZeroSeries(t *testing.T) {
 // its series, and forgetting one leaves the other's.
 func TestMetricsKeepTheClustersApart(t *testing.T) {
 	key := types.NamespacedName{Namespace: "metrics-test", Name: "twice"}
-	spoke := clusterLabel("spoke-a")
+	spoke := ClusterLabel("spoke-a")
 	claimsBefore, stalledBefore := testutil.CollectAndCount(claimsByPhase), testutil.CollectAndCount(stalledRollouts)
-	recordMetrics(clusterLabel(""), key, []v1alpha1.ClaimStatus{{Phase: v1alpha1.ClaimCompatible}}, false)
-	defer forgetMetrics(clusterLabel(""), key)
+	recordMetrics(ClusterLabel(""), key, []v1alpha1.ClaimStatus{{Phase: v1alpha1.ClaimCompatible}}, false)
+	defer forgetMetrics(ClusterLabel(""), key)
 	recordMetrics(spoke, key, []v1alpha1.ClaimStatus{{Phase: v1alpha1.ClaimCompatible}, {Phase: v1alpha1.ClaimCompatible}}, true)
 	if got, want := testutil.CollectAndCount(claimsByPhase), claimsBefore+2; got != want {
 		t.Fatalf("%d claim series for one StatefulSet name in two clusters, want %d", got, want)

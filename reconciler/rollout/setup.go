@@ -65,7 +65,7 @@ func SetupWithCluster(mgr ctrl.Manager, cl cluster.Cluster, opts Options) (*Reco
 	}
 	r := &Reconciler{
 		client:       c,
-		clusterLabel: clusterLabel(opts.ClusterName),
+		clusterLabel: ClusterLabel(opts.ClusterName),
 		writer:       opts.Writer,
 		events:       events,
 		sinks:        append(outcome.Sinks{outcome.NewEventSink(events, opts.EventMemory)}, opts.Sinks...),

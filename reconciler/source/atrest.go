@@ -25,8 +25,11 @@ type AtRest interface {
 	// names none. live is a StatefulSet, or a tool object a parent applies.
 	Names(live metav1.Object) (types.NamespacedName, bool)
 	// ManagesAtRest is Manages (Owner) for a StatefulSet no proposal
-	// names: nil when the tool's own record says obj applies live.
-	ManagesAtRest(ctx context.Context, obj client.Object, live *appsv1.StatefulSet) error
+	// names, read in cluster (claimwarden's name for it, Desired.Cluster;
+	// "" its own): nil when the tool's own record says obj applies live
+	// there. A tool object applying to another cluster applies nothing
+	// here, whatever its record names.
+	ManagesAtRest(ctx context.Context, obj client.Object, cluster string, live *appsv1.StatefulSet) error
 	// Authority is the tool's (Owner).
 	Authority(ctx context.Context, obj client.Object) (*v1alpha1.Identity, error)
 }

@@ -117,10 +117,11 @@ type Applier struct {
 	Object client.Object
 }
 
-// AppliedBy is the tool object that live names (AtRest.Names), read with
-// reader, whose tool's own record confirms it applies live; false when
-// live names no tool object of the registry.
-func (r *Registry) AppliedBy(ctx context.Context, reader client.Reader, live *appsv1.StatefulSet) (Applier, bool, error) {
+// AppliedBy is the tool object that live, read in cluster (Desired.Cluster),
+// names (AtRest.Names), read with reader, whose tool's own record
+// confirms it applies live there; false when live names no tool object of
+// the registry.
+func (r *Registry) AppliedBy(ctx context.Context, reader client.Reader, cluster string, live *appsv1.StatefulSet) (Applier, bool, error) {
 	for _, t := range r.AtRest() {
 		key, ok := t.Names(live)
 		if !ok {
@@ -130,7 +131,7 @@ func (r *Registry) AppliedBy(ctx context.Context, reader client.Reader, live *ap
 		if err := reader.Get(ctx, key, obj); err != nil {
 			return Applier{}, true, fmt.Errorf("it names %s %s: %w", t.Kind(), key, err)
 		}
-		if err := t.ManagesAtRest(ctx, obj, live); err != nil {
+		if err := t.ManagesAtRest(ctx, obj, cluster, live); err != nil {
 			return Applier{}, true, fmt.Errorf("it names %s %s, which does not apply it: %w", t.Kind(), key, err)
 		}
 		id, err := t.Authority(ctx, obj)

@@ -41,7 +41,10 @@ func (locatedTool) Names(live metav1.Object) (types.NamespacedName, bool) {
 	return types.NamespacedName{Namespace: live.GetNamespace(), Name: n}, n != ""
 }
 
-func (t locatedTool) ManagesAtRest(ctx context.Context, obj client.Object, live *appsv1.StatefulSet) error {
+func (t locatedTool) ManagesAtRest(ctx context.Context, obj client.Object, cluster string, live *appsv1.StatefulSet) error {
+	if c := obj.(*corev1.ConfigMap).Data[keyCluster]; c != cluster {
+		return fmt.Errorf("it applies to cluster %q, not %q", c, cluster)
+	}
 	if err := t.Manages(ctx, obj, live); err != nil {
 		return err
 	}
@@ -91,21 +94,25 @@ func TestRegistryAppliedBy(t *testing.T) {
 		return s
 	}
 
-	a, ok, err := tools.AppliedBy(ctx, f.c, named("web", "demo"))
+	a, ok, err := tools.AppliedBy(ctx, f.c, "", named("web", "demo"))
 	if !ok || err != nil || a.Source.Kind != toolKind || a.Source.Namespace != "shop" || a.Source.Name != "demo" ||
 		a.Authority == nil || a.Authority.User != "system:serviceaccount:shop:deployer" || a.Object == nil || a.Object.GetName() != "demo" {
 		t.Errorf("web, which the record holds: %+v, %v, %v; want Demo shop/demo as shop's deployer, with the object read", a, ok, err)
 	}
-	_, ok, err = tools.AppliedBy(ctx, f.c, named("cache", "demo"))
+	_, ok, err = tools.AppliedBy(ctx, f.c, "", named("cache", "demo"))
 	if want := "it names Demo shop/demo, which does not apply it: its record holds no StatefulSet cache"; !ok || err == nil || err.Error() != want {
 		t.Errorf("cache, which the record does not hold: %v, %v; want %q", ok, err, want)
 	}
-	_, ok, err = tools.AppliedBy(ctx, f.c, named("web", "gone"))
+	_, ok, err = tools.AppliedBy(ctx, f.c, "", named("web", "gone"))
 	if !ok || !apierrors.IsNotFound(err) || !strings.HasPrefix(err.Error(), "it names Demo shop/gone: ") {
 		t.Errorf("web naming a missing object: %v, %v; want NotFound, naming it", ok, err)
 	}
-	if _, ok, err := tools.AppliedBy(ctx, f.c, desiredStatefulSet("shop", "web", "1Gi")); ok || err != nil {
+	if _, ok, err := tools.AppliedBy(ctx, f.c, "", desiredStatefulSet("shop", "web", "1Gi")); ok || err != nil {
 		t.Errorf("web naming nothing: %v, %v; want no tool's", ok, err)
+	}
+	_, ok, err = tools.AppliedBy(ctx, f.c, "eu", named("web", "demo"))
+	if want := `it names Demo shop/demo, which does not apply it: it applies to cluster "", not "eu"`; !ok || err == nil || err.Error() != want {
+		t.Errorf("web read in cluster eu, which the object does not apply to: %v, %v; want %q", ok, err, want)
 	}
 }
 

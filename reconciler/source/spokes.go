@@ -57,6 +57,14 @@ func dropAll(ctx context.Context, store *proposal.Store, owner proposal.Owner) {
 	}
 }
 
+// DescribeCluster names cluster (Desired.Cluster) in a message.
+func DescribeCluster(name string) string {
+	if name == "" {
+		return "the cluster claimwarden runs in"
+	}
+	return "cluster " + name
+}
+
 // inCluster names the spoke name in a message; nothing for claimwarden's own.
 func inCluster(name string) string {
 	if name == "" {

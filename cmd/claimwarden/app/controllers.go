@@ -59,13 +59,17 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 	}
 	tools.Spokes = sourceSpokes(spokeList)
 	tools.Select = toolSelect(cfg.Sharding)
-	hub.Shard = newShard(cfg.Sharding, tools, hub.Proposals, mgr.GetClient(), mgr.GetClient())
+	hub.Shard = newShard(cfg.Sharding, tools, hub.Proposals, mgr.GetClient(), mgr.GetClient(), "")
 	roll, err := setupRollouts(mgr, cfg, tools, hub, spokeList)
 	if err != nil {
 		return err
 	}
+	clusters := []autoresizeCluster{{client: mgr.GetClient(), options: hub, rollout: roll}}
+	for _, s := range spokeList {
+		clusters = append(clusters, autoresizeCluster{name: s.Name, client: s.cluster.GetClient(), options: s.options, rollout: s.rollout})
+	}
 	return setupAutoresize(mgr, cfg, autoresizeParts{
-		engine: engine, rollout: roll, writer: hub.Writer, events: hub.Recorder, proposals: hub.Proposals, tools: tools, artifacts: artifacts, clients: clients, shard: hub.Shard,
+		engine: engine, clusters: clusters, tools: tools, artifacts: artifacts, clients: clients,
 	}, log.WithName("autoresize"))
 }
 
@@ -141,7 +145,7 @@ func setupClusters(ctx context.Context, mgr ctrl.Manager, cfg config.Config, eng
 // setupRollouts registers the rollout controller of this cluster (hub)
 // and of each spoke, each reporting to its cluster's Nudgers, a spoke's
 // leaving another shard's StatefulSets alone as hub.Shard does here, and
-// returns this cluster's.
+// returns this cluster's; each spoke's is kept in spokeList.
 func setupRollouts(mgr ctrl.Manager, cfg config.Config, tools *source.Registry, hub rollout.Options, spokeList []spoke) (*rollout.Reconciler, error) {
 	// The tools' Nudgers ask them to apply again once a proposal converged,
 	// each cluster's rollout its own.
@@ -156,13 +160,13 @@ func setupRollouts(mgr ctrl.Manager, cfg config.Config, tools *source.Registry, 
 	if err != nil {
 		return nil, fmt.Errorf("setting up the rollout controller: %w", err)
 	}
-	for _, s := range spokeList {
-		o := s.options
-		o.Shard = newShard(cfg.Sharding, tools, o.Proposals, mgr.GetClient(), s.cluster.GetClient())
+	for i := range spokeList {
+		s := &spokeList[i]
+		s.options.Shard = newShard(cfg.Sharding, tools, s.options.Proposals, mgr.GetClient(), s.cluster.GetClient(), s.Name)
 		for _, n := range nudgers[s.Name] {
-			o.Sinks = append(o.Sinks, n)
+			s.options.Sinks = append(s.options.Sinks, n)
 		}
-		if _, err := rollout.SetupWithCluster(mgr, s.cluster, o); err != nil {
+		if s.rollout, err = rollout.SetupWithCluster(mgr, s.cluster, s.options); err != nil {
 			return nil, fmt.Errorf("setting up the rollout controller of cluster %s: %w", s.Name, err)
 		}
 	}
@@ -279,14 +283,10 @@ func newCommitStatusSink(mgr ctrl.Manager, g config.GitStatus, creds *githost.Cr
 	if creds == nil {
 		return nil, nil
 	}
-	prefix := g.ContextPrefix
-	if cluster != "" {
-		prefix += "/" + cluster
-	}
 	sink := commitstatus.NewCommitStatusSink(commitstatus.CommitStatusSinkOptions{
 		Reporter:      commitstatus.ReporterOptions{Providers: commitstatus.NewProviders(creds, clients).ProviderFor, Logger: log},
 		Records:       records,
-		ContextPrefix: prefix,
+		ContextPrefix: commitstatus.ClusterPrefix(g.ContextPrefix, cluster),
 		TargetURL:     g.TargetURL,
 		Logger:        log,
 	})

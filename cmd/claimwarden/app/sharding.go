@@ -40,20 +40,22 @@ func toolSelect(s config.Sharding) func(client.Object) (bool, string) {
 // proposed it last (its VolumeClaimRollout names it) or, at rest, the one
 // that applies it; one no tool object applies is the instance's without
 // a key. Tool objects are read on the hub (hub), the StatefulSet and its
-// rollout in the cluster (cluster).
+// rollout in the cluster (cluster), which claimwarden names name ("" its
+// own).
 type shardOf struct {
 	selector     labels.Selector
 	tools        *source.Registry
 	proposals    *proposal.Store
 	hub, cluster client.Reader
+	name         string
 }
 
-// newShard is the rollout's Shard of one cluster; nil without sharding.
-func newShard(s config.Sharding, tools *source.Registry, proposals *proposal.Store, hub, cluster client.Reader) func(context.Context, types.NamespacedName) (bool, error) {
+// newShard is the rollout's Shard of cluster name; nil without sharding.
+func newShard(s config.Sharding, tools *source.Registry, proposals *proposal.Store, hub, cluster client.Reader, name string) func(context.Context, types.NamespacedName) (bool, error) {
 	if !s.Enabled() {
 		return nil
 	}
-	return (&shardOf{selector: s.Selector(), tools: tools, proposals: proposals, hub: hub, cluster: cluster}).owns
+	return (&shardOf{selector: s.Selector(), tools: tools, proposals: proposals, hub: hub, cluster: cluster, name: name}).owns
 }
 
 func (s *shardOf) owns(ctx context.Context, key types.NamespacedName) (bool, error) {
@@ -80,7 +82,7 @@ func (s *shardOf) owns(ctx context.Context, key types.NamespacedName) (bool, err
 	default:
 		// A tool object named but not confirming applies nothing: the
 		// StatefulSet is then no tool object's.
-		if a, ok, err := s.tools.AppliedBy(ctx, s.hub, &live); err == nil && ok {
+		if a, ok, err := s.tools.AppliedBy(ctx, s.hub, s.name, &live); err == nil && ok {
 			return s.selector.Matches(labels.Set(a.Object.GetLabels())), nil
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
+	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/config"
 	"github.com/claimwarden/claimwarden/integrations/argocd"
 	"github.com/claimwarden/claimwarden/integrations/spokes"
@@ -32,8 +33,10 @@ const spokeProbeInterval = 30 * time.Second
 type spoke struct {
 	spokes.Spoke
 	cluster cluster.Cluster
-	// options are its rollout's (setupClusters).
+	// options are its rollout's (setupClusters), rollout the controller
+	// (setupRollouts).
 	options rollout.Options
+	rollout *rollout.Reconciler
 }
 
 // newSpokes reads the credentials of the configured clusters and adds a
@@ -100,8 +103,8 @@ func argoCDClusters(ss []spoke) []argocd.Cluster {
 // claimwarden's own cluster (hub) with everything that reads or writes
 // the cluster made s's: its store, the authority's reviews (asked on the
 // spoke, where the tool applies as its identity), its Writer, its events
-// (recorded where the objects are: a zero Recorder, SetupWithCluster's
-// default) and its own policy-change signal. Its sinks are shared (the
+// (recorded where the objects are, one recorder the spoke's rollout and
+// autoresize share) and its own policy-change signal. Its sinks are shared (the
 // sinks every cluster's outcomes go to); its commit-status sink and
 // nudgers are added by the caller.
 func spokeRolloutOptions(cfg config.Config, hub rollout.Options, s spoke, policyChanges <-chan struct{}, shared []outcome.Sink) rollout.Options {
@@ -109,7 +112,7 @@ func spokeRolloutOptions(cfg config.Config, hub rollout.Options, s spoke, policy
 	o.ClusterName = s.Name
 	o.PolicyChanges = policyChanges
 	o.Writer = rollout.NewWriter(s.cluster.GetClient(), s.cluster.GetAPIReader())
-	o.Recorder = outcome.Recorder{}
+	o.Recorder = outcome.NewRecorder(s.cluster.GetEventRecorder(v1alpha1.ControllerName))
 	o.Sinks = slices.Clone(shared)
 	o.Proposals, o.Authority = nil, nil
 	if cfg.HasSources() {
