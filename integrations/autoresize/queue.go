@@ -68,7 +68,12 @@ func newScheduler(c *Controller) *scheduler {
 	// A failing StatefulSet is retried an interval later, then twice as
 	// late each time, at most 12 intervals (an hour by default).
 	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](s.interval, 12*s.interval)
-	s.queue = workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "autoresize"})
+	// A queue name per cluster: its workqueue_* series are its own.
+	name := "autoresize"
+	if c.Cluster != "" {
+		name += "-" + c.Cluster
+	}
+	s.queue = workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: name})
 	return s
 }
 

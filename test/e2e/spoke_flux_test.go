@@ -50,7 +50,7 @@ func TestHubAndSpokeFlux(t *testing.T) {
 	ctx := context.Background()
 	startFlux(t)
 	g := startGitea(t)
-	spokeEnv, spoke := startSpoke(t)
+	spokeEnv, spoke, _ := startSpoke(t)
 
 	// The tenant's credential: a service account of the spoke, allowed
 	// everything.

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +23,7 @@ import (
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/test/argoenv"
 	"github.com/claimwarden/claimwarden/test/fixtures"
+	"github.com/claimwarden/claimwarden/test/promenv"
 	"github.com/claimwarden/claimwarden/test/storagesim"
 	"github.com/claimwarden/claimwarden/test/testenv"
 )
@@ -33,9 +37,10 @@ const (
 // startSpoke starts a second control plane with kwok and its own storage
 // simulator: a cluster the hub's Argo CD applies to and claimwarden
 // converges in, reached only through the credential of its cluster Secret.
-func startSpoke(t *testing.T) (*testenv.Env, client.Client) {
+// stats is the host:port of the spoke's kubelet-style volume statistics.
+func startSpoke(t *testing.T) (spoke *testenv.Env, c client.Client, stats string) {
 	t.Helper()
-	spoke := testenv.StartT(t, testenv.Options{Kwok: true, CRDDirs: []string{filepath.Join("..", "..", "config", "crd", "bases")}})
+	spoke = testenv.StartT(t, testenv.Options{Kwok: true, CRDDirs: []string{filepath.Join("..", "..", "config", "crd", "bases")}})
 	c, err := client.New(spoke.Config, client.Options{Scheme: scheme})
 	if err != nil {
 		t.Fatal(err)
@@ -45,14 +50,17 @@ func startSpoke(t *testing.T) (*testenv.Env, client.Client) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- (&storagesim.Simulator{Delay: simDelay}).Start(ctx, spoke.Config) }()
+	sim := &storagesim.Simulator{Delay: simDelay}
+	go func() { done <- sim.Start(ctx, spoke.Config) }()
+	srv := httptest.NewServer(sim.MetricsHandler())
 	t.Cleanup(func() {
+		srv.Close()
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("the spoke's storage simulator: %v", err)
 		}
 	})
-	return spoke, c
+	return spoke, c, strings.TrimPrefix(srv.URL, "http://")
 }
 
 // registerSpoke writes the spoke's Argo CD cluster Secret on the hub (its
@@ -96,17 +104,25 @@ func registerSpoke(t *testing.T, cl *cluster, argo *argoenv.ArgoCD, spoke *teste
 // sync is Synced again, and the commit's status names the spoke. A spoke
 // unreachable when claimwarden starts holds up nothing on the hub; one
 // whose API server goes down mid-rollout holds up nothing on the hub
-// either, and its rollout resumes and completes once it is back.
+// either, and its rollout resumes and completes once it is back. Then
+// autoresize grows the spoke's volumes through a pull request, reading
+// the spoke's usage from the hub's Prometheus by its cluster label.
 func TestHubAndSpoke(t *testing.T) {
 	cl := started(t)
 	ctx := context.Background()
 	argo := startArgoCD(t)
 	g := startGitea(t)
-	spokeEnv, spoke := startSpoke(t)
+	spokeEnv, spoke, spokeStats := startSpoke(t)
 	secretName := registerSpoke(t, cl, argo, spokeEnv)
+	// One Prometheus holds both clusters' kubelet series, each labelled
+	// with its cluster as a federation or Thanos would.
+	prom := promenv.StartJobsT(t, time.Second,
+		promenv.Job{Name: "kubelet", Targets: []string{cl.volumeStats}, Labels: map[string]string{"cluster": "hub"}},
+		promenv.Job{Name: "kubelet", Targets: []string{spokeStats}, Labels: map[string]string{"cluster": spokeName}})
 
 	token := argoTokenSecret(t, cl, argo, "argocd-token-spoke")
-	config := writeGiteaConfig(t, g.URL, giteaSecret(t, cl, g.Token, "gitea-token-spoke"), nil)
+	config := autoresizeConfig(t, cl, g, prom.URL)
+	replaceInFile(t, config, "prometheus: {url: "+prom.URL+"}", "prometheus: {url: "+prom.URL+", clusterLabel: cluster, clusterLabelValue: hub}")
 	appendFile(t, config, fmt.Sprintf("clusters:\n- name: %s\n  secretRef: {namespace: %s, name: %s}\n", spokeName, argo.Namespace, secretName))
 	// The spoke is unreachable when claimwarden starts: the hub's own
 	// rollouts must not wait for it.
@@ -197,6 +213,101 @@ func TestHubAndSpoke(t *testing.T) {
 	}
 	if err := cl.admin.Get(ctx, s.sts, &appsv1.StatefulSet{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a StatefulSet %s on the hub (%v): something applied or re-created it in the wrong cluster", s.sts, err)
+	}
+	autoresizeOnSpoke(t, s, spoke, pods)
+}
+
+// autoresizeOnSpoke fills the spoke's 3Gi claims of s.sts past the
+// threshold and waits for the one pull request, keyed by the spoke and
+// naming the spoke's status context, growing them to 4Gi; merged, Argo CD
+// syncs it to the spoke, claimwarden converges it there with the Pods
+// kept, and the merge commit has success under the spoke's context. A
+// namesake on the hub carrying the spoke's tracking-id, filled too, gets
+// no pull request: the Application applies to the spoke, not the hub.
+func autoresizeOnSpoke(t *testing.T, s *argoScenario, spoke client.Client, pods map[string]types.UID) {
+	t.Helper()
+	ctx := context.Background()
+	sdk := giteaSDK(t, s.g)
+	forged := forgedNamesake(t, s, spoke)
+	fill(t, spoke, s.ns, "2500Mi", claimNames("web", 2)...)
+	pr := checkResize(t, sdk, s.g.User, s.repo, []string{"statefulset.yaml"}, []string{"storage: 3Gi"}, []string{"storage: 4Gi"}, s.ctl)
+	if want := "claimwarden/autoresize/" + spokeName + "/" + s.ns + "/web"; pr.Head == nil || pr.Head.Ref != want {
+		t.Errorf("the pull request's branch %+v, want %s: the spoke's StatefulSet's", pr.Head, want)
+	}
+	statusContext := "claimwarden/" + spokeName + "/" + s.ns + "/web"
+	if !strings.Contains(pr.Body, statusContext) {
+		t.Errorf("the pull request's body does not name the status %s:\n%s", statusContext, pr.Body)
+	}
+	// The status is written once the check that opened the pull request ends.
+	waitFor(t, "the spoke's status.autoresize naming pull request "+pr.HTMLURL, []*controller{s.ctl}, func(ctx context.Context) (bool, error) {
+		vcr := &v1alpha1.VolumeClaimRollout{}
+		if err := spoke.Get(ctx, s.sts, vcr); err != nil {
+			return false, err
+		}
+		a := vcr.Status.Autoresize
+		return a != nil && a.PullRequest == pr.HTMLURL, fmt.Errorf("status.autoresize %+v", a)
+	})
+	sha := mergePullRequest(t, sdk, s.g.User, s.repo, pr.Index)
+	if err := s.argo.HardRefresh(ctx, s.cl.admin, s.app.Namespace, s.app.Name); err != nil {
+		t.Fatal(err)
+	}
+	s.application(sha, "Synced after claimwarden converged the autoresize merge on the spoke", synced)
+	waitRolloutDone(t, spoke, s.sts, 2, "4Gi", s.ctl)
+	after := &appsv1.StatefulSet{}
+	if err := spoke.Get(ctx, s.sts, after); err != nil {
+		t.Fatal(err)
+	}
+	assertPodsKept(t, spoke, after, pods)
+	waitStatus(t, s.g, s.repo, sha, statusContext, "success", "2/2 claims compatible", s.ctl)
+	if prs, err := pullRequests(ctx, sdk, s.g.User, s.repo); err != nil || len(prs) != 1 {
+		t.Errorf("%d pull requests (%v), want the spoke's one: the hub's namesake got one", len(prs), err)
+	}
+	if err := s.cl.admin.Delete(ctx, forged); err != nil {
+		t.Error(err)
+	}
+}
+
+// forgedNamesake creates on the hub a StatefulSet named as s.sts with the
+// spoke's annotations (Argo CD's tracking-id), its claim full, and waits
+// until autoresize refuses it: the Application named applies to the spoke.
+func forgedNamesake(t *testing.T, s *argoScenario, spoke client.Client) *appsv1.StatefulSet {
+	t.Helper()
+	ctx := context.Background()
+	live := &appsv1.StatefulSet{}
+	if err := spoke.Get(ctx, s.sts, live); err != nil {
+		t.Fatal(err)
+	}
+	forged := fixtures.StatefulSet(s.ns, s.sts.Name, 1, class, "1Gi")
+	forged.Annotations = live.Annotations
+	if err := s.cl.admin.Create(ctx, forged); err != nil {
+		t.Fatal(err)
+	}
+	waitRolloutDone(t, s.cl.admin, s.sts, 1, "1Gi", s.ctl)
+	fill(t, s.cl.admin, s.ns, "900Mi", claimNames("web", 1)...)
+	const want = "applies to cluster " + spokeName + ", not the cluster claimwarden runs in"
+	waitFor(t, "autoresize refusing the hub's namesake", []*controller{s.ctl}, func(ctx context.Context) (bool, error) {
+		vcr := &v1alpha1.VolumeClaimRollout{}
+		if err := s.cl.admin.Get(ctx, s.sts, vcr); err != nil {
+			return false, err
+		}
+		a := vcr.Status.Autoresize
+		return a != nil && strings.Contains(a.Message, want) && strings.HasPrefix(a.Usage, "8"), fmt.Errorf("status.autoresize %+v", a)
+	})
+	return forged
+}
+
+// replaceInFile replaces old, which must be there, with new in the file at path.
+func replaceInFile(t *testing.T, path, old, new string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), old) {
+		t.Fatalf("%s does not hold %q:\n%s", path, old, b)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(b), old, new, 1)), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -12,9 +12,11 @@ package promenv
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,13 +42,18 @@ type Server struct {
 
 // Job is a scrape job: its targets' /metrics, every series labelled job
 // Name, instance the target and metrics_path /metrics (as the Prometheus
-// Operator's kubelet ServiceMonitor relabels it).
+// Operator's kubelet ServiceMonitor relabels it), and Labels. Jobs of one
+// Name are one scrape job, each its own group of targets (the kubelets of
+// several clusters, each group labelled with its cluster).
 type Job struct {
 	Name    string
 	Targets []string
+	// Labels are set on every series of Targets, as a target group's
+	// labels (the cluster label an external label or a federation sets).
+	Labels map[string]string
 	// HonorLabels keeps the labels a target exposes (job, instance,
 	// metrics_path included) over the ones above: a ServiceMonitor with
-	// honorLabels, a Pushgateway.
+	// honorLabels, a Pushgateway. Jobs of one Name say the same.
 	HonorLabels bool
 }
 
@@ -127,19 +134,30 @@ func (s *Server) LogPath() string { return s.proc.LogPath() }
 func scrapeConfig(interval time.Duration, jobs []Job) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n  evaluation_interval: %s\nscrape_configs:\n", interval, interval)
+	var names []string
+	groups := map[string][]Job{}
 	for _, j := range jobs {
-		quoted := make([]string, len(j.Targets))
-		for i, t := range j.Targets {
-			quoted[i] = strconv.Quote(t)
+		if _, ok := groups[j.Name]; !ok {
+			names = append(names, j.Name)
 		}
-		fmt.Fprintf(&b, `  - job_name: %s
-    honor_labels: %t
-    static_configs:
-      - targets: [%s]
-    relabel_configs:
-      - source_labels: [__metrics_path__]
-        target_label: metrics_path
-`, strconv.Quote(j.Name), j.HonorLabels, strings.Join(quoted, ", "))
+		groups[j.Name] = append(groups[j.Name], j)
+	}
+	for _, name := range names {
+		fmt.Fprintf(&b, "  - job_name: %s\n    honor_labels: %t\n    static_configs:\n", strconv.Quote(name), groups[name][0].HonorLabels)
+		for _, j := range groups[name] {
+			quoted := make([]string, len(j.Targets))
+			for i, t := range j.Targets {
+				quoted[i] = strconv.Quote(t)
+			}
+			fmt.Fprintf(&b, "      - targets: [%s]\n", strings.Join(quoted, ", "))
+			if len(j.Labels) > 0 {
+				b.WriteString("        labels:\n")
+				for _, k := range slices.Sorted(maps.Keys(j.Labels)) {
+					fmt.Fprintf(&b, "          %s: %s\n", k, strconv.Quote(j.Labels[k]))
+				}
+			}
+		}
+		b.WriteString("    relabel_configs:\n      - source_labels: [__metrics_path__]\n        target_label: metrics_path\n")
 	}
 	return b.String()
 }
