@@ -151,8 +151,8 @@ func logAutoresizeStatus(t *testing.T) {
 }
 
 // autoresizeChecks counts a controller's passes over the opted-in
-// StatefulSets.
-const autoresizeChecks = "claimwarden_autoresize_checks_total"
+// StatefulSets of the cluster it runs in.
+const autoresizeChecks = `claimwarden_autoresize_checks_total{cluster="in-cluster"}`
 
 // waitChecks waits until ctl has made n checks, and returns how many it has.
 func waitChecks(t *testing.T, ctl *controller, n int) int {
