@@ -62,28 +62,46 @@ type job struct {
 }
 
 // run decides and proposes, writing what it did into st: where Git sets
-// the StatefulSet's sizes and its pull request, what the policies decide,
-// then the pull request (and the emergency growth).
+// the StatefulSet's sizes, what the policies decide, then the pull
+// request (and the emergency growth). The Git host is asked only when the
+// policies would grow a claim or a pull request of claimwarden's is open
+// (atRest): every opted-in StatefulSet is checked every interval, and the
+// host's rate limit is the fleet's.
 func (j *job) run(ctx context.Context, st *v1alpha1.AutoresizeStatus) {
-	g, err := j.git(ctx)
+	g := j.where(ctx)
+	if g == nil {
+		st.Message = j.skipped
+		return
+	}
+	settings, cluster := j.c.Rollout.Ahead(ctx, j.sts, policies.Source(j.src.Source), j.claims)
+	state := State{Live: j.sts, Claims: j.claims, Usage: j.used, Settings: settings, Cluster: cluster}
+	d, err := Decide(ctx, j.c.Policies, state, j.src.IgnoredLabels)
 	if err != nil {
 		j.fail(st, err)
 		return
 	}
-	if g == nil {
-		st.Message = j.skipped
+	prior := j.c.recorded(ctx, j.sts)
+	if atRest(d, prior) {
+		if prior != nil {
+			st.PullRequest, st.State = prior.PullRequest, prior.State
+		}
+		st.Message = nothingText(d.Denied, d.Undecided, nil, j.now)
+		return
+	}
+	if err := j.ask(ctx, g); err != nil {
+		j.fail(st, err)
 		return
 	}
 	if g.last != nil {
 		st.PullRequest, st.State = g.last.URL, string(g.last.State)
 	}
-	settings, cluster := j.c.Rollout.Ahead(ctx, j.sts, policies.Source(j.src.Source), j.claims)
-	d, err := Decide(ctx, j.c.Policies, State{
-		Live: j.sts, Claims: j.claims, Usage: j.used, SinceLast: sinceClosed(g.last, j.now), Settings: settings, Cluster: cluster,
-	}, j.src.IgnoredLabels)
-	if err != nil {
-		j.fail(st, err)
-		return
+	if state.SinceLast = sinceClosed(g.last, j.now); state.SinceLast != nil {
+		// Asked as if no pull request had closed, the policies are asked
+		// again knowing when the last one did (the cooldown).
+		if d, err = Decide(ctx, j.c.Policies, state, j.src.IgnoredLabels); err != nil {
+			j.fail(st, err)
+			return
+		}
 	}
 	if len(d.Growths) == 0 {
 		st.Message = nothingText(d.Denied, d.Undecided, g.last, j.now) + aheadText(j.sts, j.claims, g.last)
@@ -117,45 +135,62 @@ type gitSide struct {
 	chartRepo *githost.Repository
 }
 
-// git is where the StatefulSet's tool reads it from in Git, with the Git
-// host and the StatefulSet's last pull request; nil, saying why in
-// j.skipped, where no pull request can be opened (no branch, a repository
-// the operator does not allow).
-func (j *job) git(ctx context.Context) (*gitSide, error) {
+// atRest reports whether the policies, asked as if no pull request had
+// ever closed (no cooldown), grow nothing, and the status records no open
+// pull request of claimwarden's: then the Git host is not asked. A pull
+// request recorded open is asked after at every check, so that its merge
+// or close is seen.
+func atRest(d Decision, prior *v1alpha1.AutoresizeStatus) bool {
+	return len(d.Growths) == 0 && (prior == nil || prior.PullRequest == "" || prior.State != string(pullrequest.Open))
+}
+
+// where is where the StatefulSet's tool reads it from in Git, without
+// asking the Git host; nil, saying why in j.skipped, where no pull
+// request can be opened (no branch, a repository the operator does not
+// allow).
+func (j *job) where(ctx context.Context) *gitSide {
 	where, err := j.c.locate(ctx, j.src.Applier)
 	if err != nil {
 		j.skipped = err.Error()
-		return nil, nil
+		return nil
 	}
 	if !j.rule.allows(where.Repository) {
 		j.skipped = fmt.Sprintf("the repository %s is not among autoresize's repositoryPrefixes for namespace %s: no pull request is opened there",
 			proposal.RepositoryURL(where.Repository), j.sts.Namespace)
-		return nil, nil
+		return nil
 	}
 	repo, err := githost.ParseRepositoryURL(where.Repository)
 	if err != nil {
 		j.skipped = err.Error()
-		return nil, nil
+		return nil
 	}
 	g := &gitSide{where: where, repo: repo, key: Key(j.c.Cluster, keyOf(j.sts))}
-	if g.host, err = j.c.Proposers(repo); err != nil {
-		return nil, err
-	}
-	if g.where.Branch == source.DefaultBranch {
-		if g.where.Branch, err = g.host.DefaultBranch(ctx, repo.Owner, repo.Name); err != nil {
-			return nil, err
-		}
-	}
-	if g.last, err = g.host.Last(ctx, repo.Owner, repo.Name, g.key); err != nil {
-		return nil, err
-	}
 	if where.ChartRepository != "" {
 		if g.chartRepo = j.chartRepository(where); g.chartRepo == nil {
-			return nil, nil
+			return nil
 		}
 	}
+	return g
+}
+
+// ask fills g from the Git host: its Proposer, the branch a tool that
+// follows the default branch reads, and the StatefulSet's last pull
+// request.
+func (j *job) ask(ctx context.Context, g *gitSide) error {
+	var err error
+	if g.host, err = j.c.Proposers(g.repo); err != nil {
+		return err
+	}
+	if g.where.Branch == source.DefaultBranch {
+		if g.where.Branch, err = g.host.DefaultBranch(ctx, g.repo.Owner, g.repo.Name); err != nil {
+			return err
+		}
+	}
+	if g.last, err = g.host.Last(ctx, g.repo.Owner, g.repo.Name, g.key); err != nil {
+		return err
+	}
 	j.c.Metrics.seen(g.key, g.last)
-	return g, nil
+	return nil
 }
 
 // chartRepository is the chart's own repository, which the operator must

@@ -40,19 +40,25 @@ func (c *Controller) record(ctx context.Context, sts *appsv1.StatefulSet, st v1a
 	return wrote
 }
 
-// recordedCommit is the commit status.autoresize records claimwarden made
-// on the branch of pull request url; "" when it records none for that pull
-// request, or cannot be read (the branch is then rebuilt: never trusted
-// unrecorded).
-func (c *Controller) recordedCommit(ctx context.Context, sts *appsv1.StatefulSet, url string) string {
+// recorded is status.autoresize as last written, nil when there is none
+// or it cannot be read (logged).
+func (c *Controller) recorded(ctx context.Context, sts *appsv1.StatefulSet) *v1alpha1.AutoresizeStatus {
 	var vcr v1alpha1.VolumeClaimRollout
 	if err := c.Client.Get(ctx, keyOf(sts), &vcr); err != nil {
 		if client.IgnoreNotFound(err) != nil {
 			c.Log.Error(err, "autoresize: reading the VolumeClaimRollout", "statefulset", keyOf(sts))
 		}
-		return ""
+		return nil
 	}
-	if st := vcr.Status.Autoresize; st != nil && st.PullRequest == url {
+	return vcr.Status.Autoresize
+}
+
+// recordedCommit is the commit status.autoresize records claimwarden made
+// on the branch of pull request url; "" when it records none for that pull
+// request, or cannot be read (the branch is then rebuilt: never trusted
+// unrecorded).
+func (c *Controller) recordedCommit(ctx context.Context, sts *appsv1.StatefulSet, url string) string {
+	if st := c.recorded(ctx, sts); st != nil && st.PullRequest == url {
 		return st.Commit
 	}
 	return ""
