@@ -39,9 +39,11 @@ const (
 	DefaultCheckTimeout = 2 * time.Minute
 )
 
-// Usage reads the claims' usage of a namespace (usage.Reader).
+// Usage reads the claims' usage of a namespace, or of several at once
+// (usage.Reader).
 type Usage interface {
 	Claims(ctx context.Context, ns string, at time.Time) (map[string]usage.Usage, error)
+	Namespaces(ctx context.Context, nss []string, at time.Time) (map[string]map[string]usage.Usage, error)
 }
 
 // Proposers returns the Proposer of a repository's Git host, with the

@@ -47,7 +47,7 @@ type scheduler struct {
 type round struct {
 	// pending are the StatefulSets of the round not yet checked.
 	pending map[types.NamespacedName]bool
-	// usage is read once per namespace in the round.
+	// usage is read once per batch of namespaces in the round.
 	usage *usageMemo
 	done  chan struct{}
 }
@@ -100,15 +100,26 @@ func (s *scheduler) runRound(ctx context.Context) {
 		s.c.Log.Error(err, "autoresize")
 		return
 	}
-	r := &round{pending: map[types.NamespacedName]bool{}, usage: newUsageMemo(s.c.Usage), done: make(chan struct{})}
+	r := &round{pending: map[types.NamespacedName]bool{}, done: make(chan struct{})}
 	var queued []types.NamespacedName
+	var namespaces []string
+	seen := map[string]bool{}
 	s.mu.Lock()
 	for _, k := range keys {
 		if s.queue.NumRequeues(k) == 0 {
 			r.pending[k] = true
 			queued = append(queued, k)
+			// A check still running is not started again (begin): its
+			// namespace is read when another of the round needs it.
+			if !s.running[k] && !seen[k.Namespace] {
+				seen[k.Namespace] = true
+				namespaces = append(namespaces, k.Namespace)
+			}
 		}
 	}
+	// A batch read is waited for a quarter of a check's deadline, then its
+	// namespaces are read one by one.
+	r.usage = newRoundMemo(s.c.Usage, namespaces, s.timeout/4)
 	if len(s.running) == 0 && s.queue.Len() == 0 {
 		s.progress = time.Now()
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -53,6 +54,19 @@ func (u *hangingUsage) Claims(_ context.Context, ns string, _ time.Time) (map[st
 	u.reading[ns]--
 	u.mu.Unlock()
 	return map[string]usage.Usage{}, nil
+}
+
+// Namespaces reads the namespaces nss at once (a round's batch, no
+// check's own read): it hangs as the read of any of them does.
+func (u *hangingUsage) Namespaces(_ context.Context, nss []string, _ time.Time) (map[string]map[string]usage.Usage, error) {
+	u.calls.Add(1)
+	u.mu.Lock()
+	hangs := slices.ContainsFunc(nss, u.hangs)
+	u.mu.Unlock()
+	if hangs {
+		<-u.release
+	}
+	return map[string]map[string]usage.Usage{}, nil
 }
 
 func (u *hangingUsage) hang(f func(ns string) bool) {

@@ -48,12 +48,16 @@ func TestQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := Queries("shop", sel, DefaultWindow)
+	q := Queries([]string{"shop"}, sel, DefaultWindow)
 	if got, want := q["capacity"], `kubelet_volume_stats_capacity_bytes{job="kubelet", metrics_path="/metrics", namespace="shop"}`; got != want {
 		t.Errorf("capacity query %s, want %s", got, want)
 	}
 	if got, want := q["growth"], `deriv(kubelet_volume_stats_used_bytes{job="kubelet", metrics_path="/metrics", namespace="shop"}[6h])`; got != want {
 		t.Errorf("growth query %s, want %s", got, want)
+	}
+	q = Queries([]string{"shop", "bank-2"}, sel, DefaultWindow)
+	if got, want := q["used"], `kubelet_volume_stats_used_bytes{job="kubelet", metrics_path="/metrics", namespace=~"shop|bank-2"}`; got != want {
+		t.Errorf("the used query of two namespaces %s, want %s", got, want)
 	}
 }
 

@@ -23,22 +23,23 @@ type series struct {
 	u      Usage
 }
 
-// group is every claim's usage from the answers of Queries, by key. A
-// claim is expected in one series: the kubelet of the node its volume is
-// mounted on reports it once. Several series that agree count as one;
-// several that disagree (a volume moving between nodes for a moment, or a
-// series someone else publishes under the kubelet's labels) decide
-// nothing, their Usage holding only the Problem. A series without a
-// capacity now (only its growth over the window) is of a volume the
-// kubelet no longer reports.
-func group(answers map[string]model.Vector) map[string]Usage {
-	byClaim := map[string]map[model.Fingerprint]*series{}
+// group is every claim's usage from the answers of Queries, by namespace
+// and claim. A claim is expected in one series: the kubelet of the node
+// its volume is mounted on reports it once. Several series that agree
+// count as one; several that disagree (a volume moving between nodes for
+// a moment, or a series someone else publishes under the kubelet's
+// labels) decide nothing, their Usage holding only the Problem. A series
+// without a capacity now (only its growth over the window) is of a volume
+// the kubelet no longer reports.
+func group(answers map[string]model.Vector) map[string]map[string]Usage {
+	type claimKey struct{ namespace, name string }
+	byClaim := map[claimKey]map[model.Fingerprint]*series{}
 	for key, vec := range answers {
 		for _, s := range vec {
 			labels := s.Metric.Clone()
 			delete(labels, model.MetricNameLabel)
-			claim := string(labels["persistentvolumeclaim"])
-			if claim == "" {
+			claim := claimKey{string(labels["namespace"]), string(labels["persistentvolumeclaim"])}
+			if claim.name == "" {
 				continue
 			}
 			if byClaim[claim] == nil {
@@ -51,7 +52,7 @@ func group(answers map[string]model.Vector) map[string]Usage {
 			set(&byClaim[claim][fp].u, key, float64(s.Value))
 		}
 	}
-	out := map[string]Usage{}
+	out := map[string]map[string]Usage{}
 	for claim, all := range byClaim {
 		var reported []series
 		for _, s := range all {
@@ -62,12 +63,15 @@ func group(answers map[string]model.Vector) map[string]Usage {
 		if len(reported) == 0 {
 			continue
 		}
+		if out[claim.namespace] == nil {
+			out[claim.namespace] = map[string]Usage{}
+		}
 		slices.SortFunc(reported, func(a, b series) int { return strings.Compare(a.labels.String(), b.labels.String()) })
 		if slices.ContainsFunc(reported, func(s series) bool { return s.u != reported[0].u }) {
-			out[claim] = Usage{Problem: disagreement(reported)}
+			out[claim.namespace][claim.name] = Usage{Problem: disagreement(reported)}
 			continue
 		}
-		out[claim] = reported[0].u
+		out[claim.namespace][claim.name] = reported[0].u
 	}
 	return out
 }

@@ -37,14 +37,27 @@ func answers(series ...[3]string) map[string]model.Vector {
 
 // One series per claim is its usage; several that agree count as one;
 // several that disagree are a problem that names them and no figures.
+// Claims are told apart by namespace too: a namesake in another namespace
+// is another claim, not a second series of this one.
 func TestGroup(t *testing.T) {
-	got := group(answers(
+	a := answers(
 		[3]string{"data-db-0", "kubelet", "node-a:10250"},
 		[3]string{"data-db-1", "kubelet", "node-a:10250"},
 		[3]string{"data-db-1", "kubelet", "node-b:10250"},
 		[3]string{"data-db-2", "kubelet", "node-b:10250"},
 		[3]string{"data-db-2", "kubelet", "forged"},
-	))
+	)
+	for key, v := range answers([3]string{"data-db-0", "kubelet", "forged"}) {
+		for _, s := range v {
+			s.Metric["namespace"] = "bank"
+		}
+		a[key] = append(a[key], v...)
+	}
+	all := group(a)
+	got := all["shop"]
+	if b := all["bank"]["data-db-0"]; b.Problem != "" || b.UsedBytes != 1200 {
+		t.Errorf("bank's data-db-0 %+v, want its own series' figures", b)
+	}
 	want := Usage{CapacityBytes: 1000, UsedBytes: 600, Inodes: 10, InodesUsed: 6, GrowthBytesPerSecond: 2}
 	if got["data-db-0"] != want {
 		t.Errorf("one series: %+v, want %+v", got["data-db-0"], want)
@@ -65,7 +78,7 @@ func TestGroup(t *testing.T) {
 func TestGroupSkipsSeriesWithoutCapacity(t *testing.T) {
 	a := answers([3]string{"data-db-0", "kubelet", "node-b:10250"})
 	a["growth"] = append(a["growth"], sample("", "data-db-0", "kubelet", "node-a:10250", 5), sample("", "data-db-9", "kubelet", "node-a:10250", 5))
-	got := group(a)
+	got := group(a)["shop"]
 	if u := got["data-db-0"]; u.Problem != "" || u.GrowthBytesPerSecond != 2 {
 		t.Errorf("data-db-0 %+v, want node-b's usage alone", u)
 	}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"strings"
 	"time"
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
@@ -74,11 +75,16 @@ const MaxSeries = 10000
 // label): nothing else is put into a query.
 var namespaceName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
 
-// Queries are the PromQL queries Claims asks, for namespace ns, the
-// series selector sel and the growth window: every series, not aggregated,
-// so that a claim reported by several series is seen (group).
-func Queries(ns string, sel Selector, window time.Duration) map[string]string {
-	m := fmt.Sprintf(`{%s, namespace=%q}`, sel, ns)
+// Queries are the PromQL queries Namespaces asks, for the namespaces nss,
+// the series selector sel and the growth window: every series, not
+// aggregated, so that a claim reported by several series is seen (group).
+// One namespace is matched by name, several by an alternation of their
+// names (each a namespace name: no character a regular expression reads).
+func Queries(nss []string, sel Selector, window time.Duration) map[string]string {
+	m := fmt.Sprintf(`{%s, namespace=%q}`, sel, strings.Join(nss, ""))
+	if len(nss) > 1 {
+		m = fmt.Sprintf(`{%s, namespace=~%q}`, sel, strings.Join(nss, "|"))
+	}
 	return map[string]string{
 		"capacity":    "kubelet_volume_stats_capacity_bytes" + m,
 		"used":        "kubelet_volume_stats_used_bytes" + m,
@@ -89,11 +95,26 @@ func Queries(ns string, sel Selector, window time.Duration) map[string]string {
 }
 
 // Claims is the usage of every claim of namespace ns the kubelets report,
-// by claim name, as of at: of the series of the selector only, a claim in
-// several that disagree holding only a Problem (group).
+// by claim name, as of at (Namespaces).
 func (r Reader) Claims(ctx context.Context, ns string, at time.Time) (map[string]Usage, error) {
-	if !namespaceName.MatchString(ns) {
-		return nil, fmt.Errorf("usage: %q is not a namespace name", ns)
+	all, err := r.Namespaces(ctx, []string{ns}, at)
+	return all[ns], err
+}
+
+// Namespaces is the usage of every claim of the namespaces nss the
+// kubelets report, by namespace and claim name, as of at: one query per
+// figure for all of them, its series bounded by MaxSeries together; of
+// the series of the selector only, a claim in several that disagree
+// holding only a Problem (group). A namespace without claims reported
+// has none.
+func (r Reader) Namespaces(ctx context.Context, nss []string, at time.Time) (map[string]map[string]Usage, error) {
+	if len(nss) == 0 {
+		return nil, nil
+	}
+	for _, ns := range nss {
+		if !namespaceName.MatchString(ns) {
+			return nil, fmt.Errorf("usage: %q is not a namespace name", ns)
+		}
 	}
 	window := r.Window
 	if window <= 0 {
@@ -104,7 +125,7 @@ func (r Reader) Claims(ctx context.Context, ns string, at time.Time) (map[string
 		sel = defaultSelector
 	}
 	answers := map[string]model.Vector{}
-	for key, q := range Queries(ns, sel, window) {
+	for key, q := range Queries(nss, sel, window) {
 		v, _, _, err := r.API.Query(ctx, q, at, v1.WithLimit(MaxSeries+1))
 		if err != nil {
 			return nil, fmt.Errorf("usage: querying %s: %w", q, err)

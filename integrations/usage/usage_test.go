@@ -114,12 +114,20 @@ func TestClaimsFromARealPrometheus(t *testing.T) {
 	if f := steady.UsedFraction(); math.Abs(f-100.0/1024) > 1e-9 {
 		t.Errorf("data-db-1 used fraction %v", f)
 	}
+	// Several namespaces in one read, each its own claims.
+	all, err := r.Namespaces(context.Background(), []string{"shop", "other", "empty"}, time.Now())
+	if err != nil || len(all) != 2 || len(all["shop"]) != 2 || all["other"]["data-x-0"].UsedBytes != 900*mi {
+		t.Errorf("shop, other and empty read at once: %+v, %v; want shop's two claims and other's one", all, err)
+	}
 }
 
 func TestClaimsRefusesWhatIsNoNamespace(t *testing.T) {
-	for _, ns := range []string{"", `shop"} or vector(1) or {x="`, "Shop", fmt.Sprintf("%070d", 0)} {
+	for _, ns := range []string{"", `shop"} or vector(1) or {x="`, "Shop", fmt.Sprintf("%070d", 0), "a|.*"} {
 		if _, err := (usage.Reader{}).Claims(context.Background(), ns, time.Now()); err == nil {
 			t.Errorf("namespace %q was put into a query", ns)
+		}
+		if _, err := (usage.Reader{}).Namespaces(context.Background(), []string{"shop", ns}, time.Now()); err == nil {
+			t.Errorf("namespace %q was put into a query beside shop", ns)
 		}
 	}
 }
