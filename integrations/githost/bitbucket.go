@@ -48,7 +48,7 @@ type Bitbucket struct {
 // api.bitbucket.org; any other URL (a proxy, a test server) serves the API
 // itself. It makes no request.
 func (c Clients) Bitbucket(h Host) (Bitbucket, error) {
-	base, hc, err := CheckHost(h, c.HTTP)
+	base, hc, err := c.Client(h)
 	if err != nil {
 		return Bitbucket{}, err
 	}

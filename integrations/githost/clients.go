@@ -18,13 +18,26 @@ type Clients struct {
 	// Apps shares GitHub App installation transports between the clients
 	// built; nil means every GitHub client of an App mints its own token.
 	Apps *AppTransports
+	// Pacer holds back the requests of a host and credential the host
+	// asked to wait, for every client built; nil paces nothing.
+	Pacer *Pacer
+}
+
+// Client validates h's URL and credentials (CheckHost) and returns h's
+// base URL and the HTTP client of its requests, paced by c.Pacer.
+func (c Clients) Client(h Host) (*url.URL, *http.Client, error) {
+	base, hc, err := CheckHost(h, c.HTTP)
+	if err != nil {
+		return nil, nil, err
+	}
+	return base, c.Pacer.client(h, base, hc), nil
 }
 
 // check validates h's URL and credentials (CheckHost) and that h has type
 // typ, rather than talk the wrong API to it; it returns h's base URL and the
 // HTTP client.
 func (c Clients) check(h Host, typ HostType) (*url.URL, *http.Client, error) {
-	base, hc, err := CheckHost(h, c.HTTP)
+	base, hc, err := c.Client(h)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -67,7 +67,7 @@ func githubOptions(base *url.URL, hc *http.Client) ([]github.ClientOptionsFunc, 
 // what its installation may not read, such as GET /app. It makes no
 // request.
 func (c Clients) GitHubApp(h Host) (*github.Client, error) {
-	base, hc, err := CheckHost(h, c.HTTP)
+	base, hc, err := c.Client(h)
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,7 @@ func New(h githost.Host, clients githost.Clients, ids *Identities) (Proposer, er
 	if ids == nil {
 		ids = &Identities{}
 	}
-	base, hc, err := githost.CheckHost(h, clients.HTTP)
+	base, hc, err := clients.Client(h)
 	if err != nil {
 		return nil, err
 	}

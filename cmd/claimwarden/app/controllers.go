@@ -40,8 +40,9 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 		}
 	}
 	// One installation token per GitHub App, shared by every client built
-	// from it: the commit statuses' and autoresize's pull requests'.
-	clients := githost.Clients{Apps: &githost.AppTransports{}}
+	// from it: the commit statuses' and autoresize's pull requests'; and
+	// one Pacer, so that a host's rate limit on a token holds back both.
+	clients := githost.Clients{Apps: &githost.AppTransports{}, Pacer: &githost.Pacer{}}
 	hub, spokeList, err := setupClusters(ctx, mgr, cfg, engine, clients, log)
 	if err != nil {
 		return err
