@@ -54,7 +54,7 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 RELEASE_TOOL := $(TESTENV)/release
 COSIGN_KEY ?=
 
-.PHONY: help build build-chaos chaos chaos-storm testenv tools image release test fuzz lint generate demo demo-flux demo-helm demo-argocd demo-autoresize bench bench-spokes compat clean
+.PHONY: help build build-chaos chaos chaos-storm testenv tools image release test fuzz lint generate demo demo-flux demo-helm demo-argocd demo-autoresize bench bench-spokes bench-autoresize compat clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -159,6 +159,9 @@ SPOKES ?= 0,1,3,10
 
 bench-spokes: testenv build ## claimwarden on a hub with SPOKES (0,1,3,10) simulated spokes: memory, cache sync, watch streams; first-step latency on a spoke vs in-cluster (a few minutes)
 	$(GO) run ./test/spokescale -controller $(BIN)/claimwarden -spokes $(SPOKES)
+
+bench-autoresize: testenv build ## autoresize at fleet size: 1,000 opted-in StatefulSets at rest, then 5% filling: Git host requests and Prometheus queries per round, CPU, peak RSS, time to pull request (about 15 minutes)
+	$(GO) run ./test/autoresizescale -controller $(BIN)/claimwarden
 
 compat: testenv build ## the version-dependent tests on each Kubernetes version from 1.30 to 1.37 (KUBE_VERSIONS="v1.30.14 …" picks some); rewrites the support table in docs/kubernetes-versions.md when all ran
 	$(GO) run ./test/compat $(if $(KUBE_VERSIONS),-versions "$(KUBE_VERSIONS)")
