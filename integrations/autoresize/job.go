@@ -55,6 +55,9 @@ type job struct {
 	claims []corev1.PersistentVolumeClaim
 	used   map[string]usage.Usage
 	now    time.Time
+	// tools reads and locates the tool objects (the round's, or the
+	// check's own).
+	tools *toolMemo
 	// skipped says why no pull request can be opened, when none can.
 	skipped string
 	// err is what failed, for the StatefulSet's back-off.
@@ -149,7 +152,7 @@ func atRest(d Decision, prior *v1alpha1.AutoresizeStatus) bool {
 // request can be opened (no branch, a repository the operator does not
 // allow).
 func (j *job) where(ctx context.Context) *gitSide {
-	where, err := j.c.locate(ctx, j.src.Applier)
+	where, err := j.tools.locate(ctx, j.c, j.src.Applier)
 	if err != nil {
 		j.skipped = err.Error()
 		return nil

@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/claimwarden/claimwarden/reconciler/source"
 )
@@ -27,11 +28,11 @@ type origin struct {
 // sourceOf is the GitOps object that applies live: the one of its newest
 // proposal, or the one the StatefulSet names whose tool's record confirms
 // it there (source.Registry.AppliedBy).
-func (c *Controller) sourceOf(ctx context.Context, live *appsv1.StatefulSet) (origin, error) {
+func (c *Controller) sourceOf(ctx context.Context, live *appsv1.StatefulSet, reader client.Reader) (origin, error) {
 	if p, ok := c.Proposals.Get(keyOf(live)); ok {
 		return origin{Applier: source.Applier{Source: p.Source, Authority: p.Authority}, IgnoredLabels: p.IgnoredLabels}, nil
 	}
-	a, ok, err := c.Tools.AppliedBy(ctx, c.Reader, c.Cluster, live)
+	a, ok, err := c.Tools.AppliedBy(ctx, reader, c.Cluster, live)
 	switch {
 	case err != nil:
 		return origin{}, err
@@ -54,9 +55,10 @@ type Where = source.Where
 var errNoLocator = errors.New("autoresize proposes pull requests for Flux Kustomizations, HelmReleases and Argo CD Applications")
 
 // locate is where the tool object of src reads its StatefulSets from,
-// asked of its tool (source.Locator); src.Object is that object when
-// sourceOf read it already (nil: it is read).
-func (c *Controller) locate(ctx context.Context, src source.Applier) (Where, error) {
+// asked of its tool (source.Locator), tool objects read with reader;
+// src.Object is that object when sourceOf read it already (nil: it is
+// read).
+func (c *Controller) locate(ctx context.Context, src source.Applier, reader client.Reader) (Where, error) {
 	l, ok := c.Tools.Locator(src.Source.Kind)
 	if !ok {
 		return Where{}, fmt.Errorf("proposed by a %s: %w", src.Source.Kind, errNoLocator)
@@ -65,9 +67,9 @@ func (c *Controller) locate(ctx context.Context, src source.Applier) (Where, err
 	if obj == nil {
 		obj = l.NewObject()
 		key := types.NamespacedName{Namespace: src.Source.Namespace, Name: src.Source.Name}
-		if err := c.Reader.Get(ctx, key, obj); err != nil {
+		if err := reader.Get(ctx, key, obj); err != nil {
 			return Where{}, fmt.Errorf("reading %s %s: %w", src.Source.Kind, key, err)
 		}
 	}
-	return l.Locate(ctx, obj, c.Tools.Parents(c.Reader))
+	return l.Locate(ctx, obj, c.Tools.Parents(reader))
 }

@@ -47,8 +47,10 @@ type scheduler struct {
 type round struct {
 	// pending are the StatefulSets of the round not yet checked.
 	pending map[types.NamespacedName]bool
-	// usage is read once per batch of namespaces in the round.
+	// usage is read once per batch of namespaces in the round, each tool
+	// object read and located once.
 	usage *usageMemo
+	tools *toolMemo
 	done  chan struct{}
 }
 
@@ -120,6 +122,7 @@ func (s *scheduler) runRound(ctx context.Context) {
 	// A batch read is waited for a quarter of a check's deadline, then its
 	// namespaces are read one by one.
 	r.usage = newRoundMemo(s.c.Usage, namespaces, s.timeout/4)
+	r.tools = newToolMemo(s.c.Reader)
 	if len(s.running) == 0 && s.queue.Len() == 0 {
 		s.progress = time.Now()
 	}
@@ -157,9 +160,9 @@ func (s *scheduler) process(ctx context.Context, key types.NamespacedName) {
 	if busy {
 		return
 	}
-	u := newUsageMemo(s.c.Usage)
+	u, tools := newUsageMemo(s.c.Usage), newToolMemo(s.c.Reader)
 	if r != nil {
-		u = r.usage
+		u, tools = r.usage, r.tools
 	}
 	// The status is written after the deadline, within the wait.
 	checkCtx, cancel := context.WithTimeout(ctx, s.timeout)
@@ -168,7 +171,7 @@ func (s *scheduler) process(ctx context.Context, key types.NamespacedName) {
 	go func() {
 		defer cancelRecord()
 		defer cancel()
-		f := s.c.check(checkCtx, recordCtx, key, u)
+		f := s.c.check(checkCtx, recordCtx, key, u, tools)
 		s.returned(key)
 		failed <- f
 	}()

@@ -28,20 +28,26 @@ type sample struct {
 	rounds  float64
 	git     counts
 	queries float64
-	cpu     float64
+	// apiGets and apiWrites are the controller's requests to the API
+	// server (client-go's rest_client_requests_total): reads that
+	// bypass its cache, and writes.
+	apiGets, apiWrites float64
+	cpu                float64
 }
 
 // window is what happened between two samples.
 type window struct {
-	rounds  float64
-	seconds float64
-	git     counts
-	queries float64
-	cpu     float64
+	rounds             float64
+	seconds            float64
+	git                counts
+	queries            float64
+	apiGets, apiWrites float64
+	cpu                float64
 }
 
 func (s sample) since(o sample) window {
-	return window{rounds: s.rounds - o.rounds, seconds: s.at.Sub(o.at).Seconds(), git: s.git.minus(o.git), queries: s.queries - o.queries, cpu: s.cpu - o.cpu}
+	return window{rounds: s.rounds - o.rounds, seconds: s.at.Sub(o.at).Seconds(), git: s.git.minus(o.git), queries: s.queries - o.queries,
+		apiGets: s.apiGets - o.apiGets, apiWrites: s.apiWrites - o.apiWrites, cpu: s.cpu - o.cpu}
 }
 
 // measure waits for the first rounds over the fleet, measures -rest-rounds
@@ -205,6 +211,12 @@ func (b *bench) sample(ctx context.Context) (sample, error) {
 		return s, err
 	}
 	s.rounds = benchkit.Sum(fams["claimwarden_autoresize_checks_total"], nil)
+	requests := fams["rest_client_requests_total"]
+	s.apiGets = benchkit.Sum(requests, func(m *dto.Metric) bool { return benchkit.Label(m, "method") == "GET" })
+	s.apiWrites = benchkit.Sum(requests, func(m *dto.Metric) bool {
+		method := benchkit.Label(m, "method")
+		return method != "GET" && method != "WATCH" && method != "LIST"
+	})
 	prom, err := benchkit.Scrape(ctx, b.prom.URL+"/metrics")
 	if err != nil {
 		return s, err

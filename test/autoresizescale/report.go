@@ -20,15 +20,15 @@ type report struct {
 func (r *report) print(w io.Writer, o options, bin string) {
 	fmt.Fprintf(w, "\nclaimwarden %s; %d StatefulSets × %d claims (%s) in %d namespaces, one Flux Kustomization each, from %d repositories on Gitea; autoresize.interval %s; Prometheus scraping every 5s\n\n",
 		bin, o.statefulSets, o.claims, claimSize, o.namespaces, o.repositories, o.interval)
-	fmt.Fprintln(w, "| phase | rounds | Git host reads per round | Git host writes per round | Prometheus queries per round | controller CPU (cores) |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| phase | rounds | Git host reads per round | Git host writes per round | Prometheus queries per round | API server GETs per round | API server writes per round | controller CPU (cores) |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 	for _, p := range []struct {
 		name string
 		w    window
 	}{{"at rest", r.rest}, {fmt.Sprintf("%d%% filling, until each has its pull request", o.fillingPercent), r.proposing}} {
 		rounds := max(p.w.rounds, 1)
-		fmt.Fprintf(w, "| %s | %.0f | %.1f | %.1f | %.1f | %.3f |\n", p.name, p.w.rounds,
-			float64(p.w.git.Reads)/rounds, float64(p.w.git.Writes)/rounds, p.w.queries/rounds, p.w.cpu/p.w.seconds)
+		fmt.Fprintf(w, "| %s | %.0f | %.1f | %.1f | %.1f | %.0f | %.0f | %.3f |\n", p.name, p.w.rounds,
+			float64(p.w.git.Reads)/rounds, float64(p.w.git.Writes)/rounds, p.w.queries/rounds, p.w.apiGets/rounds, p.w.apiWrites/rounds, p.w.cpu/p.w.seconds)
 	}
 	fmt.Fprintf(w, "\n%d of %d filling StatefulSets got a pull request; from the fill to the pull request: median %s, max %s (%s per round)\n",
 		r.pullRequests, r.filling, percentile(r.toPullRequest, 50), percentile(r.toPullRequest, 100), o.interval)
