@@ -17,10 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
 	"github.com/claimwarden/claimwarden/test/benchkit"
@@ -56,34 +53,13 @@ func run(ctx context.Context, o options) (err error) {
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	b := &bench{o: o, began: time.Now()}
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		return fmt.Errorf("%w: run from the repository", err)
-	}
-	if b.dir, err = os.MkdirTemp("", "claimwarden-autoresizescale-"); err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil || os.Getenv(testenv.KeepEnv) != "" {
-			fmt.Printf("logs kept in %s\n", b.dir)
-			return
-		}
-		os.RemoveAll(b.dir)
-	}()
-	logs, err := os.Create(filepath.Join(b.dir, "storagesim.log"))
+	w, err := benchkit.NewWorkdir(ctx, "autoresizescale", o.controller, b.logf)
 	if err != nil {
 		return err
 	}
-	defer logs.Close()
-	logger := zap.New(zap.WriteTo(logs))
-	ctrl.SetLogger(logger)
-	klog.SetLogger(logger)
-	if b.bin = o.controller; b.bin == "" {
-		b.logf("building ./cmd/claimwarden")
-		if b.bin, err = benchkit.BuildController(ctx, root, b.dir); err != nil {
-			return err
-		}
-	}
+	defer func() { w.Close(err != nil) }()
+	root := w.Root
+	b.dir, b.bin = w.Dir, w.Bin
 	var stops []func() error
 	defer func() {
 		b.logf("stopping what the run started")

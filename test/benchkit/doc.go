@@ -1,5 +1,6 @@
-// Package benchkit holds what the benchmark commands test/scale and
-// test/spokescale both need, so that each is written once: the
+// Package benchkit holds what the benchmark commands test/scale,
+// test/spokescale and test/autoresizescale need, so that each is written
+// once: the run directory with its logs and binary (workdir.go), the
 // controller's /metrics scrape and sums (metrics.go), a process's memory
 // (memory.go), the parts of a counting reverse proxy in front of
 // kube-apiserver (proxy.go), building the controller (build.go), reading

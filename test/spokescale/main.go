@@ -30,7 +30,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,12 +37,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/claimwarden/claimwarden/test/benchkit"
-	"github.com/claimwarden/claimwarden/test/testenv"
 )
 
 // maxSpokes bounds -spokes: each is a proxy, a cluster.Cluster and a
@@ -133,35 +128,13 @@ func run(ctx context.Context, o options) (err error) {
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	b := &bench{o: o, began: time.Now()}
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		return fmt.Errorf("%w: run from the repository", err)
-	}
-	if b.dir, err = os.MkdirTemp("", "claimwarden-spokescale-"); err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil || os.Getenv(testenv.KeepEnv) != "" {
-			fmt.Printf("logs kept in %s\n", b.dir)
-			return
-		}
-		os.RemoveAll(b.dir)
-	}()
-	logs, err := os.Create(filepath.Join(b.dir, "storagesim.log"))
+	w, err := benchkit.NewWorkdir(ctx, "spokescale", o.controller, b.logf)
 	if err != nil {
 		return err
 	}
-	defer logs.Close()
-	logger := zap.New(zap.WriteTo(logs))
-	ctrl.SetLogger(logger)
-	klog.SetLogger(logger)
-
-	if b.bin = o.controller; b.bin == "" {
-		b.logf("building ./cmd/claimwarden")
-		if b.bin, err = benchkit.BuildController(ctx, root, b.dir); err != nil {
-			return err
-		}
-	}
+	defer func() { w.Close(err != nil) }()
+	root := w.Root
+	b.dir, b.bin = w.Dir, w.Bin
 	b.logf("load average %s; starting the hub's and the spoke's control planes", loadAverage())
 	var stops []func() error
 	defer func() {
