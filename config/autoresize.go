@@ -206,9 +206,10 @@ func (a Autoresize) validate(bad func(key string, value any, format string, args
 		bad("autoresize.prometheus.seriesSelector", a.Prometheus.SeriesSelector, "is not PromQL label matchers (comma-separated, without braces): %v", err)
 	}
 	if l := a.Prometheus.ClusterLabel; l != "" {
+		labelErr := usage.CheckLabelName(l)
 		switch {
-		case !usage.ValidLabelName(l):
-			bad("autoresize.prometheus.clusterLabel", l, "is not a label name claimwarden may match on (letters, digits and _, not namespace, not starting with __)")
+		case labelErr != nil:
+			bad("autoresize.prometheus.clusterLabel", l, "is not a label name claimwarden may match on: %v", labelErr)
 		case sel.Names(l):
 			bad("autoresize.prometheus.seriesSelector", a.Prometheus.SeriesSelector, "matches on %s, the clusterLabel: claimwarden matches each cluster's series on it itself", l)
 		}

@@ -83,12 +83,9 @@ func (m *toolMemo) List(ctx context.Context, list client.ObjectList, opts ...cli
 
 // locate is c.locate(ctx, src, m), once per tool object as read
 // (src.Object) in the round; a proposal's source, not read yet, is
-// located each time, and without m (nil) with c.Reader.
+// located each time.
 func (m *toolMemo) locate(ctx context.Context, c *Controller, src source.Applier) (Where, error) {
-	switch {
-	case m == nil:
-		return c.locate(ctx, src, c.Reader)
-	case src.Object == nil:
+	if src.Object == nil {
 		return c.locate(ctx, src, m)
 	}
 	key := objectKey{src.Source.Kind, src.Object.GetNamespace(), src.Object.GetName(), src.Object.GetResourceVersion()}

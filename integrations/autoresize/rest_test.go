@@ -126,7 +126,7 @@ func TestAtRestTheGitHostIsNotAsked(t *testing.T) {
 			vcr.Status.Autoresize = tc.prior
 			ctl.Client = fake.NewClientBuilder().WithScheme(scheme).WithObjects(vcr).WithStatusSubresource(vcr).Build()
 			st := v1alpha1.AutoresizeStatus{}
-			j := &job{c: ctl, rule: rule, sts: s.Live, src: src, claims: s.Claims, used: tc.used, now: time.Now()}
+			j := &job{c: ctl, rule: rule, sts: s.Live, src: src, claims: s.Claims, used: tc.used, now: time.Now(), tools: newToolMemo(ctl.Client)}
 			j.run(context.Background(), &st)
 			got := asked()
 			slices.Sort(got)

@@ -55,11 +55,20 @@ func (s Selector) Names(label string) bool {
 	return slices.ContainsFunc(s, func(m Matcher) bool { return m.Name == label })
 }
 
-// ValidLabelName reports whether name may be a label of a stored series
-// that claimwarden matches on itself: a Prometheus label name, not one of
-// those ParseSelector refuses.
-func ValidLabelName(name string) bool {
-	return labelName.FindString(name) == name && name != "namespace" && !strings.HasPrefix(name, "__")
+// CheckLabelName says why name may not be matched on by a selector (the
+// operator's matchers, the cluster label), or nil: it must be a
+// Prometheus label name that stored series carry, and not namespace,
+// which claimwarden matches itself.
+func CheckLabelName(name string) error {
+	switch {
+	case labelName.FindString(name) != name:
+		return fmt.Errorf("%q is not a label name", name)
+	case name == "namespace":
+		return fmt.Errorf("the label namespace is claimwarden's to match (the namespace checked)")
+	case strings.HasPrefix(name, "__"):
+		return fmt.Errorf("the label %s is not one stored series carry", name)
+	}
+	return nil
 }
 
 // ParseSelector parses PromQL label matchers, comma-separated, without
@@ -100,11 +109,8 @@ func parseMatcher(s string) (Matcher, string, error) {
 	if m.Name = labelName.FindString(s); m.Name == "" {
 		return m, "", fmt.Errorf("%q does not start with a label name", s)
 	}
-	switch {
-	case m.Name == "namespace":
-		return m, "", fmt.Errorf("the label namespace is claimwarden's to match (the namespace checked)")
-	case strings.HasPrefix(m.Name, "__"):
-		return m, "", fmt.Errorf("the label %s is not one stored series carry", m.Name)
+	if err := CheckLabelName(m.Name); err != nil {
+		return m, "", err
 	}
 	s = strings.TrimSpace(s[len(m.Name):])
 	for _, op := range matchOps {
