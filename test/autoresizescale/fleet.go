@@ -8,7 +8,6 @@ import (
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/claimwarden/claimwarden/integrations/flux"
 	"github.com/claimwarden/claimwarden/integrations/manifests"
+	"github.com/claimwarden/claimwarden/test/benchkit"
 	"github.com/claimwarden/claimwarden/test/fixtures"
 	"github.com/claimwarden/claimwarden/test/fluxenv"
 )
@@ -131,25 +131,9 @@ func (b *bench) waitFleet(ctx context.Context) error {
 	wantPods, wantClaims := b.o.statefulSets, b.o.statefulSets*b.o.claims
 	var ready, bound int
 	err := wait.PollUntilContextTimeout(ctx, 5*time.Second, 20*time.Minute, true, func(ctx context.Context) (bool, error) {
-		var sets appsv1.StatefulSetList
-		if err := b.c.List(ctx, &sets); err != nil {
+		var err error
+		if ready, bound, err = benchkit.Settled(ctx, b.c, func(ns string) bool { return strings.HasPrefix(ns, "tenant-") }); err != nil {
 			return false, err
-		}
-		ready = 0
-		for _, s := range sets.Items {
-			if s.Status.ObservedGeneration == s.Generation {
-				ready += int(s.Status.ReadyReplicas)
-			}
-		}
-		var claims corev1.PersistentVolumeClaimList
-		if err := b.c.List(ctx, &claims); err != nil {
-			return false, err
-		}
-		bound = 0
-		for _, c := range claims.Items {
-			if c.Status.Phase == corev1.ClaimBound && strings.HasPrefix(c.Namespace, "tenant-") {
-				bound++
-			}
 		}
 		b.progress("%d/%d Pods Ready, %d/%d claims Bound", ready, wantPods, bound, wantClaims)
 		return ready == wantPods && bound == wantClaims, nil

@@ -315,23 +315,9 @@ func (s setupStatus) String() string {
 // setupStatus counts with three lists per poll, not one request per object.
 func (r *runner) setupStatus(ctx context.Context) (setupStatus, error) {
 	st := setupStatus{pods: len(r.keys) * r.o.replicas, vcrs: len(r.keys)}
-	var sets appsv1.StatefulSetList
-	if err := r.c.List(ctx, &sets); err != nil {
+	var err error
+	if st.podsReady, st.pvcsBound, err = benchkit.Settled(ctx, r.c, r.ours, notCrowd); err != nil {
 		return st, err
-	}
-	for _, s := range sets.Items {
-		if r.ours(s.Namespace) && s.Status.ObservedGeneration == s.Generation {
-			st.podsReady += int(s.Status.ReadyReplicas)
-		}
-	}
-	var claims corev1.PersistentVolumeClaimList
-	if err := r.c.List(ctx, &claims, notCrowd); err != nil {
-		return st, err
-	}
-	for _, c := range claims.Items {
-		if r.ours(c.Namespace) && c.Status.Phase == corev1.ClaimBound {
-			st.pvcsBound++
-		}
 	}
 	var vcrs v1alpha1.VolumeClaimRolloutList
 	if err := r.c.List(ctx, &vcrs); err != nil {

@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/claimwarden/claimwarden/test/benchkit"
 	"github.com/claimwarden/claimwarden/test/fixtures"
 )
 
@@ -34,27 +33,9 @@ func (b *bench) createWorkload(ctx context.Context) error {
 	want := b.o.statefulSets * b.o.replicas
 	var ready, bound int
 	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
-		var sets appsv1.StatefulSetList
-		if err := b.spoke.c.List(ctx, &sets); err != nil {
-			return false, err
-		}
-		ready = 0
-		for _, s := range sets.Items {
-			if s.Status.ObservedGeneration == s.Generation {
-				ready += int(s.Status.ReadyReplicas)
-			}
-		}
-		var claims corev1.PersistentVolumeClaimList
-		if err := b.spoke.c.List(ctx, &claims); err != nil {
-			return false, err
-		}
-		bound = 0
-		for _, c := range claims.Items {
-			if c.Status.Phase == corev1.ClaimBound {
-				bound++
-			}
-		}
-		return ready == want && bound == want, nil
+		var err error
+		ready, bound, err = benchkit.Settled(ctx, b.spoke.c, nil)
+		return err == nil && ready == want && bound == want, err
 	})
 	if err != nil {
 		return fmt.Errorf("waiting for the spoke's %d Pods Ready and claims Bound (%d Ready, %d Bound): %w", want, ready, bound, err)
