@@ -190,7 +190,7 @@ func (c *Controller) watches(sts *appsv1.StatefulSet) bool {
 // (a check that used up its deadline says so); failed says it should be
 // retried later than the next round (a Git host, a policy engine,
 // Prometheus or the API server failed).
-func (c *Controller) check(ctx, recordCtx context.Context, key types.NamespacedName, u *usageMemo, tools *toolMemo) (failed bool) {
+func (c *Controller) check(ctx, recordCtx context.Context, key types.NamespacedName, m memos) (failed bool) {
 	var sts appsv1.StatefulSet
 	if err := c.Client.Get(ctx, key, &sts); err != nil {
 		if client.IgnoreNotFound(err) != nil {
@@ -202,13 +202,13 @@ func (c *Controller) check(ctx, recordCtx context.Context, key types.NamespacedN
 	if !c.watches(&sts) {
 		return false
 	}
-	used, now, err := u.claims(ctx, key.Namespace)
+	used, now, err := m.usage.claims(ctx, key.Namespace)
 	st := v1alpha1.AutoresizeStatus{LastChecked: metaTime(now)}
 	if err != nil {
 		st.Message = "reading usage: " + err.Error()
 		failed = true
 	} else {
-		st, failed = c.checkOne(ctx, ruleFor(c.Rules, key.Namespace), &sts, used, now, tools)
+		st, failed = c.checkOne(ctx, ruleFor(c.Rules, key.Namespace), &sts, used, now, m)
 	}
 	c.record(recordCtx, &sts, st)
 	return failed
@@ -217,7 +217,7 @@ func (c *Controller) check(ctx, recordCtx context.Context, key types.NamespacedN
 // checkOne decides for one StatefulSet and proposes; the status says what
 // it did or why not, failed whether a Git host, a policy engine or the
 // cache failed.
-func (c *Controller) checkOne(ctx context.Context, rule *Rule, sts *appsv1.StatefulSet, used map[string]usage.Usage, now time.Time, tools *toolMemo) (st v1alpha1.AutoresizeStatus, failed bool) {
+func (c *Controller) checkOne(ctx context.Context, rule *Rule, sts *appsv1.StatefulSet, used map[string]usage.Usage, now time.Time, m memos) (st v1alpha1.AutoresizeStatus, failed bool) {
 	st = v1alpha1.AutoresizeStatus{LastChecked: metaTime(now)}
 	claims, err := c.claims(ctx, sts)
 	if err != nil {
@@ -226,12 +226,12 @@ func (c *Controller) checkOne(ctx context.Context, rule *Rule, sts *appsv1.State
 	}
 	st.Usage = fullest(claims, used)
 	c.Metrics.observe(claims, used)
-	src, err := c.sourceOf(ctx, sts, tools)
+	src, err := c.sourceOf(ctx, sts, m.tools)
 	if err != nil {
 		st.Message = err.Error()
 		return st, false
 	}
-	job := &job{c: c, rule: rule, sts: sts, src: src, claims: claims, used: used, now: now, tools: tools}
+	job := &job{c: c, rule: rule, sts: sts, src: src, claims: claims, used: used, now: now, tools: m.tools, repos: m.repos}
 	job.run(ctx, &st)
 	return st, job.err != nil
 }

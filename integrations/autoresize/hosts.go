@@ -55,7 +55,11 @@ func BackOffHosts(proposers Proposers) Proposers {
 		if err != nil {
 			return nil, err
 		}
-		return &backedOff{b: b, host: repo.Host, p: p}, nil
+		h := &backedOff{b: b, host: repo.Host, p: p}
+		if _, ok := p.(pullrequest.OpenLister); ok {
+			return backedOffLister{h}, nil
+		}
+		return h, nil
 	}
 }
 
@@ -146,4 +150,14 @@ func (h *backedOff) Files(ctx context.Context, owner, repo, ref, dir string) ([]
 
 func (h *backedOff) DefaultBranch(ctx context.Context, owner, repo string) (string, error) {
 	return call(ctx, h, func() (string, error) { return h.p.DefaultBranch(ctx, owner, repo) })
+}
+
+// backedOffLister is the backedOff of a Proposer that lists open pull
+// requests (pullrequest.OpenLister).
+type backedOffLister struct{ *backedOff }
+
+func (h backedOffLister) Open(ctx context.Context, owner, repo, prefix string) (map[string]pullrequest.PullRequest, error) {
+	return call(ctx, h.backedOff, func() (map[string]pullrequest.PullRequest, error) {
+		return h.p.(pullrequest.OpenLister).Open(ctx, owner, repo, prefix)
+	})
 }

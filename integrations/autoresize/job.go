@@ -55,9 +55,10 @@ type job struct {
 	claims []corev1.PersistentVolumeClaim
 	used   map[string]usage.Usage
 	now    time.Time
-	// tools reads and locates the tool objects (the round's, or the
-	// check's own).
+	// tools reads and locates the tool objects, repos asks the Git host
+	// about repositories (the round's, or the check's own).
 	tools *toolMemo
+	repos *repoMemo
 	// skipped says why no pull request can be opened, when none can.
 	skipped string
 	// err is what failed, for the StatefulSet's back-off.
@@ -91,7 +92,7 @@ func (j *job) run(ctx context.Context, st *v1alpha1.AutoresizeStatus) {
 		st.Message = nothingText(d.Denied, d.Undecided, nil, j.now)
 		return
 	}
-	if err := j.ask(ctx, g); err != nil {
+	if err := j.ask(ctx, g, prior); err != nil {
 		j.fail(st, err)
 		return
 	}
@@ -178,15 +179,26 @@ func (j *job) where(ctx context.Context) *gitSide {
 
 // ask fills g from the Git host: its Proposer, the branch a tool that
 // follows the default branch reads, and the StatefulSet's last pull
-// request.
-func (j *job) ask(ctx context.Context, g *gitSide) error {
+// request. A pull request prior records open is looked up in the round's
+// listing of the repository's open ones (shared by every StatefulSet
+// whose tool follows it); one the listing no longer holds, or a host that
+// lists none, is asked after on its own (Last: merged or closed, and
+// when, which starts the cooldown).
+func (j *job) ask(ctx context.Context, g *gitSide, prior *v1alpha1.AutoresizeStatus) error {
 	var err error
 	if g.host, err = j.c.Proposers(g.repo); err != nil {
 		return err
 	}
 	if g.where.Branch == source.DefaultBranch {
-		if g.where.Branch, err = g.host.DefaultBranch(ctx, g.repo.Owner, g.repo.Name); err != nil {
+		if g.where.Branch, err = j.repos.defaultBranch(ctx, g.host, g.repo); err != nil {
 			return err
+		}
+	}
+	if prior != nil && prior.State == string(pullrequest.Open) {
+		if open, listed := j.repos.openPull(ctx, g.host, g.repo, g.key); open != nil && listed {
+			g.last = open
+			j.c.Metrics.seen(g.key, g.last)
+			return nil
 		}
 	}
 	if g.last, err = g.host.Last(ctx, g.repo.Owner, g.repo.Name, g.key); err != nil {

@@ -47,11 +47,22 @@ type scheduler struct {
 type round struct {
 	// pending are the StatefulSets of the round not yet checked.
 	pending map[types.NamespacedName]bool
-	// usage is read once per batch of namespaces in the round, each tool
-	// object read and located once.
+	memos
+	done chan struct{}
+}
+
+// memos are what checks share: usage read once per batch of namespaces,
+// each tool object read and located once, each repository asked once (a
+// round's); a check outside a round has its own.
+type memos struct {
 	usage *usageMemo
 	tools *toolMemo
-	done  chan struct{}
+	repos *repoMemo
+}
+
+// ownMemos are the memos of a check outside a round.
+func (c *Controller) ownMemos() memos {
+	return memos{usage: newUsageMemo(c.Usage), tools: newToolMemo(c.Reader), repos: newRepoMemo()}
 }
 
 func newScheduler(c *Controller) *scheduler {
@@ -121,8 +132,7 @@ func (s *scheduler) runRound(ctx context.Context) {
 	}
 	// A batch read is waited for a quarter of a check's deadline, then its
 	// namespaces are read one by one.
-	r.usage = newRoundMemo(s.c.Usage, namespaces, s.timeout/4)
-	r.tools = newToolMemo(s.c.Reader)
+	r.memos = memos{usage: newRoundMemo(s.c.Usage, namespaces, s.timeout/4), tools: newToolMemo(s.c.Reader), repos: newRepoMemo()}
 	if len(s.running) == 0 && s.queue.Len() == 0 {
 		s.progress = time.Now()
 	}
@@ -160,9 +170,9 @@ func (s *scheduler) process(ctx context.Context, key types.NamespacedName) {
 	if busy {
 		return
 	}
-	u, tools := newUsageMemo(s.c.Usage), newToolMemo(s.c.Reader)
+	m := s.c.ownMemos()
 	if r != nil {
-		u, tools = r.usage, r.tools
+		m = r.memos
 	}
 	// The status is written after the deadline, within the wait.
 	checkCtx, cancel := context.WithTimeout(ctx, s.timeout)
@@ -171,7 +181,7 @@ func (s *scheduler) process(ctx context.Context, key types.NamespacedName) {
 	go func() {
 		defer cancelRecord()
 		defer cancel()
-		f := s.c.check(checkCtx, recordCtx, key, u, tools)
+		f := s.c.check(checkCtx, recordCtx, key, m)
 		s.returned(key)
 		failed <- f
 	}()

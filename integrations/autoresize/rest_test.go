@@ -58,12 +58,14 @@ func TestAtRestTheGitHostIsNotAsked(t *testing.T) {
 	closedAt := time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		requests = append(requests, r.Method+" "+r.URL.Path)
+		requests = append(requests, r.Method+" "+r.URL.Path+"?state="+r.URL.Query().Get("state"))
 		mu.Unlock()
-		switch r.URL.Path {
-		case "/api/v3/user":
+		switch {
+		case r.URL.Path == "/api/v3/user":
 			_, _ = w.Write([]byte(`{"login":"claimwarden","id":7}`))
-		case "/api/v3/repos/octo/shop/pulls":
+		case r.URL.Path == "/api/v3/repos/octo/shop/pulls" && r.URL.Query().Get("state") == "open":
+			_, _ = w.Write([]byte(`[]`))
+		case r.URL.Path == "/api/v3/repos/octo/shop/pulls":
 			_, _ = w.Write([]byte(`[{"number":4,"state":"closed","merged_at":"` + closedAt + `","closed_at":"` + closedAt +
 				`","html_url":"https://github.example/octo/shop/pull/4","user":{"login":"claimwarden","id":7},` +
 				`"head":{"ref":"claimwarden/autoresize/shop/web","sha":"c0ffee","repo":{"id":9}},"base":{"ref":"main","repo":{"id":9}}}]`))
@@ -114,11 +116,12 @@ func TestAtRestTheGitHostIsNotAsked(t *testing.T) {
 		{name: "at rest", used: calm, msg: "no claim needs to grow"},
 		{name: "at rest after a merged pull request", used: calm, msg: "no claim needs to grow",
 			prior: &v1alpha1.AutoresizeStatus{PullRequest: "https://github.example/octo/shop/pull/4", State: "merged"}},
+		// The repository's open ones listed, without it: then its own.
 		{name: "a pull request open", used: calm, msg: "no claim needs to grow (the last pull request was merged",
 			prior: &v1alpha1.AutoresizeStatus{PullRequest: "https://github.example/octo/shop/pull/4", State: "open"},
-			want:  []string{"GET /api/v3/repos/octo/shop/pulls", "GET /api/v3/user"}},
+			want:  []string{"GET /api/v3/repos/octo/shop/pulls?state=all", "GET /api/v3/repos/octo/shop/pulls?state=open", "GET /api/v3/user?state="}},
 		{name: "filling, within the cooldown", used: s.Usage, msg: "no claim needs to grow (the last pull request was merged",
-			want: []string{"GET /api/v3/repos/octo/shop/pulls", "GET /api/v3/user"}},
+			want: []string{"GET /api/v3/repos/octo/shop/pulls?state=all", "GET /api/v3/user?state="}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			vcr := &v1alpha1.VolumeClaimRollout{}
@@ -126,7 +129,7 @@ func TestAtRestTheGitHostIsNotAsked(t *testing.T) {
 			vcr.Status.Autoresize = tc.prior
 			ctl.Client = fake.NewClientBuilder().WithScheme(scheme).WithObjects(vcr).WithStatusSubresource(vcr).Build()
 			st := v1alpha1.AutoresizeStatus{}
-			j := &job{c: ctl, rule: rule, sts: s.Live, src: src, claims: s.Claims, used: tc.used, now: time.Now(), tools: newToolMemo(ctl.Client)}
+			j := &job{c: ctl, rule: rule, sts: s.Live, src: src, claims: s.Claims, used: tc.used, now: time.Now(), tools: newToolMemo(ctl.Client), repos: newRepoMemo()}
 			j.run(context.Background(), &st)
 			got := asked()
 			slices.Sort(got)

@@ -21,16 +21,20 @@ type Clients struct {
 	// Pacer holds back the requests of a host and credential the host
 	// asked to wait, for every client built; nil paces nothing.
 	Pacer *Pacer
+	// Conditional makes every client's GET requests conditional (ETags);
+	// nil makes none.
+	Conditional *Conditional
 }
 
 // Client validates h's URL and credentials (CheckHost) and returns h's
-// base URL and the HTTP client of its requests, paced by c.Pacer.
+// base URL and the HTTP client of its requests, paced by c.Pacer, its GET
+// requests conditional through c.Conditional.
 func (c Clients) Client(h Host) (*url.URL, *http.Client, error) {
 	base, hc, err := CheckHost(h, c.HTTP)
 	if err != nil {
 		return nil, nil, err
 	}
-	return base, c.Pacer.client(h, base, hc), nil
+	return base, c.Pacer.client(h, base, c.Conditional.client(h, base, hc)), nil
 }
 
 // check validates h's URL and credentials (CheckHost) and that h has type

@@ -143,27 +143,34 @@ func (g *Gitea) Last(ctx context.Context, owner, repo, key string) (*PullRequest
 // find are the pull requests from a branch named branch in state, newest
 // (highest-numbered) first, among the newest maxPages pages.
 func (g *Gitea) find(client *gitea.Client, owner, repo, branch string, state gitea.StateType) ([]candidate, error) {
+	cands, _, err := g.list(client, owner, repo, state, maxPages)
+	return slices.DeleteFunc(cands, func(c candidate) bool { return c.head != branch }), err
+}
+
+// list are the pull requests in state, newest (highest-numbered) first,
+// among the newest pages pages; more says there are more.
+func (g *Gitea) list(client *gitea.Client, owner, repo string, state gitea.StateType, pages int) (cands []candidate, more bool, err error) {
 	var found []*gitea.PullRequest
-	for page := 1; page <= maxPages; page++ {
+	for page := 1; ; page++ {
 		prs, resp, err := client.ListRepoPullRequests(owner, repo, gitea.ListPullRequestsOptions{
 			ListOptions: gitea.ListOptions{Page: page, PageSize: 50}, State: state,
 		})
 		if err != nil {
-			return nil, githost.GiteaError(fmt.Sprintf("gitea: GET repos/%s/%s/pulls", owner, repo), resp, err, g.Token)
+			return nil, false, githost.GiteaError(fmt.Sprintf("gitea: GET repos/%s/%s/pulls?state=%s", owner, repo, state), resp, err, g.Token)
 		}
-		for _, pr := range prs {
-			if pr.Head != nil && pr.Head.Ref == branch {
-				found = append(found, pr)
-			}
-		}
+		found = append(found, slices.DeleteFunc(prs, func(pr *gitea.PullRequest) bool { return pr.Head == nil })...)
 		if len(prs) < 50 {
+			break
+		}
+		if page == pages {
+			more = true
 			break
 		}
 	}
 	slices.SortFunc(found, func(a, b *gitea.PullRequest) int { return cmp.Compare(b.Index, a.Index) })
-	cands := make([]candidate, 0, len(found))
+	cands = make([]candidate, 0, len(found))
 	for _, pr := range found {
-		c := candidate{pr: pullRequestOf(pr), sameRepo: pr.Base != nil && pr.Head.RepoID != 0 && pr.Head.RepoID == pr.Base.RepoID}
+		c := candidate{pr: pullRequestOf(pr), head: pr.Head.Ref, sameRepo: pr.Base != nil && pr.Head.RepoID != 0 && pr.Head.RepoID == pr.Base.RepoID}
 		if pr.Base != nil {
 			c.base = pr.Base.Ref
 		}
@@ -172,7 +179,26 @@ func (g *Gitea) find(client *gitea.Client, owner, repo, branch string, state git
 		}
 		cands = append(cands, c)
 	}
-	return cands, nil
+	return cands, more, nil
+}
+
+func (g *Gitea) Open(ctx context.Context, owner, repo, prefix string) (map[string]PullRequest, error) {
+	client, err := g.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	me, err := g.self(client)
+	if err != nil {
+		return nil, err
+	}
+	cands, more, err := g.list(client, owner, repo, gitea.StateOpen, maxOpenPages)
+	if err != nil {
+		return nil, err
+	}
+	if more {
+		return nil, fmt.Errorf("gitea: GET repos/%s/%s/pulls?state=open: more than %d pages: %w", owner, repo, maxOpenPages, ErrTooManyOpen)
+	}
+	return openByKey(me, prefix, cands), nil
 }
 
 func (g *Gitea) File(ctx context.Context, owner, repo, ref, path string) ([]byte, error) {

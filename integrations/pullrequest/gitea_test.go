@@ -278,6 +278,11 @@ func TestGiteaOwnsOnlyItsPullRequests(t *testing.T) {
 	if last, err := p.Last(ctx, srv.User, "shop", db.Key); err != nil || last != nil {
 		t.Errorf("Last of %s = %+v, %v; want none", db.Key, last, err)
 	}
+	// The repository's listing: claimwarden's own only, not the fork's
+	// or mallory's from branches of its keys' names.
+	if open, err := p.Open(ctx, srv.User, "shop", "autoresize/"); err != nil || len(open) != 1 || open[key].Number != made.Number || open[key].Head != made.Head {
+		t.Errorf("Open = %+v, %v; want only %s's, %d at %s", open, err, key, made.Number, made.Head)
+	}
 
 	// A commit pushed on top of claimwarden's branch: the head is no longer
 	// the commit claimwarden made; the next Propose rebuilds the branch.

@@ -181,13 +181,40 @@ func (g *GitHub) find(ctx context.Context, owner, repo, branch, state string) ([
 	}
 	cands := make([]candidate, 0, len(prs))
 	for _, pr := range prs {
-		headRepo, baseRepo := pr.GetHead().GetRepo().GetID(), pr.GetBase().GetRepo().GetID()
-		cands = append(cands, candidate{
-			pr: githubPullRequest(pr), author: pr.GetUser().GetLogin(), authorName: pr.GetUser().GetLogin(),
-			sameRepo: headRepo != 0 && headRepo == baseRepo, base: pr.GetBase().GetRef(),
-		})
+		cands = append(cands, githubCandidate(pr))
 	}
 	return cands, nil
+}
+
+func githubCandidate(pr *github.PullRequest) candidate {
+	headRepo, baseRepo := pr.GetHead().GetRepo().GetID(), pr.GetBase().GetRepo().GetID()
+	return candidate{
+		pr: githubPullRequest(pr), author: pr.GetUser().GetLogin(), authorName: pr.GetUser().GetLogin(),
+		sameRepo: headRepo != 0 && headRepo == baseRepo, base: pr.GetBase().GetRef(), head: pr.GetHead().GetRef(),
+	}
+}
+
+func (g *GitHub) Open(ctx context.Context, owner, repo, prefix string) (map[string]PullRequest, error) {
+	me, err := g.self(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var cands []candidate
+	opt := &github.PullRequestListOptions{State: "open", Sort: "created", Direction: "desc", ListOptions: github.ListOptions{PerPage: 100}}
+	for range maxOpenPages {
+		prs, resp, err := g.Client.PullRequests.List(ctx, owner, repo, opt)
+		if err != nil {
+			return nil, g.err(fmt.Sprintf("GET repos/%s/%s/pulls?state=open", owner, repo), resp, err)
+		}
+		for _, pr := range prs {
+			cands = append(cands, githubCandidate(pr))
+		}
+		if resp.NextPage == 0 {
+			return openByKey(me, prefix, cands), nil
+		}
+		opt.Page = resp.NextPage
+	}
+	return nil, fmt.Errorf("github: GET repos/%s/%s/pulls?state=open: more than %d pages: %w", owner, repo, maxOpenPages, ErrTooManyOpen)
 }
 
 func (g *GitHub) Last(ctx context.Context, owner, repo, key string) (*PullRequest, error) {

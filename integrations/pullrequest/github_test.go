@@ -306,3 +306,37 @@ func TestGitHubAppIsItsBotUser(t *testing.T) {
 		t.Errorf("requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// Open lists the repository's open pull requests once for every key:
+// claimwarden's own from the repository's branches under the prefix, by
+// key; a fork's, another user's, and one under another prefix are not
+// among them. More pages than are read is ErrTooManyOpen.
+func TestGitHubOpen(t *testing.T) {
+	const query = "state=open&sort=created&direction=desc&per_page=100"
+	open := `,"closed_at":null,"merged_at":null`
+	other := strings.ReplaceAll(ghPR(9, "open", "claimwarden-bot", false, "main", open), prBranch, "claimwarden/other/web")
+	body := "[" + ghPR(8, "open", "claimwarden-bot", true, "main", open) + "," + ghPR(7, "open", "mallory", false, "main", open) + "," +
+		other + "," + ghPR(3, "open", "claimwarden-bot", false, "main", open) + "]"
+	s := serveGitHub(t, ghUser, exchange{method: "GET", path: ghRepo + "/pulls", query: query, status: 200, body: body})
+	got, err := githubProposer(t, s).(pullrequest.OpenLister).Open(t.Context(), "octo", "shop", "autoresize/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr, ok := got[prKey]; len(got) != 1 || !ok || pr.Number != 3 || pr.State != pullrequest.Open || pr.Head != "head3" {
+		t.Errorf("Open = %+v, want only %s's pull request 3", got, prKey)
+	}
+
+	var pages []exchange
+	for page := range 5 {
+		q := query
+		if page > 0 {
+			q += fmt.Sprintf("&page=%d", page+1)
+		}
+		pages = append(pages, exchange{method: "GET", path: ghRepo + "/pulls", query: q, status: 200, body: `[]`,
+			header: map[string]string{"Link": fmt.Sprintf(`<%s%s/pulls?page=%d>; rel="next"`, s.URL, ghRepo, page+2)}})
+	}
+	s = serveGitHub(t, append([]exchange{ghUser}, pages...)...)
+	if got, err := githubProposer(t, s).(pullrequest.OpenLister).Open(t.Context(), "octo", "shop", "autoresize/"); !errors.Is(err, pullrequest.ErrTooManyOpen) {
+		t.Errorf("Open of more than 5 pages = %v, %v; want ErrTooManyOpen", got, err)
+	}
+}

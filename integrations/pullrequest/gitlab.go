@@ -134,14 +134,45 @@ func (g *GitLab) find(ctx context.Context, project, branch, state string) ([]can
 	}
 	cands := make([]candidate, 0, len(mrs))
 	for _, mr := range mrs {
-		c := candidate{pr: gitlabPullRequest(mr), base: mr.TargetBranch,
-			sameRepo: mr.SourceProjectID != 0 && mr.SourceProjectID == mr.TargetProjectID}
-		if mr.Author != nil {
-			c.author, c.authorName = strconv.FormatInt(mr.Author.ID, 10), mr.Author.Username
-		}
-		cands = append(cands, c)
+		cands = append(cands, gitlabCandidate(mr))
 	}
 	return cands, nil
+}
+
+func gitlabCandidate(mr *gitlab.BasicMergeRequest) candidate {
+	c := candidate{pr: gitlabPullRequest(mr), base: mr.TargetBranch, head: mr.SourceBranch,
+		sameRepo: mr.SourceProjectID != 0 && mr.SourceProjectID == mr.TargetProjectID}
+	if mr.Author != nil {
+		c.author, c.authorName = strconv.FormatInt(mr.Author.ID, 10), mr.Author.Username
+	}
+	return c
+}
+
+func (g *GitLab) Open(ctx context.Context, owner, repo, prefix string) (map[string]PullRequest, error) {
+	me, err := g.self(ctx)
+	if err != nil {
+		return nil, err
+	}
+	project := owner + "/" + repo
+	opt := &gitlab.ListProjectMergeRequestsOptions{
+		ListOptions: gitlab.ListOptions{PerPage: 100, Page: 1},
+		State:       new("opened"), OrderBy: new("created_at"), Sort: new("desc"),
+	}
+	var cands []candidate
+	for range maxOpenPages {
+		mrs, resp, err := g.Client.MergeRequests.ListProjectMergeRequests(project, opt, gitlab.WithContext(ctx))
+		if err != nil {
+			return nil, g.err(fmt.Sprintf("GET projects/%s/merge_requests?state=opened", gitlab.PathEscape(project)), resp, err)
+		}
+		for _, mr := range mrs {
+			cands = append(cands, gitlabCandidate(mr))
+		}
+		if resp.NextPage == 0 {
+			return openByKey(me, prefix, cands), nil
+		}
+		opt.Page = resp.NextPage
+	}
+	return nil, fmt.Errorf("gitlab: GET projects/%s/merge_requests?state=opened: more than %d pages: %w", gitlab.PathEscape(project), maxOpenPages, ErrTooManyOpen)
 }
 
 func (g *GitLab) Last(ctx context.Context, owner, repo, key string) (*PullRequest, error) {

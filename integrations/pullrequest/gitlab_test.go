@@ -215,3 +215,21 @@ func TestGitLabDefaultBranch(t *testing.T) {
 	_, err = p.DefaultBranch(t.Context(), "group/sub", "shop")
 	noSecret(t, err, gitlabToken, "gitlab: GET projects/group%2Fsub%2Fshop", "404")
 }
+
+// Open lists the project's open merge requests once for every key:
+// claimwarden's own from the project's branches under the prefix, by key.
+func TestGitLabOpen(t *testing.T) {
+	open := `,"merged_at":null,"closed_at":null`
+	other := strings.ReplaceAll(glMR(9, "opened", 5, false, "main", open), prBranch, "claimwarden/other/web")
+	body := "[" + glMR(8, "opened", 5, true, "main", open) + "," + glMR(7, "opened", 6, false, "main", open) + "," +
+		other + "," + glMR(3, "opened", 5, false, "main", open) + "]"
+	s := serveGitLab(t, glUser, exchange{method: "GET", path: glProject + "/merge_requests", status: 200, body: body,
+		query: "state=opened&order_by=created_at&sort=desc&per_page=100&page=1"})
+	got, err := gitlabProposer(t, s).(pullrequest.OpenLister).Open(t.Context(), "group/sub", "shop", "autoresize/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr, ok := got[prKey]; len(got) != 1 || !ok || pr.Number != 3 || pr.State != pullrequest.Open || pr.Head != "head3" {
+		t.Errorf("Open = %+v, want only %s's merge request 3", got, prKey)
+	}
+}

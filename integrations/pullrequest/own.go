@@ -21,8 +21,9 @@ type candidate struct {
 	author, authorName string
 	// sameRepo says the head branch is the base repository's (not a fork's).
 	sameRepo bool
-	// base is the branch it is proposed to.
-	base string
+	// base is the branch it is proposed to; head the branch it is from
+	// (set where a listing holds several branches').
+	base, head string
 	// version is Bitbucket Server's, which an edit must send.
 	version int64
 }

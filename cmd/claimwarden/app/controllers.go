@@ -41,8 +41,9 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg config.Config, 
 	}
 	// One installation token per GitHub App, shared by every client built
 	// from it: the commit statuses' and autoresize's pull requests'; and
-	// one Pacer, so that a host's rate limit on a token holds back both.
-	clients := githost.Clients{Apps: &githost.AppTransports{}, Pacer: &githost.Pacer{}}
+	// one Pacer, so that a host's rate limit on a token holds back both;
+	// one Conditional: a GET answered 304 costs GitHub's rate limit nothing.
+	clients := githost.Clients{Apps: &githost.AppTransports{}, Pacer: &githost.Pacer{}, Conditional: githost.NewConditional()}
 	hub, spokeList, err := setupClusters(ctx, mgr, cfg, engine, clients, log)
 	if err != nil {
 		return err

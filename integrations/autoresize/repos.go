@@ -1,0 +1,123 @@
+package autoresize
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/claimwarden/claimwarden/integrations/githost"
+	"github.com/claimwarden/claimwarden/integrations/pullrequest"
+)
+
+// repoMemo asks the Git host about each repository once per round, not
+// once per StatefulSet: the open pull requests of claimwarden's (where
+// the host lists them, pullrequest.OpenLister) and the default branch.
+// Every StatefulSet with an open pull request is asked after at every
+// check, and a fleet's repositories are few; the host's rate limit is the
+// fleet's. An answer that failed is not remembered: the next check asks
+// again, or waits out the host's back-off.
+type repoMemo struct {
+	mu    sync.Mutex
+	repos map[githost.Repository]*repoAnswers
+}
+
+// repoAnswers are one repository's answers of the round.
+type repoAnswers struct {
+	open   lazy[openPulls]
+	branch lazy[string]
+}
+
+// openPulls are a repository's open pull requests of claimwarden's by
+// key; listed is false where the host does not list them in one go (a
+// key must then be asked on its own).
+type openPulls struct {
+	byKey  map[string]pullrequest.PullRequest
+	listed bool
+}
+
+func newRepoMemo() *repoMemo {
+	return &repoMemo{repos: map[githost.Repository]*repoAnswers{}}
+}
+
+func (m *repoMemo) of(repo githost.Repository) *repoAnswers {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.repos[repo]
+	if a == nil {
+		a = &repoAnswers{}
+		m.repos[repo] = a
+	}
+	return a
+}
+
+// openPull is key's open pull request in repo as the round's listing
+// says; listed is false when the listing cannot say (the host lists none,
+// too many are open, or it failed): then Last must be asked.
+func (m *repoMemo) openPull(ctx context.Context, host pullrequest.Proposer, repo githost.Repository, key string) (pr *pullrequest.PullRequest, listed bool) {
+	lister, ok := host.(pullrequest.OpenLister)
+	if !ok {
+		return nil, false
+	}
+	open, err := m.of(repo).open.get(ctx, func() (openPulls, error) {
+		byKey, err := lister.Open(ctx, repo.Owner, repo.Name, KeyPrefix)
+		if errors.Is(err, pullrequest.ErrTooManyOpen) {
+			return openPulls{}, nil
+		}
+		return openPulls{byKey: byKey, listed: err == nil}, err
+	})
+	if err != nil || !open.listed {
+		return nil, false
+	}
+	if p, ok := open.byKey[key]; ok {
+		return &p, true
+	}
+	return nil, true
+}
+
+// defaultBranch is repo's default branch, asked once per round.
+func (m *repoMemo) defaultBranch(ctx context.Context, host pullrequest.Proposer, repo githost.Repository) (string, error) {
+	return m.of(repo).branch.get(ctx, func() (string, error) { return host.DefaultBranch(ctx, repo.Owner, repo.Name) })
+}
+
+// lazy is a value computed by the first caller that asks for it, while
+// the others wait for it or their context's end; an error is not kept,
+// so the next caller computes again. Hand-written: singleflight shares a
+// call in flight, not its answer once it returned.
+type lazy[T any] struct {
+	mu     sync.Mutex
+	asking chan struct{}
+	value  T
+	ok     bool
+}
+
+func (l *lazy[T]) get(ctx context.Context, compute func() (T, error)) (T, error) {
+	for {
+		l.mu.Lock()
+		if l.ok {
+			defer l.mu.Unlock()
+			return l.value, nil
+		}
+		if wait := l.asking; wait != nil {
+			l.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				var zero T
+				return zero, ctx.Err()
+			}
+		}
+		asking := make(chan struct{})
+		l.asking = asking
+		l.mu.Unlock()
+		v, err := compute()
+		l.mu.Lock()
+		l.asking = nil
+		if err == nil {
+			l.value, l.ok = v, true
+		}
+		l.mu.Unlock()
+		close(asking)
+		return v, err
+	}
+}
