@@ -258,7 +258,7 @@ func runCheck(cmd *cobra.Command, f checkFlags, environ []string) error {
 		return inputError(err)
 	}
 	out := cmd.OutOrStdout()
-	if err := check.Write(out, report, f.output, useColour(out, environ)); err != nil {
+	if err := check.Write(out, report, f.output, check.WriteOptions{Colour: useColour(out, environ), Version: version()}); err != nil {
 		return inputError(err)
 	}
 	if f.postStatus || f.comment {

@@ -80,6 +80,11 @@ func TestCheckGolden(t *testing.T) {
 		{"mixed-table", 1, []string{"-f", mixed + "pr", "--base", mixed + "base"}},
 		{"mixed-json", 1, []string{"-f", mixed + "pr", "--base", mixed + "base", "-o", "json"}},
 		{"mixed-markdown", 1, []string{"-f", mixed + "pr", "--base", mixed + "base", "-o", "markdown"}},
+		// Where CI shows findings on the changed line: code scanning
+		// (SARIF), test reports (JUnit), GitHub Actions annotations.
+		{"mixed-sarif", 1, []string{"-f", mixed + "pr", "--base", mixed + "base", "-o", "sarif"}},
+		{"mixed-junit", 1, []string{"-f", mixed + "pr", "--base", mixed + "base", "-o", "junit"}},
+		{"mixed-github", 1, []string{"-f", mixed + "pr", "--base", mixed + "base", "-o", "github"}},
 		// Bad input: exit 2, naming file, line and field.
 		{"bad-yaml", 2, []string{"-f", bad + "invalid.yaml", "--base", grow + "base"}},
 		{"bad-kind", 2, []string{"-f", bad + "kind.yaml", "--base", grow + "base"}},
@@ -92,6 +97,7 @@ func TestCheckGolden(t *testing.T) {
 		// (markdown) or the terminal (table): it is escaped.
 		{"hostile-markdown", 1, []string{"-f", evil + "pr", "--base", evil + "base", "--policy", evil + "policy", "-o", "markdown"}},
 		{"hostile-table", 1, []string{"-f", evil + "pr", "--base", evil + "base", "--policy", evil + "policy"}},
+		{"hostile-github", 1, []string{"-f", evil + "pr", "--base", evil + "base", "--policy", evil + "policy", "-o", "github"}},
 		// Names the API server would refuse are input errors.
 		{"bad-names", 2, []string{"-f", bad + "names.yaml", "--base", grow + "base"}},
 		// Missing replicas: a warning, and the default of 1.

@@ -110,5 +110,5 @@ func checkFiles(engine policies.Evaluator, dir string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r, Write(io.Discard, r, FormatTable, false)
+	return r, Write(io.Discard, r, FormatTable, WriteOptions{})
 }

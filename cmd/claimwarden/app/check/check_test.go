@@ -213,10 +213,10 @@ func TestTableColour(t *testing.T) {
 		},
 	}}}
 	var plain, colour strings.Builder
-	if err := Write(&plain, r, FormatTable, false); err != nil {
+	if err := Write(&plain, r, FormatTable, WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := Write(&colour, r, FormatTable, true); err != nil {
+	if err := Write(&colour, r, FormatTable, WriteOptions{Colour: true}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(plain.String(), "\x1b") {

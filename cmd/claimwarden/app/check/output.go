@@ -15,17 +15,33 @@ const (
 	FormatTable    = "table"
 	FormatJSON     = "json"
 	FormatMarkdown = "markdown"
+	FormatSARIF    = "sarif"
+	FormatJUnit    = "junit"
+	FormatGitHub   = "github"
 )
 
 // Formats lists the output formats, in the order help text names them.
-var Formats = []string{FormatTable, FormatJSON, FormatMarkdown}
+var Formats = []string{FormatTable, FormatJSON, FormatMarkdown, FormatSARIF, FormatJUnit, FormatGitHub}
 
-// Write renders r in format; colour (table only) marks verdicts with ANSI
-// colours, for a terminal.
-func Write(w io.Writer, r *Report, format string, colour bool) error {
+// WriteOptions tune Write.
+type WriteOptions struct {
+	// Colour (table only) marks verdicts with ANSI colours, for a terminal.
+	Colour bool
+	// Version is claimwarden's, which SARIF names the tool's.
+	Version string
+}
+
+// Write renders r in format.
+func Write(w io.Writer, r *Report, format string, o WriteOptions) error {
 	switch format {
 	case FormatTable:
-		return writeTable(w, r, colour)
+		return writeTable(w, r, o.Colour)
+	case FormatSARIF:
+		return writeSARIF(w, r, o.Version)
+	case FormatJUnit:
+		return writeJUnit(w, r)
+	case FormatGitHub:
+		return writeGitHub(w, r)
 	case FormatJSON:
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
