@@ -92,9 +92,11 @@ type VolumeClaimRolloutSpec struct{}
 type Source struct {
 	// Kind of the source object, e.g. StatefulSet, Kustomization or Application.
 	Kind string `json:"kind"`
+	// Namespace of the source object; empty for a cluster-scoped one.
 	// +optional
 	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name"`
+	// Name of the source object.
+	Name string `json:"name"`
 	// Repository URL the revision belongs to, when known.
 	// +optional
 	Repository string `json:"repository,omitempty"`
@@ -109,6 +111,9 @@ type Source struct {
 
 // Proposal is the desired state the rollout works towards.
 type Proposal struct {
+	// Source is the object that proposed the templates: the GitOps tool's
+	// (a Flux Kustomization or HelmRelease, an Argo CD Application, a Helm
+	// release), or the StatefulSet itself when no tool applies it.
 	Source Source `json:"source"`
 	// TemplatesHash identifies the desired volumeClaimTemplates.
 	TemplatesHash string `json:"templatesHash"`
@@ -126,7 +131,9 @@ type Proposal struct {
 // Identity is a user as the API server authenticates it: every write
 // claimwarden makes for a proposal must be one this identity may make.
 type Identity struct {
+	// User is the user name, e.g. system:serviceaccount:flux-system:kustomize-controller.
 	User string `json:"user"`
+	// Groups are the user's groups.
 	// +optional
 	Groups []string `json:"groups,omitempty"`
 }
@@ -134,19 +141,25 @@ type Identity struct {
 // ClaimStatus is the state of one claim (template × ordinal).
 type ClaimStatus struct {
 	// Name of the PersistentVolumeClaim.
-	Name     string `json:"name"`
+	Name string `json:"name"`
+	// Template is the name of the volumeClaimTemplate the claim follows.
 	Template string `json:"template"`
-	Ordinal  int32  `json:"ordinal"`
+	// Ordinal is the StatefulSet replica the claim belongs to.
+	Ordinal int32 `json:"ordinal"`
 	// From is the claim's storage request before the rollout.
 	// +optional
 	From string `json:"from,omitempty"`
 	// To is the storage request the rollout brings it to.
 	// +optional
-	To    string     `json:"to,omitempty"`
+	To string `json:"to,omitempty"`
+	// Phase is where the claim is in its rollout: Pending, Denied,
+	// Patching, Resizing, WaitingForRestart, Compatible or Failed.
 	Phase ClaimPhase `json:"phase"`
 	// OverSized is true when the claim is larger than its template (never shrunk).
 	// +optional
 	OverSized bool `json:"overSized"`
+	// Message says why the claim is in its phase: the policy that denied
+	// it, the API server's refusal, what it waits for.
 	// +optional
 	Message string `json:"message,omitempty"`
 }
@@ -155,9 +168,11 @@ type ClaimStatus struct {
 // schema: status is written as a merge patch, which leaves out a count that
 // was 0 before and after, and the printer columns would show blanks.
 type Counts struct {
+	// Total counts the claims of the StatefulSet's templates and replicas.
 	// +optional
 	// +kubebuilder:default=0
 	Total int32 `json:"total"`
+	// Compatible counts claims that match their template (KEP-4650).
 	// +optional
 	// +kubebuilder:default=0
 	Compatible int32 `json:"compatible"`
@@ -170,12 +185,15 @@ type Counts struct {
 	// +optional
 	// +kubebuilder:default=0
 	WaitingForRestart int32 `json:"waitingForRestart"`
+	// Denied counts claims a policy or an immutable field keeps as they are.
 	// +optional
 	// +kubebuilder:default=0
 	Denied int32 `json:"denied"`
+	// Failed counts claims the API server refused, or whose resize failed.
 	// +optional
 	// +kubebuilder:default=0
 	Failed int32 `json:"failed"`
+	// OverSized counts claims larger than their template (never shrunk).
 	// +optional
 	// +kubebuilder:default=0
 	OverSized int32 `json:"overSized"`
@@ -186,14 +204,19 @@ type Counts struct {
 
 // CommitStatus is a commit status claimwarden posted.
 type CommitStatus struct {
+	// Repository is the URL of the repository the revision belongs to.
 	Repository string `json:"repository"`
-	Revision   string `json:"revision"`
+	// Revision is the commit the status is on.
+	Revision string `json:"revision"`
 	// Context is the status context, e.g. claimwarden/shop/web.
 	Context string `json:"context"`
 	// State is pending, success, failure or error.
-	State       string      `json:"state"`
-	Description string      `json:"description,omitempty"`
-	PostedAt    metav1.Time `json:"postedAt"`
+	State string `json:"state"`
+	// Description is the status's text, as the Git host shows it.
+	// +optional
+	Description string `json:"description,omitempty"`
+	// PostedAt is when it was posted.
+	PostedAt metav1.Time `json:"postedAt"`
 }
 
 // PendingRecreate records a StatefulSet that is being orphan-deleted and re-created,
@@ -235,10 +258,16 @@ type VolumeClaimRolloutStatus struct {
 	// ObservedGeneration is the StatefulSet generation last reconciled.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Strategy is how existing claims follow a changed template: InPlace
+	// (patched where only mutable fields differ) or OnClaimDelete (left
+	// alone; new claims get the new template).
 	// +optional
 	Strategy UpdateStrategy `json:"strategy,omitempty"`
+	// Proposal is what was proposed: the templates the rollout works
+	// towards, and who proposed them.
 	// +optional
 	Proposal *Proposal `json:"proposal,omitempty"`
+	// Claims are what was decided and done for each claim.
 	// +optional
 	Claims []ClaimStatus `json:"claims,omitempty"`
 	// Counts summarise the claims; {} by default, so that the defaults of
@@ -252,6 +281,8 @@ type VolumeClaimRolloutStatus struct {
 	// Problems are differences claimwarden reports but does not act on.
 	// +optional
 	Problems []string `json:"problems,omitempty"`
+	// PendingRecreate is the StatefulSet being re-created (orphan delete
+	// and create), kept until the new one exists.
 	// +optional
 	PendingRecreate *PendingRecreate `json:"pendingRecreate,omitempty"`
 	// Restart is the Pod claimwarden evicts so that its claims' file systems
@@ -267,6 +298,10 @@ type VolumeClaimRolloutStatus struct {
 	// StatefulSet it watches.
 	// +optional
 	Autoresize *AutoresizeStatus `json:"autoresize,omitempty"`
+	// Conditions are kstatus' Ready (the claims match the proposal; its
+	// reason and message say why not), Reconciling and Stalled (the
+	// rollout cannot go on without a person), and PoliciesReady and
+	// SourceReady.
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
@@ -277,10 +312,10 @@ type AutoresizeStatus struct {
 	// Usage is the fullest claim's, e.g. "85% data-web-0".
 	// +optional
 	Usage string `json:"usage,omitempty"`
-	// PullRequest is the URL of the resize's pull request, State where it
-	// stands: open, merged or closed.
+	// PullRequest is the URL of the resize's pull request.
 	// +optional
 	PullRequest string `json:"pullRequest,omitempty"`
+	// State is where the pull request stands: open, merged or closed.
 	// +optional
 	State string `json:"state,omitempty"`
 	// Proposed is what the pull request sets, e.g. "data 13Gi".
@@ -313,6 +348,10 @@ type AutoresizeStatus struct {
 // +kubebuilder:printcolumn:name="PullRequest",type=string,JSONPath=`.status.autoresize.pullRequest`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Strategy",type=string,JSONPath=`.status.strategy`,priority=1
+// +kubebuilder:printcolumn:name="SourceKind",type=string,JSONPath=`.status.proposal.source.kind`,priority=1
+// +kubebuilder:printcolumn:name="Source",type=string,JSONPath=`.status.proposal.source.name`,priority=1
+// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.proposal.source.revision`,priority=1
 type VolumeClaimRollout struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
