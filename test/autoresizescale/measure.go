@@ -113,6 +113,17 @@ func (b *bench) measure(ctx context.Context) (*report, error) {
 	slices.Sort(rep.toPullRequest)
 	rep.pullRequests = len(opened)
 	rep.filling = len(filling)
+	// Still full, their pull requests open: every round asks after each
+	// (the round's listing) and finds it proposes the change already.
+	if start, err = b.waitRounds(ctx, after.rounds+1); err != nil {
+		return nil, err
+	}
+	b.logf("pull requests open: measuring %d rounds", b.o.restRounds)
+	open, err := b.waitRounds(ctx, start.rounds+float64(b.o.restRounds))
+	if err != nil {
+		return nil, err
+	}
+	rep.open = open.since(start)
 	mem, err := benchkit.ReadMemory(b.ctl.Pid())
 	if err != nil {
 		return nil, err

@@ -20,14 +20,18 @@ type countingProxy struct {
 }
 
 // counts are requests, by kind and by endpoint (its path with the
-// repository, branch and file names left out).
+// repository, branch and file names left out); Conditional the reads
+// with an If-None-Match, NotModified those answered 304 (which GitHub
+// does not count against its rate limit).
 type counts struct {
-	Reads, Writes int
-	ByEndpoint    map[string]int
+	Reads, Writes            int
+	Conditional, NotModified int
+	ByEndpoint               map[string]int
 }
 
 func (c counts) minus(o counts) counts {
-	out := counts{Reads: c.Reads - o.Reads, Writes: c.Writes - o.Writes, ByEndpoint: map[string]int{}}
+	out := counts{Reads: c.Reads - o.Reads, Writes: c.Writes - o.Writes, Conditional: c.Conditional - o.Conditional,
+		NotModified: c.NotModified - o.NotModified, ByEndpoint: map[string]int{}}
 	for k, v := range c.ByEndpoint {
 		if d := v - o.ByEndpoint[k]; d != 0 {
 			out.ByEndpoint[k] = d
@@ -68,10 +72,21 @@ func startCountingProxy(target string) (*countingProxy, error) {
 	}
 	p := &countingProxy{url: "http://" + l.Addr().String(), n: counts{ByEndpoint: map[string]int{}}}
 	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.ModifyResponse = func(resp *http.Response) error {
+		if resp.StatusCode == http.StatusNotModified {
+			p.mu.Lock()
+			p.n.NotModified++
+			p.mu.Unlock()
+		}
+		return nil
+	}
 	p.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
 			p.n.Reads++
+			if r.Header.Get("If-None-Match") != "" {
+				p.n.Conditional++
+			}
 		} else {
 			p.n.Writes++
 		}
@@ -87,7 +102,7 @@ func startCountingProxy(target string) (*countingProxy, error) {
 func (p *countingProxy) counts() counts {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := counts{Reads: p.n.Reads, Writes: p.n.Writes, ByEndpoint: map[string]int{}}
+	out := counts{Reads: p.n.Reads, Writes: p.n.Writes, Conditional: p.n.Conditional, NotModified: p.n.NotModified, ByEndpoint: map[string]int{}}
 	for k, v := range p.n.ByEndpoint {
 		out.ByEndpoint[k] = v
 	}
