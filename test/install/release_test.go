@@ -53,6 +53,11 @@ func TestReleaseScript(t *testing.T) {
 	}
 	run(t, rel, "sbom", "-binary", bin, "-version", "v0.9.0", "-out", filepath.Join(dist, "claimwarden-linux-"+runtime.GOARCH+".spdx.json"))
 	run(t, "tar", "-C", filepath.Join(dist, "image"), "-cf", filepath.Join(dist, "claimwarden-image.oci.tar"), ".")
+	// `make image` leaves the binaries under dist/bin/<os>-<arch>/.
+	if err := os.MkdirAll(filepath.Join(dist, "bin", "linux-"+runtime.GOARCH), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run(t, "cp", bin, filepath.Join(dist, "bin", "linux-"+runtime.GOARCH, "claimwarden"))
 
 	reg := registry(t)
 	repo := reg + "/claimwarden"
@@ -83,6 +88,9 @@ func TestReleaseScript(t *testing.T) {
 		t.Errorf("the chart pulled from the registry does not pin %s at v0.9.0", pinned)
 	}
 	verifyChecksums(t, dist)
+	if sums, err := os.ReadFile(filepath.Join(dist, "checksums.txt")); err != nil || !strings.Contains(string(sums), "  claimwarden-linux-"+runtime.GOARCH+"\n") {
+		t.Errorf("checksums.txt does not list claimwarden-linux-%s, the binary ci/check.sh downloads (%v):\n%s", runtime.GOARCH, err, sums)
+	}
 
 	cmd = exec.CommandContext(context.Background(), "bash", filepath.Join(root, "test/release/release.sh"))
 	cmd.Env = append(os.Environ(), "VERSION=0.9", "IMAGE_REPO="+repo, "DIST="+dist)
@@ -109,7 +117,7 @@ func verifyChecksums(t *testing.T, dist string) {
 			t.Errorf("checksums.txt: %s does not match", name)
 		}
 	}
-	if n != 4 { // install.yaml, the chart, one SBOM, the image tar
-		t.Errorf("checksums.txt lists %d files, want 4", n)
+	if n != 5 { // install.yaml, the chart, the binary, one SBOM, the image tar
+		t.Errorf("checksums.txt lists %d files, want 5", n)
 	}
 }

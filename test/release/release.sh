@@ -2,6 +2,7 @@
 # `make release VERSION=vX.Y.Z` after `make image`: writes into $DIST
 #   install.yaml                 config/default with the image pinned by digest
 #   claimwarden-X.Y.Z.tgz        the Helm chart, image pinned by digest
+#   claimwarden-linux-ARCH       the Linux binaries `make image` built
 #   checksums.txt                SHA-256 of every artifact
 # and, when COSIGN_KEY is set, cosign signatures (.sigstore.json bundles) of
 # checksums.txt and the chart, and of the image and chart in REGISTRY when
@@ -50,7 +51,17 @@ rm -f "$DIST"/claimwarden-*.tgz
 "$TESTENV/helm" package "$overlay/claimwarden" --version "$chart_version" --app-version "$VERSION" -d "$DIST" >/dev/null
 chart="claimwarden-$chart_version.tgz"
 
-(cd "$DIST" && sha256sum install.yaml "$chart" claimwarden-*.spdx.json claimwarden-image.oci.tar >checksums.txt)
+# The Linux binaries, which the GitHub Action and the GitLab component
+# (ci/check.sh) download and verify against checksums.txt.
+binaries=()
+for b in "$DIST"/bin/linux-*/claimwarden; do
+	[[ -e $b ]] || continue
+	name="claimwarden-$(basename "$(dirname "$b")")"
+	cp "$b" "$DIST/$name"
+	binaries+=("$name")
+done
+
+(cd "$DIST" && sha256sum install.yaml "$chart" "${binaries[@]}" claimwarden-*.spdx.json claimwarden-image.oci.tar >checksums.txt)
 
 chart_ref=""
 if [[ -n $REGISTRY ]]; then
