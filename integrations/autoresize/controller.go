@@ -90,8 +90,10 @@ type Options struct {
 // writer, store, usage and rollout.
 type Controller struct {
 	// Client reads the cluster checked from its cache; Reader reads the
-	// GitOps tools' objects from claimwarden's own API server (the
-	// controller may get them, not watch them).
+	// GitOps tools' objects from claimwarden's own API server: those the
+	// source watchers watch from their cache, the others (their sources,
+	// which the controller may get, not watch) with a GET
+	// (source.Registry.WatchedReader).
 	Client client.Client
 	Reader client.Reader
 	// Writer writes status.autoresize and grows claims now: the rollout's.

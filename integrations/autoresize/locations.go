@@ -16,14 +16,16 @@ import (
 // the StatefulSets one Kustomization, HelmRelease or Application applies
 // share it and where Git holds them, and reading it and its source (a
 // GitRepository, a parent) for each of them in every round would cost the
-// API server reads each. What a read or a location that failed because
-// its check ran out of time is not kept.
+// API server reads each. Checks that ask at once wait for the first one's
+// read (the workers check a namespace's StatefulSets side by side). What a
+// read or a location that failed because its check ran out of time is not
+// kept.
 type toolMemo struct {
 	// reader reads what is not read yet in the round.
 	reader  client.Reader
 	mu      sync.Mutex
-	objects map[objectKey]objectRead
-	where   map[objectKey]location
+	objects map[objectKey]*lazy[objectRead]
+	where   map[objectKey]*lazy[location]
 }
 
 // objectKey is an object's Go type (its kind, for an unstructured one),
@@ -42,7 +44,7 @@ type location struct {
 }
 
 func newToolMemo(r client.Reader) *toolMemo {
-	return &toolMemo{reader: r, objects: map[objectKey]objectRead{}, where: map[objectKey]location{}}
+	return &toolMemo{reader: r, objects: map[objectKey]*lazy[objectRead]{}, where: map[objectKey]*lazy[location]{}}
 }
 
 func kindOf(obj client.Object) string {
@@ -52,24 +54,33 @@ func kindOf(obj client.Object) string {
 	return fmt.Sprintf("%T", obj)
 }
 
+// entry is m's entry of k in entries, made on first use.
+func entry[T any](m *toolMemo, entries map[objectKey]*lazy[T], k objectKey) *lazy[T] {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := entries[k]
+	if e == nil {
+		e = &lazy[T]{}
+		entries[k] = e
+	}
+	return e
+}
+
 // Get implements client.Reader: the round's one read of key, copied into obj.
 func (m *toolMemo) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	k := objectKey{kind: kindOf(obj), namespace: key.Namespace, name: key.Name}
-	m.mu.Lock()
-	r, ok := m.objects[k]
-	m.mu.Unlock()
-	if !ok {
-		err := m.reader.Get(ctx, key, obj, opts...)
+	r, err := entry(m, m.objects, k).get(ctx, func() (objectRead, error) {
+		read := obj.DeepCopyObject().(client.Object)
+		err := m.reader.Get(ctx, key, read, opts...)
 		if err != nil && ctx.Err() != nil {
-			return err
+			return objectRead{}, err
 		}
-		r = objectRead{obj: obj.DeepCopyObject().(client.Object), err: err}
-		m.mu.Lock()
-		m.objects[k] = r
-		m.mu.Unlock()
+		return objectRead{obj: read, err: err}, nil
+	})
+	switch {
+	case err != nil:
 		return err
-	}
-	if r.err != nil {
+	case r.err != nil:
 		return r.err
 	}
 	reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(r.obj.DeepCopyObject()).Elem())
@@ -89,18 +100,15 @@ func (m *toolMemo) locate(ctx context.Context, c *Controller, src source.Applier
 		return c.locate(ctx, src, m)
 	}
 	key := objectKey{src.Source.Kind, src.Object.GetNamespace(), src.Object.GetName(), src.Object.GetResourceVersion()}
-	m.mu.Lock()
-	l, ok := m.where[key]
-	m.mu.Unlock()
-	if ok {
-		return l.where, l.err
+	l, err := entry(m, m.where, key).get(ctx, func() (location, error) {
+		where, err := c.locate(ctx, src, m)
+		if err != nil && ctx.Err() != nil {
+			return location{}, err
+		}
+		return location{where, err}, nil
+	})
+	if err != nil {
+		return Where{}, err
 	}
-	where, err := c.locate(ctx, src, m)
-	if err != nil && ctx.Err() != nil {
-		return where, err
-	}
-	m.mu.Lock()
-	m.where[key] = location{where, err}
-	m.mu.Unlock()
-	return where, err
+	return l.where, l.err
 }

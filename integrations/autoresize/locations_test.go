@@ -2,6 +2,9 @@ package autoresize
 
 import (
 	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -66,5 +69,46 @@ func TestToolMemoReadsEachObjectOncePerRound(t *testing.T) {
 	}
 	if located != 2 {
 		t.Errorf("located %d times for resourceVersions 1, 1, 2; want 2", located)
+	}
+}
+
+// Checks that ask for the same tool object at once (the workers check a
+// namespace's StatefulSets side by side) share one read: the others wait
+// for it.
+func TestToolMemoSharesAReadInFlight(t *testing.T) {
+	var gets atomic.Int32
+	release := make(chan struct{})
+	c := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).
+		WithObjects(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "flux-system", Name: "shop"}}).
+		WithInterceptorFuncs(interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			gets.Add(1)
+			<-release
+			return c.Get(ctx, key, obj, opts...)
+		}}).Build()
+	m := newToolMemo(c)
+	var checks sync.WaitGroup
+	var asking atomic.Int32
+	errs := make(chan error, 4)
+	for range 4 {
+		checks.Go(func() {
+			asking.Add(1)
+			errs <- m.Get(context.Background(), types.NamespacedName{Namespace: "flux-system", Name: "shop"}, &corev1.ConfigMap{})
+		})
+	}
+	// The first read is under way and every check asks; the others wait
+	// for that read, not the reader.
+	for gets.Load() == 0 || asking.Load() < 4 {
+		runtime.Gosched()
+	}
+	close(release)
+	checks.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := gets.Load(); n != 1 {
+		t.Errorf("%d reads for 4 checks at once, want 1", n)
 	}
 }

@@ -96,7 +96,7 @@ func setupAutoresize(mgr ctrl.Manager, cfg config.Config, parts autoresizeParts,
 		}
 		c := &autoresize.Controller{
 			Client:    cl.client,
-			Reader:    mgr.GetAPIReader(),
+			Reader:    parts.tools.WatchedReader(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme()),
 			Writer:    cl.options.Writer,
 			Proposals: cl.options.Proposals,
 			Usage:     usage.Reader{API: prom, Window: a.Window, Selector: sel},
