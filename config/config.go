@@ -87,6 +87,13 @@ type Config struct {
 	// Needs config/components/restarts.
 	RestartForExpansion bool `mapstructure:"restartForExpansion"`
 
+	// PolicyReports writes, where the OpenReports CRDs
+	// (reports.openreports.io) are installed, one Report per namespace
+	// with each StatefulSet's verdict, which Policy Reporter shows beside
+	// Kyverno's; off where they are not. Needs
+	// config/components/policy-reports.
+	PolicyReports bool `mapstructure:"policyReports"`
+
 	// MaxClaimsPerStatefulSet bounds templates × replicas of one StatefulSet:
 	// one beyond it is Stalled before any work, so that a tenant's
 	// "replicas: 2147483647" cannot exhaust the controller's memory.
@@ -264,6 +271,7 @@ var keys = []struct{ name, flag string }{
 	{"updateStrategy", "update-strategy"},
 	{"maxConcurrentPatches", "max-concurrent-patches"},
 	{"restartForExpansion", "restart-for-expansion"},
+	{"policyReports", "policy-reports"},
 	{"maxClaimsPerStatefulSet", "max-claims-per-statefulset"},
 	{"workers", "workers"},
 	{"kubeAPIQPS", "kube-api-qps"},
@@ -386,6 +394,7 @@ func BindFlags(fs *pflag.FlagSet) {
 	fs.String("update-strategy", string(d.UpdateStrategy), "how existing claims follow a changed template unless annotated: "+strings.Join(updateStrategies, " or "))
 	fs.Int("max-concurrent-patches", d.MaxConcurrentPatches, "claims of one StatefulSet patched before waiting for them to become compatible (at least 1)")
 	fs.Bool("restart-for-expansion", d.RestartForExpansion, "evict, one at a time, the Pods whose claims wait for a file system resize on remount, unless a StatefulSet's annotation says otherwise")
+	fs.Bool("policy-reports", d.PolicyReports, "write each namespace's verdicts as an OpenReports Report (reports.openreports.io), where its CRDs are installed")
 	fs.Int("max-claims-per-statefulset", d.MaxClaimsPerStatefulSet, "most claims (templates × replicas) of one StatefulSet; one with more is Stalled (at least 1)")
 	fs.Int("workers", d.Workers, "StatefulSets reconciled at once (at least 1)")
 	fs.Float32("kube-api-qps", d.KubeAPIQPS, "client-side limit of requests per second to the API server: 0 none when it has API Priority and Fairness, else 50; negative none")

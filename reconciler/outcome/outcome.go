@@ -68,6 +68,10 @@ type Outcome struct {
 	State   State
 	Reason  string
 	Message string
+	// Denials are the policies' denials of the proposal (its claims' and
+	// the StatefulSet-level change's), each once, in the order asked; nil
+	// when none, or when the reconcile did not ask (a stall).
+	Denials []Denial
 	// Recorded is the commit status the VolumeClaimRollout records as
 	// posted: the durable memory a commit-status sink seeds from after a
 	// restart. Nil when none.
@@ -76,6 +80,12 @@ type Outcome struct {
 	// reconcile (nil when it recorded none): after a restart, what a sink
 	// without memory takes as said before. A sink's own memory is fresher.
 	Previous *Previous
+}
+
+// Denial is one policy's denial, as the policies said it: sinks know no
+// policy engine.
+type Denial struct {
+	Policy, Message string
 }
 
 // Previous is a rollout state recorded earlier.

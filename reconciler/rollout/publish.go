@@ -9,12 +9,41 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/claimwarden/claimwarden/api/v1alpha1"
+	"github.com/claimwarden/claimwarden/reconciler/assess"
+	"github.com/claimwarden/claimwarden/reconciler/gate"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 )
 
-// publish hands the sinks the rollout's state after this reconcile.
-func (r *Reconciler) publish(ctx context.Context, sts *appsv1.StatefulSet, src v1alpha1.Source, before, after *v1alpha1.VolumeClaimRollout) {
-	r.sinks.Publish(ctx, outcomeOf(sts, src, before, after))
+// publish hands the sinks the rollout's state after this reconcile, and
+// the policies' denials when it asked them (a: nil when it did not).
+func (r *Reconciler) publish(ctx context.Context, sts *appsv1.StatefulSet, src v1alpha1.Source, before, after *v1alpha1.VolumeClaimRollout, a *assess.Assessment) {
+	o := outcomeOf(sts, src, before, after)
+	if a != nil {
+		o.Denials = denialsOf(a.Answers)
+	}
+	r.sinks.Publish(ctx, o)
+}
+
+// denialsOf are the denials among the answers, each policy and message
+// once, in the order asked.
+func denialsOf(answers gate.Result) []outcome.Denial {
+	var out []outcome.Denial
+	seen := map[outcome.Denial]bool{}
+	add := func(a gate.Answer) {
+		for _, r := range a.Verdict.Denials {
+			if d := (outcome.Denial{Policy: r.Policy, Message: r.Message}); !seen[d] {
+				seen[d] = true
+				out = append(out, d)
+			}
+		}
+	}
+	for _, a := range answers.Claims {
+		add(a)
+	}
+	if answers.StatefulSet != nil {
+		add(*answers.StatefulSet)
+	}
+	return out
 }
 
 // outcomeOf is the Reconciled outcome of a rollout towards src whose status

@@ -234,7 +234,7 @@ func (r *Reconciler) roll(ctx context.Context, sts *appsv1.StatefulSet, before, 
 		return ctrl.Result{}, err
 	}
 	r.report(vcr, t, strategy, a, out, rs)
-	r.publish(ctx, sts, t.src, before, vcr)
+	r.publish(ctx, sts, t.src, before, vcr, &a)
 	return r.next(sts, converging, a.Verdict, out, rs), nil
 }
 
@@ -295,7 +295,7 @@ const standAsideMessage = "waiting: Kubernetes updates this claim (spec.volumeCl
 func (r *Reconciler) standAside(ctx context.Context, sts *appsv1.StatefulSet, before, vcr *v1alpha1.VolumeClaimRollout, t target, strategy v1alpha1.UpdateStrategy, a assess.Assessment) ctrl.Result {
 	a.Hold(standAsideMessage)
 	r.report(vcr, t, strategy, a, patchOutcome{}, restartOutcome{})
-	r.publish(ctx, sts, t.src, before, vcr)
+	r.publish(ctx, sts, t.src, before, vcr, &a)
 	return r.next(sts, false, a.Verdict, patchOutcome{}, restartOutcome{})
 }
 

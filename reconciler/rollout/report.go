@@ -42,7 +42,7 @@ func (r *Reconciler) stall(ctx context.Context, sts *appsv1.StatefulSet, before,
 	r.reserved.drop(client.ObjectKeyFromObject(sts))
 	vcr.Status.ObservedGeneration = sts.Generation
 	markStalled(vcr, reason, msg)
-	r.publish(ctx, sts, src, before, vcr)
+	r.publish(ctx, sts, src, before, vcr, nil)
 }
 
 // claimStatuses turns the plan (planned on the claims as the patches left

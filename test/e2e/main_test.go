@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	reportsv1alpha1 "github.com/openreports/reports-api/apis/openreports.io/v1alpha1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -62,9 +63,16 @@ func TestMain(m *testing.M) {
 	if err := fluxenv.AddToScheme(scheme); err != nil {
 		panic(err)
 	}
+	if err := reportsv1alpha1.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	reports, err := reportsCRD()
+	if err != nil {
+		panic(err)
+	}
 	os.Exit(testenv.RunTests(m, testenv.Options{
 		Kwok:    true,
-		CRDDirs: []string{filepath.Join("..", "..", "config", "crd", "bases")},
+		CRDDirs: []string{filepath.Join("..", "..", "config", "crd", "bases"), reports},
 		Audit:   true,
 	}, &env))
 }

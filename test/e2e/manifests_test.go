@@ -24,7 +24,7 @@ var configDir = filepath.Join("..", "..", "config")
 // use: they run the Flux (Kustomization and HelmRelease) and Argo CD
 // integrations and post commit statuses. autoresize is installed too, so
 // that the component builds beside the others and its Role exists.
-var allComponents = []string{"convergence", "flux", "flux-substitute-configmaps", "helm", "helm-cli", "argocd", "gitstatus", "autoresize"}
+var allComponents = []string{"convergence", "flux", "flux-substitute-configmaps", "helm", "helm-cli", "argocd", "gitstatus", "autoresize", "policy-reports"}
 
 // installRBAC creates what a cluster gets from the deploy manifests before the
 // controller runs: the controller's namespace (config/manager/namespace.yaml)

@@ -87,6 +87,7 @@ func TestChartRulesAreConfigRBACs(t *testing.T) {
 		{"Role", "claimwarden-gitstatus", "config/components/gitstatus/role.yaml"},
 		{"Role", "claimwarden-autoresize", "config/components/autoresize/role.yaml"},
 		{"ClusterRole", "claimwarden-restarts", "config/components/restarts/role.yaml"},
+		{"ClusterRole", "claimwarden-policy-reports", "config/components/policy-reports/role.yaml"},
 	} {
 		got := find(objs, c.kind, c.name)
 		if got == nil {

@@ -12,8 +12,9 @@ import (
 )
 
 // auditPolicy records, once each request is answered, every write to the
-// objects a rollout writes: claims and StatefulSets, the evidence the tests
-// read of how often each was written and by whom. Metadata level: the
+// objects a rollout writes: claims and StatefulSets (and the policy
+// reports it writes beside them), the evidence the tests read of how often
+// each was written and by whom. Metadata level: the
 // request line, user, user agent and response code, not the bodies.
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
@@ -26,6 +27,8 @@ rules:
     resources: ["persistentvolumeclaims"]
   - group: "apps"
     resources: ["statefulsets"]
+  - group: "openreports.io"
+    resources: ["reports"]
 - level: None
 `
 

@@ -16,6 +16,7 @@ import (
 	"github.com/claimwarden/claimwarden/integrations/commitstatus"
 	"github.com/claimwarden/claimwarden/integrations/flux"
 	"github.com/claimwarden/claimwarden/integrations/githost"
+	"github.com/claimwarden/claimwarden/integrations/policyreport"
 	"github.com/claimwarden/claimwarden/policies"
 	"github.com/claimwarden/claimwarden/reconciler/authority"
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
@@ -133,6 +134,11 @@ func setupClusters(ctx context.Context, mgr ctrl.Manager, cfg config.Config, eng
 		return rollout.Options{}, nil, err
 	}
 	hub.Sinks = append(hub.Sinks, shared...)
+	if cfg.PolicyReports {
+		if err := addPolicyReports(mgr, &hub, log.WithName("policyreport")); err != nil {
+			return rollout.Options{}, nil, err
+		}
+	}
 	for i := range spokeList {
 		s := &spokeList[i]
 		s.options = spokeRolloutOptions(cfg, hub, *s, policyChanges[i+1], shared)
@@ -313,4 +319,18 @@ func hostConfigs(hosts []config.GitHost) []githost.HostConfig {
 		out = append(out, hc)
 	}
 	return out
+}
+
+// addPolicyReports adds the sink of the OpenReports Reports to the hub's
+// rollout, where the API server serves them; a cluster without the CRDs
+// gets none (said once): the reports are where Policy Reporter looks, not
+// a place of claimwarden's own.
+func addPolicyReports(mgr ctrl.Manager, hub *rollout.Options, log logr.Logger) error {
+	if !policyreport.Installed(mgr.GetRESTMapper()) {
+		log.Info("policyReports is on, but the API server serves no reports.openreports.io: no policy reports are written (install the OpenReports CRDs and restart)")
+		return nil
+	}
+	sink := policyreport.New(mgr.GetClient(), mgr.GetAPIReader(), log)
+	hub.Sinks = append(hub.Sinks, sink)
+	return mgr.Add(sink)
 }

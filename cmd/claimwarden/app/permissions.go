@@ -96,6 +96,11 @@ func requiredPermissions(cfg config.Config) []permission {
 				permission{"create", "", "pods/eviction", ns, "", "restarts"})
 		}
 	}
+	if cfg.PolicyReports {
+		for _, ns := range where {
+			out = append(out, permission{"update", "openreports.io", "reports", ns, "", "policy-reports"})
+		}
+	}
 	for _, ns := range hostSecretNamespaces(cfg.GitStatus.Hosts) {
 		out = append(out, permission{"watch", "", "secrets", ns, "", "gitstatus"})
 	}

@@ -15,6 +15,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	reportsv1alpha1 "github.com/openreports/reports-api/apis/openreports.io/v1alpha1"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -172,6 +173,9 @@ func managerOptions(cfg config.Config) (ctrl.Options, error) {
 		return ctrl.Options{}, err
 	}
 	if err := helmv2.AddToScheme(scheme); err != nil {
+		return ctrl.Options{}, err
+	}
+	if err := reportsv1alpha1.AddToScheme(scheme); err != nil {
 		return ctrl.Options{}, err
 	}
 	opts := ctrl.Options{
