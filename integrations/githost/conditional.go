@@ -64,13 +64,9 @@ func (c *Conditional) client(h Host, base *url.URL, hc *http.Client) *http.Clien
 	if c == nil {
 		return hc
 	}
-	next := hc.Transport
-	if next == nil {
-		next = http.DefaultTransport
-	}
-	out := *hc
-	out.Transport = &conditionalTransport{c: c, credential: paceKey(h, base), next: next}
-	return &out
+	return wrapped(hc, func(next http.RoundTripper) http.RoundTripper {
+		return &conditionalTransport{c: c, credential: paceKey(h, base), next: next}
+	})
 }
 
 func (c *Conditional) get(key string) *kept {

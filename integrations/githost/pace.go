@@ -35,12 +35,19 @@ func (p *Pacer) client(h Host, base *url.URL, hc *http.Client) *http.Client {
 	if p == nil {
 		return hc
 	}
+	return wrapped(hc, func(next http.RoundTripper) http.RoundTripper {
+		return &pacedTransport{p: p, key: paceKey(h, base), host: base.Redacted(), next: next}
+	})
+}
+
+// wrapped is a copy of hc whose transport is wrap of hc's.
+func wrapped(hc *http.Client, wrap func(next http.RoundTripper) http.RoundTripper) *http.Client {
 	next := hc.Transport
 	if next == nil {
 		next = http.DefaultTransport
 	}
 	c := *hc
-	c.Transport = &pacedTransport{p: p, key: paceKey(h, base), host: base.Redacted(), next: next}
+	c.Transport = wrap(next)
 	return &c
 }
 

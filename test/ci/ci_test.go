@@ -178,3 +178,32 @@ func readYAML(t *testing.T, path string, doc int, v any) {
 		t.Fatalf("%s: %v", path, err)
 	}
 }
+
+// posted is what a fake host received: commit statuses (their context
+// under contextKey, a denial's state denied) and pull request comments.
+type posted struct {
+	statuses, comments []map[string]any
+	contextKey, head   string
+	targetURL, denied  string
+}
+
+// assertPosted checks the grow example's statuses, shop/big denied and
+// shop/small allowed, on head and linking the job, and one comment with
+// the plan.
+func assertPosted(t *testing.T, p posted) {
+	t.Helper()
+	states := map[string]string{}
+	for _, s := range p.statuses {
+		if s["sha"] != p.head || s["target_url"] != p.targetURL {
+			t.Errorf("status %v: want it on %s, linking %s", s, p.head, p.targetURL)
+		}
+		context, _ := s[p.contextKey].(string)
+		states[context], _ = s["state"].(string)
+	}
+	if states["claimwarden/shop/big"] != p.denied || states["claimwarden/shop/small"] != "success" || len(states) != 2 {
+		t.Errorf("statuses %v, want shop/big %s and shop/small success", states, p.denied)
+	}
+	if len(p.comments) != 1 || !strings.Contains(fmt.Sprint(p.comments[0]["body"]), "### ❌ claimwarden check: denied") {
+		t.Errorf("comments %v, want one with the plan", p.comments)
+	}
+}

@@ -118,13 +118,13 @@ func TestGitHubAction(t *testing.T) {
 	defer srv.Close()
 	temp := t.TempDir()
 	values := map[string]string{
-		"github.base_ref":                   "main",
-		"github.server_url":                 srv.URL,
-		"github.repository":                 "octo/shop",
+		"github.base_ref":                    "main",
+		"github.server_url":                  srv.URL,
+		"github.repository":                  "octo/shop",
 		"github.event.pull_request.head.sha": head,
-		"github.event.pull_request.number":  "7",
-		"github.run_id":                     "42",
-		"runner.temp":                       temp,
+		"github.event.pull_request.number":   "7",
+		"github.run_id":                      "42",
+		"runner.temp":                        temp,
 	}
 	for name, in := range a.Inputs {
 		values["inputs."+name] = in.Default
@@ -180,17 +180,6 @@ func TestGitHubAction(t *testing.T) {
 
 	gh.mu.Lock()
 	defer gh.mu.Unlock()
-	states := map[string]string{}
-	for _, s := range gh.statuses {
-		if s["sha"] != head || s["target_url"] != srv.URL+"/octo/shop/actions/runs/42" {
-			t.Errorf("status %v: want it on %s, linking the run", s, head)
-		}
-		states[s["context"].(string)], _ = s["state"].(string)
-	}
-	if states["claimwarden/shop/big"] != "failure" || states["claimwarden/shop/small"] != "success" || len(states) != 2 {
-		t.Errorf("statuses %v, want shop/big failure and shop/small success", states)
-	}
-	if len(gh.comments) != 1 || !strings.Contains(gh.comments[0]["body"].(string), "### ❌ claimwarden check: denied") {
-		t.Errorf("comments %v, want one with the plan", gh.comments)
-	}
+	assertPosted(t, posted{statuses: gh.statuses, contextKey: "context", head: head, targetURL: srv.URL + "/octo/shop/actions/runs/42",
+		denied: "failure", comments: gh.comments})
 }

@@ -20,7 +20,7 @@ import (
 type componentSpec struct {
 	Spec struct {
 		Inputs map[string]struct {
-			Description string `json:"description"`
+			Description string  `json:"description"`
 			Default     *string `json:"default"`
 		} `json:"inputs"`
 	} `json:"spec"`
@@ -163,17 +163,6 @@ func TestGitLabComponent(t *testing.T) {
 
 	gl.mu.Lock()
 	defer gl.mu.Unlock()
-	states := map[string]string{}
-	for _, s := range gl.statuses {
-		if s["sha"] != head || s["target_url"] != predefined["CI_JOB_URL"] {
-			t.Errorf("status %v: want it on %s, linking the job", s, head)
-		}
-		states[s["name"].(string)], _ = s["state"].(string)
-	}
-	if states["claimwarden/shop/big"] != "failed" || states["claimwarden/shop/small"] != "success" || len(states) != 2 {
-		t.Errorf("statuses %v, want shop/big failed and shop/small success", states)
-	}
-	if len(gl.notes) != 1 || !strings.Contains(gl.notes[0]["body"].(string), "### ❌ claimwarden check: denied") {
-		t.Errorf("notes %v, want one with the plan", gl.notes)
-	}
+	assertPosted(t, posted{statuses: gl.statuses, contextKey: "name", head: head, targetURL: predefined["CI_JOB_URL"],
+		denied: "failed", comments: gl.notes})
 }
