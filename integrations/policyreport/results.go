@@ -18,14 +18,16 @@ import (
 const Source = "claimwarden"
 
 // Bounds of a namespace's report: results (a StatefulSet has one, or one
-// per denying policy), and the characters of a result's message. An
+// per denying policy), their bytes as JSON, and the characters of a
+// result's message. An
 // object must stay well below the API server's size limit whatever a
 // tenant's StatefulSets and a policy's messages say.
 const (
-	MaxResults    = 1000
-	maxMessage    = 1024
-	category      = "Volume claims"
-	overallPolicy = "claimwarden"
+	MaxResults     = 1000
+	maxReportBytes = 1 << 20
+	maxMessage     = 1024
+	category       = "Volume claims"
+	overallPolicy  = "claimwarden"
 )
 
 // resultsOf are the report results of one rollout outcome, at now: a

@@ -11,6 +11,7 @@ package policyreport
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -159,13 +160,23 @@ func (s *Sink) snapshot(ns string) snapshot {
 	return snap
 }
 
-// bounded is results, at most MaxResults (the first by StatefulSet name).
+// bounded is results, at most MaxResults and maxReportBytes of them as
+// JSON (the first by StatefulSet name): the API server refuses an object
+// much larger than a megabyte, and policy messages quote what tenants
+// wrote.
 func (s *Sink) bounded(ns string, results []reportsv1alpha1.ReportResult) []reportsv1alpha1.ReportResult {
-	if len(results) <= MaxResults {
-		return results
+	size := 0
+	for i, r := range results {
+		b, err := json.Marshal(r)
+		if err == nil {
+			size += len(b)
+		}
+		if i == MaxResults || err != nil || size > maxReportBytes {
+			s.Log.Info("policy report truncated", "namespace", ns, "results", len(results), "kept", i, "maxResults", MaxResults, "maxBytes", maxReportBytes)
+			return results[:i]
+		}
 	}
-	s.Log.Info("policy report truncated", "namespace", ns, "results", len(results), "maxResults", MaxResults)
-	return results[:MaxResults]
+	return results
 }
 
 // write makes namespace ns's report say its results: created, updated, or

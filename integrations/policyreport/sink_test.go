@@ -2,6 +2,7 @@ package policyreport
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -209,6 +210,23 @@ func TestReportsOnTheAPIServer(t *testing.T) {
 	if r := report("many"); len(r.Results) != MaxResults || r.Configuration == nil || r.Configuration.Limits.MaxResults != MaxResults ||
 		r.Results[MaxResults-1].Subjects[0].Name != fmt.Sprintf("sts-%04d", MaxResults-1) {
 		t.Errorf("%d results (limit %+v), want the first %d by name", len(r.Results), r.Configuration, MaxResults)
+	}
+	// And in bytes: long messages of several denying policies each.
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "loud"}}); err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("a message quoting a tenant's manifest ", 30)
+	for i := range 400 {
+		sink.Publish(ctx, reconciled("loud", fmt.Sprintf("sts-%04d", i), outcome.Failure, "",
+			outcome.Denial{Policy: "max-step", Message: long}, outcome.Denial{Policy: "quota-fits", Message: long}, outcome.Denial{Policy: "org-note", Message: long}))
+	}
+	flushed(sink)
+	loud := report("loud")
+	if b, err := json.Marshal(loud); err != nil || len(loud.Results) == 0 || len(loud.Results) >= 1200 || len(b) > maxReportBytes+64<<10 {
+		t.Errorf("%d results in %d bytes (%v), want as many as fit in about %d bytes", len(loud.Results), len(b), err, maxReportBytes)
+	}
+	if loud.Summary.Fail != len(loud.Results) {
+		t.Errorf("summary %+v of %d results", loud.Summary, len(loud.Results))
 	}
 	var list reportsv1alpha1.ReportList
 	if err := c.List(ctx, &list, client.InNamespace("shop")); err != nil || len(list.Items) != 1 {
