@@ -70,7 +70,7 @@ func reconciled(ns, name string, state outcome.State, msg string, denials ...out
 // leaves it; a namespace's report holds at most MaxResults.
 func TestReportsOnTheAPIServer(t *testing.T) {
 	env := testenv.StartT(t, testenv.Options{CRDDirs: []string{reportsCRD(t), filepath.Join("..", "..", "config", "crd", "bases")}})
-	c := testenv.Client(t, env.Config, reportsv1alpha1.AddToScheme, v1alpha1.AddToScheme)
+	c := testenv.Client(t, env.Config, reportsv1alpha1.Install, v1alpha1.AddToScheme)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	for _, ns := range []string{"shop", "other", "many"} {

@@ -63,7 +63,7 @@ func TestMain(m *testing.M) {
 	if err := fluxenv.AddToScheme(scheme); err != nil {
 		panic(err)
 	}
-	if err := reportsv1alpha1.AddToScheme(scheme); err != nil {
+	if err := reportsv1alpha1.Install(scheme); err != nil {
 		panic(err)
 	}
 	reports, err := reportsCRD()

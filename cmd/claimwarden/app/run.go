@@ -8,6 +8,7 @@ import (
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/go-logr/logr"
+	reportsv1alpha1 "github.com/openreports/reports-api/apis/openreports.io/v1alpha1"
 	"github.com/spf13/cobra"
 	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -15,7 +16,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	reportsv1alpha1 "github.com/openreports/reports-api/apis/openreports.io/v1alpha1"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -175,7 +175,7 @@ func managerOptions(cfg config.Config) (ctrl.Options, error) {
 	if err := helmv2.AddToScheme(scheme); err != nil {
 		return ctrl.Options{}, err
 	}
-	if err := reportsv1alpha1.AddToScheme(scheme); err != nil {
+	if err := reportsv1alpha1.Install(scheme); err != nil {
 		return ctrl.Options{}, err
 	}
 	opts := ctrl.Options{

@@ -6,15 +6,11 @@ import (
 	"strings"
 )
 
-// maxAnnotations is how many of each level GitHub shows per step (10
-// errors, 10 warnings); more are written, and GitHub drops them, so the
-// ones that matter come first (denials before warnings).
-const maxAnnotations = 10
-
 // writeGitHub writes r as GitHub Actions workflow commands: an ::error
 // per denial and a ::warning per warning, on the proposal's file and line
 // (the pull request's diff shows them there), then the headline as a
-// ::notice. Hand-written: the format is three escapes, and no Go library
+// ::notice. GitHub shows 10 of each level per step and drops the rest,
+// so denials come first. Hand-written: the format is three escapes, and no Go library
 // for it is in the module proxy.
 func writeGitHub(w io.Writer, r *Report) error {
 	fs := findings(r)
