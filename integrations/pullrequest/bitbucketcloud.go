@@ -195,11 +195,53 @@ func (c *BitbucketCloud) find(ctx context.Context, repo, branch string, states .
 	}
 	cands := make([]candidate, 0, len(page.Values))
 	for _, p := range page.Values {
-		src, dst := p.Source.Repository.UUID, p.Destination.Repository.UUID
-		cands = append(cands, candidate{pr: p.pullRequest(), author: p.Author.UUID, authorName: p.Author.DisplayName,
-			sameRepo: src != "" && src == dst, base: p.Destination.Branch.Name})
+		cands = append(cands, p.candidate())
 	}
 	return cands, nil
+}
+
+func (p cloudPullRequest) candidate() candidate {
+	src, dst := p.Source.Repository.UUID, p.Destination.Repository.UUID
+	return candidate{pr: p.pullRequest(), author: p.Author.UUID, authorName: p.Author.DisplayName,
+		sameRepo: src != "" && src == dst, base: p.Destination.Branch.Name, head: p.Source.Branch.Name}
+}
+
+// Open lists the open pull requests from branches whose name holds
+// BranchPrefix+prefix (BBQL's ~; the prefix is checked after), following
+// the next links on the API's host.
+func (c *BitbucketCloud) Open(ctx context.Context, owner, repo, prefix string) (map[string]PullRequest, error) {
+	path, err := cloudRepo(owner, repo)
+	if err != nil {
+		return nil, err
+	}
+	me, err := c.self(ctx)
+	if err != nil {
+		return nil, err
+	}
+	q := url.Values{"q": {fmt.Sprintf("source.branch.name ~ %q", BranchPrefix+prefix)}, "state": {"OPEN"}, "sort": {"-created_on"}, "pagelen": {"50"}}
+	next := path + "/pullrequests?" + q.Encode()
+	var cands []candidate
+	for range maxOpenPages {
+		var page struct {
+			Values []cloudPullRequest `json:"values"`
+			Next   string             `json:"next"`
+		}
+		if _, err := c.b.Call(ctx, http.MethodGet, next, "", nil, &page); err != nil {
+			return nil, err
+		}
+		for _, p := range page.Values {
+			cands = append(cands, p.candidate())
+		}
+		if page.Next == "" {
+			return openByKey(me, prefix, cands), nil
+		}
+		n, ok := strings.CutPrefix(page.Next, c.b.API)
+		if !ok || !strings.HasPrefix(n, "/") {
+			return nil, fmt.Errorf("%s: next page %q is not on %s", c.b.Op(http.MethodGet, next), page.Next, c.b.API)
+		}
+		next = n
+	}
+	return nil, fmt.Errorf("%s: more than %d pages: %w", c.b.Op(http.MethodGet, path+"/pullrequests"), maxOpenPages, ErrTooManyOpen)
 }
 
 func (c *BitbucketCloud) Last(ctx context.Context, owner, repo, key string) (*PullRequest, error) {

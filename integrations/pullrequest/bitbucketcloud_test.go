@@ -249,3 +249,35 @@ func TestBitbucketCloudDefaultBranch(t *testing.T) {
 	_, err = p.DefaultBranch(t.Context(), "acme", "shop")
 	noSecret(t, err, bbcToken, "bitbucket-cloud: GET /2.0/repositories/acme/shop", "404")
 }
+
+// Open lists the open pull requests from branches under the prefix once
+// for every key, following next links on the API's host: claimwarden's
+// own from the repository's branches, by key; a fork's and another
+// user's are not among them. A next link to another host is refused (the
+// token would go with it).
+func TestBitbucketCloudOpen(t *testing.T) {
+	query := `q=source.branch.name ~ "claimwarden/autoresize/"&state=OPEN&sort=-created_on&pagelen=50`
+	db := strings.ReplaceAll(bbcPR(4, "OPEN", "{cw}", false, "main", ""), prBranch, "claimwarden/autoresize/shop/db")
+	s := serveBBC(t, bbcUser,
+		exchange{method: "GET", path: bbcRepo + "/pullrequests", query: query, status: 200,
+			body: `{"values":[` + bbcPR(9, "OPEN", "{cw}", true, "main", "") + "," + bbcPR(7, "OPEN", "{mallory}", false, "main", "") + "," +
+				bbcPR(3, "OPEN", "{cw}", false, "main", "") + `],"next":"NEXT"}`},
+		exchange{method: "GET", path: bbcRepo + "/pullrequests", query: "page=2", status: 200, body: `{"values":[` + db + `]}`})
+	// The next link names the fake's own URL, known once it listens.
+	s.mu.Lock()
+	s.want[1].body = strings.Replace(s.want[1].body, "NEXT", s.URL+bbcRepo+"/pullrequests?page=2", 1)
+	s.mu.Unlock()
+	got, err := bbcProposer(t, s).(pullrequest.OpenLister).Open(t.Context(), "acme", "shop", "autoresize/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[prKey].Number != 3 || got["autoresize/shop/db"].Number != 4 || got[prKey].Head != "head3" {
+		t.Errorf("Open = %+v, want claimwarden's 3 (%s) and 4 (autoresize/shop/db)", got, prKey)
+	}
+
+	s = serveBBC(t, bbcUser, exchange{method: "GET", path: bbcRepo + "/pullrequests", query: query, status: 200,
+		body: `{"values":[],"next":"https://evil.example/2.0/repositories/acme/shop/pullrequests?page=2"}`})
+	if _, err := bbcProposer(t, s).(pullrequest.OpenLister).Open(t.Context(), "acme", "shop", "autoresize/"); err == nil || !strings.Contains(err.Error(), "is not on") {
+		t.Errorf("a next link to another host: %v, want it refused", err)
+	}
+}

@@ -203,11 +203,50 @@ func (s *BitbucketServer) find(ctx context.Context, api, branch, state string) (
 	}
 	cands := make([]candidate, 0, len(page.Values))
 	for _, p := range page.Values {
-		from, to := p.FromRef.Repository.ID, p.ToRef.Repository.ID
-		cands = append(cands, candidate{pr: p.pullRequest(), author: p.Author.User.Name, authorName: p.Author.User.Name,
-			sameRepo: from != 0 && from == to, base: p.ToRef.DisplayID, version: p.Version})
+		cands = append(cands, p.candidate())
 	}
 	return cands, nil
+}
+
+func (p serverPullRequest) candidate() candidate {
+	from, to := p.FromRef.Repository.ID, p.ToRef.Repository.ID
+	return candidate{pr: p.pullRequest(), author: p.Author.User.Name, authorName: p.Author.User.Name,
+		sameRepo: from != 0 && from == to, base: p.ToRef.DisplayID, head: p.FromRef.DisplayID, version: p.Version}
+}
+
+// Open lists the repository's open pull requests from its own branches
+// (direction OUTGOING), 100 a page.
+func (s *BitbucketServer) Open(ctx context.Context, owner, repo, prefix string) (map[string]PullRequest, error) {
+	r, err := serverRepo(owner, repo)
+	if err != nil {
+		return nil, err
+	}
+	me, err := s.self(ctx)
+	if err != nil {
+		return nil, err
+	}
+	path := "/rest/api/1.0" + r + "/pull-requests"
+	var cands []candidate
+	start := 0
+	for range maxOpenPages {
+		var page struct {
+			Values        []serverPullRequest `json:"values"`
+			IsLastPage    bool                `json:"isLastPage"`
+			NextPageStart int                 `json:"nextPageStart"`
+		}
+		q := url.Values{"state": {"OPEN"}, "direction": {"OUTGOING"}, "order": {"NEWEST"}, "limit": {"100"}, "start": {strconv.Itoa(start)}}
+		if _, err := s.b.Call(ctx, http.MethodGet, path+"?"+q.Encode(), "", nil, &page); err != nil {
+			return nil, err
+		}
+		for _, p := range page.Values {
+			cands = append(cands, p.candidate())
+		}
+		if page.IsLastPage || page.NextPageStart <= start {
+			return openByKey(me, prefix, cands), nil
+		}
+		start = page.NextPageStart
+	}
+	return nil, fmt.Errorf("%s: more than %d pages: %w", s.b.Op(http.MethodGet, path), maxOpenPages, ErrTooManyOpen)
 }
 
 func (s *BitbucketServer) Last(ctx context.Context, owner, repo, key string) (*PullRequest, error) {

@@ -232,3 +232,23 @@ func TestBitbucketServerDefaultBranch(t *testing.T) {
 	_, err = p.DefaultBranch(t.Context(), "SHOP", "shop")
 	noSecret(t, err, bbsToken, "bitbucket-server: GET "+path, "404")
 }
+
+// Open lists the repository's open pull requests from its own branches
+// once for every key, page by page: claimwarden's own under the prefix,
+// by key.
+func TestBitbucketServerOpen(t *testing.T) {
+	other := strings.ReplaceAll(bbsPR(5, "OPEN", "claimwarden-bot", false, "main", ""), prBranch, "feature/x")
+	s := serveBBS(t, bbsUser,
+		exchange{method: "GET", path: bbsRepo + "/pull-requests", query: "state=OPEN&direction=OUTGOING&order=NEWEST&limit=100&start=0", status: 200,
+			body: `{"values":[` + bbsPR(9, "OPEN", "claimwarden-bot", true, "main", "") + "," + bbsPR(7, "OPEN", "mallory", false, "main", "") + "," + other +
+				`],"isLastPage":false,"nextPageStart":3}`},
+		exchange{method: "GET", path: bbsRepo + "/pull-requests", query: "state=OPEN&direction=OUTGOING&order=NEWEST&limit=100&start=3", status: 200,
+			body: `{"values":[` + bbsPR(3, "OPEN", "claimwarden-bot", false, "main", "") + `],"isLastPage":true}`})
+	got, err := bbsProposer(t, s).(pullrequest.OpenLister).Open(t.Context(), "SHOP", "shop", "autoresize/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr, ok := got[prKey]; len(got) != 1 || !ok || pr.Number != 3 || pr.Head != "head3" {
+		t.Errorf("Open = %+v, want only claimwarden's 3 (%s)", got, prKey)
+	}
+}

@@ -7,8 +7,9 @@ import (
 )
 
 // maxOpenPages bounds the pages of a repository's open pull requests that
-// Open reads (100 a page on GitHub and GitLab, 50 on Gitea): a repository
-// with more is asked key by key (Last).
+// Open reads (100 a page on GitHub, GitLab and Bitbucket Server, 50 on
+// Gitea and Bitbucket Cloud): a repository with more is asked key by key
+// (Last).
 const maxOpenPages = 5
 
 // ErrTooManyOpen says a repository has more open pull requests than Open
@@ -19,8 +20,8 @@ var ErrTooManyOpen = errors.New("more open pull requests than are listed")
 // in one request per page, not one per key: autoresize follows every open
 // pull request of its own at each check, and a repository's listing,
 // shared by all of them and conditional where the host answers ETags, is
-// what keeps a fleet within the host's rate limit. GitHub, GitLab and
-// Gitea list; Bitbucket's are asked key by key.
+// what keeps a fleet within the host's rate limit. Every host's Proposer
+// lists.
 type OpenLister interface {
 	// Open are claimwarden's open pull requests (own.go) from branches
 	// BranchPrefix+prefix..., by key; ErrTooManyOpen when the repository
