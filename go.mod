@@ -36,6 +36,7 @@ require (
 	github.com/jstemmer/go-junit-report/v2 v2.1.0
 	github.com/open-policy-agent/opa v1.22.4
 	github.com/opencontainers/go-digest v1.0.1-0.20220411205349-bde1400a84be
+	github.com/openreports/reports-api v0.2.1
 	github.com/owenrumney/go-sarif/v3 v3.3.1
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3
@@ -143,7 +144,6 @@ require (
 	github.com/onsi/gomega v1.43.0 // indirect
 	github.com/opencontainers/go-digest/blake3 v0.0.0-20250116041648-1e56c6daea3b // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
-	github.com/openreports/reports-api v0.2.1 // indirect
 	github.com/pelletier/go-toml/v2 v2.2.4 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
