@@ -124,19 +124,25 @@ func pullRequest(t *testing.T) (clone, head string) {
 	return clone, git(clone, "rev-parse", "HEAD")
 }
 
-// expressions replaces each ${{ expr }} (GitHub) or $[[ expr ]] and $VAR
-// (GitLab) in s with its value in values; an expression the test does not
+// expand replaces each ${{ expr }} (GitHub; expr may be a || b) or
+// $[[ expr ]] and $VAR (GitLab) in s with its value in values; an expression the test does not
 // know fails it, so that a change of action.yml or templates/check.yml is
 // a change the test sees.
 func expand(t *testing.T, s string, pattern *regexp.Regexp, values map[string]string) string {
 	t.Helper()
 	return pattern.ReplaceAllStringFunc(s, func(m string) string {
-		expr := strings.TrimSpace(pattern.FindStringSubmatch(m)[1])
-		v, ok := values[expr]
-		if !ok {
-			t.Fatalf("%q: the test knows no value of %q", s, expr)
+		// a || b is a when a is not empty, else b (GitHub's falsy "").
+		for _, expr := range strings.Split(pattern.FindStringSubmatch(m)[1], "||") {
+			expr = strings.TrimSpace(expr)
+			v, ok := values[expr]
+			if !ok {
+				t.Fatalf("%q: the test knows no value of %q", s, expr)
+			}
+			if v != "" {
+				return v
+			}
 		}
-		return v
+		return ""
 	})
 }
 
