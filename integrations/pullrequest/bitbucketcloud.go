@@ -235,11 +235,9 @@ func (c *BitbucketCloud) Open(ctx context.Context, owner, repo, prefix string) (
 		if page.Next == "" {
 			return openByKey(me, prefix, cands), nil
 		}
-		n, ok := strings.CutPrefix(page.Next, c.b.API)
-		if !ok || !strings.HasPrefix(n, "/") {
-			return nil, fmt.Errorf("%s: next page %q is not on %s", c.b.Op(http.MethodGet, next), page.Next, c.b.API)
+		if next, err = c.nextPage(next, page.Next); err != nil {
+			return nil, err
 		}
-		next = n
 	}
 	return nil, fmt.Errorf("%s: more than %d pages: %w", c.b.Op(http.MethodGet, path+"/pullrequests"), maxOpenPages, ErrTooManyOpen)
 }
@@ -314,13 +312,21 @@ func (c *BitbucketCloud) Files(ctx context.Context, owner, repo, ref, dir string
 			slices.Sort(paths)
 			return paths, nil
 		}
-		next, ok := strings.CutPrefix(page.Next, c.b.API)
-		if !ok || !strings.HasPrefix(next, "/") {
-			return nil, fmt.Errorf("%s: next page %q is not on %s", c.b.Op(http.MethodGet, path), page.Next, c.b.API)
+		if path, err = c.nextPage(path, page.Next); err != nil {
+			return nil, err
 		}
-		path = next
 	}
 	return nil, fmt.Errorf("%s: more than %d pages: %w", c.b.Op(http.MethodGet, path), maxPagesListed, ErrTooLarge)
+}
+
+// nextPage is the path of a page's next link, which must be on the API's
+// host (the token goes with it); path is the page's, for the error.
+func (c *BitbucketCloud) nextPage(path, link string) (string, error) {
+	next, ok := strings.CutPrefix(link, c.b.API)
+	if !ok || !strings.HasPrefix(next, "/") {
+		return "", fmt.Errorf("%s: next page %q is not on %s", c.b.Op(http.MethodGet, path), link, c.b.API)
+	}
+	return next, nil
 }
 
 func (c *BitbucketCloud) DefaultBranch(ctx context.Context, owner, repo string) (string, error) {
