@@ -30,6 +30,14 @@ const (
 	overallPolicy  = "claimwarden"
 )
 
+// The results claimwarden writes (OpenReports' Result enum, which its Go
+// module names no constants of).
+const (
+	resultPass  reportsv1alpha1.Result = "pass"
+	resultFail  reportsv1alpha1.Result = "fail"
+	resultError reportsv1alpha1.Result = "error"
+)
+
 // resultsOf are the report results of one rollout outcome, at now: a
 // fail per policy that denied its proposal (its messages), an error when
 // the rollout is blocked otherwise, a pass when the policies allow it
@@ -53,20 +61,20 @@ func resultsOf(o outcome.Outcome, now time.Time) []reportsv1alpha1.ReportResult 
 	switch o.State {
 	case outcome.Failure:
 		if len(o.Denials) == 0 {
-			return one(overallPolicy, reportsv1alpha1.Result("fail"), o.Message)
+			return one(overallPolicy, resultFail, o.Message)
 		}
 		var out []reportsv1alpha1.ReportResult
 		for _, policy := range policyOrder(o.Denials) {
-			out = append(out, one(policy, reportsv1alpha1.Result("fail"), messagesOf(o.Denials, policy))...)
+			out = append(out, one(policy, resultFail, messagesOf(o.Denials, policy))...)
 		}
 		return out
 	case outcome.Error:
-		return one(overallPolicy, reportsv1alpha1.Result("error"), o.Message)
+		return one(overallPolicy, resultError, o.Message)
 	}
 	// Done or under way, the same words: the report says what the
 	// policies decided, not how far the rollout got (which would be a
 	// write per step, and one per restart).
-	return one(overallPolicy, reportsv1alpha1.Result("pass"), "the policies allow the proposal")
+	return one(overallPolicy, resultPass, "the policies allow the proposal")
 }
 
 // properties say where the proposal came from.
@@ -117,13 +125,13 @@ func summaryOf(results []reportsv1alpha1.ReportResult) reportsv1alpha1.ReportSum
 	var s reportsv1alpha1.ReportSummary
 	for _, r := range results {
 		switch r.Result {
-		case "pass":
+		case resultPass:
 			s.Pass++
-		case "fail":
+		case resultFail:
 			s.Fail++
 		case "warn":
 			s.Warn++
-		case "error":
+		case resultError:
 			s.Error++
 		case "skip":
 			s.Skip++

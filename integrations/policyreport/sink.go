@@ -179,11 +179,30 @@ func (s *Sink) bounded(ns string, results []reportsv1alpha1.ReportResult) []repo
 	return results
 }
 
-// write makes namespace ns's report say its results: created, updated, or
-// left as it is when it says the same already (a restarted controller's
-// first results keep the report's timestamps).
+// write makes namespace ns's report say its results (report); once it
+// does, the StatefulSets forgotten before are in it no more, and need not
+// be remembered (gone would otherwise grow with every StatefulSet ever
+// deleted).
 func (s *Sink) write(ctx context.Context, ns string) error {
 	snap := s.snapshot(ns)
+	if err := s.report(ctx, ns, snap); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name := range snap.gone {
+		delete(s.gone[ns], name)
+	}
+	if len(s.gone[ns]) == 0 {
+		delete(s.gone, ns)
+	}
+	return nil
+}
+
+// report makes namespace ns's report say snap's results: created, updated,
+// or left as it is when it says the same already (a restarted controller's
+// first results keep the report's timestamps).
+func (s *Sink) report(ctx context.Context, ns string, snap snapshot) error {
 	results := snap.results
 	var live reportsv1alpha1.Report
 	err := s.Reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: ReportName}, &live)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -26,17 +25,6 @@ import (
 	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/test/testenv"
 )
-
-// reportsCRD is the OpenReports Report CRD from its Go module, the
-// version go.mod requires.
-func reportsCRD(t *testing.T) string {
-	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/openreports/reports-api").Output()
-	if err != nil {
-		t.Fatalf("finding the OpenReports module: %v", err)
-	}
-	return filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "openreports.io_reports.yaml")
-}
 
 // clock is a clock the test moves.
 type clock struct {
@@ -69,7 +57,11 @@ func reconciled(ns, name string, state outcome.State, msg string, denials ...out
 // saying it already, the report is not written; a StatefulSet forgotten
 // leaves it; a namespace's report holds at most MaxResults.
 func TestReportsOnTheAPIServer(t *testing.T) {
-	env := testenv.StartT(t, testenv.Options{CRDDirs: []string{reportsCRD(t), filepath.Join("..", "..", "config", "crd", "bases")}})
+	crd, err := testenv.ModuleFile("github.com/openreports/reports-api", "config/crd/openreports.io_reports.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := testenv.StartT(t, testenv.Options{CRDDirs: []string{crd, filepath.Join("..", "..", "config", "crd", "bases")}})
 	c := testenv.Client(t, env.Config, reportsv1alpha1.Install, v1alpha1.AddToScheme)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -201,6 +193,11 @@ func TestReportsOnTheAPIServer(t *testing.T) {
 		r.Results[0].Description != "the API server refused the patch of data-small-0" {
 		t.Errorf("report %+v, want shop/small's error alone", r.Results)
 	}
+	sink.mu.Lock()
+	if len(sink.gone) != 0 {
+		t.Errorf("the StatefulSets forgotten are remembered after the report left them out: %v", sink.gone)
+	}
+	sink.mu.Unlock()
 
 	// Bounded: a namespace with more StatefulSets than a report holds.
 	for i := range MaxResults + 5 {

@@ -66,7 +66,7 @@ func TestMain(m *testing.M) {
 	if err := reportsv1alpha1.Install(scheme); err != nil {
 		panic(err)
 	}
-	reports, err := reportsCRD()
+	reports, err := testenv.ModuleFile("github.com/openreports/reports-api", "config/crd/openreports.io_reports.yaml")
 	if err != nil {
 		panic(err)
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,16 +19,6 @@ import (
 	"github.com/claimwarden/claimwarden/test/fixtures"
 	"github.com/claimwarden/claimwarden/test/testenv"
 )
-
-// reportsCRD is the OpenReports Report CRD from its Go module, the version
-// go.mod requires.
-func reportsCRD() (string, error) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/openreports/reports-api").Output()
-	if err != nil {
-		return "", fmt.Errorf("finding the OpenReports module: %w", err)
-	}
-	return filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "openreports.io_reports.yaml"), nil
-}
 
 // The controller with policyReports on, as its ServiceAccount with
 // config/components/policy-reports, where the OpenReports CRD is
