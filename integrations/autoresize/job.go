@@ -195,14 +195,12 @@ func (j *job) ask(ctx context.Context, g *gitSide, prior *v1alpha1.AutoresizeSta
 		}
 	}
 	if prior != nil && prior.State == string(pullrequest.Open) {
-		if open, listed := j.repos.openPull(ctx, g.host, g.repo, g.key); open != nil && listed {
-			g.last = open
-			j.c.Metrics.seen(g.key, g.last)
-			return nil
-		}
+		g.last = j.repos.openPull(ctx, g.host, g.repo, g.key)
 	}
-	if g.last, err = g.host.Last(ctx, g.repo.Owner, g.repo.Name, g.key); err != nil {
-		return err
+	if g.last == nil {
+		if g.last, err = g.host.Last(ctx, g.repo.Owner, g.repo.Name, g.key); err != nil {
+			return err
+		}
 	}
 	j.c.Metrics.seen(g.key, g.last)
 	return nil

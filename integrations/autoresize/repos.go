@@ -21,18 +21,13 @@ type repoMemo struct {
 	repos map[githost.Repository]*repoAnswers
 }
 
-// repoAnswers are one repository's answers of the round.
+// repoAnswers are one repository's answers of the round: its open pull
+// requests of claimwarden's by key (nil where the host lists them not in
+// one go, or too many are open: a key must then be asked on its own), and
+// its default branch.
 type repoAnswers struct {
-	open   lazy[openPulls]
+	open   lazy[map[string]pullrequest.PullRequest]
 	branch lazy[string]
-}
-
-// openPulls are a repository's open pull requests of claimwarden's by
-// key; listed is false where the host does not list them in one go (a
-// key must then be asked on its own).
-type openPulls struct {
-	byKey  map[string]pullrequest.PullRequest
-	listed bool
 }
 
 func newRepoMemo() *repoMemo {
@@ -51,27 +46,24 @@ func (m *repoMemo) of(repo githost.Repository) *repoAnswers {
 }
 
 // openPull is key's open pull request in repo as the round's listing
-// says; listed is false when the listing cannot say (the host lists none,
-// too many are open, or it failed): then Last must be asked.
-func (m *repoMemo) openPull(ctx context.Context, host pullrequest.Proposer, repo githost.Repository, key string) (pr *pullrequest.PullRequest, listed bool) {
+// says; nil when it holds none, or cannot say (the host lists none, too
+// many are open, or the listing failed): then Last must be asked.
+func (m *repoMemo) openPull(ctx context.Context, host pullrequest.Proposer, repo githost.Repository, key string) *pullrequest.PullRequest {
 	lister, ok := host.(pullrequest.OpenLister)
 	if !ok {
-		return nil, false
+		return nil
 	}
-	open, err := m.of(repo).open.get(ctx, func() (openPulls, error) {
+	open, err := m.of(repo).open.get(ctx, func() (map[string]pullrequest.PullRequest, error) {
 		byKey, err := lister.Open(ctx, repo.Owner, repo.Name, KeyPrefix)
 		if errors.Is(err, pullrequest.ErrTooManyOpen) {
-			return openPulls{}, nil
+			return nil, nil
 		}
-		return openPulls{byKey: byKey, listed: err == nil}, err
+		return byKey, err
 	})
-	if err != nil || !open.listed {
-		return nil, false
+	if p, ok := open[key]; ok && err == nil {
+		return &p
 	}
-	if p, ok := open.byKey[key]; ok {
-		return &p, true
-	}
-	return nil, true
+	return nil
 }
 
 // defaultBranch is repo's default branch, asked once per round.
