@@ -13,11 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -25,7 +21,6 @@ import (
 	"github.com/claimwarden/claimwarden/integrations/githost"
 	"github.com/claimwarden/claimwarden/integrations/pullrequest"
 	"github.com/claimwarden/claimwarden/integrations/usage"
-	"github.com/claimwarden/claimwarden/reconciler/outcome"
 	"github.com/claimwarden/claimwarden/reconciler/source"
 )
 
@@ -102,13 +97,6 @@ func TestOpenPullRequestsAreListedOncePerRepository(t *testing.T) {
 	srv := httptest.NewServer(gh)
 	defer srv.Close()
 
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
 	s := shop("100Gi")
 	var objs []client.Object
 	for _, name := range gh.open {
@@ -117,17 +105,12 @@ func TestOpenPullRequestsAreListedOncePerRepository(t *testing.T) {
 		vcr.Status.Autoresize = &v1alpha1.AutoresizeStatus{PullRequest: "https://github.example/octo/shop/pull/" + name, State: "open"}
 		objs = append(objs, vcr)
 	}
-	var tools source.Registry
-	tools.Know(fixedTool{})
 	clients := githost.Clients{Conditional: githost.NewConditional()}
 	ids := &pullrequest.Identities{}
-	ctl := &Controller{
-		Client:   fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build(),
-		Policies: shipped(t), Rollout: assessedIn(s.Cluster), Tools: &tools, Recorder: outcome.Recorder{EventRecorder: events.NewFakeRecorder(100)}, Metrics: NewMetrics(""), Log: logr.Discard(),
-		Proposers: BackOffHosts(func(githost.Repository) (pullrequest.Proposer, error) {
-			return pullrequest.New(githost.Host{URL: srv.URL, Type: githost.GitHub, Token: "t0ken"}, clients, ids)
-		}),
-	}
+	ctl, scheme := hostController(t, s, BackOffHosts(func(githost.Repository) (pullrequest.Proposer, error) {
+		return pullrequest.New(githost.Host{URL: srv.URL, Type: githost.GitHub, Token: "t0ken"}, clients, ids)
+	}))
+	ctl.Client = fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
 	rule := &Rule{Namespace: "shop", RepositoryPrefixes: []string{"https://github.example/octo"}}
 	src := origin{Applier: source.Applier{Source: v1alpha1.Source{Kind: "Fixed", Namespace: "flux-system", Name: "shop"}, Object: &corev1.ConfigMap{}}}
 	calm := map[string]usage.Usage{"data-web-0": {CapacityBytes: 10 * gi, UsedBytes: 2 * gi}}

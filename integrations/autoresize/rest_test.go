@@ -46,6 +46,26 @@ func (a assessedIn) Ahead(context.Context, *appsv1.StatefulSet, policies.Source,
 	return assess.Settings{}, assess.Cluster(a)
 }
 
+// hostController is a Controller that checks s's StatefulSets, whose
+// Fixed tool object Git holds in one repository, asking proposers; and the
+// scheme of its clients (the test sets Client).
+func hostController(t *testing.T, s State, proposers Proposers) (*Controller, *runtime.Scheme) {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	var tools source.Registry
+	tools.Know(fixedTool{})
+	return &Controller{
+		Policies: shipped(t), Rollout: assessedIn(s.Cluster), Tools: &tools, Recorder: outcome.Recorder{EventRecorder: events.NewFakeRecorder(100)},
+		Metrics: NewMetrics(""), Log: logr.Discard(), Proposers: proposers,
+	}, scheme
+}
+
 // A StatefulSet at rest costs its Git host nothing: the host is asked only
 // when the policies would grow a claim (asked as if no pull request had
 // closed), or a pull request claimwarden opened is open (its merge or
@@ -83,23 +103,11 @@ func TestAtRestTheGitHostIsNotAsked(t *testing.T) {
 	}
 
 	s := shop("100Gi")
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	var tools source.Registry
-	tools.Know(fixedTool{})
 	host := strings.TrimPrefix(srv.URL, "http://")
-	ctl := &Controller{
-		Policies: shipped(t), Rollout: assessedIn(s.Cluster), Tools: &tools, Recorder: outcome.Recorder{EventRecorder: events.NewFakeRecorder(100)}, Metrics: NewMetrics(""), Log: logr.Discard(),
-		Proposers: func(repo githost.Repository) (pullrequest.Proposer, error) {
-			// The repository's URL names github.example; the API is the test's.
-			return pullrequest.New(githost.Host{URL: "http://" + host, Type: githost.GitHub, Token: "t0ken"}, githost.Clients{}, nil)
-		},
-	}
+	ctl, scheme := hostController(t, s, func(repo githost.Repository) (pullrequest.Proposer, error) {
+		// The repository's URL names github.example; the API is the test's.
+		return pullrequest.New(githost.Host{URL: "http://" + host, Type: githost.GitHub, Token: "t0ken"}, githost.Clients{}, nil)
+	})
 	rule := &Rule{Namespace: "shop", RepositoryPrefixes: []string{"https://github.example/octo"}}
 	src := origin{Applier: source.Applier{Source: v1alpha1.Source{Kind: "Fixed", Namespace: "flux-system", Name: "shop"}, Object: &corev1.ConfigMap{}}}
 	calm := map[string]usage.Usage{
