@@ -8,7 +8,8 @@ import (
 // lazy is a value computed by the first caller that asks for it, while
 // the others wait for it or their context's end; an error is not kept,
 // so the next caller computes again. Hand-written: singleflight shares a
-// call in flight, not its answer once it returned.
+// call in flight, not its answer once it returned, and hands every waiter
+// the first caller's error, the end of that caller's own deadline too.
 type lazy[T any] struct {
 	mu     sync.Mutex
 	asking chan struct{}
